@@ -1,0 +1,86 @@
+# trnc — top-level driver. `make demo` and `make test` install whatever is
+# missing (Debian packages, .venv with torch 2.13.0, the trnc package) first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+JOBS   ?= $(shell nproc)
+
+APT_PACKAGES := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
+                protobuf-compiler libxxhash-dev libcmocka-dev llvm-16-dev clang-16 \
+                libclang-rt-16-dev python3-venv
+PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest tqdm \
+                "scikit-build-core>=0.10" cmake ninja matplotlib
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SRC_STAMP := $(VENV)/.trnc-installed
+
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py demo docs clean
+
+all: install
+
+# Debian packages: install only what dpkg does not already report installed.
+deps: .deps-stamp
+.deps-stamp: Makefile
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "trnc: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@touch $@
+
+venv: $(VENV)/.deps-installed
+$(VENV)/.deps-installed: Makefile | .deps-stamp
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(PY_PACKAGES)
+	@touch $@
+
+# The package (C library + CPython extension + generated fx_pb2) built by
+# scikit-build-core from pyproject.toml. Reinstalled when any source changes.
+SOURCES := $(shell find include frontend ir passes codegen cache runtime python -type f \
+             \( -name '*.c' -o -name '*.h' -o -name '*.def' -o -name '*.proto' -o -name '*.py' \) 2>/dev/null) \
+           CMakeLists.txt pyproject.toml
+install: $(SRC_STAMP)
+$(SRC_STAMP): $(VENV)/.deps-installed $(SOURCES)
+	$(PIP) install -q --no-build-isolation --no-deps .
+	@touch $@
+
+# C unit tests under ASan + UBSan (cmocka through ctest).
+test-sanitize: .deps-stamp $(VENV)/.deps-installed
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake -S . -B build/sanitize -G Ninja \
+	  -DCMAKE_BUILD_TYPE=Debug -DTRNC_SANITIZE=ON -DTRNC_TESTS=ON
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake --build build/sanitize -j $(JOBS)
+	cd build/sanitize && PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer target for the deserializer (clang-16), run briefly over the goldens.
+FUZZ_SECONDS ?= 30
+test-fuzz: .deps-stamp $(VENV)/.deps-installed
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake -S . -B build/fuzz -G Ninja \
+	  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_BUILD_TYPE=Debug -DTRNC_FUZZ=ON
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH cmake --build build/fuzz -j $(JOBS) --target trnc_fuzz_import
+	mkdir -p build/fuzz/corpus && cp tests/golden/*.pb build/fuzz/corpus/
+	build/fuzz/trnc_fuzz_import -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  -rss_limit_mb=2048 build/fuzz/corpus 2>&1 | tail -n 5
+
+test-py: install
+	$(VENV)/bin/pytest -q tests/python
+
+test-c: test-sanitize
+
+test: test-sanitize test-fuzz test-py
+
+demo: install
+	$(PY) -m trnc.demo
+
+docs: install
+	$(VENV)/bin/trnc ops --markdown > docs/operators.md
+
+clean:
+	rm -rf build _skbuild dist *.egg-info

@@ -1,0 +1,227 @@
+/*
+ * trnc.h — public C API of libtrnc, the torch.compile backend for AWS
+ * Trainium NeuronCores.
+ *
+ * Conventions:
+ *  - Every fallible call returns a trnc_status and appends human-readable
+ *    diagnostics to a caller-owned trnc_diags list. Nothing calls exit().
+ *  - Handles are opaque and owned by the caller; each has a destroy function.
+ *  - Strings returned as `char *` are heap-allocated; free them with trnc_free().
+ *  - Shapes and strides are in elements; sizes are in bytes unless noted.
+ */
+#ifndef TRNC_TRNC_H
+#define TRNC_TRNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Maximum tensor rank the IR accepts (inputs of higher rank are rejected). */
+#define TRNC_MAX_RANK 8
+
+/** Status codes. TRNC_OK is 0; every other value is an error. */
+typedef enum trnc_status {
+  TRNC_OK = 0,
+  TRNC_ERR_INVALID_ARGUMENT, /* bad parameter to an API call (NULL, bad size) */
+  TRNC_ERR_MALFORMED,        /* bytes are not a valid serialized graph/program */
+  TRNC_ERR_VERSION,          /* schema/format version this build cannot read */
+  TRNC_ERR_INVALID_GRAPH,    /* well-formed bytes, inconsistent graph */
+  TRNC_ERR_UNSUPPORTED,      /* graph uses ops/arguments trnc cannot lower */
+  TRNC_ERR_DYNAMIC_SHAPE,    /* a symbolic (SymInt) dim reached the compiler */
+  TRNC_ERR_LIMIT,            /* input exceeds a size limit (bytes, nodes, rank) */
+  TRNC_ERR_NOMEM,            /* allocation failed */
+  TRNC_ERR_IO,               /* file system error */
+  TRNC_ERR_INTERNAL,         /* a trnc bug: please report with the graph */
+  TRNC_STATUS_COUNT
+} trnc_status;
+
+/** Name of a status ("TRNC_ERR_MALFORMED"); never NULL. */
+const char *trnc_status_name(trnc_status s);
+
+/** libtrnc version string, e.g. "0.1.0". */
+const char *trnc_version(void);
+
+/** Version of LLVM (the host code-generation library) linked into libtrnc,
+ *  as "major.minor.patch". */
+const char *trnc_llvm_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Data types                                                                */
+
+/** Tensor element types seen at the FX boundary. Values match fx.proto DType. */
+typedef enum trnc_dtype {
+  TRNC_DTYPE_INVALID = 0,
+  TRNC_F32 = 1,
+  TRNC_F64 = 2,
+  TRNC_F16 = 3,
+  TRNC_BF16 = 4,
+  TRNC_F8E4M3 = 5,
+  TRNC_F8E5M2 = 6,
+  TRNC_I64 = 7,
+  TRNC_I32 = 8,
+  TRNC_I16 = 9,
+  TRNC_I8 = 10,
+  TRNC_U8 = 11,
+  TRNC_BOOL = 12,
+  TRNC_C64 = 13,
+  TRNC_C128 = 14,
+  TRNC_C32 = 15,
+  TRNC_DTYPE_OTHER = 16,
+  TRNC_DTYPE_COUNT
+} trnc_dtype;
+
+/** Short name of a dtype ("f32", "bf16", "i64", ...); "?" if out of range. */
+const char *trnc_dtype_name(trnc_dtype dt);
+/** Element size in bytes (bool: 1; complex64: 8); 0 for INVALID/OTHER. */
+size_t trnc_dtype_size(trnc_dtype dt);
+
+/* ------------------------------------------------------------------------ */
+/* Diagnostics                                                               */
+
+typedef enum trnc_severity {
+  TRNC_SEV_ERROR = 0,
+  TRNC_SEV_WARNING = 1,
+  TRNC_SEV_NOTE = 2
+} trnc_severity;
+
+/** One diagnostic. All strings are non-NULL (possibly empty) and live as long
+ *  as the trnc_diags list that holds it. */
+typedef struct trnc_diag {
+  trnc_severity severity;
+  trnc_status status;   /* the status this diagnostic explains */
+  const char *node;     /* FX node name, "" if none */
+  const char *target;   /* aten OpOverload ("aten.add.Tensor"), "" if none */
+  const char *file;     /* user source file from the FX stack trace, "" if unknown */
+  int line;             /* user source line, 0 if unknown */
+  const char *source;   /* user source text of that line, "" if unknown */
+  const char *detail;   /* operand summary, e.g. "(f32[2,3], f32[3])" */
+  const char *message;  /* what went wrong and what to do */
+} trnc_diag;
+
+typedef struct trnc_diags trnc_diags;
+
+/** New empty diagnostics list; NULL on allocation failure. */
+trnc_diags *trnc_diags_create(void);
+void trnc_diags_destroy(trnc_diags *d);
+size_t trnc_diags_count(const trnc_diags *d);
+/** The i-th diagnostic (i < count), or NULL. */
+const trnc_diag *trnc_diags_get(const trnc_diags *d, size_t i);
+/** Number of diagnostics of severity ERROR. */
+size_t trnc_diags_error_count(const trnc_diags *d);
+/** All diagnostics as text, one per line ("error: file:line: message"). */
+char *trnc_diags_format(const trnc_diags *d);
+
+/** Frees memory returned by trnc (strings, buffers). NULL is a no-op. */
+void trnc_free(void *p);
+
+/* ------------------------------------------------------------------------ */
+/* Graphs: fx.proto bytes -> verified static-shape IR                        */
+
+typedef struct trnc_graph trnc_graph;
+
+typedef enum trnc_graph_kind {
+  TRNC_GRAPH_FORWARD = 1,
+  TRNC_GRAPH_BACKWARD = 2,
+  TRNC_GRAPH_INFERENCE = 3
+} trnc_graph_kind;
+
+/** Limits applied while reading untrusted bytes. Zero fields take defaults. */
+typedef struct trnc_import_limits {
+  size_t max_bytes;     /* serialized graph size; default 1 GiB */
+  size_t max_nodes;     /* default 1,000,000 */
+  size_t max_allocs;    /* allocations protobuf-c may make; default 64 M */
+} trnc_import_limits;
+
+/**
+ * Reads a serialized trnc.fx.Graph (frontend/fx.proto) and builds the IR.
+ *
+ * Validates everything: wire format, schema version, enum values, node
+ * references (dangling or forward), ranks (<= TRNC_MAX_RANK), negative or
+ * overflowing dims/strides, symbolic dims, argument kinds and output metadata
+ * against each op's shape rule in ir/ops.def, constants' byte sizes.
+ * Unknown targets are *not* an error here: they import as TRNC_OP_UNKNOWN so
+ * that trnc_graph_check_lowerable() can report all of them at once.
+ *
+ * bytes/len: the serialized graph. limits: NULL for defaults.
+ * On success *out owns a new graph (destroy with trnc_graph_destroy).
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointers), TRNC_ERR_LIMIT (size,
+ * node count or allocation cap exceeded), TRNC_ERR_MALFORMED (not a Graph
+ * message), TRNC_ERR_VERSION, TRNC_ERR_DYNAMIC_SHAPE (a SymInt dim; the
+ * diagnostic names the input and dim), TRNC_ERR_INVALID_GRAPH (every other
+ * inconsistency; the diagnostic names the node), TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_graph_import(const void *bytes, size_t len,
+                              const trnc_import_limits *limits,
+                              trnc_graph **out, trnc_diags *diags);
+
+void trnc_graph_destroy(trnc_graph *g);
+
+/**
+ * The legality scan: collects *every* node trnc cannot lower (op not in the
+ * table, or dtype/rank/attribute outside what the table supports) and adds
+ * one error diagnostic per node (target, operand shapes/dtypes, user
+ * file:line). Returns TRNC_ERR_UNSUPPORTED if there was any, else TRNC_OK.
+ */
+trnc_status trnc_graph_check_lowerable(const trnc_graph *g, trnc_diags *diags);
+
+/**
+ * Runs the graph legalization pipeline (passes/): float64 -> float32 (one
+ * warning diagnostic naming the affected inputs), int64 index narrowing
+ * policy (docs/dtypes.md). The graph is verified after each pass.
+ * Errors: TRNC_ERR_UNSUPPORTED (int64 arithmetic that may overflow 32 bits),
+ * TRNC_ERR_INTERNAL (a pass produced an invalid graph).
+ */
+trnc_status trnc_graph_legalize(trnc_graph *g, trnc_diags *diags);
+
+/** Structural and per-op shape/type verification. TRNC_OK or
+ *  TRNC_ERR_INVALID_GRAPH with one diagnostic per violation. */
+trnc_status trnc_graph_verify(const trnc_graph *g, trnc_diags *diags);
+
+/** Deterministic text form of the IR (same graph, same text). trnc_free it. */
+char *trnc_graph_print(const trnc_graph *g);
+
+/** Canonical 128-bit hash (XXH3-128) of the graph: independent of FX node
+ *  names and source locations; changes with any op, edge, shape, stride,
+ *  dtype, attribute or constant byte. Written big-endian into out[16]. */
+void trnc_graph_hash(const trnc_graph *g, uint8_t out[16]);
+
+/** Counts describing a graph. */
+typedef struct trnc_graph_summary {
+  trnc_graph_kind kind;
+  size_t nodes;        /* call nodes (excludes placeholders and constants) */
+  size_t inputs;       /* placeholders */
+  size_t outputs;      /* output values (None included) */
+  size_t constants;    /* get_attr tensors */
+  size_t values;       /* all SSA values */
+  size_t distinct_ops; /* distinct op kinds among call nodes */
+} trnc_graph_summary;
+
+void trnc_graph_get_summary(const trnc_graph *g, trnc_graph_summary *out);
+
+/* ------------------------------------------------------------------------ */
+/* Operator table (ir/ops.def)                                               */
+
+typedef struct trnc_op_info {
+  const char *name;        /* IR op name, e.g. "add" */
+  const char *fx_target;   /* aten OpOverload, e.g. "aten.add.Tensor" */
+  const char *category;    /* "elementwise", "matmul", "reduction", ... */
+  const char *dtypes;      /* supported dtypes, e.g. "f32 bf16 f16" */
+  int max_rank;            /* highest supported operand rank */
+  const char *limits;      /* attribute limits in words, "" if none */
+} trnc_op_info;
+
+/** Number of lowerable ops in the table. */
+size_t trnc_op_count(void);
+/** Info for op i (< trnc_op_count()); false if out of range. */
+bool trnc_op_get_info(size_t i, trnc_op_info *out);
+/** docs/operators.md, generated from the table. trnc_free it. */
+char *trnc_ops_markdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TRNC_TRNC_H */

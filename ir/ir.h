@@ -1,0 +1,214 @@
+/*
+ * ir.h — trnc's static-shape tensor IR.
+ *
+ * A graph is a topologically ordered array of nodes. Nodes produce values
+ * (SSA, one or more per node); everything refers to values by integer index
+ * (trnc_ref), never by pointer. All memory of a graph lives in its arena.
+ *
+ * Node arguments mirror the ATen schema of the op: args[] holds every schema
+ * argument in order (the serializer fills defaults), each a tagged trnc_arg
+ * that is a value reference, a scalar, or a list. The op table (ir/ops.def)
+ * says how many arguments each op takes and of which kinds.
+ */
+#ifndef TRNC_IR_IR_H
+#define TRNC_IR_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/arena.h"
+#include "ir/diag.h"
+#include "trnc/trnc.h"
+
+typedef uint32_t trnc_ref;           /* index into trnc_graph.values */
+#define TRNC_NO_REF UINT32_MAX
+
+/* ---- ops --------------------------------------------------------------- */
+typedef enum trnc_op {
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) TRNC_OP_##id,
+#include "ir/ops.def"
+#undef OP
+  TRNC_OP_COUNT,
+  /* Non-table node kinds follow the table. */
+  TRNC_OP_PLACEHOLDER = TRNC_OP_COUNT,
+  TRNC_OP_CONSTANT,
+  TRNC_OP_UNKNOWN,     /* FX target not in the table (reported by legality) */
+  TRNC_OP_KIND_COUNT
+} trnc_op;
+
+/* Dtype sets used by the table (bit i = trnc_dtype i). */
+#define TRNC_DT(x) (1u << (x))
+/* float64 is accepted and legalized to float32 (passes/legalize_f64.c); int64
+ * is accepted where interval analysis proves values fit int32 (docs/dtypes.md). */
+#define TRNC_DTS_FLOAT (TRNC_DT(TRNC_F32) | TRNC_DT(TRNC_BF16) | TRNC_DT(TRNC_F16) | TRNC_DT(TRNC_F64))
+#define TRNC_DTS_FP8   (TRNC_DT(TRNC_F8E4M3) | TRNC_DT(TRNC_F8E5M2))
+#define TRNC_DTS_INT   (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32) | TRNC_DT(TRNC_I16) | TRNC_DT(TRNC_I8) | TRNC_DT(TRNC_U8))
+#define TRNC_DTS_INDEX (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32))
+#define TRNC_DTS_ARITH (TRNC_DTS_FLOAT | TRNC_DTS_INT)
+#define TRNC_DTS_BOOLINT (TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
+#define TRNC_DTS_ALL   (TRNC_DTS_ARITH | TRNC_DT(TRNC_BOOL) | TRNC_DTS_FP8)
+#define TRNC_DTS_MATMUL (TRNC_DTS_FLOAT | TRNC_DTS_FP8)
+/* Float data plus integer index operands (embedding, nll_loss, pooling indices). */
+#define TRNC_DTS_FLOAT_IDX (TRNC_DTS_FLOAT | TRNC_DTS_INDEX | TRNC_DT(TRNC_BOOL))
+#define TRNC_DTS_EMBED TRNC_DTS_FLOAT_IDX
+
+/* ---- types ------------------------------------------------------------- */
+typedef struct trnc_type {
+  trnc_dtype dtype;
+  uint8_t rank;
+  int64_t shape[TRNC_MAX_RANK];
+  int64_t stride[TRNC_MAX_RANK];   /* elements */
+  int64_t offset;                  /* storage offset, elements */
+} trnc_type;
+
+/** Number of elements (product of dims; 1 for rank 0). Dims are validated
+ *  at import so this cannot overflow int64 for imported graphs. */
+int64_t trnc_type_numel(const trnc_type *t);
+/** True if two types have the same dtype and shape (strides ignored). */
+bool trnc_type_same_shape(const trnc_type *a, const trnc_type *b);
+/** "f32[2,3]" into buf (always NUL-terminated). Returns buf. */
+char *trnc_type_str(const trnc_type *t, char *buf, size_t n);
+
+/* ---- arguments ----------------------------------------------------------- */
+typedef enum trnc_arg_kind {
+  TRNC_ARG_NONE = 0,
+  TRNC_ARG_VALUE,      /* a tensor value (ref) */
+  TRNC_ARG_INT,
+  TRNC_ARG_FLOAT,
+  TRNC_ARG_BOOL,
+  TRNC_ARG_STR,
+  TRNC_ARG_LIST,
+  TRNC_ARG_DTYPE,
+  TRNC_ARG_DEVICE,
+  TRNC_ARG_LAYOUT,
+  TRNC_ARG_MEMFMT,
+  TRNC_ARG_OTHER,      /* a Python object without a kind (repr in .s) */
+} trnc_arg_kind;
+
+typedef struct trnc_arg {
+  trnc_arg_kind kind;
+  bool is_tuple;             /* LIST: came from a tuple */
+  const char *name;          /* schema argument name, "" if unknown */
+  union {
+    trnc_ref ref;            /* VALUE */
+    int64_t i;               /* INT; LAYOUT/MEMFMT: fx.proto enum value */
+    double f;                /* FLOAT */
+    bool b;                  /* BOOL */
+    const char *s;           /* STR, DEVICE, OTHER */
+    trnc_dtype dtype;        /* DTYPE */
+    struct {
+      struct trnc_arg *items;
+      uint32_t n;
+    } list;                  /* LIST */
+  } u;
+} trnc_arg;
+
+/* ---- nodes and values ------------------------------------------------------ */
+typedef struct trnc_loc {
+  const char *file;          /* "" if unknown */
+  int line;
+  const char *code;
+  const char *function;
+} trnc_loc;
+
+typedef struct trnc_node {
+  trnc_op op;
+  const char *target;        /* FX target as serialized ("aten.add.Tensor") */
+  const char *name;          /* FX node name (not hashed) */
+  trnc_arg *args;
+  uint32_t nargs;
+  trnc_ref *outs;            /* values produced, in output order */
+  uint32_t nouts;
+  trnc_loc loc;
+  /* PLACEHOLDER */
+  const char *role;          /* "primal", "tangent", ... */
+  /* CONSTANT */
+  const uint8_t *data;       /* numel * dtype size bytes, contiguous LE */
+  size_t data_len;
+  bool dead;                 /* set by passes that remove nodes */
+} trnc_node;
+
+typedef struct trnc_value {
+  uint32_t node;             /* producing node */
+  uint32_t index;            /* which output of it */
+  bool is_none;              /* a None slot of a tuple output (no tensor) */
+  int layout;                /* fx.proto Layout; 0/1 = strided */
+  bool nested;               /* a nested (jagged) tensor */
+  trnc_type type;
+} trnc_value;
+
+struct trnc_graph {
+  trnc_arena arena;
+  trnc_graph_kind kind;
+  const char *name;
+  trnc_node *nodes;
+  uint32_t nnodes;
+  trnc_value *values;
+  uint32_t nvalues;
+  trnc_ref *outputs;         /* TRNC_NO_REF for None */
+  uint32_t noutputs;
+  /* Set by legalization passes. */
+  bool f64_legalized;
+};
+
+/* ---- op table ------------------------------------------------------------- */
+struct trnc_node_ctx;
+
+/** Shape rule: computes the expected output types of a node from its
+ *  inputs and arguments into out[] (nout entries, as many as the node has
+ *  outputs). Returns TRNC_OK, or TRNC_ERR_INVALID_GRAPH with a diagnostic. */
+typedef trnc_status (*trnc_shape_rule)(const trnc_graph *g, const trnc_node *n,
+                                       trnc_type *out, uint32_t nout, trnc_diags *d);
+/** Extra lowerability check of attribute values (NULL = none). Returns NULL
+ *  if lowerable, else a static reason string. */
+typedef const char *(*trnc_limit_check)(const trnc_graph *g, const trnc_node *n);
+
+typedef struct trnc_op_def {
+  const char *name;          /* IR op name */
+  const char *target;        /* aten OpOverload */
+  const char *category;
+  const char *args;          /* argument kinds, one char per schema argument */
+  trnc_shape_rule rule;
+  uint32_t dtypes;           /* TRNC_DT() set for tensor operands */
+  int max_rank;
+  trnc_limit_check check;
+  const char *limits;        /* the check in words, for docs/operators.md */
+} trnc_op_def;
+
+extern const trnc_op_def trnc_op_defs[TRNC_OP_COUNT];
+
+/** Op for an FX target string, or TRNC_OP_UNKNOWN. */
+trnc_op trnc_op_lookup(const char *target);
+/** IR op name for any node kind ("placeholder", "constant", "unknown"). */
+const char *trnc_op_name(trnc_op op);
+
+/* ---- helpers over nodes ----------------------------------------------------- */
+static inline const trnc_type *trnc_ref_type(const trnc_graph *g, trnc_ref r) {
+  return &g->values[r].type;
+}
+/** The n-th schema argument, or NULL if the node has fewer. */
+static inline const trnc_arg *trnc_node_arg(const trnc_node *n, uint32_t i) {
+  return i < n->nargs ? &n->args[i] : NULL;
+}
+/** Diagnostic location pointing at node n. */
+trnc_diag_loc trnc_node_loc(const trnc_node *n);
+/** "(f32[2,3], f32[3], alpha=1)" — operand summary for diagnostics. */
+char *trnc_node_operands_str(const trnc_graph *g, const trnc_node *n, char *buf, size_t len);
+
+/** Walks every value ref in an argument (recursing into lists). */
+typedef void (*trnc_ref_visitor)(trnc_ref r, void *ctx);
+void trnc_arg_visit_refs(const trnc_arg *a, trnc_ref_visitor f, void *ctx);
+
+/** Allocates an empty graph with its own arena. NULL on OOM. */
+trnc_graph *trnc_graph_new(trnc_graph_kind kind);
+
+/** True if argument a has a kind allowed by schema kind character `spec`
+ *  (see the legend in ir/ops.def). Nested list items are checked too. */
+bool trnc_arg_kind_ok(char spec, const trnc_arg *a);
+/** Human name of a schema kind character ("int[]", "Tensor?", ...). */
+const char *trnc_arg_spec_name(char spec);
+/** Name of an argument kind ("int", "list", ...). */
+const char *trnc_arg_kind_name(trnc_arg_kind k);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * ops.c — the op table expanded from ir/ops.def, attribute checks, and the
+ * public names of statuses, dtypes and ops.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <llvm-c/Core.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+#include "ir/shape.h"
+
+/* ---- attribute checks (return NULL if lowerable, else the reason) ------------ */
+
+static const trnc_arg *arg(const trnc_node *n, uint32_t i) { return trnc_node_arg(n, i); }
+
+static const char *check_gelu(const trnc_graph *g, const trnc_node *n) {
+  /* gelu(self, approximate) / gelu_backward(grad, self, approximate) */
+  const trnc_arg *a = arg(n, n->op == TRNC_OP_GELU ? 1 : 2);
+  if (!a || a->kind != TRNC_ARG_STR) return NULL;
+  if (!strcmp(a->u.s, "none") || !strcmp(a->u.s, "tanh")) return NULL;
+  return "approximate must be 'none' or 'tanh'";
+}
+
+static const char *check_clamp(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *lo = arg(n, 1), *hi = arg(n, 2);
+  if ((!lo || lo->kind == TRNC_ARG_NONE) && (!hi || hi->kind == TRNC_ARG_NONE))
+    return "clamp needs at least one of min and max";
+  return NULL;
+}
+
+static const char *check_divmode(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *a = arg(n, 2);
+  if (!a || a->kind == TRNC_ARG_NONE) return NULL;
+  if (a->kind == TRNC_ARG_STR && (!strcmp(a->u.s, "trunc") || !strcmp(a->u.s, "floor")))
+    return NULL;
+  return "rounding_mode must be None, 'trunc' or 'floor'";
+}
+
+static const char *check_softmax(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *a = arg(n, 2);
+  if (a && a->kind == TRNC_ARG_BOOL && a->u.b)
+    return "half_to_float=True is not lowered (use autocast, which keeps the input dtype)";
+  return NULL;
+}
+
+static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *x = arg(n, n->op == TRNC_OP_CONVOLUTION ? 0 : 1);
+  const trnc_arg *tr = arg(n, n->op == TRNC_OP_CONVOLUTION ? 6 : 7);
+  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b) return "transposed convolution is not lowered";
+  if (x && x->kind == TRNC_ARG_VALUE) {
+    int r = trnc_ref_type(g, x->u.ref)->rank;
+    if (r != 3 && r != 4) return "only 1-D and 2-D convolutions are lowered";
+  }
+  return NULL;
+}
+
+static const char *check_index(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *l = arg(n, 1);
+  if (!l || l->kind != TRNC_ARG_LIST) return NULL;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < l->u.list.n; i++) k += l->u.list.items[i].kind == TRNC_ARG_VALUE;
+  return k <= 2 ? NULL : "at most 2 index tensors are lowered";
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+static const char *const op_names[TRNC_OP_KIND_COUNT] = {
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) #id,
+#include "ir/ops.def"
+#undef OP
+    "PLACEHOLDER", "CONSTANT", "UNKNOWN"};
+
+const trnc_op_def trnc_op_defs[TRNC_OP_COUNT] = {
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) \
+  {NULL, target, cat, args, rule, dtypes, rank, check, limits},
+#include "ir/ops.def"
+#undef OP
+};
+
+/* Lowercase IR names, built once from the enum spellings. */
+static char lower_names[TRNC_OP_KIND_COUNT][40];
+
+static void init_names(void) {
+  if (lower_names[0][0]) return;
+  for (int i = 0; i < TRNC_OP_KIND_COUNT; i++) {
+    const char *s = op_names[i];
+    size_t k = 0;
+    for (; s[k] && k < sizeof lower_names[i] - 1; k++)
+      lower_names[i][k] = (char)(s[k] >= 'A' && s[k] <= 'Z' ? s[k] - 'A' + 'a' : s[k]);
+    lower_names[i][k] = '\0';
+  }
+}
+
+const char *trnc_op_name(trnc_op op) {
+  init_names();
+  return (unsigned)op < TRNC_OP_KIND_COUNT ? lower_names[op] : "?";
+}
+
+trnc_op trnc_op_lookup(const char *target) {
+  if (!target) return TRNC_OP_UNKNOWN;
+  for (int i = 0; i < TRNC_OP_COUNT; i++)
+    if (!strcmp(trnc_op_defs[i].target, target)) return (trnc_op)i;
+  return TRNC_OP_UNKNOWN;
+}
+
+/* ---- names ---------------------------------------------------------------- */
+
+const char *trnc_status_name(trnc_status s) {
+  static const char *const names[TRNC_STATUS_COUNT] = {
+      "TRNC_OK",           "TRNC_ERR_INVALID_ARGUMENT", "TRNC_ERR_MALFORMED",
+      "TRNC_ERR_VERSION",  "TRNC_ERR_INVALID_GRAPH",    "TRNC_ERR_UNSUPPORTED",
+      "TRNC_ERR_DYNAMIC_SHAPE", "TRNC_ERR_LIMIT",       "TRNC_ERR_NOMEM",
+      "TRNC_ERR_IO",       "TRNC_ERR_INTERNAL"};
+  return (unsigned)s < TRNC_STATUS_COUNT ? names[s] : "TRNC_ERR_UNKNOWN_STATUS";
+}
+
+static const struct {
+  const char *name;
+  size_t size;
+} dtype_info[TRNC_DTYPE_COUNT] = {
+    [TRNC_DTYPE_INVALID] = {"none", 0}, [TRNC_F32] = {"f32", 4},   [TRNC_F64] = {"f64", 8},
+    [TRNC_F16] = {"f16", 2},           [TRNC_BF16] = {"bf16", 2}, [TRNC_F8E4M3] = {"f8e4m3", 1},
+    [TRNC_F8E5M2] = {"f8e5m2", 1},     [TRNC_I64] = {"i64", 8},   [TRNC_I32] = {"i32", 4},
+    [TRNC_I16] = {"i16", 2},           [TRNC_I8] = {"i8", 1},     [TRNC_U8] = {"u8", 1},
+    [TRNC_BOOL] = {"bool", 1},         [TRNC_C64] = {"c64", 8},   [TRNC_C128] = {"c128", 16},
+    [TRNC_C32] = {"c32", 4},           [TRNC_DTYPE_OTHER] = {"other", 0},
+};
+
+const char *trnc_dtype_name(trnc_dtype dt) {
+  return (unsigned)dt < TRNC_DTYPE_COUNT ? dtype_info[dt].name : "?";
+}
+
+size_t trnc_dtype_size(trnc_dtype dt) {
+  return (unsigned)dt < TRNC_DTYPE_COUNT ? dtype_info[dt].size : 0;
+}
+
+const char *trnc_version(void) { return TRNC_VERSION_STRING; }
+
+const char *trnc_llvm_version(void) {
+  static char buf[32];
+  if (!buf[0]) {
+    unsigned major = 0, minor = 0, patch = 0;
+    LLVMGetVersion(&major, &minor, &patch);
+    snprintf(buf, sizeof buf, "%u.%u.%u", major, minor, patch);
+  }
+  return buf;
+}
+
+/* ---- op info and docs ------------------------------------------------------ */
+
+static void dtypes_str(uint32_t set, char *buf, size_t n) {
+  buf[0] = '\0';
+  size_t len = 0;
+  for (int dt = 1; dt < TRNC_DTYPE_COUNT; dt++) {
+    if (!(set & TRNC_DT(dt))) continue;
+    int w = snprintf(buf + len, n - len, "%s%s", len ? " " : "", trnc_dtype_name((trnc_dtype)dt));
+    if (w < 0 || (size_t)w >= n - len) break;
+    len += (size_t)w;
+  }
+}
+
+size_t trnc_op_count(void) { return TRNC_OP_COUNT; }
+
+bool trnc_op_get_info(size_t i, trnc_op_info *out) {
+  static char dts[TRNC_OP_COUNT][96];
+  if (i >= TRNC_OP_COUNT || !out) return false;
+  const trnc_op_def *d = &trnc_op_defs[i];
+  if (!dts[i][0]) dtypes_str(d->dtypes, dts[i], sizeof dts[i]);
+  out->name = trnc_op_name((trnc_op)i);
+  out->fx_target = d->target;
+  out->category = d->category;
+  out->dtypes = dts[i];
+  out->max_rank = d->max_rank;
+  out->limits = d->limits;
+  return true;
+}
+
+char *trnc_ops_markdown(void) {
+  size_t cap = 64 * 1024, len = 0;
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+#define EMIT(...)                                                          \
+  do {                                                                     \
+    int w_ = snprintf(buf + len, cap - len, __VA_ARGS__);                  \
+    if (w_ < 0) break;                                                     \
+    while ((size_t)w_ >= cap - len) {                                      \
+      cap *= 2;                                                            \
+      char *nb_ = realloc(buf, cap);                                       \
+      if (!nb_) { free(buf); return NULL; }                                \
+      buf = nb_;                                                           \
+      w_ = snprintf(buf + len, cap - len, __VA_ARGS__);                    \
+    }                                                                      \
+    len += (size_t)w_;                                                     \
+  } while (0)
+  EMIT("# trnc operator table\n\n"
+       "Generated from `ir/ops.def` by `trnc ops --markdown` (`make docs`); do not edit.\n\n"
+       "An FX graph compiles only if every `call_function` node is an op below *and* its\n"
+       "operands fall within the listed dtypes, rank and limits. Otherwise compilation fails\n"
+       "with `trnc.UnsupportedOperatorError`, which lists every offending op, how often it\n"
+       "occurs, its operand shapes and dtypes, and the line of your code it came from.\n\n"
+       "Dtype notes: `f64` is accepted and runs as `f32` (a `UserWarning` names the inputs);\n"
+       "`i64` is accepted where trnc proves the values fit in 32 bits (see `docs/dtypes.md`).\n"
+       "Complex dtypes, sparse layouts and nested tensors are not lowered.\n\n");
+  const char *cat = NULL;
+  int count = 0;
+  for (int i = 0; i < TRNC_OP_COUNT; i++) count++;
+  EMIT("%d ops.\n", count);
+  /* Group by category, in table order of first appearance. */
+  bool done[TRNC_OP_COUNT] = {false};
+  for (int i = 0; i < TRNC_OP_COUNT; i++) {
+    if (done[i]) continue;
+    cat = trnc_op_defs[i].category;
+    EMIT("\n## %s\n\n| aten op | trnc op | dtypes | max rank | limits |\n|---|---|---|---|---|\n", cat);
+    for (int j = i; j < TRNC_OP_COUNT; j++) {
+      if (done[j] || strcmp(trnc_op_defs[j].category, cat)) continue;
+      done[j] = true;
+      trnc_op_info info;
+      trnc_op_get_info((size_t)j, &info);
+      EMIT("| `%s` | %s | %s | %d | %s |\n", info.fx_target, info.name, info.dtypes, info.max_rank,
+           info.limits[0] ? info.limits : "—");
+    }
+  }
+#undef EMIT
+  return buf;
+}

@@ -1,0 +1,1435 @@
+/*
+ * shape.c — shape rules for every op in ir/ops.def.
+ *
+ * Each rule recomputes a node's output dtypes and shapes (and, for views,
+ * strides and storage offset) from its inputs and arguments, following
+ * ATen's meta functions in torch 2.13.0. The verifier compares the result
+ * with the metadata FX recorded (node.meta["val"]); any disagreement means
+ * the serialized graph is inconsistent and is rejected before lowering.
+ * Argument kinds were checked at import against the op's argument string,
+ * so rules read arguments by position without re-checking kinds.
+ */
+#include "ir/shape.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static trnc_status fail(const trnc_node *n, trnc_diags *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static trnc_status fail(const trnc_node *n, trnc_diags *d, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  trnc_diag_loc loc = trnc_node_loc(n);
+  return trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_INVALID_GRAPH, &loc, NULL, "%s", msg);
+}
+
+#define CHECK(cond, ...)                          \
+  do {                                            \
+    if (!(cond)) return fail(n, d, __VA_ARGS__);  \
+  } while (0)
+
+static const trnc_type *targ(const trnc_graph *g, const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return (a && a->kind == TRNC_ARG_VALUE) ? trnc_ref_type(g, a->u.ref) : NULL;
+}
+
+static int64_t iarg(const trnc_node *n, uint32_t i, int64_t dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return dflt;
+  if (a->kind == TRNC_ARG_INT) return a->u.i;
+  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
+  return dflt;
+}
+
+static bool barg(const trnc_node *n, uint32_t i, bool dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return dflt;
+  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
+  if (a->kind == TRNC_ARG_INT) return a->u.i != 0;
+  return dflt;
+}
+
+static bool is_none(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return !a || a->kind == TRNC_ARG_NONE;
+}
+
+/* Int list argument (int[] or int[]?, a bare int is a 1-list). Returns the
+ * count, or -1 if None / not a list of ints, or if longer than max. */
+static int ilist(const trnc_node *n, uint32_t i, int64_t *out, int max) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return -1;
+  if (a->kind == TRNC_ARG_INT) {
+    if (max < 1) return -1;
+    out[0] = a->u.i;
+    return 1;
+  }
+  if (a->kind != TRNC_ARG_LIST || a->u.list.n > (uint32_t)max) return -1;
+  for (uint32_t k = 0; k < a->u.list.n; k++) {
+    if (a->u.list.items[k].kind != TRNC_ARG_INT) return -1;
+    out[k] = a->u.list.items[k].u.i;
+  }
+  return (int)a->u.list.n;
+}
+
+static trnc_dtype dtarg(const trnc_node *n, uint32_t i, trnc_dtype dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return (a && a->kind == TRNC_ARG_DTYPE) ? a->u.dtype : dflt;
+}
+
+/* Normalizes dim against rank (allowing rank 0 to take dim 0/-1 as torch
+ * does). Returns false if out of range. */
+static bool wrap_dim(int64_t *dim, int rank) {
+  int r = rank == 0 ? 1 : rank;
+  if (*dim < -r || *dim >= r) return false;
+  if (*dim < 0) *dim += r;
+  return true;
+}
+
+static void set_shape(trnc_type *t, trnc_dtype dt, int rank, const int64_t *shape) {
+  t->dtype = dt;
+  t->rank = (uint8_t)rank;
+  for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
+}
+
+static void copy_shape(trnc_type *t, const trnc_type *src, trnc_dtype dt) {
+  set_shape(t, dt, src->rank, src->shape);
+}
+
+static void set_none(trnc_type *t) { t->rank = TRNC_RANK_NONE; }
+
+void trnc_type_set_contiguous(trnc_type *t) {
+  int64_t s = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    t->stride[i] = s;
+    s *= t->shape[i] > 1 ? t->shape[i] : 1;
+  }
+  t->offset = 0;
+}
+
+bool trnc_type_is_dense(const trnc_type *t) {
+  /* Sort the dims with size > 1 by stride; each stride must equal the
+   * product of the sizes of the dims inside it. */
+  int idx[TRNC_MAX_RANK], m = 0;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0) return true;
+    if (t->shape[i] > 1) idx[m++] = i;
+  }
+  for (int i = 1; i < m; i++)
+    for (int j = i; j > 0 && t->stride[idx[j]] < t->stride[idx[j - 1]]; j--) {
+      int tmp = idx[j];
+      idx[j] = idx[j - 1];
+      idx[j - 1] = tmp;
+    }
+  int64_t expect = 1;
+  for (int i = 0; i < m; i++) {
+    if (t->stride[idx[i]] != expect) return false;
+    expect *= t->shape[idx[i]];
+  }
+  return true;
+}
+
+/* ---- type promotion (torch.result_type) ------------------------------------ */
+
+static int dt_category(trnc_dtype t) {
+  switch (t) {
+    case TRNC_BOOL: return 0;
+    case TRNC_I64: case TRNC_I32: case TRNC_I16: case TRNC_I8: case TRNC_U8: return 1;
+    case TRNC_C64: case TRNC_C128: case TRNC_C32: return 3;
+    default: return 2;
+  }
+}
+
+static int float_rank(trnc_dtype t) {
+  switch (t) {
+    case TRNC_F8E4M3: case TRNC_F8E5M2: return 0;
+    case TRNC_F16: case TRNC_BF16: return 1;
+    case TRNC_F32: return 2;
+    case TRNC_F64: return 3;
+    default: return 2;
+  }
+}
+
+/* torch.promote_types for two dtypes. */
+static trnc_dtype promote2(trnc_dtype a, trnc_dtype b) {
+  if (a == TRNC_DTYPE_INVALID) return b;
+  if (b == TRNC_DTYPE_INVALID || a == b) return a;
+  int ca = dt_category(a), cb = dt_category(b);
+  if (ca != cb) return ca > cb ? a : b;
+  if (ca == 2) {
+    if ((a == TRNC_F16 && b == TRNC_BF16) || (a == TRNC_BF16 && b == TRNC_F16)) return TRNC_F32;
+    return float_rank(a) >= float_rank(b) ? a : b;
+  }
+  if (ca == 1) {
+    static const trnc_dtype order[] = {TRNC_I8, TRNC_I16, TRNC_I32, TRNC_I64};
+    if (a == TRNC_U8 || b == TRNC_U8) {
+      trnc_dtype o = a == TRNC_U8 ? b : a;
+      return o == TRNC_I8 ? TRNC_I16 : o;
+    }
+    int ra = 0, rb = 0;
+    for (int i = 0; i < 4; i++) {
+      if (order[i] == a) ra = i;
+      if (order[i] == b) rb = i;
+    }
+    return ra >= rb ? a : b;
+  }
+  return a;
+}
+
+trnc_dtype trnc_promote_args(const trnc_graph *g, const trnc_node *n, const int *argi, int nargi) {
+  /* Three priority groups: dimensioned tensors, zero-dim tensors, scalars. */
+  trnc_dtype grp[3] = {TRNC_DTYPE_INVALID, TRNC_DTYPE_INVALID, TRNC_DTYPE_INVALID};
+  for (int k = 0; k < nargi; k++) {
+    const trnc_arg *a = trnc_node_arg(n, (uint32_t)argi[k]);
+    if (!a) continue;
+    switch (a->kind) {
+      case TRNC_ARG_VALUE: {
+        const trnc_type *t = trnc_ref_type(g, a->u.ref);
+        int gi = t->rank > 0 ? 0 : 1;
+        grp[gi] = promote2(grp[gi], t->dtype);
+        break;
+      }
+      case TRNC_ARG_INT: grp[2] = promote2(grp[2], TRNC_I64); break;
+      case TRNC_ARG_FLOAT: grp[2] = promote2(grp[2], TRNC_F32); break;
+      case TRNC_ARG_BOOL: grp[2] = promote2(grp[2], TRNC_BOOL); break;
+      default: break;
+    }
+  }
+  trnc_dtype r = grp[0];
+  for (int gi = 1; gi < 3; gi++) {
+    if (grp[gi] == TRNC_DTYPE_INVALID) continue;
+    if (r == TRNC_DTYPE_INVALID) {
+      r = grp[gi];
+    } else if (dt_category(grp[gi]) > dt_category(r)) {
+      /* A higher category from a lower-priority group: zero-dim tensors keep
+       * their dtype; Python scalars take the default dtype of the category. */
+      r = gi == 1 ? grp[gi] : (dt_category(grp[gi]) == 2 ? TRNC_F32 : TRNC_I64);
+    }
+  }
+  return r;
+}
+
+/* Broadcasts shapes of the tensor arguments at argi[] into out. */
+static trnc_status broadcast(const trnc_graph *g, const trnc_node *n, const int *argi, int nargi,
+                             trnc_type *out, trnc_diags *d) {
+  int rank = 0;
+  int64_t shape[TRNC_MAX_RANK];
+  for (int k = 0; k < nargi; k++) {
+    const trnc_type *t = targ(g, n, (uint32_t)argi[k]);
+    if (t && t->rank > rank) rank = t->rank;
+  }
+  for (int i = 0; i < rank; i++) shape[i] = 1;
+  for (int k = 0; k < nargi; k++) {
+    const trnc_type *t = targ(g, n, (uint32_t)argi[k]);
+    if (!t) continue;
+    for (int i = 0; i < t->rank; i++) {
+      int o = rank - t->rank + i;
+      int64_t s = t->shape[i];
+      if (s == shape[o] || s == 1) continue;
+      CHECK(shape[o] == 1, "operands cannot be broadcast: dim %d is %lld in one and %lld in another",
+            o, (long long)shape[o], (long long)s);
+      shape[o] = s;
+    }
+  }
+  out->rank = (uint8_t)rank;
+  memcpy(out->shape, shape, sizeof(int64_t) * (size_t)rank);
+  return TRNC_OK;
+}
+
+/* Reduction output shape over the dims in `dims` (all if ndims <= 0). */
+static trnc_status reduce_shape(const trnc_node *n, const trnc_type *in, const int64_t *dims,
+                                int ndims, bool keepdim, trnc_type *out, trnc_diags *d) {
+  bool red[TRNC_MAX_RANK] = {false};
+  if (ndims <= 0) {
+    for (int i = 0; i < in->rank; i++) red[i] = true;
+  } else {
+    for (int k = 0; k < ndims; k++) {
+      int64_t dim = dims[k];
+      CHECK(wrap_dim(&dim, in->rank), "reduction dim %lld out of range for rank %d",
+            (long long)dims[k], in->rank);
+      if (in->rank) {
+        CHECK(!red[dim], "reduction dim %lld appears twice", (long long)dims[k]);
+        red[dim] = true;
+      }
+    }
+  }
+  int r = 0;
+  for (int i = 0; i < in->rank; i++) {
+    if (!red[i]) out->shape[r++] = in->shape[i];
+    else if (keepdim) out->shape[r++] = 1;
+  }
+  out->rank = (uint8_t)r;
+  return TRNC_OK;
+}
+
+static trnc_dtype float_or_default(trnc_dtype t) {
+  return dt_category(t) == 2 ? t : TRNC_F32;
+}
+
+/* ---- elementwise ------------------------------------------------------------ */
+
+trnc_status rule_unary(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_unary_float(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  copy_shape(&out[0], x, float_or_default(x->dtype));
+  return TRNC_OK;
+}
+
+trnc_status rule_unary_bool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  copy_shape(&out[0], targ(g, n, 0), TRNC_BOOL);
+  return TRNC_OK;
+}
+
+trnc_status rule_to_copy(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  copy_shape(&out[0], x, dtarg(n, 1, x->dtype));
+  return TRNC_OK;
+}
+
+trnc_status rule_clamp(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  static const int a[] = {0, 1, 2};
+  copy_shape(&out[0], targ(g, n, 0), trnc_promote_args(g, n, a, 3));
+  return TRNC_OK;
+}
+
+trnc_status rule_pow_scalar(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1};
+  copy_shape(&out[0], targ(g, n, 0), trnc_promote_args(g, n, a, 2));
+  return TRNC_OK;
+}
+
+trnc_status rule_binary(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  static const int a[] = {0, 1};
+  trnc_status s = broadcast(g, n, a, 2, &out[0], d);
+  out[0].dtype = trnc_promote_args(g, n, a, 2);
+  return s;
+}
+
+trnc_status rule_binary_div(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1};
+  trnc_status s = broadcast(g, n, a, 2, &out[0], d);
+  out[0].dtype = float_or_default(trnc_promote_args(g, n, a, 2));
+  return s;
+}
+
+trnc_status rule_compare(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  static const int a[] = {0, 1};
+  out[0].dtype = TRNC_BOOL;
+  return broadcast(g, n, a, 2, &out[0], d);
+}
+
+trnc_status rule_where(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  static const int all[] = {0, 1, 2}, vals[] = {1, 2};
+  CHECK(targ(g, n, 0)->dtype == TRNC_BOOL || targ(g, n, 0)->dtype == TRNC_U8,
+        "where: condition must be bool, got %s", trnc_dtype_name(targ(g, n, 0)->dtype));
+  out[0].dtype = trnc_promote_args(g, n, vals, 2);
+  return broadcast(g, n, all, 3, &out[0], d);
+}
+
+trnc_status rule_masked_fill(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1};
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(targ(g, n, 1)->dtype == TRNC_BOOL, "masked_fill: mask must be bool, got %s",
+        trnc_dtype_name(targ(g, n, 1)->dtype));
+  trnc_status s = broadcast(g, n, a, 2, &out[0], d);
+  if (s) return s;
+  CHECK(out[0].rank == x->rank && !memcmp(out[0].shape, x->shape, sizeof(int64_t) * x->rank),
+        "masked_fill: mask does not broadcast to the shape of self");
+  out[0].dtype = x->dtype;
+  return TRNC_OK;
+}
+
+/* ---- reductions ---------------------------------------------------------------- */
+
+trnc_status rule_reduce(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dims[TRNC_MAX_RANK];
+  int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
+  CHECK(nd >= 0 || is_none(n, 1), "reduction: dim must be a list of at most %d ints",
+        TRNC_MAX_RANK);
+  trnc_dtype dt = x->dtype;
+  if (n->op == TRNC_OP_SUM && dt_category(dt) <= 1) dt = TRNC_I64;
+  out[0].dtype = dtarg(n, 3, dt);
+  return reduce_shape(n, x, dims, nd, barg(n, 2, false), &out[0], d);
+}
+
+trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  trnc_dtype dt = dt_category(x->dtype) <= 1 ? TRNC_I64 : x->dtype;
+  out[0].dtype = dtarg(n, 1, dt);
+  out[0].rank = 0;
+  return TRNC_OK;
+}
+
+trnc_status rule_reduce_keep(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dims[TRNC_MAX_RANK];
+  int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
+  CHECK(nd >= 0, "reduction: dim must be a list of at most %d ints", TRNC_MAX_RANK);
+  out[0].dtype = x->dtype;
+  return reduce_shape(n, x, dims, nd, barg(n, 2, false), &out[0], d);
+}
+
+trnc_status rule_argmax(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = iarg(n, 1, 0);
+  out[0].dtype = TRNC_I64;
+  return reduce_shape(n, x, &dim, is_none(n, 1) ? 0 : 1, barg(n, 2, false), &out[0], d);
+}
+
+trnc_status rule_var(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                     trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dims[TRNC_MAX_RANK];
+  int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
+  CHECK(nd >= 0 || is_none(n, 1), "var: dim must be a list of at most %d ints", TRNC_MAX_RANK);
+  trnc_status s = reduce_shape(n, x, dims, nd, barg(n, 3, false), &out[0], d);
+  out[0].dtype = x->dtype;
+  for (uint32_t k = 1; k < nout; k++) out[k] = out[0];
+  return s;
+}
+
+trnc_status rule_var_mean(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                          uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 2, "var_mean has 2 outputs, the graph declares %u", nout);
+  return rule_var(g, n, out, nout, d);
+}
+
+/* ---- normalization ----------------------------------------------------------------- */
+
+trnc_status rule_softmax(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = iarg(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "softmax dim %lld out of range for rank %d",
+        (long long)iarg(n, 1, 0), x->rank);
+  copy_shape(&out[0], x, barg(n, 2, false) ? TRNC_F32 : x->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_softmax_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *y = targ(g, n, 1);
+  CHECK(trnc_type_same_shape(go, y) || (go->rank == y->rank &&
+        !memcmp(go->shape, y->shape, sizeof(int64_t) * go->rank)),
+        "softmax backward: grad_output and output shapes differ");
+  int64_t dim = iarg(n, 2, 0);
+  CHECK(wrap_dim(&dim, go->rank), "softmax backward dim out of range");
+  copy_shape(&out[0], go, dtarg(n, 3, go->dtype));
+  return TRNC_OK;
+}
+
+/* Shape checks shared by layer norm forward/backward: returns the number of
+ * leading (batch) dims M, or -1 with a diagnostic. */
+static int ln_axis(const trnc_graph *g, const trnc_node *n, const trnc_type *x, uint32_t ns_arg,
+                   trnc_diags *d) {
+  int64_t ns[TRNC_MAX_RANK];
+  int k = ilist(n, ns_arg, ns, TRNC_MAX_RANK);
+  if (k < 0 || k > x->rank) {
+    fail(n, d, "layer_norm: normalized_shape has more dims than the input");
+    return -1;
+  }
+  int axis = x->rank - k;
+  for (int i = 0; i < k; i++)
+    if (x->shape[axis + i] != ns[i]) {
+      fail(n, d, "layer_norm: normalized_shape dim %d is %lld, input dim is %lld", i,
+           (long long)ns[i], (long long)x->shape[axis + i]);
+      return -1;
+    }
+  return axis;
+}
+
+static bool ln_param_ok(const trnc_type *p, const trnc_type *x, int axis) {
+  if (!p) return true;
+  int64_t numel = 1;
+  for (int i = axis; i < x->rank; i++) numel *= x->shape[i];
+  return trnc_type_numel(p) == numel;
+}
+
+trnc_status rule_layer_norm(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "native_layer_norm has 3 outputs, the graph declares %u", nout);
+  const trnc_type *x = targ(g, n, 0);
+  int axis = ln_axis(g, n, x, 1, d);
+  if (axis < 0) return TRNC_ERR_INVALID_GRAPH;
+  CHECK(ln_param_ok(targ(g, n, 2), x, axis) && ln_param_ok(targ(g, n, 3), x, axis),
+        "layer_norm: weight/bias size does not match normalized_shape");
+  copy_shape(&out[0], x, x->dtype);
+  for (int k = 1; k < 3; k++) {
+    copy_shape(&out[k], x, TRNC_DTYPE_INVALID);
+    for (int i = axis; i < x->rank; i++) out[k].shape[i] = 1;
+  }
+  return TRNC_OK;
+}
+
+static void masked_out(const trnc_node *n, uint32_t mask_arg, int k, trnc_type *out,
+                       const trnc_type *like) {
+  const trnc_arg *m = trnc_node_arg(n, mask_arg);
+  bool on = !(m && m->kind == TRNC_ARG_LIST && (uint32_t)k < m->u.list.n &&
+              m->u.list.items[k].kind == TRNC_ARG_BOOL && !m->u.list.items[k].u.b);
+  if (!on || !like) set_none(out);
+  else copy_shape(out, like, like->dtype);
+}
+
+trnc_status rule_layer_norm_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "native_layer_norm_backward has 3 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
+  CHECK(go->rank == x->rank && !memcmp(go->shape, x->shape, sizeof(int64_t) * x->rank),
+        "layer_norm backward: grad_out and input shapes differ");
+  if (ln_axis(g, n, x, 2, d) < 0) return TRNC_ERR_INVALID_GRAPH;
+  masked_out(n, 7, 0, &out[0], x);
+  masked_out(n, 7, 1, &out[1], targ(g, n, 5));
+  masked_out(n, 7, 2, &out[2], targ(g, n, 6));
+  return TRNC_OK;
+}
+
+static trnc_status bn_common(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, bool training, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x->rank >= 2, "batch_norm: input must have at least 2 dims (N, C, ...)");
+  int64_t c = x->shape[1];
+  for (uint32_t i = 1; i <= 4; i++) {
+    const trnc_type *p = targ(g, n, i);
+    CHECK(!p || (p->rank == 1 && p->shape[0] == c),
+          "batch_norm: argument %u must have shape [%lld]", i, (long long)c);
+  }
+  copy_shape(&out[0], x, x->dtype);
+  for (uint32_t k = 1; k < nout; k++) {
+    out[k].dtype = TRNC_DTYPE_INVALID;
+    out[k].rank = 1;
+    out[k].shape[0] = (k <= 2 && !training) ? -1 : c;
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_bn_functional(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 5, "batch_norm (functional) has 5 outputs, the graph declares %u", nout);
+  return bn_common(g, n, out, nout, barg(n, 5, true), d);
+}
+
+trnc_status rule_bn_no_training(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "batch_norm (no training) has 3 outputs, the graph declares %u", nout);
+  return bn_common(g, n, out, nout, false, d);
+}
+
+trnc_status rule_bn_backward(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "batch_norm backward has 3 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
+  CHECK(x->rank >= 2 && go->rank == x->rank &&
+            !memcmp(go->shape, x->shape, sizeof(int64_t) * x->rank),
+        "batch_norm backward: grad_out and input shapes differ");
+  trnc_type cvec = {.dtype = TRNC_DTYPE_INVALID, .rank = 1, .shape = {x->shape[1]}};
+  const trnc_type *w = targ(g, n, 2);
+  if (w) cvec.dtype = w->dtype;
+  masked_out(n, 9, 0, &out[0], x);
+  masked_out(n, 9, 1, &out[1], &cvec);
+  masked_out(n, 9, 2, &out[2], &cvec);
+  return TRNC_OK;
+}
+
+/* ---- matmul ---------------------------------------------------------------------------- */
+
+trnc_status rule_mm(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                    trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0), *b = targ(g, n, 1);
+  CHECK(a->rank == 2 && b->rank == 2, "mm: operands must be 2-D, got rank %d and %d", a->rank,
+        b->rank);
+  CHECK(a->shape[1] == b->shape[0], "mm: inner dims differ (%lld vs %lld)",
+        (long long)a->shape[1], (long long)b->shape[0]);
+  CHECK(a->dtype == b->dtype, "mm: operand dtypes differ (%s vs %s)", trnc_dtype_name(a->dtype),
+        trnc_dtype_name(b->dtype));
+  int64_t s[2] = {a->shape[0], b->shape[1]};
+  set_shape(&out[0], a->dtype, 2, s);
+  return TRNC_OK;
+}
+
+trnc_status rule_bmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                     trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0), *b = targ(g, n, 1);
+  CHECK(a->rank == 3 && b->rank == 3, "bmm: operands must be 3-D, got rank %d and %d", a->rank,
+        b->rank);
+  CHECK(a->shape[0] == b->shape[0] && a->shape[2] == b->shape[1],
+        "bmm: shapes [%lld,%lld,%lld] and [%lld,%lld,%lld] do not multiply",
+        (long long)a->shape[0], (long long)a->shape[1], (long long)a->shape[2],
+        (long long)b->shape[0], (long long)b->shape[1], (long long)b->shape[2]);
+  CHECK(a->dtype == b->dtype, "bmm: operand dtypes differ");
+  int64_t s[3] = {a->shape[0], a->shape[1], b->shape[2]};
+  set_shape(&out[0], a->dtype, 3, s);
+  return TRNC_OK;
+}
+
+static trnc_status bias_broadcasts(const trnc_node *n, const trnc_type *bias, const trnc_type *o,
+                                   trnc_diags *d) {
+  CHECK(bias->rank <= o->rank, "bias has more dims than the product");
+  for (int i = 0; i < bias->rank; i++) {
+    int64_t s = bias->shape[i], t = o->shape[o->rank - bias->rank + i];
+    CHECK(s == t || s == 1, "bias shape does not broadcast to the product shape");
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_addmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  trnc_node m = *n;
+  m.args = n->args + 1;
+  m.nargs = 2;
+  trnc_status s = rule_mm(g, &m, out, nout, d);
+  return s ? s : bias_broadcasts(n, targ(g, n, 0), &out[0], d);
+}
+
+trnc_status rule_baddbmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  trnc_node m = *n;
+  m.args = n->args + 1;
+  m.nargs = 2;
+  trnc_status s = rule_bmm(g, &m, out, nout, d);
+  return s ? s : bias_broadcasts(n, targ(g, n, 0), &out[0], d);
+}
+
+/* ---- convolution --------------------------------------------------------------------------- */
+
+/* Reads an int list of length 1 or `sp` (spatial dims) into v[sp]. */
+static bool spatial_list(const trnc_node *n, uint32_t i, int sp, int64_t dflt, int64_t *v) {
+  int64_t tmp[TRNC_MAX_RANK];
+  int k = ilist(n, i, tmp, TRNC_MAX_RANK);
+  if (k == 0) {
+    for (int j = 0; j < sp; j++) v[j] = dflt;
+    return true;
+  }
+  if (k == 1) {
+    for (int j = 0; j < sp; j++) v[j] = tmp[0];
+    return true;
+  }
+  if (k != sp) return false;
+  memcpy(v, tmp, sizeof(int64_t) * (size_t)sp);
+  return true;
+}
+
+/* Output spatial sizes of convolution; args at input/weight/stride/... . */
+static trnc_status conv_out(const trnc_node *n, const trnc_type *x, const trnc_type *w,
+                            uint32_t a_stride, bool transposed, uint32_t a_outpad, int64_t groups,
+                            int64_t *o, trnc_diags *d) {
+  int sp = x->rank - 2;
+  CHECK(sp >= 1 && sp <= 3 && w->rank == x->rank,
+        "convolution: input rank %d and weight rank %d are not a 1-D/2-D/3-D convolution",
+        x->rank, w->rank);
+  CHECK(groups >= 1, "convolution: groups must be >= 1");
+  int64_t st[3], pad[3], dil[3], op[3] = {0, 0, 0};
+  CHECK(spatial_list(n, a_stride, sp, 1, st) && spatial_list(n, a_stride + 1, sp, 0, pad) &&
+            spatial_list(n, a_stride + 2, sp, 1, dil) &&
+            (!transposed || spatial_list(n, a_outpad, sp, 0, op)),
+        "convolution: stride/padding/dilation must have 1 or %d entries", sp);
+  int64_t cin = x->shape[1];
+  if (!transposed) {
+    CHECK(cin == w->shape[1] * groups, "convolution: input has %lld channels, weight expects %lld",
+          (long long)cin, (long long)(w->shape[1] * groups));
+    CHECK(w->shape[0] % groups == 0, "convolution: out channels not divisible by groups");
+    o[1] = w->shape[0];
+  } else {
+    CHECK(cin == w->shape[0], "transposed convolution: channel mismatch");
+    o[1] = w->shape[1] * groups;
+  }
+  o[0] = x->shape[0];
+  for (int j = 0; j < sp; j++) {
+    CHECK(st[j] >= 1 && dil[j] >= 1 && pad[j] >= 0, "convolution: stride and dilation must be "
+          ">= 1 and padding >= 0");
+    int64_t k = w->shape[2 + j], in = x->shape[2 + j];
+    if (!transposed) {
+      int64_t eff = in + 2 * pad[j] - dil[j] * (k - 1) - 1;
+      CHECK(eff >= 0, "convolution: kernel larger than padded input in spatial dim %d", j);
+      o[2 + j] = eff / st[j] + 1;
+    } else {
+      o[2 + j] = (in - 1) * st[j] - 2 * pad[j] + dil[j] * (k - 1) + op[j] + 1;
+    }
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_conv(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *w = targ(g, n, 1), *b = targ(g, n, 2);
+  int64_t o[TRNC_MAX_RANK];
+  bool tr = barg(n, 6, false);
+  trnc_status s = conv_out(n, x, w, 3, tr, 7, iarg(n, 8, 1), o, d);
+  if (s) return s;
+  CHECK(!b || (b->rank == 1 && b->shape[0] == o[1]), "convolution: bias must have shape [%lld]",
+        (long long)o[1]);
+  set_shape(&out[0], x->dtype, x->rank, o);
+  return TRNC_OK;
+}
+
+trnc_status rule_conv_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  CHECK(nout == 3, "convolution_backward has 3 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *w = targ(g, n, 2);
+  int64_t o[TRNC_MAX_RANK];
+  trnc_status s = conv_out(n, x, w, 4, barg(n, 7, false), 8, iarg(n, 9, 1), o, d);
+  if (s) return s;
+  CHECK(go->rank == x->rank && !memcmp(go->shape, o, sizeof(int64_t) * x->rank),
+        "convolution_backward: grad_output shape does not match the convolution's output");
+  trnc_type bias = {.dtype = go->dtype, .rank = 1, .shape = {o[1]}};
+  masked_out(n, 10, 0, &out[0], x);
+  masked_out(n, 10, 1, &out[1], w);
+  masked_out(n, 10, 2, &out[2], is_none(n, 3) ? NULL : &bias);
+  return TRNC_OK;
+}
+
+/* ---- pooling ------------------------------------------------------------------------------------ */
+
+static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t st, int64_t dil, bool ceil) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? st - 1 : 0);
+  int64_t o = (num >= 0 ? num / st : -((-num + st - 1) / st)) + 1;
+  if (ceil && (o - 1) * st >= in + pad) o--;
+  return o;
+}
+
+/* max/avg pool 2-D output; arg layout: self, kernel, stride, padding, [dilation]. */
+static trnc_status pool2d(const trnc_node *n, const trnc_type *x, uint32_t a_k, bool has_dil,
+                          bool ceil, trnc_type *out, trnc_diags *d) {
+  CHECK(x->rank == 3 || x->rank == 4, "pool2d: input must be 3-D or 4-D, got rank %d", x->rank);
+  int64_t k[2], st[2], pad[2], dil[2] = {1, 1};
+  CHECK(spatial_list(n, a_k, 2, 1, k), "pool2d: kernel_size must have 1 or 2 entries");
+  int64_t tmp[TRNC_MAX_RANK];
+  if (ilist(n, a_k + 1, tmp, TRNC_MAX_RANK) == 0) memcpy(st, k, sizeof st);
+  else CHECK(spatial_list(n, a_k + 1, 2, 1, st), "pool2d: stride must have 1 or 2 entries");
+  CHECK(spatial_list(n, a_k + 2, 2, 0, pad), "pool2d: padding must have 1 or 2 entries");
+  if (has_dil) CHECK(spatial_list(n, a_k + 3, 2, 1, dil), "pool2d: dilation must have 1 or 2 entries");
+  for (int j = 0; j < 2; j++) {
+    CHECK(k[j] >= 1 && st[j] >= 1 && dil[j] >= 1 && pad[j] >= 0 && pad[j] * 2 <= k[j],
+          "pool2d: need kernel, stride, dilation >= 1 and padding <= kernel/2");
+  }
+  copy_shape(out, x, x->dtype);
+  for (int j = 0; j < 2; j++) {
+    int64_t o = pool_out(x->shape[x->rank - 2 + j], k[j], pad[j], st[j], dil[j], ceil);
+    CHECK(o > 0, "pool2d: output size would be %lld", (long long)o);
+    out->shape[x->rank - 2 + j] = o;
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_maxpool(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  CHECK(nout == 2, "max_pool2d_with_indices has 2 outputs, the graph declares %u", nout);
+  trnc_status s = pool2d(n, targ(g, n, 0), 1, true, barg(n, 5, false), &out[0], d);
+  out[1] = out[0];
+  out[1].dtype = TRNC_I64;
+  return s;
+}
+
+trnc_status rule_maxpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *idx = targ(g, n, 7);
+  trnc_type pooled = {0};
+  trnc_status s = pool2d(n, x, 2, true, barg(n, 6, false), &pooled, d);
+  if (s) return s;
+  CHECK(trnc_type_same_shape(&pooled, go) || (go->rank == pooled.rank &&
+        !memcmp(go->shape, pooled.shape, sizeof(int64_t) * go->rank)),
+        "max_pool2d backward: grad_output shape does not match the pooled shape");
+  CHECK(idx->rank == go->rank && !memcmp(idx->shape, go->shape, sizeof(int64_t) * go->rank),
+        "max_pool2d backward: indices shape differs from grad_output");
+  copy_shape(&out[0], x, go->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  return pool2d(n, targ(g, n, 0), 1, false, barg(n, 4, false), &out[0], d);
+}
+
+trnc_status rule_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
+  trnc_type pooled = {0};
+  trnc_status s = pool2d(n, x, 2, false, barg(n, 5, false), &pooled, d);
+  if (s) return s;
+  CHECK(go->rank == pooled.rank && !memcmp(go->shape, pooled.shape, sizeof(int64_t) * go->rank),
+        "avg_pool2d backward: grad_output shape does not match the pooled shape");
+  copy_shape(&out[0], x, go->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_adaptive_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                  uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x->rank == 3 || x->rank == 4, "adaptive_avg_pool2d: input must be 3-D or 4-D");
+  int64_t os[2];
+  CHECK(spatial_list(n, 1, 2, 1, os) && os[0] >= 0 && os[1] >= 0,
+        "adaptive_avg_pool2d: output_size must be 1 or 2 non-negative ints");
+  copy_shape(&out[0], x, x->dtype);
+  out[0].shape[x->rank - 2] = os[0];
+  out[0].shape[x->rank - 1] = os[1];
+  return TRNC_OK;
+}
+
+trnc_status rule_adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                     uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
+  CHECK(go->rank == x->rank && go->rank >= 3 &&
+            !memcmp(go->shape, x->shape, sizeof(int64_t) * (size_t)(x->rank - 2)),
+        "adaptive_avg_pool2d backward: grad_output and input differ in batch/channel dims");
+  copy_shape(&out[0], x, go->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                     trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t p[2 * TRNC_MAX_RANK];
+  int k = ilist(n, 1, p, 2 * TRNC_MAX_RANK);
+  CHECK(k >= 0 && k % 2 == 0 && k / 2 <= x->rank,
+        "constant_pad_nd: pad must have an even number of entries, at most 2 per dim");
+  copy_shape(&out[0], x, x->dtype);
+  for (int i = 0; i < k / 2; i++) {
+    int dim = x->rank - 1 - i;
+    int64_t s = x->shape[dim] + p[2 * i] + p[2 * i + 1];
+    CHECK(s >= 0, "constant_pad_nd: dim %d would have negative size", dim);
+    out[0].shape[dim] = s;
+  }
+  return TRNC_OK;
+}
+
+/* ---- views --------------------------------------------------------------------------------------- */
+
+static void view_of(trnc_type *o, const trnc_type *x) {
+  o->dtype = x->dtype;
+  o->offset = x->offset;
+}
+
+/* torch's computeStride: strides for viewing x as `shape` without a copy,
+ * false if impossible. */
+static bool view_strides(const trnc_type *x, const int64_t *shape, int rank, int64_t *st) {
+  int64_t numel = trnc_type_numel(x);
+  if (numel == 0) {
+    int64_t s = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+      st[i] = s;
+      s *= shape[i] > 1 ? shape[i] : 1;
+    }
+    return true;
+  }
+  int view_d = rank - 1;
+  int64_t chunk_base_stride = x->rank ? x->stride[x->rank - 1] : 1;
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int td = x->rank - 1; td >= 0; td--) {
+    tensor_numel *= x->shape[td];
+    if (td == 0 || (x->shape[td - 1] != 1 &&
+                    x->stride[td - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        st[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (td > 0) {
+        chunk_base_stride = x->stride[td - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+trnc_status rule_view(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t s[TRNC_MAX_RANK];
+  int k = ilist(n, 1, s, TRNC_MAX_RANK);
+  CHECK(k >= 0, "view: size must be a list of at most %d ints", TRNC_MAX_RANK);
+  int infer = -1;
+  int64_t known = 1;
+  for (int i = 0; i < k; i++) {
+    if (s[i] == -1) {
+      CHECK(infer < 0, "view: only one dim can be -1");
+      infer = i;
+    } else {
+      CHECK(s[i] >= 0, "view: negative size %lld", (long long)s[i]);
+      CHECK(s[i] == 0 || known <= INT64_MAX / s[i], "view: size overflows");
+      known *= s[i];
+    }
+  }
+  int64_t numel = trnc_type_numel(x);
+  if (infer >= 0) {
+    CHECK(known != 0 && numel % known == 0, "view: cannot infer -1 for %lld elements",
+          (long long)numel);
+    s[infer] = numel / known;
+    known = numel;
+  }
+  CHECK(known == numel, "view: shape has %lld elements, input has %lld", (long long)known,
+        (long long)numel);
+  set_shape(&out[0], x->dtype, k, s);
+  if (n->op == TRNC_OP_VIEW) {
+    CHECK(view_strides(x, s, k, out[0].stride),
+          "view: input strides are not compatible with the view (torch would need a copy)");
+    view_of(&out[0], x);
+  } else if (n->op == TRNC_OP_RESHAPE && view_strides(x, s, k, out[0].stride)) {
+    view_of(&out[0], x);
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_permute(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t p[TRNC_MAX_RANK];
+  int k = ilist(n, 1, p, TRNC_MAX_RANK);
+  CHECK(k == x->rank, "permute: %d dims given for a rank-%d tensor", k, x->rank);
+  bool seen[TRNC_MAX_RANK] = {false};
+  view_of(&out[0], x);
+  out[0].rank = x->rank;
+  for (int i = 0; i < k; i++) {
+    int64_t dim = p[i];
+    CHECK(wrap_dim(&dim, x->rank) && !seen[dim], "permute: dims are not a permutation");
+    seen[dim] = true;
+    out[0].shape[i] = x->shape[dim];
+    out[0].stride[i] = x->stride[dim];
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_transpose(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t a = 0, b = 1;
+  if (n->op == TRNC_OP_T) {
+    CHECK(x->rank <= 2, "t: input must be at most 2-D");
+    if (x->rank < 2) a = b = 0;
+  } else {
+    a = iarg(n, 1, 0);
+    b = iarg(n, 2, 1);
+    CHECK(wrap_dim(&a, x->rank) && wrap_dim(&b, x->rank), "transpose: dim out of range");
+  }
+  out[0] = *x;
+  if (x->rank >= 2 || n->op != TRNC_OP_T) {
+    if (x->rank > 0) {
+      out[0].shape[a] = x->shape[b];
+      out[0].shape[b] = x->shape[a];
+      out[0].stride[a] = x->stride[b];
+      out[0].stride[b] = x->stride[a];
+    }
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_expand(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t s[TRNC_MAX_RANK];
+  int k = ilist(n, 1, s, TRNC_MAX_RANK);
+  CHECK(k >= x->rank, "expand: %d sizes given for a rank-%d tensor", k, x->rank);
+  view_of(&out[0], x);
+  out[0].rank = (uint8_t)k;
+  for (int i = k - 1; i >= 0; i--) {
+    int xi = i - (k - x->rank);
+    if (xi < 0) {
+      CHECK(s[i] >= 0, "expand: new leading dims cannot be -1");
+      out[0].shape[i] = s[i];
+      out[0].stride[i] = 0;
+      continue;
+    }
+    int64_t want = s[i] == -1 ? x->shape[xi] : s[i];
+    CHECK(want == x->shape[xi] || x->shape[xi] == 1,
+          "expand: dim %d of size %lld cannot expand to %lld", i, (long long)x->shape[xi],
+          (long long)want);
+    out[0].shape[i] = want;
+    out[0].stride[i] = want == x->shape[xi] ? x->stride[xi] : 0;
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_unsqueeze(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = iarg(n, 1, 0);
+  if (dim < 0) dim += x->rank + 1;
+  CHECK(dim >= 0 && dim <= x->rank && x->rank < TRNC_MAX_RANK, "unsqueeze: dim out of range");
+  view_of(&out[0], x);
+  out[0].rank = x->rank + 1;
+  for (int i = 0, j = 0; i < out[0].rank; i++) {
+    if (i == dim) {
+      out[0].shape[i] = 1;
+      out[0].stride[i] = dim < x->rank ? x->shape[dim] * x->stride[dim] : 1;
+    } else {
+      out[0].shape[i] = x->shape[j];
+      out[0].stride[i] = x->stride[j];
+      j++;
+    }
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_squeeze(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  bool drop[TRNC_MAX_RANK] = {false};
+  if (n->op == TRNC_OP_SQUEEZE) {
+    for (int i = 0; i < x->rank; i++) drop[i] = x->shape[i] == 1;
+  } else {
+    int64_t dims[TRNC_MAX_RANK];
+    int k = ilist(n, 1, dims, TRNC_MAX_RANK);
+    CHECK(k >= 0, "squeeze: dims must be ints");
+    for (int i = 0; i < k; i++) {
+      int64_t dim = dims[i];
+      CHECK(wrap_dim(&dim, x->rank), "squeeze: dim out of range");
+      if (x->rank) drop[dim] = x->shape[dim] == 1;
+    }
+  }
+  view_of(&out[0], x);
+  int r = 0;
+  for (int i = 0; i < x->rank; i++) {
+    if (drop[i]) continue;
+    out[0].shape[r] = x->shape[i];
+    out[0].stride[r] = x->stride[i];
+    r++;
+  }
+  out[0].rank = (uint8_t)r;
+  return TRNC_OK;
+}
+
+trnc_status rule_slice(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x->rank > 0, "slice: cannot slice a 0-d tensor");
+  int64_t dim = iarg(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "slice: dim out of range");
+  int64_t size = x->shape[dim], step = iarg(n, 4, 1);
+  CHECK(step > 0, "slice: step must be positive");
+  int64_t start = is_none(n, 2) ? 0 : iarg(n, 2, 0);
+  int64_t end = is_none(n, 3) ? size : iarg(n, 3, size);
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = start < 0 ? 0 : (start > size ? size : start);
+  end = end < start ? start : (end > size ? size : end);
+  out[0] = *x;
+  out[0].shape[dim] = (end - start + step - 1) / step;
+  out[0].stride[dim] = x->stride[dim] * step;
+  out[0].offset = x->offset + start * x->stride[dim];
+  return TRNC_OK;
+}
+
+trnc_status rule_select(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x->rank > 0, "select: cannot select from a 0-d tensor");
+  int64_t dim = iarg(n, 1, 0), idx = iarg(n, 2, 0);
+  CHECK(wrap_dim(&dim, x->rank), "select: dim out of range");
+  if (idx < 0) idx += x->shape[dim];
+  CHECK(idx >= 0 && idx < x->shape[dim], "select: index %lld out of range for size %lld",
+        (long long)iarg(n, 2, 0), (long long)x->shape[dim]);
+  view_of(&out[0], x);
+  out[0].offset = x->offset + idx * x->stride[dim];
+  int r = 0;
+  for (int i = 0; i < x->rank; i++) {
+    if (i == dim) continue;
+    out[0].shape[r] = x->shape[i];
+    out[0].stride[r] = x->stride[i];
+    r++;
+  }
+  out[0].rank = (uint8_t)r;
+  return TRNC_OK;
+}
+
+trnc_status rule_split(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = iarg(n, 2, 0);
+  CHECK(x->rank > 0 && wrap_dim(&dim, x->rank), "split: dim out of range");
+  int64_t size = x->shape[dim];
+  int64_t sizes[64];
+  uint32_t k;
+  if (n->op == TRNC_OP_SPLIT) {
+    int64_t chunk = iarg(n, 1, 1);
+    CHECK(chunk > 0 || (chunk == 0 && size == 0), "split: split_size must be positive");
+    k = chunk ? (uint32_t)((size + chunk - 1) / chunk) : 1;
+    if (k == 0) k = 1;
+    CHECK(k == nout, "split: %u pieces expected, the graph declares %u", k, nout);
+    for (uint32_t i = 0; i < k; i++)
+      sizes[i] = (int64_t)(i + 1) * chunk <= size ? chunk : size - (int64_t)i * chunk;
+  } else {
+    const trnc_arg *a = trnc_node_arg(n, 1);
+    CHECK(a->kind == TRNC_ARG_LIST && a->u.list.n == nout,
+          "split_with_sizes: %u sizes given, the graph declares %u outputs",
+          a->kind == TRNC_ARG_LIST ? a->u.list.n : 0, nout);
+    k = nout;
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < k; i++) {
+      sizes[i] = a->u.list.items[i].u.i;
+      CHECK(sizes[i] >= 0, "split_with_sizes: negative size");
+      sum += sizes[i];
+    }
+    CHECK(sum == size, "split_with_sizes: sizes sum to %lld, dim has %lld", (long long)sum,
+          (long long)size);
+  }
+  int64_t start = 0;
+  for (uint32_t i = 0; i < k; i++) {
+    out[i] = *x;
+    out[i].shape[dim] = sizes[i];
+    out[i].offset = x->offset + start * x->stride[dim];
+    start += sizes[i];
+  }
+  return TRNC_OK;
+}
+
+/* ---- data movement ----------------------------------------------------------------------------------- */
+
+static const trnc_arg *tensor_list(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return (a && a->kind == TRNC_ARG_LIST) ? a : NULL;
+}
+
+/* torch's legacy rule: 1-D tensors of size 0 are skipped by cat. */
+static bool cat_skipped(const trnc_type *t) { return t->rank == 1 && t->shape[0] == 0; }
+
+trnc_status rule_cat(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                     trnc_diags *d) {
+  const trnc_arg *l = tensor_list(n, 0);
+  CHECK(l && l->u.list.n > 0, "cat: needs a non-empty list of tensors");
+  const trnc_type *ref = NULL;
+  trnc_dtype dt = TRNC_DTYPE_INVALID;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_type *t = trnc_ref_type(g, l->u.list.items[i].u.ref);
+    dt = promote2(dt, t->dtype);
+    if (!ref && !cat_skipped(t)) ref = t;
+  }
+  if (!ref) ref = trnc_ref_type(g, l->u.list.items[0].u.ref);
+  int64_t dim = iarg(n, 1, 0);
+  CHECK(wrap_dim(&dim, ref->rank) && ref->rank > 0, "cat: dim out of range");
+  copy_shape(&out[0], ref, dt);
+  out[0].shape[dim] = 0;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_type *t = trnc_ref_type(g, l->u.list.items[i].u.ref);
+    if (cat_skipped(t) && ref->rank != 1) continue;
+    CHECK(t->rank == ref->rank, "cat: tensor %u has rank %d, expected %d", i, t->rank, ref->rank);
+    for (int j = 0; j < t->rank; j++)
+      CHECK(j == dim || t->shape[j] == ref->shape[j],
+            "cat: tensor %u differs in dim %d (%lld vs %lld)", i, j, (long long)t->shape[j],
+            (long long)ref->shape[j]);
+    out[0].shape[dim] += t->shape[dim];
+  }
+  return TRNC_OK;
+}
+
+trnc_status rule_stack(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_arg *l = tensor_list(n, 0);
+  CHECK(l && l->u.list.n > 0, "stack: needs a non-empty list of tensors");
+  const trnc_type *ref = trnc_ref_type(g, l->u.list.items[0].u.ref);
+  trnc_dtype dt = TRNC_DTYPE_INVALID;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_type *t = trnc_ref_type(g, l->u.list.items[i].u.ref);
+    CHECK(t->rank == ref->rank && !memcmp(t->shape, ref->shape, sizeof(int64_t) * t->rank),
+          "stack: tensor %u has a different shape", i);
+    dt = promote2(dt, t->dtype);
+  }
+  int64_t dim = iarg(n, 1, 0);
+  if (dim < 0) dim += ref->rank + 1;
+  CHECK(dim >= 0 && dim <= ref->rank && ref->rank < TRNC_MAX_RANK, "stack: dim out of range");
+  out[0].dtype = dt;
+  out[0].rank = ref->rank + 1;
+  for (int i = 0, j = 0; i < out[0].rank; i++)
+    out[0].shape[i] = i == dim ? (int64_t)l->u.list.n : ref->shape[j++];
+  return TRNC_OK;
+}
+
+/* ---- gather / scatter ------------------------------------------------------------------------------------ */
+
+static bool is_index_dtype(trnc_dtype t) { return t == TRNC_I64 || t == TRNC_I32; }
+
+trnc_status rule_embedding(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *w = targ(g, n, 0), *idx = targ(g, n, 1);
+  CHECK(w->rank == 2, "embedding: weight must be 2-D");
+  CHECK(is_index_dtype(idx->dtype), "embedding: indices must be int64 or int32, got %s",
+        trnc_dtype_name(idx->dtype));
+  CHECK(idx->rank < TRNC_MAX_RANK, "embedding: indices rank too high");
+  copy_shape(&out[0], idx, w->dtype);
+  out[0].shape[idx->rank] = w->shape[1];
+  out[0].rank = idx->rank + 1;
+  return TRNC_OK;
+}
+
+trnc_status rule_embedding_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                              uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *idx = targ(g, n, 1);
+  CHECK(is_index_dtype(idx->dtype), "embedding backward: indices must be int64 or int32");
+  CHECK(go->rank == idx->rank + 1 && !memcmp(go->shape, idx->shape, sizeof(int64_t) * idx->rank),
+        "embedding backward: grad_output must have shape indices.shape + [D]");
+  int64_t nw = iarg(n, 2, 0);
+  CHECK(nw >= 0, "embedding backward: num_weights must be >= 0");
+  int64_t s[2] = {nw, go->shape[go->rank - 1]};
+  set_shape(&out[0], go->dtype, 2, s);
+  return TRNC_OK;
+}
+
+trnc_status rule_index_select(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                              uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *idx = targ(g, n, 2);
+  int64_t dim = iarg(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "index_select: dim out of range");
+  CHECK(idx->rank <= 1 && is_index_dtype(idx->dtype),
+        "index_select: index must be a 0-D or 1-D int64/int32 tensor");
+  copy_shape(&out[0], x, x->dtype);
+  if (x->rank) out[0].shape[dim] = trnc_type_numel(idx);
+  return TRNC_OK;
+}
+
+trnc_status rule_gather(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *idx = targ(g, n, 2);
+  int64_t dim = iarg(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "gather: dim out of range");
+  CHECK(is_index_dtype(idx->dtype), "gather: index must be int64 or int32");
+  CHECK(idx->rank == x->rank || (idx->rank <= 1 && x->rank <= 1),
+        "gather: index rank %d differs from input rank %d", idx->rank, x->rank);
+  for (int i = 0; i < idx->rank && idx->rank == x->rank; i++)
+    CHECK(i == dim || idx->shape[i] <= x->shape[i], "gather: index dim %d larger than input", i);
+  copy_shape(&out[0], idx, x->dtype);
+  return TRNC_OK;
+}
+
+/* Advanced indexing with integer index tensors (None = full slice). */
+trnc_status rule_index(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  const trnc_arg *l = tensor_list(n, 1);
+  CHECK(l && l->u.list.n <= x->rank, "index: more indices than dims");
+  int first = -1, last = -1, bcast_rank = 0;
+  int64_t bshape[TRNC_MAX_RANK];
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_arg *a = &l->u.list.items[i];
+    if (a->kind != TRNC_ARG_VALUE) continue;
+    const trnc_type *t = trnc_ref_type(g, a->u.ref);
+    CHECK(is_index_dtype(t->dtype),
+          "index: index %u has dtype %s; only int64/int32 index tensors have a static result "
+          "shape (boolean masks do not)", i, trnc_dtype_name(t->dtype));
+    if (first < 0) first = (int)i;
+    last = (int)i;
+    /* broadcast */
+    if (t->rank > bcast_rank) {
+      int sh = t->rank - bcast_rank;
+      for (int j = bcast_rank - 1; j >= 0; j--) bshape[j + sh] = bshape[j];
+      for (int j = 0; j < sh; j++) bshape[j] = 1;
+      bcast_rank = t->rank;
+    }
+    for (int j = 0; j < t->rank; j++) {
+      int o = bcast_rank - t->rank + j;
+      if (t->shape[j] == bshape[o] || t->shape[j] == 1) continue;
+      CHECK(bshape[o] == 1, "index: index tensors cannot be broadcast together");
+      bshape[o] = t->shape[j];
+    }
+  }
+  CHECK(first >= 0, "index: needs at least one index tensor");
+  bool adjacent = true;
+  for (int i = first; i <= last; i++)
+    if (l->u.list.items[i].kind != TRNC_ARG_VALUE) adjacent = false;
+  int r = 0;
+  out[0].dtype = x->dtype;
+  CHECK(x->rank - (last - first + 1) + bcast_rank <= TRNC_MAX_RANK, "index: result rank too high");
+  if (!adjacent) {
+    for (int j = 0; j < bcast_rank; j++) out[0].shape[r++] = bshape[j];
+    for (int i = 0; i < x->rank; i++)
+      if (i >= (int)l->u.list.n || l->u.list.items[i].kind != TRNC_ARG_VALUE)
+        out[0].shape[r++] = x->shape[i];
+  } else {
+    for (int i = 0; i < first; i++) out[0].shape[r++] = x->shape[i];
+    for (int j = 0; j < bcast_rank; j++) out[0].shape[r++] = bshape[j];
+    for (int i = last + 1; i < x->rank; i++) out[0].shape[r++] = x->shape[i];
+  }
+  out[0].rank = (uint8_t)r;
+  return TRNC_OK;
+}
+
+trnc_status rule_index_put(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  trnc_node m = *n;
+  m.nargs = 2;
+  trnc_type indexed = {0};
+  trnc_status s = rule_index(g, &m, &indexed, 1, d);
+  if (s) return s;
+  const trnc_type *v = targ(g, n, 2);
+  CHECK(v->rank <= indexed.rank, "index_put: values do not broadcast to the indexed shape");
+  for (int i = 0; i < v->rank; i++) {
+    int64_t a = v->shape[i], b = indexed.shape[indexed.rank - v->rank + i];
+    CHECK(a == b || a == 1, "index_put: values do not broadcast to the indexed shape");
+  }
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *idx = targ(g, n, 2), *src = targ(g, n, 3);
+  int64_t dim = iarg(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "scatter: dim out of range");
+  CHECK(is_index_dtype(idx->dtype), "scatter: index must be int64 or int32");
+  CHECK(idx->rank == x->rank || (idx->rank <= 1 && x->rank <= 1),
+        "scatter: index rank differs from self");
+  for (int i = 0; i < idx->rank && idx->rank == x->rank; i++) {
+    CHECK(i == dim || idx->shape[i] <= x->shape[i], "scatter: index dim %d larger than self", i);
+    CHECK(!src || src->rank != idx->rank || idx->shape[i] <= src->shape[i],
+          "scatter: index dim %d larger than src", i);
+  }
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+/* ---- creation ---------------------------------------------------------------------------------------- */
+
+static trnc_dtype scalar_dtype(const trnc_arg *a) {
+  if (!a) return TRNC_F32;
+  switch (a->kind) {
+    case TRNC_ARG_BOOL: return TRNC_BOOL;
+    case TRNC_ARG_INT: return TRNC_I64;
+    default: return TRNC_F32;
+  }
+}
+
+trnc_status rule_full(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  int64_t s[TRNC_MAX_RANK];
+  int k = ilist(n, 0, s, TRNC_MAX_RANK);
+  CHECK(k >= 0, "%s: size must be a list of at most %d ints", trnc_op_name(n->op), TRNC_MAX_RANK);
+  for (int i = 0; i < k; i++) CHECK(s[i] >= 0, "negative size %lld", (long long)s[i]);
+  bool has_fill = n->op == TRNC_OP_FULL;
+  trnc_dtype dflt = has_fill ? scalar_dtype(trnc_node_arg(n, 1)) : TRNC_F32;
+  set_shape(&out[0], dtarg(n, has_fill ? 2 : 1, dflt), k, s);
+  return TRNC_OK;
+}
+
+trnc_status rule_full_like(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  copy_shape(&out[0], x, dtarg(n, 2, x->dtype));
+  return TRNC_OK;
+}
+
+trnc_status rule_scalar_tensor(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  out[0].dtype = dtarg(n, 1, TRNC_F32);
+  out[0].rank = 0;
+  return TRNC_OK;
+}
+
+static double num(const trnc_arg *a) {
+  switch (a->kind) {
+    case TRNC_ARG_INT: return (double)a->u.i;
+    case TRNC_ARG_FLOAT: return a->u.f;
+    case TRNC_ARG_BOOL: return a->u.b;
+    default: return 0;
+  }
+}
+
+trnc_status rule_arange(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  int nnum = n->op == TRNC_OP_ARANGE ? 1 : n->op == TRNC_OP_ARANGE_START ? 2 : 3;
+  double start = 0, end, step = 1;
+  bool all_int = true;
+  for (int i = 0; i < nnum; i++) all_int &= n->args[i].kind == TRNC_ARG_INT;
+  if (nnum == 1) {
+    end = num(&n->args[0]);
+  } else {
+    start = num(&n->args[0]);
+    end = num(&n->args[1]);
+    if (nnum == 3) step = num(&n->args[2]);
+  }
+  CHECK(step != 0 && isfinite(start) && isfinite(end) && isfinite(step),
+        "arange: step must be non-zero and bounds finite");
+  double len = ceil((end - start) / step);
+  CHECK(len >= 0 && len < 9.0e15, "arange: invalid range");
+  if (all_int) {
+    /* exact integer length */
+    int64_t s0 = (int64_t)start, e0 = (int64_t)end, st = (int64_t)step;
+    int64_t l = st > 0 ? (e0 - s0 + st - 1) / st : (s0 - e0 + (-st) - 1) / (-st);
+    len = (double)(l < 0 ? 0 : l);
+  }
+  out[0].dtype = dtarg(n, (uint32_t)nnum, all_int ? TRNC_I64 : TRNC_F32);
+  out[0].rank = 1;
+  out[0].shape[0] = (int64_t)len;
+  return TRNC_OK;
+}
+
+/* ---- losses and random ---------------------------------------------------------------------------------- */
+
+trnc_status rule_nll(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                     trnc_diags *d) {
+  CHECK(nout == 2, "nll_loss_forward has 2 outputs, the graph declares %u", nout);
+  const trnc_type *x = targ(g, n, 0), *t = targ(g, n, 1), *w = targ(g, n, 2);
+  CHECK(x->rank == 1 || x->rank == 2, "nll_loss: input must be 1-D or 2-D");
+  CHECK(is_index_dtype(t->dtype), "nll_loss: target must be int64 or int32");
+  CHECK((x->rank == 1 && t->rank == 0) || (x->rank == 2 && t->rank == 1 &&
+                                           t->shape[0] == x->shape[0]),
+        "nll_loss: target shape does not match the batch size");
+  int64_t c = x->shape[x->rank - 1];
+  CHECK(!w || (w->rank == 1 && w->shape[0] == c), "nll_loss: weight must have shape [%lld]",
+        (long long)c);
+  int64_t red = iarg(n, 3, 1);
+  CHECK(red >= 0 && red <= 2, "nll_loss: reduction must be 0, 1 or 2");
+  out[0].dtype = x->dtype;
+  out[0].rank = (red == 0 && x->rank == 2) ? 1 : 0;
+  out[0].shape[0] = x->shape[0];
+  out[1].dtype = x->dtype;
+  out[1].rank = 0;
+  return TRNC_OK;
+}
+
+trnc_status rule_nll_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 1), *t = targ(g, n, 2);
+  CHECK(x->rank == 1 || x->rank == 2, "nll_loss backward: input must be 1-D or 2-D");
+  CHECK(is_index_dtype(t->dtype), "nll_loss backward: target must be int64 or int32");
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_dropout(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  CHECK(nout == 2, "native_dropout has 2 outputs, the graph declares %u", nout);
+  const trnc_type *x = targ(g, n, 0);
+  const trnc_arg *p = trnc_node_arg(n, 1);
+  double pv = num(p);
+  CHECK(pv >= 0 && pv <= 1, "native_dropout: p must be in [0, 1]");
+  copy_shape(&out[0], x, x->dtype);
+  copy_shape(&out[1], x, TRNC_BOOL);
+  return TRNC_OK;
+}
+
+trnc_status rule_dropout_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *m = targ(g, n, 1);
+  CHECK(go->rank == m->rank && !memcmp(go->shape, m->shape, sizeof(int64_t) * go->rank),
+        "native_dropout backward: mask shape differs from grad_output");
+  copy_shape(&out[0], go, go->dtype);
+  return TRNC_OK;
+}

@@ -1,0 +1,10 @@
+list(APPEND TRNC_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/arena.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/diag.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/graph.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/ops.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/shape.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/verify.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/print.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/hash.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/legality.c)

@@ -1,0 +1,74 @@
+/*
+ * pipeline.c — runs the passes of passes.def in order, verifying the graph
+ * after each one and dumping it on request (TRNC_DUMP, TRNC_DUMP_DIR).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes/passes.h"
+
+typedef struct trnc_pass {
+  const char *name;
+  trnc_pass_fn fn;
+} trnc_pass;
+
+static const trnc_pass passes[] = {
+#define PASS(name, fn, doc) {#name, fn},
+#include "passes/passes.def"
+#undef PASS
+};
+
+/* True if `name` is in the comma-separated list `list` (or list is "all"). */
+static bool listed(const char *list, const char *name) {
+  if (!list || !*list) return false;
+  if (!strcmp(list, "all")) return true;
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return true;
+    if (!e) break;
+    p = e + 1;
+  }
+  return false;
+}
+
+static const char *kind_str(trnc_graph_kind k) {
+  return k == TRNC_GRAPH_FORWARD ? "forward" : k == TRNC_GRAPH_BACKWARD ? "backward" : "inference";
+}
+
+static void dump(const trnc_graph *g, const char *pass, int index) {
+  const char *list = getenv("TRNC_DUMP"), *dir = getenv("TRNC_DUMP_DIR");
+  bool to_stderr = listed(list, pass), to_dir = dir && *dir;
+  if (!to_stderr && !to_dir) return;
+  char *text = trnc_graph_print(g);
+  if (!text) return;
+  if (to_stderr) fprintf(stderr, "// trnc IR after %s\n%s", pass, text);
+  if (to_dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%02d-%s.ir", dir, kind_str(g->kind), index, pass);
+    FILE *f = fopen(path, "w");
+    if (f) {
+      fputs(text, f);
+      fclose(f);
+    }
+  }
+  free(text);
+}
+
+trnc_status trnc_graph_legalize(trnc_graph *g, trnc_diags *d) {
+  if (!g) return trnc_diag_error(d, TRNC_ERR_INVALID_ARGUMENT, "trnc_graph_legalize: graph is NULL");
+  for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+    trnc_status s = passes[i].fn(g, d);
+    if (s) return s;
+    s = trnc_graph_verify(g, d);
+    if (s)
+      return trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_INTERNAL, NULL, NULL,
+                           "internal error: pass '%s' produced an invalid graph (please report "
+                           "it with TRNC_DUMP_DIR output)", passes[i].name);
+    dump(g, passes[i].name, (int)i);
+  }
+  return TRNC_OK;
+}

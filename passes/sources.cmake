@@ -1,0 +1,3 @@
+list(APPEND TRNC_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/pipeline.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/legalize_f64.c)
