@@ -401,6 +401,12 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs,
                              void *const *outputs, trnc_diags *diags);
 
+/** As trnc_nc_simulate but without running the verifier first: only for a
+ *  program that already passed trnc_nc_program_verify (e.g. run many times
+ *  while training). An unverified program here is undefined behaviour. */
+trnc_status trnc_nc_simulate_verified(const trnc_nc_program *p, const void *const *inputs,
+                                      void *const *outputs, trnc_diags *diags);
+
 /* ---- cost model (runtime/nc_cost.c) -------------------------------------- */
 
 typedef struct trnc_nc_cost {

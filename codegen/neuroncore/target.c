@@ -1,0 +1,110 @@
+/*
+ * target.c — the trn2 and trn3 NeuronCore descriptions: one const table
+ * each, every number with its public source (collected in
+ * shared/design/neuroncore.md from AWS Neuron documentation).
+ *
+ * Sources (abbreviated below):
+ *  [arch2]  Neuron docs, "Trainium2 architecture" / "NeuronCore-v3 architecture"
+ *  [arch3]  Neuron docs, "Trainium3 architecture" / "NeuronCore-v4 architecture"
+ *  [isa]    NKI ISA reference (nki.isa.nc_matmul, memory hierarchy)
+ *  [perf]   NKI performance guide (engine cost rules of thumb)
+ *  [dma]    NKI DMA bandwidth guide
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/diag.h"
+#include "trnc/neuroncore.h"
+
+static const trnc_nc_target k_trn2 = {
+    .name = "trn2",
+    .core = "NeuronCore-v3",
+    .partitions = 128,                       /* [arch2] SBUF 128 partitions */
+    .sbuf_bytes_per_partition = 224 * 1024,  /* [arch2] SBUF 28 MiB = 128 x 224 KiB */
+    .psum_bytes_per_partition = 16 * 1024,   /* [arch2] PSUM 2 MiB = 128 x 16 KiB */
+    .psum_banks = 8,                         /* [isa] 8 banks per partition */
+    .psum_bank_bytes = 2048,                 /* [isa] 2 KiB per bank per partition */
+    .mm_max_k = 128,                         /* [isa] nc_matmul: K <= 128 (partitions) */
+    .mm_max_m = 128,                         /* [isa] stationary free size <= 128 */
+    .mm_max_n = 512,                         /* [isa] moving free size <= 512 (one PSUM bank) */
+    /* [arch2] engine clocks. 128x128x2x2.4 GHz = 78.6 TFLOPS/core bf16; the
+     * chip figure of 667 TFLOPS implies ~2.5 GHz. We use 2.4 GHz. */
+    .tensor_hz = 2.4e9,
+    .vector_hz = 0.96e9,                     /* [arch2] */
+    .scalar_hz = 1.2e9,                      /* [arch2] */
+    .gpsimd_hz = 1.2e9,                      /* [arch2] */
+    .pe_rows = 128, .pe_cols = 128,          /* [arch2] 128 x 128 systolic array */
+    .pe_fp32_slowdown = 4.0,                 /* [perf] fp32 inputs cost ~4x; [arch2] 20 vs 79 TFLOPS */
+    .pe_fp8_speedup = 2.0,                   /* [arch2] FP8 1,299 vs BF16 667 TFLOPS per chip */
+    .pe_min_moving_cycles = 64,              /* [perf] one matmul per max(N, 64) cycles */
+    .pe_stationary_load_cycles = 128,        /* [perf] loading 128 rows of stationary; overlaps prior matmul */
+    .vector_fixed_cycles = 100.0,            /* [perf] ~100 cycles fixed for small/dependent instr */
+    .scalar_fixed_cycles = 64.0,             /* [perf] ~64 cycles for the accumulator read */
+    .scalar_access_bubble_cycles = 60.0,     /* [perf] ~60-cycle bubble per SBUF/PSUM access */
+    .dma_queues = 16,                        /* [dma] 16 DMA engines per core */
+    .dma_bytes_per_s_per_queue = 23e9,       /* [dma] 23 B/ns per engine -> ~368 GB/s per core */
+    .dma_fixed_s = 600e-9,                   /* [dma] ~600 ns per DMA with NC-v3 hardware DGE */
+    .hbm_bytes_per_s = 2.9e12,               /* [arch2] 2.9 TB/s per chip (NKI guide: 3 TB/s) */
+    .cores_per_chip = 8,                     /* [arch2] 8 NeuronCores per Trn2 chip */
+};
+
+static const trnc_nc_target k_trn3 = {
+    .name = "trn3",
+    .core = "NeuronCore-v4",
+    .partitions = 128,                       /* [arch3] */
+    .sbuf_bytes_per_partition = 256 * 1024,  /* [arch3] 32 MiB = 128 x 256 KiB */
+    .psum_bytes_per_partition = 16 * 1024,   /* [arch3] PSUM 2 MiB, same as NC-v3 */
+    .psum_banks = 8,                         /* [arch3] */
+    .psum_bank_bytes = 2048,                 /* [arch3] */
+    .mm_max_k = 128,                         /* [isa] */
+    .mm_max_m = 128,                         /* [isa] */
+    /* [isa] NC-v4 allows a moving operand wider than one bank; no public
+     * number was found, so we keep the one-bank limit (512 fp32). */
+    .mm_max_n = 512,
+    .tensor_hz = 2.4e9,                      /* [arch3] Tensor 2.4 GHz */
+    .vector_hz = 1.2e9,                      /* [arch3] Vector 1.2 GHz */
+    .scalar_hz = 1.2e9,                      /* [arch3] */
+    .gpsimd_hz = 1.2e9,                      /* [arch3] */
+    .pe_rows = 128, .pe_cols = 128,          /* [arch3] */
+    .pe_fp32_slowdown = 4.0,                 /* [arch3] ~20 FP32 vs ~79 BF16 TFLOPS per core */
+    .pe_fp8_speedup = 4.0,                   /* [arch3] ~315 MXFP8 vs ~79 BF16 TFLOPS per core */
+    .pe_min_moving_cycles = 64,              /* [perf] (NC-v2 rule, assumed unchanged) */
+    .pe_stationary_load_cycles = 128,        /* [perf] (assumed unchanged) */
+    .vector_fixed_cycles = 100.0,            /* [perf] (assumed unchanged) */
+    .scalar_fixed_cycles = 64.0,             /* [perf] (assumed unchanged) */
+    .scalar_access_bubble_cycles = 60.0,     /* [perf] (assumed unchanged) */
+    .dma_queues = 16,                        /* [dma] 16 engines (assumed as NC-v3) */
+    .dma_bytes_per_s_per_queue = 33e9,       /* [arch3] 33 B/ns per engine -> ~528 GB/s */
+    .dma_fixed_s = 600e-9,                   /* [dma] NC-v3 DGE figure; no NC-v4 number published */
+    .hbm_bytes_per_s = 4.9e12,               /* [arch3] 4.9 TB/s per chip (NKI guide: 4.7) */
+    .cores_per_chip = 8,                     /* [arch3] */
+};
+
+const trnc_nc_target *trnc_nc_target_trn2(void) { return &k_trn2; }
+const trnc_nc_target *trnc_nc_target_trn3(void) { return &k_trn3; }
+
+const trnc_nc_target *trnc_nc_target_by_name(const char *name) {
+  if (!name) return NULL;
+  if (!strcmp(name, "trn2")) return &k_trn2;
+  if (!strcmp(name, "trn3")) return &k_trn3;
+  return NULL;
+}
+
+const trnc_nc_target *trnc_nc_target_default(trnc_diags *diags) {
+  const char *env = getenv("TRNC_TARGET");
+  if (!env || !env[0]) return &k_trn2;
+  const trnc_nc_target *t = trnc_nc_target_by_name(env);
+  if (!t)
+    trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
+                    "TRNC_TARGET=%s is not a known NeuronCore target (use trn2 or trn3)", env);
+  return t;
+}
+
+double trnc_nc_target_peak_flops(const trnc_nc_target *t, trnc_dtype dt) {
+  if (!t) return 0.0;
+  double peak = 2.0 * t->pe_rows * t->pe_cols * t->tensor_hz;
+  if (dt == TRNC_F32) return peak / t->pe_fp32_slowdown;
+  if (dt == TRNC_F8E4M3 || dt == TRNC_F8E5M2) return peak * t->pe_fp8_speedup;
+  return peak;
+}

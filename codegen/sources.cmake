@@ -1,0 +1,9 @@
+# codegen/: NeuronCore target (instruction set, program format, verifier).
+list(APPEND TRNC_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/target.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/isa.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/program.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/asm.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/serialize.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c)
+list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)

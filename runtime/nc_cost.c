@@ -1,0 +1,229 @@
+/*
+ * nc_cost.c — cost model of a NeuronCore program and Chrome trace export.
+ *
+ * Each queue (TensorE, VectorE, ScalarE, GpSimd, 16 DMA queues) runs its
+ * instructions in order; an instruction starts when its queue is free and
+ * every semaphore it waits on has been signalled (by the completion of the
+ * producing instruction). The estimate is the critical path; kernels run
+ * one after another.
+ *
+ * Per-instruction rules (public NKI performance guides, numbers from the
+ * target table in codegen/neuroncore/target.c):
+ *  TensorE matmul: max(N, 64) cycles (N = moving free size), x4 for fp32
+ *    inputs, / fp8 speedup for fp8; loading a new stationary operand costs
+ *    128 cycles, hidden behind the previous matmul's moving phase when the
+ *    PE array was busy up to this instruction. A matmul never uses fewer
+ *    than N cycles, so no program beats the TensorE peak.
+ *  TensorE transpose: identity matmul with N = source partitions, plus the
+ *    stationary load.
+ *  VectorE / GpSimd: fixed ~100 cycles + N cycles per input tensor (N = free
+ *    elements per partition; fewer partitions cost the same).
+ *  ScalarE: 64 cycles accumulator read + 60-cycle bubble per SBUF/PSUM
+ *    operand + N cycles (scale and bias are free).
+ *  DMA: fixed cost + bytes / per-queue bandwidth; each contiguous run
+ *    moves at least 64 bytes (our assumption of the DMA burst granularity,
+ *    so element-strided DMA is slow).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/neuroncore/nc_internal.h"
+
+#define DMA_MIN_RUN_BYTES 64.0
+
+static int64_t ap_runs(const trnc_nc_ap *ap) {
+  int64_t n = nc_ap_elems(ap);
+  if (ap->nfree > 0 && ap->free[ap->nfree - 1].stride == 1) n /= ap->free[ap->nfree - 1].count;
+  return n;
+}
+
+static double dtype_factor(const trnc_nc_target *t, int dt) {
+  if (dt == TRNC_F32) return t->pe_fp32_slowdown;
+  if (dt == TRNC_F8E4M3 || dt == TRNC_F8E5M2) return 1.0 / t->pe_fp8_speedup;
+  return 1.0;
+}
+
+static bool ap_same(const trnc_nc_ap *a, const trnc_nc_ap *b) {
+  return a->mem == b->mem && a->start_partition == b->start_partition && a->partitions == b->partitions &&
+         a->offset == b->offset && a->dtype == b->dtype && a->nfree == b->nfree &&
+         !memcmp(a->free, b->free, sizeof a->free);
+}
+
+typedef struct pe_state {
+  const trnc_nc_ap *last_stationary;
+  double last_moving_cycles;
+} pe_state;
+
+/* Duration in seconds of instruction in. pe_busy: TensorE ran up to this
+ * instruction's start (so a stationary load can hide behind the previous
+ * matmul). Adds DMA bytes to *dma_bytes. */
+static double instr_cost(const trnc_nc_target *t, const trnc_nc_instr *in, pe_state *pe, bool pe_busy,
+                         double *dma_bytes) {
+  int64_t n = trnc_nc_ap_free_elems(&in->dst);
+  switch ((trnc_nc_opcode)in->op) {
+    case TRNC_NC_OP_NOP:
+      return 0.0;
+    case TRNC_NC_OP_MATMUL:
+    case TRNC_NC_OP_TRANSPOSE: {
+      const trnc_nc_ap *st = &in->src[0];
+      double nmov = in->op == TRNC_NC_OP_MATMUL ? (double)trnc_nc_ap_free_elems(&in->src[1]) : st->partitions;
+      double f = dtype_factor(t, st->dtype);
+      double mov = fmax(nmov, t->pe_min_moving_cycles) * f;
+      double load = 0;
+      if (in->op == TRNC_NC_OP_TRANSPOSE || !pe->last_stationary || !ap_same(pe->last_stationary, st)) {
+        double hidden = pe_busy ? pe->last_moving_cycles : 0.0;
+        load = fmax(0.0, t->pe_stationary_load_cycles - hidden);
+      }
+      pe->last_stationary = in->op == TRNC_NC_OP_MATMUL ? st : NULL;
+      pe->last_moving_cycles = mov;
+      return (mov + load) / t->tensor_hz;
+    }
+    case TRNC_NC_OP_DMA_COPY: {
+      const trnc_nc_ap *d = &in->dst, *s = &in->src[0];
+      double bytes = (double)nc_ap_elems(d) * (double)trnc_nc_dtype_size((trnc_dtype)d->dtype);
+      double sb = (double)nc_ap_elems(s) * (double)trnc_nc_dtype_size((trnc_dtype)s->dtype);
+      if (sb > bytes) bytes = sb;
+      int64_t runs = ap_runs(d) > ap_runs(s) ? ap_runs(d) : ap_runs(s);
+      double eff = fmax(bytes, (double)runs * DMA_MIN_RUN_BYTES);
+      *dma_bytes += bytes;
+      return t->dma_fixed_s + eff / t->dma_bytes_per_s_per_queue;
+    }
+    default:
+      break;
+  }
+  if (in->op == TRNC_NC_OP_TENSOR_REDUCE) n = trnc_nc_ap_free_elems(&in->src[0]);
+  int inputs = 0, operands = 0;
+  for (int s = 0; s < 5; s++) {
+    const trnc_nc_ap *ap = nc_slot(in, s);
+    if (!ap->mem) continue;
+    operands++;
+    if (s >= 2 && trnc_nc_ap_free_elems(ap) > 1) inputs++;
+  }
+  if (inputs < 1) inputs = 1;
+  if (in->engine == TRNC_NC_SCALAR)
+    return (t->scalar_fixed_cycles + t->scalar_access_bubble_cycles * operands + (double)n) / t->scalar_hz;
+  double hz = in->engine == TRNC_NC_GPSIMD ? t->gpsimd_hz : t->vector_hz;
+  return (t->vector_fixed_cycles + (double)n * inputs) / hz;
+}
+
+static void trace_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    if ((unsigned char)*s >= 0x20) fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+trnc_status trnc_nc_cost_estimate(const trnc_nc_program *p, const char *trace_path, trnc_nc_cost *out,
+                                  trnc_diags *diags) {
+  if (!p || !out) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL argument");
+  memset(out, 0, sizeof *out);
+  trnc_status st = trnc_nc_program_verify(p, diags);
+  if (st) return st;
+  if (!trace_path) {
+    const char *env = getenv("TRNC_PROFILE");
+    if (env && env[0]) trace_path = env;
+  }
+  const trnc_nc_target *t = p->target;
+  FILE *tf = NULL;
+  if (trace_path) {
+    tf = fopen(trace_path, "w");
+    if (!tf) return trnc_diag_error(diags, TRNC_ERR_IO, "cannot write trace '%s'", trace_path);
+    fprintf(tf, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    fprintf(tf, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"NeuronCore %s (%s)\"}}",
+            t->name, t->core);
+    for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++) {
+      fprintf(tf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", e,
+              trnc_nc_engine_name(e));
+      fprintf(tf, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+              e, e);
+    }
+  }
+  double t0 = 0.0, ideal_pe = 0.0;
+  for (size_t k = 0; k < p->nkernels && !st; k++) {
+    nc_schedule sc;
+    st = nc_schedule_build(p, k, &sc, diags);
+    if (st) break;
+    const nc_kernel *kn = &p->kernels[k];
+    double *end = malloc((kn->n ? kn->n : 1) * sizeof *end);
+    if (!end) {
+      nc_schedule_free(&sc);
+      st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
+      break;
+    }
+    double qfree[TRNC_NC_ENGINE_COUNT] = {0}, kend = 0.0;
+    pe_state pe = {NULL, 0.0};
+    for (size_t oi = 0; oi < sc.n; oi++) {
+      size_t i = sc.order[oi];
+      const trnc_nc_instr *in = &kn->instrs[i];
+      double start = qfree[in->engine];
+      for (int w = 0; w < TRNC_NC_MAX_WAIT; w++) {
+        size_t pr = sc.producer[i * TRNC_NC_MAX_WAIT + w];
+        if (pr != SIZE_MAX && end[pr] > start) start = end[pr];
+      }
+      bool pe_busy = in->engine == TRNC_NC_TENSOR && start <= qfree[TRNC_NC_TENSOR] && oi > 0;
+      double dur = instr_cost(t, in, &pe, pe_busy, &out->dma_bytes);
+      end[i] = start + dur;
+      qfree[in->engine] = end[i];
+      if (end[i] > kend) kend = end[i];
+      out->busy_s[in->engine] += dur;
+      if (in->op == TRNC_NC_OP_MATMUL) {
+        double fl = 2.0 * in->src[0].partitions * (double)trnc_nc_ap_free_elems(&in->src[0]) *
+                    (double)trnc_nc_ap_free_elems(&in->src[1]);
+        out->matmul_flops += fl;
+        ideal_pe += fl / trnc_nc_target_peak_flops(t, (trnc_dtype)in->src[0].dtype);
+      }
+      if (tf && dur > 0) {
+        fprintf(tf, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.4f,\"dur\":%.4f,"
+                    "\"args\":{\"kernel\":",
+                trnc_nc_opcode_name(in->op), trnc_nc_engine_name(in->engine), in->engine, (t0 + start) * 1e6,
+                dur * 1e6);
+        trace_str(tf, kn->name);
+        fprintf(tf, ",\"index\":%zu}}", i);
+      }
+      out->instructions++;
+    }
+    t0 += kend;
+    free(end);
+    nc_schedule_free(&sc);
+  }
+  if (tf) {
+    fprintf(tf, "\n]}\n");
+    if (fclose(tf) != 0 && !st) st = trnc_diag_error(diags, TRNC_ERR_IO, "cannot write trace '%s'", trace_path);
+  }
+  if (st) return st;
+  out->time_s = t0;
+  for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++) {
+    out->util[e] = t0 > 0 ? out->busy_s[e] / t0 : 0.0;
+    if (nc_is_dma(e)) out->dma_busy_s += out->busy_s[e];
+  }
+  out->dma_util = t0 > 0 ? out->dma_busy_s / (t0 * t->dma_queues) : 0.0;
+  out->tensor_peak_flops_per_s = ideal_pe > 0 ? out->matmul_flops / ideal_pe : trnc_nc_target_peak_flops(t, TRNC_BF16);
+  out->tensor_flop_util = t0 > 0 ? ideal_pe / t0 : 0.0;
+  out->dma_bytes_per_s = t0 > 0 ? out->dma_bytes / t0 : 0.0;
+  out->dma_bw_util = out->dma_bytes_per_s / (t->dma_bytes_per_s_per_queue * t->dma_queues);
+  return TRNC_OK;
+}
+
+char *trnc_nc_cost_format(const trnc_nc_program *p, const trnc_nc_cost *c) {
+  if (!p || !c) return NULL;
+  char *buf = malloc(4096);
+  if (!buf) return NULL;
+  const trnc_nc_target *t = p->target;
+  int n = snprintf(buf, 4096,
+                   "target %s: estimated %.3f us, %zu instructions\n"
+                   "TensorE: %.2f GFLOP, %.1f%% of peak %.1f TFLOP/s\n"
+                   "DMA: %.2f MiB, %.1f GB/s = %.1f%% of %.0f GB/s (queues %.1f%% busy)\n",
+                   t->name, c->time_s * 1e6, c->instructions, c->matmul_flops * 1e-9, c->tensor_flop_util * 100,
+                   c->tensor_peak_flops_per_s * 1e-12, c->dma_bytes / 1048576.0, c->dma_bytes_per_s * 1e-9,
+                   c->dma_bw_util * 100, t->dma_bytes_per_s_per_queue * t->dma_queues * 1e-9, c->dma_util * 100);
+  for (int e = 0; e < TRNC_NC_DMA0 && n > 0 && n < 4000; e++)
+    n += snprintf(buf + n, 4096 - (size_t)n, "%-7s busy %.3f us (%.1f%%)\n", trnc_nc_engine_name(e),
+                  c->busy_s[e] * 1e6, c->util[e] * 100);
+  return buf;
+}

@@ -1,0 +1,602 @@
+/*
+ * nc_sim.c — functional simulator of a NeuronCore program on host memory.
+ *
+ * Executes each kernel's instructions in a dependency order (the verifier's
+ * schedule). Engines compute in fp32; every store rounds to the destination
+ * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. SBUF, PSUM and
+ * the HBM scratch start filled with 0xFF bytes (NaN for every float type) so
+ * reads of uninitialised memory show.
+ *
+ * Hot paths (matmul, elementwise rows, reductions, contiguous DMA runs) are
+ * plain loops over contiguous fp32 rows that the compiler vectorizes.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/neuroncore/nc_internal.h"
+
+typedef struct sim {
+  const trnc_nc_program *p;
+  const trnc_nc_target *t;
+  uint8_t *sbuf, *psum, *scratch;
+  uint8_t **hbm; /* per buffer */
+  float *tmp[4];
+  size_t tmpcap[4];
+  trnc_diags *diags;
+} sim;
+
+static float *tmp(sim *S, int i, int64_t n) {
+  if ((size_t)n > S->tmpcap[i]) {
+    size_t cap = (size_t)n + 1024;
+    float *f = realloc(S->tmp[i], cap * sizeof *f);
+    if (!f) return NULL;
+    S->tmp[i] = f;
+    S->tmpcap[i] = cap;
+  }
+  return S->tmp[i];
+}
+
+/* Address of element 0 of partition (or HBM row) p of ap. */
+static uint8_t *ap_row(sim *S, const trnc_nc_ap *ap, int64_t p) {
+  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
+  switch (ap->mem) {
+    case TRNC_NC_MEM_SBUF:
+      return S->sbuf + (ap->start_partition + p) * S->t->sbuf_bytes_per_partition + ap->offset;
+    case TRNC_NC_MEM_PSUM:
+      return S->psum + (ap->start_partition + p) * S->t->psum_bytes_per_partition + ap->offset;
+    default:
+      return S->hbm[ap->buffer] + ap->offset + p * ap->partition_stride * es;
+  }
+}
+
+/* ---- typed runs ------------------------------------------------------------ */
+
+static void load_run(const uint8_t *src, int64_t stride, int64_t n, int dt, float *out) {
+  switch (dt) {
+    case TRNC_F32:
+      if (stride == 1) {
+        memcpy(out, src, (size_t)n * 4);
+      } else {
+        for (int64_t i = 0; i < n; i++) memcpy(&out[i], src + i * stride * 4, 4);
+      }
+      return;
+    case TRNC_BF16:
+      for (int64_t i = 0; i < n; i++) {
+        uint16_t h;
+        memcpy(&h, src + i * stride * 2, 2);
+        out[i] = nc_bf16_to_f32(h);
+      }
+      return;
+    default: {
+      int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)dt);
+      for (int64_t i = 0; i < n; i++) {
+        uint32_t b = 0;
+        const uint8_t *e = src + i * stride * es;
+        if (es == 1) b = e[0];
+        else if (es == 2) { uint16_t h; memcpy(&h, e, 2); b = h; }
+        else memcpy(&b, e, 4);
+        out[i] = trnc_nc_decode((trnc_dtype)dt, b);
+      }
+    }
+  }
+}
+
+static void store_run(uint8_t *dst, int64_t stride, int64_t n, int dt, const float *in) {
+  switch (dt) {
+    case TRNC_F32:
+      if (stride == 1) {
+        memcpy(dst, in, (size_t)n * 4);
+      } else {
+        for (int64_t i = 0; i < n; i++) memcpy(dst + i * stride * 4, &in[i], 4);
+      }
+      return;
+    case TRNC_BF16:
+      for (int64_t i = 0; i < n; i++) {
+        uint16_t h = nc_f32_to_bf16(in[i]);
+        memcpy(dst + i * stride * 2, &h, 2);
+      }
+      return;
+    default: {
+      int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)dt);
+      for (int64_t i = 0; i < n; i++) {
+        uint32_t b = trnc_nc_encode((trnc_dtype)dt, in[i]);
+        uint8_t *e = dst + i * stride * es;
+        if (es == 1) e[0] = (uint8_t)b;
+        else if (es == 2) { uint16_t h = (uint16_t)b; memcpy(e, &h, 2); }
+        else memcpy(e, &b, 4);
+      }
+    }
+  }
+}
+
+/* Visits the innermost runs of one partition: fn(ptr, stride, count, k) with
+ * k the index of the run's first element in free order. */
+typedef struct rowit {
+  const trnc_nc_ap *ap;
+  int64_t es, inner_stride, inner_count;
+  int outer;
+} rowit;
+
+static void rowit_init(rowit *it, const trnc_nc_ap *ap) {
+  it->ap = ap;
+  it->es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
+  if (ap->nfree == 0) {
+    it->inner_stride = 1;
+    it->inner_count = 1;
+    it->outer = 0;
+  } else {
+    it->inner_stride = ap->free[ap->nfree - 1].stride;
+    it->inner_count = ap->free[ap->nfree - 1].count;
+    it->outer = ap->nfree - 1;
+  }
+}
+
+static void load_row(sim *S, const trnc_nc_ap *ap, int64_t p, float *out) {
+  rowit it;
+  rowit_init(&it, ap);
+  const uint8_t *base = ap_row(S, ap, p);
+  int64_t idx[TRNC_NC_MAX_FREE] = {0}, k = 0;
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < it.outer; d++) off += idx[d] * ap->free[d].stride;
+    load_run(base + off * it.es, it.inner_stride, it.inner_count, ap->dtype, out + k);
+    k += it.inner_count;
+    int d = it.outer - 1;
+    for (; d >= 0; d--) {
+      if (++idx[d] < ap->free[d].count) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+static void store_row(sim *S, const trnc_nc_ap *ap, int64_t p, const float *in) {
+  rowit it;
+  rowit_init(&it, ap);
+  uint8_t *base = ap_row(S, ap, p);
+  int64_t idx[TRNC_NC_MAX_FREE] = {0}, k = 0;
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < it.outer; d++) off += idx[d] * ap->free[d].stride;
+    store_run(base + off * it.es, it.inner_stride, it.inner_count, ap->dtype, in + k);
+    k += it.inner_count;
+    int d = it.outer - 1;
+    for (; d >= 0; d--) {
+      if (++idx[d] < ap->free[d].count) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/* Raw element bytes of one row into / out of a contiguous buffer. */
+static void raw_row(sim *S, const trnc_nc_ap *ap, int64_t p, uint8_t *buf, bool load) {
+  rowit it;
+  rowit_init(&it, ap);
+  uint8_t *base = ap_row(S, ap, p);
+  int64_t idx[TRNC_NC_MAX_FREE] = {0}, k = 0, es = it.es;
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < it.outer; d++) off += idx[d] * ap->free[d].stride;
+    uint8_t *e = base + off * es;
+    if (it.inner_stride == 1) {
+      if (load) memcpy(buf + k * es, e, (size_t)(it.inner_count * es));
+      else memcpy(e, buf + k * es, (size_t)(it.inner_count * es));
+    } else {
+      for (int64_t i = 0; i < it.inner_count; i++) {
+        if (load) memcpy(buf + (k + i) * es, e + i * it.inner_stride * es, (size_t)es);
+        else memcpy(e + i * it.inner_stride * es, buf + (k + i) * es, (size_t)es);
+      }
+    }
+    k += it.inner_count;
+    int d = it.outer - 1;
+    for (; d >= 0; d--) {
+      if (++idx[d] < ap->free[d].count) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+static float load_scalar(sim *S, const trnc_nc_ap *ap, int64_t p) {
+  float f;
+  load_row(S, ap, p, &f);
+  return f;
+}
+
+/* ---- ALU and activation functions --------------------------------------------- */
+
+static void alu_rows(int op, float *restrict o, const float *restrict a, const float *restrict b,
+                     int64_t n) {
+  switch (op) {
+    case TRNC_NC_ALU_BYPASS: for (int64_t i = 0; i < n; i++) o[i] = a[i]; break;
+    case TRNC_NC_ALU_ADD: for (int64_t i = 0; i < n; i++) o[i] = a[i] + b[i]; break;
+    case TRNC_NC_ALU_SUB: for (int64_t i = 0; i < n; i++) o[i] = a[i] - b[i]; break;
+    case TRNC_NC_ALU_RSUB: for (int64_t i = 0; i < n; i++) o[i] = b[i] - a[i]; break;
+    case TRNC_NC_ALU_MUL: for (int64_t i = 0; i < n; i++) o[i] = a[i] * b[i]; break;
+    case TRNC_NC_ALU_DIV: for (int64_t i = 0; i < n; i++) o[i] = a[i] / b[i]; break;
+    case TRNC_NC_ALU_MAX: for (int64_t i = 0; i < n; i++) o[i] = fmaxf(a[i], b[i]); break;
+    case TRNC_NC_ALU_MIN: for (int64_t i = 0; i < n; i++) o[i] = fminf(a[i], b[i]); break;
+    case TRNC_NC_ALU_POW: for (int64_t i = 0; i < n; i++) o[i] = powf(a[i], b[i]); break;
+    case TRNC_NC_ALU_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
+    case TRNC_NC_ALU_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
+    case TRNC_NC_ALU_LT: for (int64_t i = 0; i < n; i++) o[i] = a[i] < b[i]; break;
+    case TRNC_NC_ALU_LE: for (int64_t i = 0; i < n; i++) o[i] = a[i] <= b[i]; break;
+    case TRNC_NC_ALU_GT: for (int64_t i = 0; i < n; i++) o[i] = a[i] > b[i]; break;
+    case TRNC_NC_ALU_GE: for (int64_t i = 0; i < n; i++) o[i] = a[i] >= b[i]; break;
+    case TRNC_NC_ALU_AND: for (int64_t i = 0; i < n; i++) o[i] = (a[i] != 0) && (b[i] != 0); break;
+    case TRNC_NC_ALU_OR: for (int64_t i = 0; i < n; i++) o[i] = (a[i] != 0) || (b[i] != 0); break;
+    case TRNC_NC_ALU_XOR: for (int64_t i = 0; i < n; i++) o[i] = (a[i] != 0) != (b[i] != 0); break;
+    case TRNC_NC_ALU_ABSMAX: for (int64_t i = 0; i < n; i++) o[i] = fmaxf(fabsf(a[i]), fabsf(b[i])); break;
+    default: break;
+  }
+}
+
+/* o = a op s (scalar b) */
+static void alu_scalar(int op, float *o, const float *a, float s, int64_t n, float *scratch) {
+  for (int64_t i = 0; i < n; i++) scratch[i] = s;
+  alu_rows(op, o, a, scratch, n);
+}
+
+static float alu_one(int op, float a, float b) {
+  float o;
+  alu_rows(op, &o, &a, &b, 1);
+  return o;
+}
+
+static float act_one(int f, float x) {
+  switch (f) {
+    case TRNC_NC_ACT_IDENTITY: return x;
+    case TRNC_NC_ACT_EXP: return expf(x);
+    case TRNC_NC_ACT_LOG: return logf(x);
+    case TRNC_NC_ACT_TANH: return tanhf(x);
+    case TRNC_NC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case TRNC_NC_ACT_RELU: return x > 0.0f ? x : (x != x ? x : 0.0f);
+    case TRNC_NC_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case TRNC_NC_ACT_GELU_TANH:
+      return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case TRNC_NC_ACT_SILU: return x / (1.0f + expf(-x));
+    case TRNC_NC_ACT_RSQRT: return 1.0f / sqrtf(x);
+    case TRNC_NC_ACT_SQRT: return sqrtf(x);
+    case TRNC_NC_ACT_SQUARE: return x * x;
+    case TRNC_NC_ACT_SIN: return sinf(x);
+    case TRNC_NC_ACT_COS: return cosf(x);
+    case TRNC_NC_ACT_ERF: return erff(x);
+    case TRNC_NC_ACT_RECIPROCAL: return 1.0f / x;
+    case TRNC_NC_ACT_ABS: return fabsf(x);
+    case TRNC_NC_ACT_SIGN: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;
+    case TRNC_NC_ACT_SOFTPLUS: return x > 20.0f ? x : log1pf(expf(x));
+    default: return x;
+  }
+}
+
+static void act_rows(int f, float *o, const float *x, float scale, float bias, int64_t n) {
+  switch (f) {
+    case TRNC_NC_ACT_IDENTITY: for (int64_t i = 0; i < n; i++) o[i] = x[i] * scale + bias; break;
+    case TRNC_NC_ACT_SQUARE:
+      for (int64_t i = 0; i < n; i++) { float y = x[i] * scale + bias; o[i] = y * y; }
+      break;
+    case TRNC_NC_ACT_EXP: for (int64_t i = 0; i < n; i++) o[i] = expf(x[i] * scale + bias); break;
+    default: for (int64_t i = 0; i < n; i++) o[i] = act_one(f, x[i] * scale + bias); break;
+  }
+}
+
+/* ---- instructions -------------------------------------------------------------- */
+
+static trnc_status oom(sim *S) { return trnc_diag_error(S->diags, TRNC_ERR_NOMEM, "simulator: out of memory"); }
+
+static trnc_status run_dma(sim *S, const trnc_nc_instr *in, size_t k, size_t i) {
+  const trnc_nc_ap *d = &in->dst, *s = &in->src[0];
+  int64_t sf = trnc_nc_ap_free_elems(s), df = trnc_nc_ap_free_elems(d);
+  bool raw = d->dtype == s->dtype;
+  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)s->dtype);
+  if (in->mode == TRNC_NC_DMA_GATHER || in->mode == TRNC_NC_DMA_SCATTER) {
+    bool gather = in->mode == TRNC_NC_DMA_GATHER;
+    const trnc_nc_ap *table = gather ? s : d, *tile = gather ? d : s;
+    float *row = tmp(S, 0, sf);
+    uint8_t *rawrow = (uint8_t *)tmp(S, 1, sf * es / 4 + 1);
+    if (!row || !rawrow) return oom(S);
+    for (int64_t p = 0; p < tile->partitions; p++) {
+      int32_t idx;
+      memcpy(&idx, ap_row(S, &in->src[1], p), 4);
+      if (idx < 0 || idx >= table->partitions) {
+        char where[160];
+        return trnc_diag_error(S->diags, TRNC_ERR_LIMIT,
+                               "%s: index %d in partition %lld outside the %d rows of the table",
+                               nc_where(S->p, k, i, where, sizeof where), idx, (long long)p,
+                               table->partitions);
+      }
+      int64_t sp = gather ? idx : p, dp = gather ? p : idx;
+      if (raw) {
+        raw_row(S, s, sp, rawrow, true);
+        raw_row(S, d, dp, rawrow, false);
+      } else {
+        load_row(S, s, sp, row);
+        store_row(S, d, dp, row);
+      }
+    }
+    return TRNC_OK;
+  }
+  int64_t total = nc_ap_elems(s);
+  if (in->mode == TRNC_NC_DMA_TRANSPOSE) {
+    float *all = tmp(S, 0, total), *row = tmp(S, 1, df);
+    if (!all || !row) return oom(S);
+    for (int64_t p = 0; p < s->partitions; p++) load_row(S, s, p, all + p * sf);
+    for (int64_t f = 0; f < d->partitions; f++) {
+      for (int64_t p = 0; p < s->partitions; p++) row[p] = all[p * sf + f];
+      store_row(S, d, f, row);
+    }
+    return TRNC_OK;
+  }
+  if (s->partitions == d->partitions && sf == df) { /* row by row */
+    if (raw) {
+      uint8_t *buf = (uint8_t *)tmp(S, 0, sf * es / 4 + 1);
+      if (!buf) return oom(S);
+      for (int64_t p = 0; p < s->partitions; p++) {
+        raw_row(S, s, p, buf, true);
+        raw_row(S, d, p, buf, false);
+      }
+    } else {
+      float *row = tmp(S, 0, sf);
+      if (!row) return oom(S);
+      for (int64_t p = 0; p < s->partitions; p++) {
+        load_row(S, s, p, row);
+        store_row(S, d, p, row);
+      }
+    }
+    return TRNC_OK;
+  }
+  /* different shapes: flatten through one buffer */
+  float *all = tmp(S, 0, total);
+  if (!all) return oom(S);
+  for (int64_t p = 0; p < s->partitions; p++) load_row(S, s, p, all + p * sf);
+  for (int64_t p = 0; p < d->partitions; p++) store_row(S, d, p, all + p * df);
+  (void)raw;
+  return TRNC_OK;
+}
+
+static trnc_status run_matmul(sim *S, const trnc_nc_instr *in) {
+  const trnc_nc_ap *st = &in->src[0], *mv = &in->src[1];
+  int64_t K = st->partitions, M = trnc_nc_ap_free_elems(st), N = trnc_nc_ap_free_elems(mv);
+  float *A = tmp(S, 0, K * M), *B = tmp(S, 1, K * N), *acc = tmp(S, 2, 4 * N);
+  if (!A || !B || !acc) return oom(S);
+  for (int64_t k = 0; k < K; k++) {
+    load_row(S, st, k, A + k * M);
+    load_row(S, mv, k, B + k * N);
+  }
+  /* four output rows at a time: each moving row is read once per block */
+  for (int64_t m0 = 0; m0 < M; m0 += 4) {
+    int64_t mb = M - m0 < 4 ? M - m0 : 4;
+    for (int64_t j = 0; j < mb; j++) {
+      if (in->mode) load_row(S, &in->dst, m0 + j, acc + j * N);
+      else memset(acc + j * N, 0, (size_t)N * sizeof *acc);
+    }
+    float *restrict o0 = acc, *restrict o1 = acc + N, *restrict o2 = acc + 2 * N, *restrict o3 = acc + 3 * N;
+    for (int64_t k = 0; k < K; k++) {
+      const float *restrict b = B + k * N;
+      const float *a = A + k * M + m0;
+      if (mb == 4) {
+        float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        for (int64_t n = 0; n < N; n++) {
+          float bn = b[n];
+          o0[n] += a0 * bn;
+          o1[n] += a1 * bn;
+          o2[n] += a2 * bn;
+          o3[n] += a3 * bn;
+        }
+      } else {
+        for (int64_t j = 0; j < mb; j++) {
+          float aj = a[j];
+          float *restrict o = acc + j * N;
+          for (int64_t n = 0; n < N; n++) o[n] += aj * b[n];
+        }
+      }
+    }
+    for (int64_t j = 0; j < mb; j++) store_row(S, &in->dst, m0 + j, acc + j * N);
+  }
+  return TRNC_OK;
+}
+
+static trnc_status run_transpose(sim *S, const trnc_nc_instr *in) {
+  const trnc_nc_ap *s = &in->src[0];
+  int64_t P = s->partitions, F = trnc_nc_ap_free_elems(s);
+  float *all = tmp(S, 0, P * F), *row = tmp(S, 1, P);
+  if (!all || !row) return oom(S);
+  for (int64_t p = 0; p < P; p++) load_row(S, s, p, all + p * F);
+  for (int64_t f = 0; f < F; f++) {
+    for (int64_t p = 0; p < P; p++) row[p] = all[p * F + f];
+    store_row(S, &in->dst, f, row);
+  }
+  return TRNC_OK;
+}
+
+static int64_t affine(const trnc_nc_instr *in, const trnc_nc_ap *ap, int64_t p, int64_t k) {
+  /* decompose free index k (free order) into per-dim indices */
+  int64_t v = (int64_t)in->aff[0] + (int64_t)in->aff[1] * p;
+  for (int d = ap->nfree - 1; d >= 0; d--) {
+    int64_t c = ap->free[d].count;
+    v += (int64_t)in->aff[2 + d] * (k % c);
+    k /= c;
+  }
+  return v;
+}
+
+static trnc_status run_compute(sim *S, const trnc_nc_instr *in) {
+  const trnc_nc_ap *d = &in->dst;
+  int64_t n = trnc_nc_ap_free_elems(d), nsrc = in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_ap_free_elems(&in->src[0]) : n;
+  float *o = tmp(S, 0, n), *a = tmp(S, 1, nsrc), *b = tmp(S, 2, nsrc), *c = tmp(S, 3, nsrc);
+  if (!o || !a || !b || !c) return oom(S);
+  for (int64_t p = 0; p < d->partitions; p++) {
+    switch (in->op) {
+      case TRNC_NC_OP_ACTIVATION: {
+        load_row(S, &in->src[0], p, a);
+        float bias = in->src[1].mem ? load_scalar(S, &in->src[1], p) : in->imm[1];
+        act_rows(in->act, o, a, in->imm[0], bias, n);
+        if (in->dst2.mem) {
+          float sum = 0.0f;
+          for (int64_t i = 0; i < n; i++) sum += o[i];
+          store_row(S, &in->dst2, p, &sum);
+        }
+        break;
+      }
+      case TRNC_NC_OP_TENSOR_TENSOR:
+        load_row(S, &in->src[0], p, a);
+        load_row(S, &in->src[1], p, b);
+        alu_rows(in->alu0, o, a, b, n);
+        break;
+      case TRNC_NC_OP_TENSOR_SCALAR: {
+        load_row(S, &in->src[0], p, a);
+        float s0 = in->src[1].mem ? load_scalar(S, &in->src[1], p) : in->imm[0];
+        float s1 = in->src[2].mem ? load_scalar(S, &in->src[2], p) : in->imm[1];
+        alu_scalar(in->alu0, o, a, s0, n, b);
+        if (in->alu1 != TRNC_NC_ALU_BYPASS) {
+          memcpy(c, o, (size_t)n * sizeof *o);
+          alu_scalar(in->alu1, o, c, s1, n, b);
+        }
+        break;
+      }
+      case TRNC_NC_OP_TENSOR_REDUCE: {
+        load_row(S, &in->src[0], p, a);
+        int64_t inner = nsrc / (n ? n : 1);
+        for (int64_t j = 0; j < n; j++) {
+          const float *x = a + j * inner;
+          float r = in->alu0 == TRNC_NC_ALU_ABSMAX ? fabsf(x[0]) : x[0];
+          if (in->alu0 == TRNC_NC_ALU_ADD) {
+            for (int64_t i = 1; i < inner; i++) r += x[i];
+          } else {
+            for (int64_t i = 1; i < inner; i++) r = alu_one(in->alu0, r, x[i]);
+          }
+          o[j] = r;
+        }
+        break;
+      }
+      case TRNC_NC_OP_TENSOR_COPY:
+        if (d->dtype == in->src[0].dtype) {
+          raw_row(S, &in->src[0], p, (uint8_t *)a, true);
+          raw_row(S, d, p, (uint8_t *)a, false);
+          continue;
+        }
+        load_row(S, &in->src[0], p, o);
+        break;
+      case TRNC_NC_OP_MEMSET:
+        for (int64_t i = 0; i < n; i++) o[i] = in->imm[0];
+        break;
+      case TRNC_NC_OP_IOTA:
+        for (int64_t i = 0; i < n; i++) o[i] = (float)affine(in, d, p, i);
+        break;
+      case TRNC_NC_OP_SELECT:
+        load_row(S, &in->src[0], p, a);
+        load_row(S, &in->src[1], p, b);
+        load_row(S, &in->src[2], p, c);
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0.0f ? b[i] : c[i];
+        break;
+      case TRNC_NC_OP_AFFINE_SELECT:
+        load_row(S, &in->src[0], p, a);
+        for (int64_t i = 0; i < n; i++)
+          o[i] = alu_one(in->alu0, (float)affine(in, &in->src[0], p, i), 0.0f) != 0.0f ? a[i] : in->imm[0];
+        break;
+      default:
+        break;
+    }
+    store_row(S, d, p, o);
+  }
+  return TRNC_OK;
+}
+
+static trnc_status run_kernel(sim *S, size_t k) {
+  nc_schedule sc;
+  trnc_status st = nc_schedule_build(S->p, k, &sc, S->diags);
+  if (st) return st;
+  const nc_kernel *kn = &S->p->kernels[k];
+  const trnc_nc_target *t = S->t;
+  /* NaN-fill only the bytes of each partition this kernel can touch */
+  int64_t hw[2] = {0, 0};
+  for (size_t i = 0; i < kn->n; i++)
+    for (int sl = 0; sl < 5; sl++) {
+      const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
+      int64_t lo, hi;
+      if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
+        int m = ap->mem == TRNC_NC_MEM_PSUM;
+        if (hi > hw[m]) hw[m] = hi;
+      }
+    }
+  for (int p = 0; p < t->partitions; p++) {
+    memset(S->sbuf + p * t->sbuf_bytes_per_partition, 0xff, (size_t)hw[0]);
+    memset(S->psum + p * t->psum_bytes_per_partition, 0xff, (size_t)hw[1]);
+  }
+  for (size_t oi = 0; oi < sc.n && !st; oi++) {
+    size_t i = sc.order[oi];
+    const trnc_nc_instr *in = &kn->instrs[i];
+    switch (in->op) {
+      case TRNC_NC_OP_NOP: break;
+      case TRNC_NC_OP_DMA_COPY: st = run_dma(S, in, k, i); break;
+      case TRNC_NC_OP_MATMUL: st = run_matmul(S, in); break;
+      case TRNC_NC_OP_TRANSPOSE: st = run_transpose(S, in); break;
+      default: st = run_compute(S, in); break;
+    }
+  }
+  nc_schedule_free(&sc);
+  return st;
+}
+
+static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                        trnc_diags *diags, bool verify) {
+  if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
+  if (verify) {
+    trnc_status vs = trnc_nc_program_verify(p, diags);
+    if (vs) return vs;
+  }
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.p = p;
+  S.t = p->target;
+  S.diags = diags;
+  trnc_status st = TRNC_OK;
+  size_t ni = 0, no = 0;
+  S.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *S.hbm);
+  S.sbuf = malloc((size_t)(S.t->partitions * S.t->sbuf_bytes_per_partition));
+  S.psum = malloc((size_t)(S.t->partitions * S.t->psum_bytes_per_partition));
+  S.scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
+  if (!S.hbm || !S.sbuf || !S.psum || !S.scratch) {
+    st = oom(&S);
+    goto out;
+  }
+  memset(S.scratch, 0xff, (size_t)p->scratch);
+  for (size_t b = 0; b < p->nbufs; b++) {
+    const trnc_nc_buffer *bf = &p->bufs[b];
+    if (bf->kind == TRNC_NC_BUF_INTERNAL) {
+      S.hbm[b] = S.scratch + bf->offset;
+      continue;
+    }
+    void *ptr = bf->kind == TRNC_NC_BUF_INPUT ? (inputs ? (void *)(uintptr_t)inputs[ni] : NULL)
+                                              : (outputs ? outputs[no] : NULL);
+    if (!ptr) {
+      st = trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "simulator: no host memory for %s buffer '%s'",
+                           bf->kind == TRNC_NC_BUF_INPUT ? "input" : "output", bf->name);
+      goto out;
+    }
+    if (bf->kind == TRNC_NC_BUF_INPUT) ni++;
+    else no++;
+    S.hbm[b] = ptr;
+  }
+  for (size_t k = 0; k < p->nkernels && !st; k++) st = run_kernel(&S, k);
+out:
+  for (int i = 0; i < 4; i++) free(S.tmp[i]);
+  free(S.hbm);
+  free(S.sbuf);
+  free(S.psum);
+  free(S.scratch);
+  return st;
+}
+
+trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                             trnc_diags *diags) {
+  return nc_simulate(p, inputs, outputs, diags, true);
+}
+
+trnc_status trnc_nc_simulate_verified(const trnc_nc_program *p, const void *const *inputs,
+                                      void *const *outputs, trnc_diags *diags) {
+  return nc_simulate(p, inputs, outputs, diags, false);
+}

@@ -1,0 +1,248 @@
+/*
+ * test_nc_verify.c — the verifier of NeuronCore hardware limits: for each
+ * rule, a program that violates exactly that rule is rejected with a
+ * message naming the instruction and the limit.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "test_nc_util.h"
+
+#define F32 TRNC_F32
+#define BF16 TRNC_BF16
+
+/* A valid program:
+ *  #0 dma0   stationary a[128,128] f32 -> SBUF@0 bf16
+ *  #1 dma1   moving b[128,512] f32 -> SBUF@256 bf16
+ *  #2 tensor matmul PSUM@0 [128,512] f32
+ *  #3 vector tensor_copy PSUM -> SBUF@2048 f32
+ *  #4 scalar activation (exp) -> SBUF@4096
+ *  #5 gpsimd tensor_tensor add -> SBUF@6144
+ *  #6 dma2   SBUF@6144 -> out */
+static trnc_nc_program *base(void) {
+  nct t;
+  nct_init(&t, NULL);
+  int a = trnc_nc_program_add_buffer(t.p, "a", TRNC_NC_BUF_INPUT, F32, 128 * 128 * 4, 0);
+  int b = trnc_nc_program_add_buffer(t.p, "b", TRNC_NC_BUF_INPUT, F32, 128 * 512 * 4, 0);
+  int o = trnc_nc_program_add_buffer(t.p, "out", TRNC_NC_BUF_OUTPUT, F32, 128 * 512 * 4, 0);
+  nct_add(&t, I_dma(0, SB(0, 128, 0, BF16, 1, S64(1), S64(128)), HB(a, 0, F32, 128, 128, 1, S64(1), S64(128))));
+  nct_add(&t, I_dma(1, SB(0, 128, 256, BF16, 1, S64(1), S64(512)), HB(b, 0, F32, 512, 128, 1, S64(1), S64(512))));
+  trnc_nc_instr mm = I(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+  mm.dst = PS(0, 128, 0, F32, 1, S64(1), S64(512));
+  mm.src[0] = SB(0, 128, 0, BF16, 1, S64(1), S64(128));
+  mm.src[1] = SB(0, 128, 256, BF16, 1, S64(1), S64(512));
+  nct_add(&t, mm);
+  trnc_nc_instr cp = I(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  cp.dst = SB(0, 128, 2048, F32, 1, S64(1), S64(512));
+  cp.src[0] = PS(0, 128, 0, F32, 1, S64(1), S64(512));
+  nct_add(&t, cp);
+  trnc_nc_instr ac = I(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ac.act = TRNC_NC_ACT_EXP;
+  ac.imm[0] = 1.0f;
+  ac.dst = SB(0, 128, 4096, F32, 1, S64(1), S64(512));
+  ac.src[0] = SB(0, 128, 2048, F32, 1, S64(1), S64(512));
+  nct_add(&t, ac);
+  trnc_nc_instr tt = I(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
+  tt.alu0 = TRNC_NC_ALU_ADD;
+  tt.dst = SB(0, 128, 6144, F32, 1, S64(1), S64(512));
+  tt.src[0] = SB(0, 128, 2048, F32, 1, S64(1), S64(512));
+  tt.src[1] = SB(0, 128, 4096, F32, 1, S64(1), S64(512));
+  nct_add(&t, tt);
+  nct_add(&t, I_dma(2, HB(o, 0, F32, 512, 128, 1, S64(1), S64(512)), SB(0, 128, 6144, F32, 1, S64(1), S64(512))));
+  return t.p;
+}
+
+static trnc_nc_instr *ins(trnc_nc_program *p, size_t i) { return trnc_nc_kernel_instr_mut(p, 0, i); }
+
+static void test_base_ok(void **state) {
+  trnc_nc_program *p = base();
+  nc_expect_ok(p);
+  nc_check_roundtrip(p);
+  trnc_nc_program_destroy(p);
+}
+
+#define REJECT(mutation, ...)              \
+  do {                                     \
+    trnc_nc_program *p = base();           \
+    mutation;                              \
+    nc_expect_reject(p, __VA_ARGS__, NULL); \
+    trnc_nc_program_destroy(p);            \
+  } while (0)
+
+static void test_engine_rules(void **state) {
+  REJECT(ins(p, 2)->engine = TRNC_NC_VECTOR, "main#2 vector.matmul", "may not run on vector", "allowed: tensor");
+  REJECT(ins(p, 0)->engine = TRNC_NC_SCALAR, "main#0 scalar.dma_copy", "allowed: dma0..dma15");
+  REJECT(ins(p, 4)->engine = TRNC_NC_VECTOR, "main#4 vector.activation", "allowed: scalar");
+  /* GpSimd never touches PSUM */
+  REJECT(ins(p, 3)->engine = TRNC_NC_GPSIMD, "main#3 gpsimd.tensor_copy", "src0: GpSimd cannot access PSUM");
+  /* DMA never touches PSUM */
+  REJECT(ins(p, 6)->src[0] = PS(0, 128, 0, F32, 1, S64(1), S64(512)), "main#6 dma2.dma_copy",
+         "DMA cannot access PSUM");
+  /* only TensorE writes PSUM by matmul; TensorE reads SBUF, writes PSUM */
+  REJECT(ins(p, 2)->dst = SB(0, 128, 8192, F32, 1, S64(1), S64(512)), "main#2 tensor.matmul",
+         "TensorE writes PSUM only");
+  REJECT(ins(p, 2)->src[1] = PS(0, 128, 4096, BF16, 1, S64(1), S64(512)), "main#2 tensor.matmul",
+         "TensorE reads its inputs from SBUF only");
+  /* compute engines do not access HBM */
+  REJECT(ins(p, 5)->src[1] = HB(0, 0, F32, 128, 128, 1, S64(1), S64(512)), "main#5 gpsimd.tensor_tensor",
+         "only DMA accesses HBM");
+  /* not both tensor_tensor inputs in PSUM (VectorE may read PSUM) */
+  REJECT((ins(p, 5)->engine = TRNC_NC_VECTOR, ins(p, 5)->src[0] = PS(0, 128, 0, F32, 1, S64(1), S64(512)),
+          ins(p, 5)->src[1] = PS(0, 128, 0, F32, 1, S64(1), S64(512))),
+         "main#5 vector.tensor_tensor", "may not both be in PSUM");
+}
+
+static void test_partition_rules(void **state) {
+  REJECT(ins(p, 3)->dst.partitions = 129, "main#3 vector.tensor_copy", "partition count 129 exceeds 128");
+  REJECT((ins(p, 3)->dst.start_partition = 100, ins(p, 3)->dst.partitions = 28, ins(p, 3)->src[0].partitions = 28),
+         "main#3 vector.tensor_copy", "dst: start partition 100 not allowed for 28 partitions");
+  REJECT((ins(p, 3)->dst.start_partition = 96, ins(p, 3)->dst.partitions = 33, ins(p, 3)->src[0].partitions = 33),
+         "main#3 vector.tensor_copy", "dst: partitions [96, 129) outside 0..128");
+  REJECT((ins(p, 3)->dst.start_partition = 32, ins(p, 3)->dst.partitions = 40, ins(p, 3)->src[0].partitions = 40),
+         "main#3", "start partition 32 not allowed for 40 partitions");
+  REJECT((ins(p, 3)->dst.start_partition = 64, ins(p, 3)->dst.partitions = 64, ins(p, 3)->src[0].partitions = 64,
+          ins(p, 3)->src[0].start_partition = 32),
+         "main#3", "src0: start partition 32 not allowed for 64 partitions");
+  REJECT(ins(p, 5)->src[1].partitions = 127, "main#5 gpsimd.tensor_tensor", "src1 is [127, 512]",
+         "must match");
+}
+
+static void test_capacity_rules(void **state) {
+  REJECT(ins(p, 4)->dst.offset = 224 * 1024 - 1024, "main#4 scalar.activation",
+         "outside SBUF capacity of 229376 bytes per partition (trn2)");
+  REJECT((ins(p, 4)->dst.offset = 1024, ins(p, 4)->dst.free[0].stride = -1), "main#4",
+         "dst: bytes [-1020, 1028) outside SBUF"); /* 1024 - 511*4 */
+  REJECT(ins(p, 3)->dst.offset = 2050, "main#3", "byte offset 2050 not aligned to the f32 element size 4");
+  /* PSUM: 2 KiB banks, 16 KiB per partition */
+  REJECT((ins(p, 2)->dst.offset = 1024, ins(p, 3)->src[0].offset = 1024), "main#2 tensor.matmul",
+         "cross a bank boundary (banks are 2048 bytes per partition)");
+  REJECT((ins(p, 2)->dst.offset = 16384, ins(p, 3)->src[0].offset = 16384), "main#2 tensor.matmul",
+         "outside PSUM capacity of 16384 bytes per partition");
+  /* HBM buffer bounds */
+  REJECT(ins(p, 1)->src[0].offset = 4, "main#1 dma1.dma_copy", "out of bounds of HBM buffer 'b'");
+  REJECT(ins(p, 6)->dst.buffer = 7, "main#6", "HBM buffer index 7 out of range");
+  REJECT(ins(p, 6)->dst.buffer = 1, "main#6", "writes input buffer 'b'");
+}
+
+static void test_matmul_rules(void **state) {
+  REJECT((ins(p, 2)->src[0].partitions = 129), "main#2 tensor.matmul", "partition count 129 exceeds 128");
+  REJECT((ins(p, 2)->src[1].free[0].count = 513, ins(p, 1)->dst.free[0].count = 513), "main#2 tensor.matmul",
+         "moving free size N=513 exceeds 512 (trn2)");
+  REJECT((ins(p, 2)->src[0].free[0].count = 130), "main#2 tensor.matmul", "stationary free size M=130 exceeds 128");
+  REJECT((ins(p, 2)->src[1].partitions = 64), "main#2 tensor.matmul", "must be the same (K)");
+  REJECT((ins(p, 2)->src[1].dtype = F32, ins(p, 1)->dst.dtype = F32), "main#2 tensor.matmul",
+         "dtype pairing bf16 x f32 not supported");
+  REJECT((ins(p, 2)->dst.dtype = BF16, ins(p, 3)->src[0].dtype = BF16), "main#2 tensor.matmul",
+         "dst dtype must be f32");
+  REJECT(ins(p, 2)->dst.partitions = 64, "main#2 tensor.matmul", "expected [M=128, N=512]");
+  REJECT(ins(p, 2)->mode = 2, "main#2", "acc must be 0 or 1");
+}
+
+static void test_operand_rules(void **state) {
+  REJECT(memset(&ins(p, 2)->src[1], 0, sizeof(trnc_nc_ap)), "main#2 tensor.matmul", "missing operand src1");
+  REJECT(ins(p, 3)->src[1] = SB(0, 128, 0, F32, 1, S64(1), S64(512)), "main#3", "tensor_copy takes no operand src1");
+  REJECT(ins(p, 3)->dst.dtype = TRNC_I64, "main#3", "dtype 7 is not a NeuronCore type");
+  REJECT(ins(p, 6)->src[0].free[0].count = 500, "main#6 dma2.dma_copy", "dst has 65536 elements but src0 has 64000");
+  REJECT((ins(p, 3)->op = TRNC_NC_OP_TENSOR_REDUCE, ins(p, 3)->mode = 3), "main#3 vector.tensor_reduce",
+         "axes=3: must reduce 1..1");
+  REJECT((ins(p, 0)->mode = TRNC_NC_DMA_GATHER), "main#0 dma0.dma_copy", "index tile) must be SBUF i32 [128, 1]");
+  REJECT(ins(p, 4)->act = 200, "main#4", "activation function 200 out of range");
+}
+
+/* Two queues touching the same SBUF bytes; `sync` adds the semaphore. */
+static trnc_nc_program *race_prog(bool sync, bool war) {
+  trnc_nc_program *p = trnc_nc_program_create(NULL);
+  trnc_nc_program_add_kernel(p, "k", 2);
+  int x = trnc_nc_program_add_buffer(p, "x", TRNC_NC_BUF_INPUT, F32, 4 * 8 * 4, 0);
+  trnc_nc_instr ld = I_dma(0, SB(0, 4, 0, F32, 1, S64(1), S64(8)), HB(x, 0, F32, 8, 4, 1, S64(1), S64(8)));
+  ld.signal[0] = 0;
+  ld.nsignal = 1;
+  trnc_nc_instr ex = I(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ex.dst = SB(0, 4, 64, F32, 1, S64(1), S64(8));
+  ex.src[0] = SB(0, 4, 0, F32, 1, S64(1), S64(8));
+  ex.signal[0] = 1;
+  ex.nsignal = 1;
+  if (sync) {
+    ex.wait[0].sem = 0;
+    ex.wait[0].value = 1;
+    ex.nwait = 1;
+  }
+  trnc_nc_kernel_append(p, 0, &ld);
+  trnc_nc_kernel_append(p, 0, &ex);
+  if (war) { /* dma3 overwrites the activation input without waiting for it */
+    trnc_nc_instr ow = I_dma(3, SB(0, 4, 0, F32, 1, S64(1), S64(8)), HB(x, 0, F32, 8, 4, 1, S64(1), S64(8)));
+    ow.wait[0].sem = 0;
+    ow.wait[0].value = 1;
+    ow.nwait = 1;
+    trnc_nc_kernel_append(p, 0, &ow);
+  }
+  return p;
+}
+
+static void test_dependency_rules(void **state) {
+  trnc_nc_program *p = race_prog(true, false);
+  nc_expect_ok(p);
+  nc_check_roundtrip(p);
+  trnc_nc_program_destroy(p);
+  p = race_prog(false, false);
+  nc_expect_reject(p, "k#1 scalar.activation", "missing dependency", "k#0 dma0.dma_copy", "read after write", NULL);
+  trnc_nc_program_destroy(p);
+  p = race_prog(true, true);
+  nc_expect_reject(p, "k#2 dma3.dma_copy", "missing dependency", "k#1 scalar.activation", "write after read", NULL);
+  trnc_nc_program_destroy(p);
+}
+
+/* Stores of disjoint HBM rows from two queues need no semaphore (exact row
+ * test, not bounding boxes); overlapping rows do. */
+static void test_hbm_rows(void **state) {
+  for (int clash = 0; clash < 2; clash++) {
+    trnc_nc_program *p = trnc_nc_program_create(NULL);
+    trnc_nc_program_add_kernel(p, "k", 2);
+    int o = trnc_nc_program_add_buffer(p, "o", TRNC_NC_BUF_OUTPUT, F32, 8 * 16 * 4, 0);
+    trnc_nc_instr ms = I(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
+    ms.dst = SB(0, 8, 0, F32, 1, S64(1), S64(8));
+    ms.signal[0] = 0;
+    ms.nsignal = 1;
+    trnc_nc_kernel_append(p, 0, &ms);
+    for (int h = 0; h < 2; h++) { /* left and right halves of each 16-wide row */
+      trnc_nc_instr st = I_dma(h, HB(o, (clash ? 4 : 8) * 4 * h, F32, 16, 8, 1, S64(1), S64(8)),
+                               SB(0, 8, 0, F32, 1, S64(1), S64(8)));
+      st.wait[0].sem = 0;
+      st.wait[0].value = 1;
+      st.nwait = 1;
+      trnc_nc_kernel_append(p, 0, &st);
+    }
+    if (clash)
+      nc_expect_reject(p, "k#2 dma1.dma_copy", "missing dependency", "k#1 dma0.dma_copy", "write after write", NULL);
+    else
+      nc_expect_ok(p);
+    trnc_nc_program_destroy(p);
+  }
+}
+
+static void test_uninitialised_read(void **state) {
+  REJECT(ins(p, 4)->src[0].offset = 10240, "main#4 scalar.activation", "src0 reads SBUF partition 0",
+         "never written");
+  /* accumulate into a PSUM bank nothing wrote */
+  REJECT(ins(p, 2)->mode = 1, "main#2 tensor.matmul", "dst (accumulate) reads PSUM partition 0", "never written");
+}
+
+static void test_semaphore_rules(void **state) {
+  REJECT(ins(p, 3)->wait[0].value = 2, "main#3", "waits for s2>=2 but s2 is signalled only 1 times (deadlock)");
+  REJECT(ins(p, 3)->wait[0].sem = 300, "main#3", "waits on semaphore s300, kernel has 256");
+  REJECT(ins(p, 4)->signal[0] = 3, "main#4", "semaphore s3 is signalled by vector and scalar");
+  /* a wait on a later instruction of the same queue */
+  REJECT((ins(p, 0)->wait[0].sem = 1, ins(p, 0)->wait[0].value = 1, ins(p, 0)->nwait = 1, ins(p, 1)->engine = TRNC_NC_DMA0),
+         "main#0 dma0.dma_copy", "signalled later by its own queue (deadlock)");
+  /* a cycle across two queues */
+  REJECT((ins(p, 1)->nwait = 1, ins(p, 1)->wait[0].sem = 2, ins(p, 1)->wait[0].value = 1), "deadlock");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_base_ok),          cmocka_unit_test(test_engine_rules),
+      cmocka_unit_test(test_partition_rules),  cmocka_unit_test(test_capacity_rules),
+      cmocka_unit_test(test_matmul_rules),     cmocka_unit_test(test_operand_rules),
+      cmocka_unit_test(test_dependency_rules), cmocka_unit_test(test_uninitialised_read),
+      cmocka_unit_test(test_semaphore_rules), cmocka_unit_test(test_hbm_rows),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
