@@ -1,6 +1,7 @@
 # trnc — top-level driver. `make demo` and `make test` install whatever is
 # missing (Debian packages, .venv with torch 2.13.0, the trnc package) first.
 SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python

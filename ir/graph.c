@@ -1,6 +1,7 @@
 /*
  * graph.c — graph allocation and small helpers over types and nodes.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,53 +53,67 @@ trnc_diag_loc trnc_node_loc(const trnc_node *n) {
   return l;
 }
 
-static size_t put_arg(const trnc_graph *g, const trnc_arg *a, char *buf, size_t len, size_t cap) {
+/* Bounded appender: writes stay inside buf[0..cap), always NUL-terminated. */
+typedef struct bounded {
+  char *buf;
+  size_t len, cap;
+} bounded;
+
+static void bput(bounded *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bput(bounded *o, const char *fmt, ...) {
+  if (o->len + 1 >= o->cap) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+  va_end(ap);
+  if (w < 0) return;
+  o->len += (size_t)w < o->cap - o->len ? (size_t)w : o->cap - o->len - 1;
+}
+
+static void put_arg(const trnc_graph *g, const trnc_arg *a, bounded *o, int depth) {
   char tmp[160];
-  int w = 0;
   switch (a->kind) {
     case TRNC_ARG_VALUE:
-      if (a->u.ref < g->nvalues) w = snprintf(buf + len, cap - len, "%s",
-                                              trnc_type_str(trnc_ref_type(g, a->u.ref), tmp, sizeof tmp));
+      if (a->u.ref < g->nvalues) bput(o, "%s", trnc_type_str(trnc_ref_type(g, a->u.ref), tmp, sizeof tmp));
+      else bput(o, "?");
       break;
-    case TRNC_ARG_INT: w = snprintf(buf + len, cap - len, "%lld", (long long)a->u.i); break;
-    case TRNC_ARG_FLOAT: w = snprintf(buf + len, cap - len, "%g", a->u.f); break;
-    case TRNC_ARG_BOOL: w = snprintf(buf + len, cap - len, "%s", a->u.b ? "True" : "False"); break;
-    case TRNC_ARG_STR: w = snprintf(buf + len, cap - len, "'%s'", a->u.s); break;
-    case TRNC_ARG_DTYPE: w = snprintf(buf + len, cap - len, "%s", trnc_dtype_name(a->u.dtype)); break;
-    case TRNC_ARG_NONE: w = snprintf(buf + len, cap - len, "None"); break;
+    case TRNC_ARG_INT: bput(o, "%lld", (long long)a->u.i); break;
+    case TRNC_ARG_FLOAT: bput(o, "%g", a->u.f); break;
+    case TRNC_ARG_BOOL: bput(o, "%s", a->u.b ? "True" : "False"); break;
+    case TRNC_ARG_STR: bput(o, "'%s'", a->u.s ? a->u.s : ""); break;
+    case TRNC_ARG_DEVICE: bput(o, "device('%s')", a->u.s ? a->u.s : ""); break;
+    case TRNC_ARG_OTHER: bput(o, "<%s>", a->u.s ? a->u.s : ""); break;
+    case TRNC_ARG_DTYPE: bput(o, "%s", trnc_dtype_name(a->u.dtype)); break;
+    case TRNC_ARG_LAYOUT: bput(o, "layout(%lld)", (long long)a->u.i); break;
+    case TRNC_ARG_MEMFMT: bput(o, "memory_format(%lld)", (long long)a->u.i); break;
+    case TRNC_ARG_NONE: bput(o, "None"); break;
     case TRNC_ARG_LIST:
-      w = snprintf(buf + len, cap - len, "[");
-      if (w > 0 && (size_t)w < cap - len) len += (size_t)w;
-      for (uint32_t i = 0; i < a->u.list.n && len < cap - 1; i++) {
-        if (i && len < cap - 2) buf[len++] = ',', buf[len] = '\0';
-        len = put_arg(g, &a->u.list.items[i], buf, len, cap);
+      bput(o, "[");
+      if (depth > 8) bput(o, "...");
+      for (uint32_t i = 0; depth <= 8 && i < a->u.list.n && o->len + 1 < o->cap; i++) {
+        if (i) bput(o, ",");
+        put_arg(g, &a->u.list.items[i], o, depth + 1);
       }
-      w = snprintf(buf + len, cap - len, "]");
+      bput(o, "]");
       break;
-    default: w = snprintf(buf + len, cap - len, "%s", a->u.s ? a->u.s : "?"); break;
   }
-  if (w > 0) len += (size_t)w < cap - len ? (size_t)w : cap - len - 1;
-  return len;
 }
 
 char *trnc_node_operands_str(const trnc_graph *g, const trnc_node *n, char *buf, size_t cap) {
-  size_t len = 0;
-  buf[0] = '(';
-  buf[1] = '\0';
-  len = 1;
+  bounded o = {buf, 0, cap};
+  if (cap) buf[0] = '\0';
+  bput(&o, "(");
   bool first = true;
-  for (uint32_t i = 0; i < n->nargs && len < cap - 8; i++) {
+  for (uint32_t i = 0; i < n->nargs; i++) {
     const trnc_arg *a = &n->args[i];
-    /* Tensors and tensor lists always; scalars only if not None. */
-    if (a->kind == TRNC_ARG_NONE) continue;
-    if (!first) len += (size_t)snprintf(buf + len, cap - len, ", ");
+    if (a->kind == TRNC_ARG_NONE) continue;   /* omitted optional arguments */
+    if (!first) bput(&o, ", ");
     first = false;
-    if (a->kind != TRNC_ARG_VALUE && a->name && a->name[0] && len < cap - 8)
-      len += (size_t)snprintf(buf + len, cap - len, "%s=", a->name);
-    if (len >= cap - 1) break;
-    len = put_arg(g, a, buf, len, cap);
+    if (a->kind != TRNC_ARG_VALUE && a->kind != TRNC_ARG_LIST && a->name && a->name[0])
+      bput(&o, "%s=", a->name);
+    put_arg(g, a, &o, 0);
   }
-  if (len < cap - 1) snprintf(buf + len, cap - len, ")");
+  bput(&o, ")");
   return buf;
 }
 

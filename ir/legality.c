@@ -8,7 +8,10 @@
  * limit, a strided (dense, non-nested) layout, and the op's attribute check
  * passes. int64 values must also provably fit in int32 (NeuronCore engines
  * compute in 32 bits): an interval analysis bounds every int64 value, taking
- * int64 graph inputs as int32-ranged (the runtime checks them).
+ * int64 graph inputs to lie in [-2^30, 2^30] (TRNC_I64_INPUT_BOUND; the
+ * runtime checks every int64 input against it before running, so a counter
+ * such as BatchNorm's num_batches_tracked can be incremented, while products
+ * or sums of arbitrary int64 inputs are reported here).
  */
 #include <float.h>
 #include <math.h>
@@ -24,6 +27,7 @@ typedef struct interval {
 } interval;
 
 static const double I32_MIN = -2147483648.0, I32_MAX = 2147483647.0;
+static const double I64_INPUT_BOUND = (double)TRNC_I64_INPUT_BOUND;
 
 static interval iv(double lo, double hi) { return (interval){lo, hi, false}; }
 static interval iv_unknown(void) { return iv(-INFINITY, INFINITY); }
@@ -269,7 +273,7 @@ trnc_status trnc_graph_check_lowerable(const trnc_graph *g, trnc_diags *d) {
       snprintf(what, sizeof what, "%s '%s'", n->op == TRNC_OP_PLACEHOLDER ? "input" : "constant",
                n->name ? n->name : "");
       ok = value_ok(g, n, v, 0, TRNC_MAX_RANK, what, d);
-      vals[n->outs[0]] = n->op == TRNC_OP_PLACEHOLDER ? iv(I32_MIN, I32_MAX)
+      vals[n->outs[0]] = n->op == TRNC_OP_PLACEHOLDER ? iv(-I64_INPUT_BOUND, I64_INPUT_BOUND)
                                                       : constant_iv(n, &v->type);
       vals[n->outs[0]].poison = !ok;
       continue;

@@ -367,7 +367,7 @@ trnc_status rule_masked_fill(const trnc_graph *g, const trnc_node *n, trnc_type 
 trnc_status rule_reduce(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                         trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dims[TRNC_MAX_RANK];
+  int64_t dims[TRNC_MAX_RANK] = {0};
   int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
   CHECK(nd >= 0 || is_none(n, 1), "reduction: dim must be a list of at most %d ints",
         TRNC_MAX_RANK);
@@ -389,7 +389,7 @@ trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *
 trnc_status rule_reduce_keep(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                              uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dims[TRNC_MAX_RANK];
+  int64_t dims[TRNC_MAX_RANK] = {0};
   int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
   CHECK(nd >= 0, "reduction: dim must be a list of at most %d ints", TRNC_MAX_RANK);
   out[0].dtype = x->dtype;
@@ -407,7 +407,7 @@ trnc_status rule_argmax(const trnc_graph *g, const trnc_node *n, trnc_type *out,
 trnc_status rule_var(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                      trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dims[TRNC_MAX_RANK];
+  int64_t dims[TRNC_MAX_RANK] = {0};
   int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
   CHECK(nd >= 0 || is_none(n, 1), "var: dim must be a list of at most %d ints", TRNC_MAX_RANK);
   trnc_status s = reduce_shape(n, x, dims, nd, barg(n, 3, false), &out[0], d);
@@ -996,7 +996,7 @@ trnc_status rule_squeeze(const trnc_graph *g, const trnc_node *n, trnc_type *out
   if (n->op == TRNC_OP_SQUEEZE) {
     for (int i = 0; i < x->rank; i++) drop[i] = x->shape[i] == 1;
   } else {
-    int64_t dims[TRNC_MAX_RANK];
+    int64_t dims[TRNC_MAX_RANK] = {0};
     int k = ilist(n, 1, dims, TRNC_MAX_RANK);
     CHECK(k >= 0, "squeeze: dims must be ints");
     for (int i = 0; i < k; i++) {

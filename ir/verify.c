@@ -31,6 +31,7 @@ bool trnc_arg_kind_ok(char spec, const trnc_arg *a) {
   bool none = a->kind == TRNC_ARG_NONE;
   switch (spec) {
     case 'T': return is_val(a);
+    case 'W': return is_val(a) || is_num(a);
     case 't': return is_opt_val(a);
     case 'L': return list_of(a, is_val);
     case 'l': return list_of(a, is_opt_val);
@@ -59,6 +60,7 @@ bool trnc_arg_kind_ok(char spec, const trnc_arg *a) {
 const char *trnc_arg_spec_name(char spec) {
   switch (spec) {
     case 'T': return "Tensor";
+    case 'W': return "Tensor or Scalar";
     case 't': return "Tensor?";
     case 'L': return "Tensor[]";
     case 'l': return "Tensor?[]";
@@ -135,6 +137,30 @@ static bool strides_match(const trnc_type *want, const trnc_type *got) {
 static bool is_float(trnc_dtype t) {
   return t == TRNC_F32 || t == TRNC_F64 || t == TRNC_F16 || t == TRNC_BF16 || t == TRNC_F8E4M3 ||
          t == TRNC_F8E5M2;
+}
+
+typedef struct dtype_ctx {
+  const trnc_graph *g;
+  uint32_t set;
+  bool ok;
+} dtype_ctx;
+
+static void check_dtype_in_set(trnc_ref r, void *p) {
+  dtype_ctx *c = p;
+  if (r < c->g->nvalues && !c->g->values[r].is_none &&
+      !(c->set & TRNC_DT(c->g->values[r].type.dtype)))
+    c->ok = false;
+}
+
+/* True if every tensor operand and result of n has a dtype the op is defined
+ * for. Shape rules only describe those dtypes; nodes outside them (complex
+ * abs returning a real tensor, say) are left to the legality scan, which
+ * reports them as unsupported rather than as an inconsistent graph. */
+static bool dtypes_in_table(const trnc_graph *g, const trnc_node *n) {
+  dtype_ctx c = {g, trnc_op_defs[n->op].dtypes, true};
+  for (uint32_t a = 0; a < n->nargs; a++) trnc_arg_visit_refs(&n->args[a], check_dtype_in_set, &c);
+  for (uint32_t k = 0; k < n->nouts; k++) check_dtype_in_set(n->outs[k], &c);
+  return c.ok;
 }
 
 static trnc_status verify_outputs_against_rule(const trnc_graph *g, const trnc_node *n,
@@ -268,6 +294,7 @@ trnc_status trnc_graph_verify(const trnc_graph *g, trnc_diags *d) {
       }
     }
     if (!kinds_ok) FAIL(TRNC_ERR_INVALID_GRAPH);
+    if (!dtypes_in_table(g, n)) continue;
     trnc_status s = verify_outputs_against_rule(g, n, d);
     if (s) FAIL(s);
   }

@@ -23,6 +23,11 @@ extern "C" {
 /** Maximum tensor rank the IR accepts (inputs of higher rank are rejected). */
 #define TRNC_MAX_RANK 8
 
+/** int64 graph inputs must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]
+ *  (checked at run time); the legality scan proves every int64 intermediate
+ *  then fits in int32, the width NeuronCore engines compute in. */
+#define TRNC_I64_INPUT_BOUND (INT64_C(1) << 30)
+
 /** Status codes. TRNC_OK is 0; every other value is an error. */
 typedef enum trnc_status {
   TRNC_OK = 0,

@@ -390,6 +390,30 @@ static void test_f64_legalized_with_one_warning(void **state) {
   tu_fx_free(b);
 }
 
+/* Regression (found by the fuzzer): an unknown op with layout and memory
+ * format arguments crashed the operand summary of the legality report. */
+static void test_unknown_op_with_layout_args_is_reported(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", m1(b, F32, 4));
+  uint32_t u = tu_call(b, "odd", "aten.empty_like.default", m1(b, F32, 4));
+  tu_arg(b, u, tu_a_ref(b, "self", x, 0));
+  Trnc__Fx__Arg *lay = tu_a_none(b, "layout");
+  lay->kind_case = TRNC__FX__ARG__KIND_LAYOUT;
+  lay->layout = TRNC__FX__LAYOUT__STRIDED;
+  tu_arg(b, u, lay);
+  Trnc__Fx__Arg *mf = tu_a_none(b, "memory_format");
+  mf->kind_case = TRNC__FX__ARG__KIND_MEMORY_FORMAT;
+  mf->memory_format = TRNC__FX__MEMORY_FORMAT__CHANNELS_LAST;
+  tu_arg(b, u, mf);
+  tu_output_ref(b, u, 0);
+  trnc_diags *d = trnc_diags_create();
+  assert_int_equal(check(b, d), TRNC_ERR_UNSUPPORTED);
+  const trnc_diag *e = trnc_diags_get(d, 0);
+  assert_string_equal(e->detail, "(f32[4], layout=layout(1), memory_format=memory_format(2))");
+  trnc_diags_destroy(d);
+  tu_fx_free(b);
+}
+
 static void test_op_table(void **state) {
   assert_true(trnc_op_count() >= 100);
   assert_int_equal(trnc_op_lookup("aten.addmm.default"), TRNC_OP_ADDMM);
@@ -423,6 +447,7 @@ int main(void) {
       cmocka_unit_test(test_complex_input_unlowerable),
       cmocka_unit_test(test_int64_policy),
       cmocka_unit_test(test_f64_legalized_with_one_warning),
+      cmocka_unit_test(test_unknown_op_with_layout_args_is_reported),
       cmocka_unit_test(test_op_table),
   };
   return cmocka_run_group_tests_name("ir", tests, NULL, NULL);

@@ -1,0 +1,96 @@
+"""trnc — a torch.compile backend for AWS Trainium NeuronCores, written in C.
+
+    torch.compile(model, backend="neuron", dynamic=False)   # or backend="trnc"
+
+No ``import trnc`` is needed: the package registers both names through the
+``torch_dynamo_backends`` entry points. This release validates and lowers the
+forward and backward graphs to trnc IR; execution on the NeuronCore simulator
+arrives with the code emitter (until then the compiled model runs the captured
+aten graph with torch).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .errors import (
+    DynamicShapeError,
+    GraphImportError,
+    InvalidOptionError,
+    TrncError,
+    UnsupportedOperatorError,
+)
+
+__version__ = "0.1.0"
+
+BACKEND_NAMES = ("neuron", "trnc")
+
+__all__ = [
+    "__version__",
+    "TrncError",
+    "UnsupportedOperatorError",
+    "DynamicShapeError",
+    "GraphImportError",
+    "InvalidOptionError",
+    "neuron",
+    "last_graphs",
+    "stats",
+    "reset",
+    "set_default",
+    "BACKEND_NAMES",
+]
+
+_LAZY = {"neuron", "last_graphs", "stats", "reset", "decompositions", "GraphRecord"}
+
+
+def __getattr__(name: str):
+    # torch is imported only when the backend is used (keeps `trnc ops` fast)
+    if name in _LAZY:
+        from . import backend
+
+        return getattr(backend, name)
+    raise AttributeError(f"module 'trnc' has no attribute {name!r}")
+
+
+def _entry_points_installed() -> bool:
+    try:
+        from importlib.metadata import entry_points
+
+        names = set(entry_points(group="torch_dynamo_backends").names)
+    except Exception:  # noqa: BLE001
+        return False
+    return all(n in names for n in BACKEND_NAMES)
+
+
+def register() -> None:
+    """Registers "neuron" and "trnc" with dynamo unless the installed entry points
+    already provide them (registering over an entry point would make dynamo's
+    lookup fail with "duplicate name")."""
+    if _entry_points_installed():
+        return
+    from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
+
+    from .backend import neuron
+
+    for n in BACKEND_NAMES:
+        if n not in _COMPILER_FNS:
+            register_backend(neuron, name=n)
+
+
+def set_default() -> None:
+    """Makes trnc the default torch.compile backend
+    (``torch.compiler.set_default_backend("neuron")``)."""
+    import torch
+
+    if not hasattr(torch.compiler, "set_default_backend"):
+        raise TrncError(f"torch {torch.__version__} has no torch.compiler.set_default_backend; "
+                        "pass backend=\"neuron\" to torch.compile instead")
+    register()
+    torch.compiler.set_default_backend("neuron")
+
+
+if "torch" in sys.modules:  # register only when torch is already in use (see register())
+    try:
+        register()
+    except Exception:  # noqa: BLE001  (never break `import trnc`)
+        pass

@@ -1,0 +1,406 @@
+/*
+ * _trnc.c — CPython binding of libtrnc's public C API (include/trnc/trnc.h).
+ *
+ * Module trnc._trnc. Uses only the public C API (no libtorch, no protobuf-c).
+ * Calls that can take long (import, legalize, verify) run without the GIL; a
+ * Graph is marked busy meanwhile so that another thread cannot use it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "trnc/trnc.h"
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                   */
+
+static PyObject *str_from_c(const char *s) {
+  if (s == NULL)
+    s = "";
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* Takes ownership of a trnc-allocated string. */
+static PyObject *str_from_owned(char *s) {
+  if (s == NULL)
+    return PyErr_NoMemory();
+  PyObject *r = str_from_c(s);
+  trnc_free(s);
+  return r;
+}
+
+static const char *severity_name(trnc_severity s) {
+  switch (s) {
+  case TRNC_SEV_ERROR: return "error";
+  case TRNC_SEV_WARNING: return "warning";
+  case TRNC_SEV_NOTE: return "note";
+  }
+  return "error";
+}
+
+static int dict_set_str(PyObject *d, const char *key, const char *val) {
+  PyObject *v = str_from_c(val);
+  if (v == NULL)
+    return -1;
+  int rc = PyDict_SetItemString(d, key, v);
+  Py_DECREF(v);
+  return rc;
+}
+
+static int dict_set_long(PyObject *d, const char *key, long long val) {
+  PyObject *v = PyLong_FromLongLong(val);
+  if (v == NULL)
+    return -1;
+  int rc = PyDict_SetItemString(d, key, v);
+  Py_DECREF(v);
+  return rc;
+}
+
+static int dict_set_size(PyObject *d, const char *key, size_t val) {
+  PyObject *v = PyLong_FromSize_t(val);
+  if (v == NULL)
+    return -1;
+  int rc = PyDict_SetItemString(d, key, v);
+  Py_DECREF(v);
+  return rc;
+}
+
+static PyObject *diag_to_dict(const trnc_diag *dg) {
+  PyObject *d = PyDict_New();
+  if (d == NULL)
+    return NULL;
+  if (dict_set_str(d, "severity", severity_name(dg->severity)) < 0 ||
+      dict_set_str(d, "code", trnc_status_name(dg->status)) < 0 ||
+      dict_set_str(d, "node", dg->node) < 0 ||
+      dict_set_str(d, "target", dg->target) < 0 ||
+      dict_set_str(d, "file", dg->file) < 0 ||
+      dict_set_long(d, "line", dg->line) < 0 ||
+      dict_set_str(d, "source", dg->source) < 0 ||
+      dict_set_str(d, "detail", dg->detail) < 0 ||
+      dict_set_str(d, "message", dg->message) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+static PyObject *diags_to_list(const trnc_diags *diags) {
+  size_t n = diags ? trnc_diags_count(diags) : 0;
+  PyObject *list = PyList_New(0);
+  if (list == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    const trnc_diag *dg = trnc_diags_get(diags, i);
+    if (dg == NULL)
+      continue;
+    PyObject *d = diag_to_dict(dg);
+    if (d == NULL || PyList_Append(list, d) < 0) {
+      Py_XDECREF(d);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(d);
+  }
+  return list;
+}
+
+/* (status_name, [diag...]); consumes diags. */
+static PyObject *status_result(trnc_status st, trnc_diags *diags) {
+  PyObject *list = diags_to_list(diags);
+  trnc_diags_destroy(diags);
+  if (list == NULL)
+    return NULL;
+  PyObject *r = Py_BuildValue("(sN)", trnc_status_name(st), list);
+  return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Graph                                                                     */
+
+typedef struct {
+  PyObject_HEAD
+  trnc_graph *graph;
+  int busy; /* set (with the GIL held) while a call runs without the GIL */
+} GraphObject;
+
+static PyTypeObject GraphType;
+
+static void Graph_dealloc(PyObject *obj) {
+  GraphObject *self = (GraphObject *)obj;
+  if (self->graph != NULL)
+    trnc_graph_destroy(self->graph);
+  self->graph = NULL;
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int graph_enter(GraphObject *self) {
+  if (self->graph == NULL) {
+    PyErr_SetString(PyExc_ValueError, "trnc._trnc.Graph has no graph");
+    return -1;
+  }
+  if (self->busy) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "trnc._trnc.Graph is in use by another thread");
+    return -1;
+  }
+  self->busy = 1;
+  return 0;
+}
+
+typedef trnc_status (*graph_pass_fn)(trnc_graph *, trnc_diags *);
+
+static trnc_status call_check_lowerable(trnc_graph *g, trnc_diags *d) {
+  return trnc_graph_check_lowerable(g, d);
+}
+static trnc_status call_legalize(trnc_graph *g, trnc_diags *d) {
+  return trnc_graph_legalize(g, d);
+}
+static trnc_status call_verify(trnc_graph *g, trnc_diags *d) {
+  return trnc_graph_verify(g, d);
+}
+
+static PyObject *graph_run(GraphObject *self, graph_pass_fn fn) {
+  if (graph_enter(self) < 0)
+    return NULL;
+  trnc_diags *diags = trnc_diags_create();
+  if (diags == NULL) {
+    self->busy = 0;
+    return PyErr_NoMemory();
+  }
+  trnc_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = fn(self->graph, diags);
+  Py_END_ALLOW_THREADS
+  self->busy = 0;
+  return status_result(st, diags);
+}
+
+static PyObject *Graph_check_lowerable(PyObject *self, PyObject *Py_UNUSED(a)) {
+  return graph_run((GraphObject *)self, call_check_lowerable);
+}
+static PyObject *Graph_legalize(PyObject *self, PyObject *Py_UNUSED(a)) {
+  return graph_run((GraphObject *)self, call_legalize);
+}
+static PyObject *Graph_verify(PyObject *self, PyObject *Py_UNUSED(a)) {
+  return graph_run((GraphObject *)self, call_verify);
+}
+
+static PyObject *Graph_text(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  GraphObject *self = (GraphObject *)obj;
+  if (graph_enter(self) < 0)
+    return NULL;
+  char *s = trnc_graph_print(self->graph);
+  self->busy = 0;
+  return str_from_owned(s);
+}
+
+static PyObject *Graph_hash(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  GraphObject *self = (GraphObject *)obj;
+  if (graph_enter(self) < 0)
+    return NULL;
+  uint8_t h[16] = {0};
+  trnc_graph_hash(self->graph, h);
+  self->busy = 0;
+  return PyBytes_FromStringAndSize((const char *)h, 16);
+}
+
+static const char *kind_name(trnc_graph_kind k) {
+  switch (k) {
+  case TRNC_GRAPH_FORWARD: return "forward";
+  case TRNC_GRAPH_BACKWARD: return "backward";
+  case TRNC_GRAPH_INFERENCE: return "inference";
+  }
+  return "unknown";
+}
+
+static PyObject *Graph_summary(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  GraphObject *self = (GraphObject *)obj;
+  if (graph_enter(self) < 0)
+    return NULL;
+  trnc_graph_summary s;
+  memset(&s, 0, sizeof s);
+  trnc_graph_get_summary(self->graph, &s);
+  self->busy = 0;
+  PyObject *d = PyDict_New();
+  if (d == NULL)
+    return NULL;
+  if (dict_set_str(d, "kind", kind_name(s.kind)) < 0 ||
+      dict_set_size(d, "nodes", s.nodes) < 0 ||
+      dict_set_size(d, "inputs", s.inputs) < 0 ||
+      dict_set_size(d, "outputs", s.outputs) < 0 ||
+      dict_set_size(d, "constants", s.constants) < 0 ||
+      dict_set_size(d, "values", s.values) < 0 ||
+      dict_set_size(d, "distinct_ops", s.distinct_ops) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+static PyMethodDef Graph_methods[] = {
+    {"check_lowerable", Graph_check_lowerable, METH_NOARGS,
+     "check_lowerable() -> (status, diags): every node trnc cannot lower."},
+    {"legalize", Graph_legalize, METH_NOARGS,
+     "legalize() -> (status, diags): float64 -> float32, int64 policy."},
+    {"verify", Graph_verify, METH_NOARGS,
+     "verify() -> (status, diags): structural and shape/type verification."},
+    {"text", Graph_text, METH_NOARGS,
+     "text() -> str: deterministic text form of the IR."},
+    {"hash", Graph_hash, METH_NOARGS,
+     "hash() -> bytes: canonical 128-bit hash (16 bytes, big-endian)."},
+    {"summary", Graph_summary, METH_NOARGS,
+     "summary() -> dict: kind, nodes, inputs, outputs, constants, values, "
+     "distinct_ops."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject GraphType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "trnc._trnc.Graph",
+    .tp_basicsize = sizeof(GraphObject),
+    .tp_itemsize = 0,
+    .tp_dealloc = Graph_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An imported trnc IR graph (create with trnc._trnc.import_graph).",
+    .tp_methods = Graph_methods,
+    .tp_new = NULL, /* not constructible from Python */
+};
+
+/* ------------------------------------------------------------------------ */
+/* module functions                                                          */
+
+static PyObject *mod_version(PyObject *m, PyObject *Py_UNUSED(a)) {
+  return str_from_c(trnc_version());
+}
+
+static PyObject *mod_llvm_version(PyObject *m, PyObject *Py_UNUSED(a)) {
+  return str_from_c(trnc_llvm_version());
+}
+
+static PyObject *mod_import_graph(PyObject *m, PyObject *arg) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+    return NULL;
+  trnc_diags *diags = trnc_diags_create();
+  if (diags == NULL) {
+    PyBuffer_Release(&view);
+    return PyErr_NoMemory();
+  }
+  trnc_graph *g = NULL;
+  trnc_status st;
+  /* the buffer stays exported (and the object alive) while the GIL is off */
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_graph_import(view.buf, (size_t)view.len, NULL, &g, diags);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+
+  PyObject *list = diags_to_list(diags);
+  trnc_diags_destroy(diags);
+  if (list == NULL) {
+    if (g != NULL)
+      trnc_graph_destroy(g);
+    return NULL;
+  }
+  PyObject *gobj;
+  if (st == TRNC_OK && g != NULL) {
+    GraphObject *go = PyObject_New(GraphObject, &GraphType);
+    if (go == NULL) {
+      trnc_graph_destroy(g);
+      Py_DECREF(list);
+      return NULL;
+    }
+    go->graph = g;
+    go->busy = 0;
+    gobj = (PyObject *)go;
+  } else {
+    if (g != NULL)
+      trnc_graph_destroy(g);
+    gobj = Py_NewRef(Py_None);
+  }
+  return Py_BuildValue("(NsN)", gobj, trnc_status_name(st), list);
+}
+
+static PyObject *mod_ops(PyObject *m, PyObject *Py_UNUSED(a)) {
+  size_t n = trnc_op_count();
+  PyObject *list = PyList_New(0);
+  if (list == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    trnc_op_info info;
+    memset(&info, 0, sizeof info);
+    if (!trnc_op_get_info(i, &info))
+      continue;
+    PyObject *d = PyDict_New();
+    if (d == NULL || dict_set_str(d, "name", info.name) < 0 ||
+        dict_set_str(d, "fx_target", info.fx_target) < 0 ||
+        dict_set_str(d, "category", info.category) < 0 ||
+        dict_set_str(d, "dtypes", info.dtypes) < 0 ||
+        dict_set_long(d, "max_rank", info.max_rank) < 0 ||
+        dict_set_str(d, "limits", info.limits) < 0 ||
+        PyList_Append(list, d) < 0) {
+      Py_XDECREF(d);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(d);
+  }
+  return list;
+}
+
+static PyObject *mod_ops_markdown(PyObject *m, PyObject *Py_UNUSED(a)) {
+  return str_from_owned(trnc_ops_markdown());
+}
+
+static PyObject *mod_status_names(PyObject *m, PyObject *Py_UNUSED(a)) {
+  PyObject *list = PyList_New(0);
+  if (list == NULL)
+    return NULL;
+  for (int i = 0; i < (int)TRNC_STATUS_COUNT; i++) {
+    PyObject *s = str_from_c(trnc_status_name((trnc_status)i));
+    if (s == NULL || PyList_Append(list, s) < 0) {
+      Py_XDECREF(s);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(s);
+  }
+  return list;
+}
+
+static PyMethodDef module_methods[] = {
+    {"version", mod_version, METH_NOARGS, "version() -> str: libtrnc version."},
+    {"llvm_version", mod_llvm_version, METH_NOARGS,
+     "llvm_version() -> str: LLVM version linked into libtrnc."},
+    {"import_graph", mod_import_graph, METH_O,
+     "import_graph(data: bytes) -> (Graph | None, status: str, diags: list[dict])\n"
+     "Reads a serialized trnc.fx.Graph (frontend/fx.proto) into trnc IR."},
+    {"ops", mod_ops, METH_NOARGS,
+     "ops() -> list[dict]: the operator table (name, fx_target, category, "
+     "dtypes, max_rank, limits)."},
+    {"ops_markdown", mod_ops_markdown, METH_NOARGS,
+     "ops_markdown() -> str: docs/operators.md generated from the table."},
+    {"status_names", mod_status_names, METH_NOARGS,
+     "status_names() -> list[str]: every trnc_status name, by value."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef trnc_module = {
+    PyModuleDef_HEAD_INIT, "trnc._trnc",
+    "CPython binding of libtrnc (include/trnc/trnc.h).", -1, module_methods,
+    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__trnc(void) {
+  if (PyType_Ready(&GraphType) < 0)
+    return NULL;
+  PyObject *m = PyModule_Create(&trnc_module);
+  if (m == NULL)
+    return NULL;
+  Py_INCREF(&GraphType);
+  if (PyModule_AddObject(m, "Graph", (PyObject *)&GraphType) < 0) {
+    Py_DECREF(&GraphType);
+    Py_DECREF(m);
+    return NULL;
+  }
+  if (PyModule_AddIntConstant(m, "MAX_RANK", TRNC_MAX_RANK) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

@@ -1,0 +1,94 @@
+"""The ``trnc`` command.
+
+    trnc dump GRAPH.pb     import, check, legalize, verify and print the IR
+    trnc ops [--markdown]  the operator table (docs/operators.md with --markdown)
+    trnc version           trnc, LLVM and (if installed) torch versions
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from typing import Sequence
+
+from . import errors, pipeline
+
+
+def _cmd_dump(args: argparse.Namespace) -> int:
+    try:
+        with open(args.graph, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        print(f"trnc: cannot read {args.graph}: {e.strerror}", file=sys.stderr)
+        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            lowered = pipeline.lower(data, args.graph)
+        except errors.TrncError as e:
+            print(f"trnc: {type(e).__name__}: {e}", file=sys.stderr)
+            return 1
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    if args.summary:
+        s = lowered.summary()
+        print(" ".join(f"{k}={v}" for k, v in s.items()) + f" hash={lowered.hash()}")
+    else:
+        text = lowered.text()
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _cmd_ops(args: argparse.Namespace) -> int:
+    from . import _trnc
+
+    if args.markdown:
+        sys.stdout.write(_trnc.ops_markdown())
+        return 0
+    ops = _trnc.ops()
+    rows = [("op", "aten target", "category", "dtypes", "rank", "limits")]
+    rows += [(o["name"], o["fx_target"], o["category"], o["dtypes"], str(o["max_rank"]),
+              o["limits"]) for o in ops]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[5])
+    print(f"\n{len(ops)} operators")
+    return 0
+
+
+def _cmd_version(args: argparse.Namespace) -> int:
+    from . import __version__, _trnc
+
+    print(f"trnc {__version__} (libtrnc {_trnc.version()}, LLVM {_trnc.llvm_version()})")
+    try:
+        from importlib.metadata import version
+
+        print(f"torch {version('torch')}")
+    except Exception:  # noqa: BLE001
+        print("torch not installed")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="trnc", description="trnc: torch.compile backend for "
+                                "AWS Trainium NeuronCores")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("dump", help="print the IR of a serialized graph (fx.proto bytes)")
+    d.add_argument("graph", help="GRAPH.pb written by trnc (e.g. tests/golden/*.pb)")
+    d.add_argument("--summary", action="store_true", help="print counts and hash only")
+    d.set_defaults(fn=_cmd_dump)
+    o = sub.add_parser("ops", help="the operator table")
+    o.add_argument("--markdown", action="store_true", help="as docs/operators.md")
+    o.set_defaults(fn=_cmd_ops)
+    v = sub.add_parser("version", help="versions")
+    v.set_defaults(fn=_cmd_version)
+    args = p.parse_args(argv)
+    try:
+        return args.fn(args)
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

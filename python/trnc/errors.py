@@ -1,0 +1,148 @@
+"""Exceptions raised by trnc.
+
+Every error carries ``.diagnostics``: the list of diagnostic dicts that the C
+library produced (keys: severity, code, node, target, file, line, source,
+detail, message). The exception message is written for the user and is what
+they see first, also when dynamo wraps it in
+``torch._dynamo.exc.BackendCompilerFailed`` (``.inner_exception`` is ours).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+__all__ = [
+    "TrncError",
+    "UnsupportedOperatorError",
+    "DynamicShapeError",
+    "GraphImportError",
+    "InvalidOptionError",
+]
+
+OPERATORS_DOC = "docs/operators.md"
+
+
+class TrncError(RuntimeError):
+    """Base class of every trnc error. ``.diagnostics`` holds the C diagnostics."""
+
+    def __init__(self, message: str, diagnostics: Iterable[dict[str, Any]] = (),
+                 graph: str = "") -> None:
+        super().__init__(message)
+        self.diagnostics: list[dict[str, Any]] = list(diagnostics)
+        self.graph = graph
+
+
+class UnsupportedOperatorError(TrncError):
+    """The graph uses operators (or dtypes/attributes) that trnc cannot lower.
+
+    ``.operators`` maps each distinct aten overload to its number of uses.
+    """
+
+    def __init__(self, message: str, diagnostics: Iterable[dict[str, Any]] = (),
+                 graph: str = "", operators: dict[str, int] | None = None) -> None:
+        super().__init__(message, diagnostics, graph)
+        self.operators: dict[str, int] = dict(operators or {})
+
+
+class DynamicShapeError(TrncError):
+    """A symbolic (SymInt) dim reached trnc, which compiles static shapes only."""
+
+
+class GraphImportError(TrncError):
+    """The serialized graph was malformed or inconsistent: a trnc bug or a torch
+    version mismatch, never a problem in the user's model."""
+
+
+class InvalidOptionError(TrncError, ValueError):
+    """An unknown or ill-typed entry in ``torch.compile(..., options=...)``."""
+
+
+# --------------------------------------------------------------------------- #
+# Message formatting from C diagnostics
+
+
+def _where(d: dict[str, Any]) -> str:
+    if d.get("file"):
+        return f"{d['file']}:{d.get('line', 0)}"
+    return "<unknown location>"
+
+
+def _src(d: dict[str, Any]) -> str:
+    code = (d.get("source") or "").strip()
+    return f"  `{code}`" if code else ""
+
+
+def format_diagnostics(diags: Iterable[dict[str, Any]]) -> str:
+    lines = []
+    for d in diags:
+        head = f"{d.get('severity', 'error')}: "
+        if d.get("file"):
+            head += f"{_where(d)}: "
+        extra = []
+        if d.get("node"):
+            extra.append(f"node {d['node']}")
+        if d.get("target"):
+            extra.append(d["target"])
+        if d.get("detail"):
+            extra.append(d["detail"])
+        tail = f" [{', '.join(extra)}]" if extra else ""
+        lines.append(f"{head}{d.get('message', '')}{tail}{_src(d)}")
+    return "\n".join(lines)
+
+
+def unsupported_message(diags: list[dict[str, Any]], graph: str) -> tuple[str, dict[str, int]]:
+    """One block per distinct aten overload: count, operand shapes/dtypes and
+    every distinct user source line that uses it."""
+    errors = [d for d in diags if d.get("severity") == "error"]
+    by_target: dict[str, list[dict[str, Any]]] = {}
+    for d in errors:
+        by_target.setdefault(d.get("target") or d.get("node") or "<unknown>", []).append(d)
+    counts = {t: len(v) for t, v in by_target.items()}
+    n = len(by_target)
+    out = [f"trnc cannot lower {n} operator{'s' if n != 1 else ''} "
+           f"({len(errors)} use{'s' if len(errors) != 1 else ''}) in {graph or 'the graph'}:"]
+    for target, ds in by_target.items():
+        out.append(f"  {target}  ({len(ds)} use{'s' if len(ds) != 1 else ''})")
+        seen: set[tuple[str, str, str]] = set()
+        for d in ds:
+            key = (_where(d), d.get("detail", ""), d.get("message", ""))
+            if key in seen:
+                continue
+            seen.add(key)
+            detail = d.get("detail") or ""
+            msg = d.get("message") or ""
+            out.append(f"    at {_where(d)}{_src(d)}")
+            if detail:
+                out.append(f"       operands {detail}")
+            if msg and not msg.startswith("no lowering for"):
+                out.append(f"       {msg}")
+    out.append(f"Supported operators and their limits are listed in {OPERATORS_DOC} "
+               "(also `trnc ops`).")
+    return "\n".join(out), counts
+
+
+def dynamic_shape_message(diags: list[dict[str, Any]], graph: str) -> str:
+    errors = [d for d in diags if d.get("severity") == "error"] or list(diags)
+    out = [f"trnc compiles static shapes only, but {graph or 'the graph'} has symbolic dims:"]
+    for d in errors:
+        who = d.get("node") or "<unknown input>"
+        line = f"  input {who}: {d.get('message', '')}"
+        if d.get("detail"):
+            line += f" [{d['detail']}]"
+        out.append(line)
+    out.append("Pass dynamic=False to torch.compile (torch.compile(model, backend=\"neuron\", "
+               "dynamic=False)), or pad inputs to a fixed set of shape buckets.")
+    return "\n".join(out)
+
+
+def import_error_message(status: str, diags: list[dict[str, Any]], graph: str) -> str:
+    import torch  # noqa: PLC0415 (only for the version in the message)
+
+    from . import __version__  # noqa: PLC0415
+    nodes = sorted({d["node"] for d in diags if d.get("node")})
+    where = f" at node{'s' if len(nodes) > 1 else ''} {', '.join(nodes)}" if nodes else ""
+    body = format_diagnostics(diags) or "(no diagnostics)"
+    return (f"trnc could not import {graph or 'the graph'} ({status}){where}.\n"
+            f"This is a trnc bug or a torch version mismatch (trnc {__version__} is built "
+            f"for torch 2.13.0; this is torch {torch.__version__}), not a problem in your model. "
+            f"Please report it with TRNC_DUMP_IR=1 output.\n{body}")

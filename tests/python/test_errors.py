@@ -1,0 +1,198 @@
+"""Hard failures: every unlowerable op at once with the user's file:line;
+float64 warning; dynamic shapes; malformed graphs."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+from torch._dynamo.exc import BackendCompilerFailed
+
+import trnc
+from trnc import _trnc, fx_pb2, pipeline
+
+pb = fx_pb2
+SRC = open(__file__).read().splitlines()
+
+
+def line_of(marker: str) -> int:
+    return next(i for i, s in enumerate(SRC, 1) if s.rstrip().endswith(marker))
+
+
+class SpectralSVD(nn.Module):
+    def forward(self, x):
+        spec = torch.view_as_real(torch.fft.rfft(x))  # LINE_RFFT
+        u, s, vh = torch.linalg.svd(x)  # LINE_SVD
+        return spec.sum() + s.sum()
+
+
+def _compile_error(model, *args, dynamic=False):
+    with pytest.raises(BackendCompilerFailed) as ei:
+        torch.compile(model, backend="neuron", dynamic=dynamic)(*args)
+    return ei.value
+
+
+def test_unsupported_ops_all_listed_with_lines():
+    err = _compile_error(SpectralSVD(), torch.randn(4, 16))
+    inner = err.inner_exception
+    assert isinstance(inner, trnc.UnsupportedOperatorError)
+    assert isinstance(inner, trnc.TrncError) and isinstance(inner, RuntimeError)
+    msg = str(inner)
+    assert "aten._fft_r2c.default" in msg
+    assert "aten._linalg_svd.default" in msg
+    assert f"{__file__}:{line_of('# LINE_RFFT')}" in msg
+    assert f"{__file__}:{line_of('# LINE_SVD')}" in msg
+    assert "spec = torch.view_as_real(torch.fft.rfft(x))" in msg
+    assert "f32[4,16]" in msg or "f32[4, 16]" in msg
+    assert "docs/operators.md" in msg
+    assert inner.operators["aten._fft_r2c.default"] == 1
+    assert inner.operators["aten._linalg_svd.default"] == 1
+    targets = {d["target"] for d in inner.diagnostics if d["severity"] == "error"}
+    assert {"aten._fft_r2c.default", "aten._linalg_svd.default"} <= targets
+    # what the user sees first is our message
+    assert str(err).startswith("backend='neuron' raised:\nUnsupportedOperatorError: trnc cannot lower")
+    assert trnc.stats()["errors"] == 1
+
+
+def test_unsupported_op_counts_uses():
+    class TwoFFT(nn.Module):
+        def forward(self, x):
+            a = torch.view_as_real(torch.fft.rfft(x))  # LINE_FFT_A
+            b = torch.view_as_real(torch.fft.rfft(x + x))  # LINE_FFT_B
+            return a + b
+
+    err = _compile_error(TwoFFT(), torch.randn(2, 8))
+    inner = err.inner_exception
+    assert inner.operators["aten._fft_r2c.default"] == 2
+    assert f"{__file__}:{line_of('# LINE_FFT_A')}" in str(inner)
+    assert f"{__file__}:{line_of('# LINE_FFT_B')}" in str(inner)
+
+
+def test_complex_inputs_are_unlowerable():
+    def f(x):
+        return x + x
+
+    err = _compile_error(f, torch.randn(3, dtype=torch.complex64))
+    assert isinstance(err.inner_exception, trnc.UnsupportedOperatorError)
+    assert "c64" in str(err.inner_exception) or "complex64" in str(err.inner_exception)
+
+
+def _trnc_warnings(record):
+    return [w for w in record if issubclass(w.category, UserWarning)
+            and str(w.message).startswith("trnc")]
+
+
+def test_float64_inference_warns_once():
+    model = nn.Linear(4, 3).double()
+    x = torch.randn(2, 4, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as rec, torch.no_grad():
+        warnings.simplefilter("always")
+        out = torch.compile(model, backend="neuron", dynamic=False)(x)
+    assert out.dtype == torch.float64
+    ws = _trnc_warnings(rec)
+    assert len(ws) == 1, [str(w.message) for w in ws]
+    msg = str(ws[0].message)
+    assert "float64" in msg and "float32" in msg
+    ir = trnc.last_graphs()[-1].text
+    assert "f64" not in ir
+
+
+def test_float64_training_warns_once_per_graph():
+    model = nn.Linear(4, 3).double()
+    x = torch.randn(2, 4, dtype=torch.float64)
+    with pytest.warns(UserWarning, match="float64") as rec:
+        torch.compile(model, backend="neuron", dynamic=False)(x).sum().backward()
+    ws = _trnc_warnings(rec)
+    assert len(ws) == 2
+    assert "forward graph" in str(ws[0].message) and "backward graph" in str(ws[1].message)
+
+
+def test_float64_warning_can_be_silenced():
+    model = nn.Linear(4, 3).double()
+    x = torch.randn(2, 4, dtype=torch.float64)
+    with warnings.catch_warnings(record=True) as rec, torch.no_grad():
+        warnings.simplefilter("always")
+        torch.compile(model, backend="neuron", dynamic=False,
+                      options={"warn_float64": False})(x)
+    assert not _trnc_warnings(rec)
+
+
+def test_dynamic_shape_error():
+    model = nn.Linear(4, 3)
+    err = _compile_error(model, torch.randn(5, 4), dynamic=True)
+    inner = err.inner_exception
+    assert isinstance(inner, trnc.DynamicShapeError)
+    msg = str(inner)
+    assert "dynamic=False" in msg and "bucket" in msg
+    # names the tensor input and which of its dims is symbolic
+    assert "primals_4" in msg and "dim 0" in msg, msg
+    nodes = {d["node"] for d in inner.diagnostics if d["node"]}
+    assert nodes and any(n in msg for n in nodes)
+
+
+def test_malformed_bytes():
+    g, status, diags = _trnc.import_graph(b"\xff\xff\xff\xff")
+    assert g is None and status == "TRNC_ERR_MALFORMED"
+    assert diags and diags[0]["severity"] == "error" and diags[0]["code"] == "TRNC_ERR_MALFORMED"
+    assert set(diags[0]) == {"severity", "code", "node", "target", "file", "line", "source",
+                             "detail", "message"}
+    with pytest.raises(trnc.GraphImportError) as ei:
+        pipeline.lower(b"\xff\xff\xff\xff", "junk")
+    assert "trnc bug or a torch version mismatch" in str(ei.value)
+
+
+def test_wrong_version():
+    data = pb.Graph(version=99, kind=pb.FORWARD).SerializeToString()
+    g, status, _ = _trnc.import_graph(data)
+    assert g is None and status == "TRNC_ERR_VERSION"
+
+
+def _meta(shape):
+    tm = pb.TensorMeta(dtype=pb.FLOAT32, layout=pb.STRIDED, device="cpu",
+                       torch_dtype="torch.float32")
+    stride = 1
+    strides = []
+    for d in reversed(shape):
+        strides.append(stride)
+        stride *= d
+    for d in shape:
+        tm.shape.add().value = d
+    for s in reversed(strides):
+        tm.stride.add().value = s
+    return tm
+
+
+def test_invalid_graph_names_the_node():
+    g = pb.Graph(version=1, kind=pb.INFERENCE, name="bad")
+    x = g.nodes.add(op=pb.PLACEHOLDER, name="arg0_1", placeholder_role="input")
+    x.outputs.append(_meta([2, 3]))
+    r = g.nodes.add(op=pb.CALL_FUNCTION, name="relu_bad", target="aten.relu.default")
+    r.args.add(name="self").ref.node = 7  # dangling reference
+    r.outputs.append(_meta([2, 3]))
+    g.output.values.add().ref.node = 1
+    with pytest.raises(trnc.GraphImportError) as ei:
+        pipeline.lower(g.SerializeToString(), "bad graph")
+    assert "relu_bad" in str(ei.value)
+    assert ei.value.diagnostics
+
+
+class AtanGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x + x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.atan(grad)
+
+
+def test_backward_error_propagates_directly():
+    x = torch.randn(4, 8, requires_grad=True)
+    y = torch.compile(AtanGrad.apply, backend="neuron", dynamic=False)(x)
+    assert trnc.stats()["forward"] == 1
+    with pytest.raises(trnc.UnsupportedOperatorError) as ei:
+        y.sum().backward()  # the backward graph compiles lazily, here
+    assert "aten.atan.default" in str(ei.value)
+    assert "backward graph" in str(ei.value)
