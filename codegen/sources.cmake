@@ -7,3 +7,10 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/serialize.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c)
 list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)
+# codegen/: the emitter (IR -> NeuronCore program).
+list(APPEND TRNC_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lower.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lw_core.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_eltwise.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_matmul.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_reduce.c)

@@ -136,6 +136,8 @@ typedef struct trnc_value {
   bool is_none;              /* a None slot of a tuple output (no tensor) */
   int layout;                /* fx.proto Layout; 0/1 = strided */
   bool nested;               /* a nested (jagged) tensor */
+  trnc_dtype torch_dtype;    /* dtype at the torch boundary when a pass changed
+                              * type.dtype (float64 run as float32); else 0 */
   trnc_type type;
 } trnc_value;
 

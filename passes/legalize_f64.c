@@ -29,6 +29,7 @@ trnc_status trnc_pass_legalize_f64(trnc_graph *g, trnc_diags *d) {
     for (uint32_t k = 0; k < n->nouts; k++) {
       trnc_value *v = &g->values[n->outs[k]];
       if (v->is_none || v->type.dtype != TRNC_F64) continue;
+      v->torch_dtype = TRNC_F64;
       v->type.dtype = TRNC_F32;
       touched = true;
     }

@@ -2,3 +2,5 @@
 list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/nc_sim.c
   ${CMAKE_CURRENT_SOURCE_DIR}/runtime/nc_cost.c)
+list(APPEND TRNC_SOURCES
+  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/exec.c)

@@ -208,6 +208,86 @@ typedef struct trnc_graph_summary {
 void trnc_graph_get_summary(const trnc_graph *g, trnc_graph_summary *out);
 
 /* ------------------------------------------------------------------------ */
+/* Compilation: verified IR -> NeuronCore program                            */
+
+typedef struct trnc_compiled trnc_compiled;
+struct trnc_nc_program;
+
+/** Compile options. A zeroed struct gives the defaults. */
+typedef struct trnc_compile_options {
+  const char *target;     /* "trn2" (default when NULL) or "trn3" */
+  bool autocast_bf16;     /* run matmul inputs in bf16 (fp32 PSUM accumulate) */
+  bool no_fusion;         /* one kernel per op (for debugging and comparisons) */
+} trnc_compile_options;
+
+/** A graph input or output at the torch boundary, as node.meta["val"] says. */
+typedef struct trnc_io {
+  trnc_dtype dtype;       /* torch dtype (f64/i64 included) */
+  int rank;
+  int64_t shape[TRNC_MAX_RANK];
+  int64_t stride[TRNC_MAX_RANK];   /* elements */
+  size_t extent_bytes;    /* bytes from element 0 to one past the last element */
+  bool is_none;           /* outputs: a None slot (no tensor) */
+} trnc_io;
+
+/** What a compile produced, for the compile report (trnc.last_report()). */
+typedef struct trnc_compile_report {
+  size_t ir_nodes;                 /* live call nodes after the passes */
+  size_t kernels;                  /* NeuronCore kernels in the program */
+  size_t instructions;             /* all instructions */
+  size_t engine_instructions[5];   /* TensorE, VectorE, ScalarE, GpSimd, DMA (all queues) */
+  size_t ops_per_engine[4];        /* IR ops whose compute ran on TensorE/VectorE/ScalarE/GpSimd */
+  int64_t hbm_planned_bytes;       /* peak bytes of HBM scratch after liveness-based reuse */
+  int64_t hbm_unplanned_bytes;     /* bytes the intermediates would take without reuse */
+  int64_t sbuf_peak_bytes;         /* largest SBUF bytes per partition any kernel uses */
+  int64_t psum_peak_bytes;         /* largest PSUM bytes per partition any kernel uses */
+  double est_time_s;               /* cost-model estimate on the target, seconds */
+  double tensor_flop_util;         /* TensorE FLOP utilization in that estimate (0..1) */
+  double dma_bw_util;              /* DMA bandwidth utilization (0..1) */
+  double compile_s;                /* wall time of trnc_compile, seconds */
+  const char *target;              /* target name */
+} trnc_compile_report;
+
+/**
+ * Lowers a verified, legalized graph (after trnc_graph_legalize) to a
+ * NeuronCore program: fusion, layout, tiling, SBUF/PSUM allocation, HBM
+ * planning, instruction emission; the program is verified against the
+ * target's hardware rules and costed.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL graph/out, unknown target),
+ * TRNC_ERR_UNSUPPORTED (a node has no NeuronCore lowering for its operands;
+ * one diagnostic per node), TRNC_ERR_INTERNAL (the emitted program failed
+ * hardware verification: a trnc bug), TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
+                         trnc_compiled **out, trnc_diags *diags);
+void trnc_compiled_destroy(trnc_compiled *c);
+
+size_t trnc_compiled_input_count(const trnc_compiled *c);
+size_t trnc_compiled_output_count(const trnc_compiled *c);
+/** Boundary descriptors (NULL if i is out of range). Inputs are the graph's
+ *  placeholders in order; outputs the graph's output list in order. */
+const trnc_io *trnc_compiled_input(const trnc_compiled *c, size_t i);
+const trnc_io *trnc_compiled_output(const trnc_compiled *c, size_t i);
+const trnc_compile_report *trnc_compiled_report(const trnc_compiled *c);
+/** The program (see trnc/neuroncore.h); owned by c. */
+const struct trnc_nc_program *trnc_compiled_program(const trnc_compiled *c);
+
+/**
+ * Runs the program on the NeuronCore simulator (the embedded default device).
+ * inputs[i] points at element 0 of input i, laid out as trnc_compiled_input(i)
+ * says (dtype, strides); outputs[j] at caller-allocated memory for output j
+ * laid out as trnc_compiled_output(j) (NULL for None outputs). int64 inputs
+ * must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]; float64 runs as
+ * float32. Thread-safe for concurrent runs of the same compiled program.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
+ * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
+ * gather/scatter index out of range: the diagnostic names the input/op),
+ * TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
+                              void *const *outputs, trnc_diags *diags);
+
+/* ------------------------------------------------------------------------ */
 /* Operator table (ir/ops.def)                                               */
 
 typedef struct trnc_op_info {

@@ -1,0 +1,790 @@
+/*
+ * lower.c — trnc_compile: a verified, legalized IR graph becomes a
+ * NeuronCore program.
+ *
+ *  1. Boundary: every placeholder binds to an INPUT buffer (the caller's
+ *     memory, read with its own strides; int64/float64 inputs go through a
+ *     converted contiguous int32/float32 buffer), every graph output to an
+ *     OUTPUT buffer with the strides node.meta["val"] declares.
+ *  2. Views (view, permute, expand, slice, select, squeeze, unsqueeze,
+ *     transpose, split, alias) become tensor views over their base's buffer:
+ *     no kernel, no copy. A copy is made only when strides cannot express
+ *     the view.
+ *  3. Fusion: consecutive elementwise nodes with the same output shape form
+ *     one kernel (emit_eltwise.c). Matmuls (emit_matmul.c), reductions
+ *     (emit_reduce.c) and data movement get kernels of their own.
+ *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
+ *     first-fit with reuse once a value (and every view of it) is dead.
+ *  5. The program is verified against the target's hardware rules and
+ *     costed; the report records what it found.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codegen/lower.h"
+#include "ir/shape.h"
+
+/* ---- HBM scratch allocator (first fit over free segments) ----------------- */
+
+typedef struct seg {
+  int64_t off, size;
+} seg;
+
+typedef struct hbm_alloc {
+  seg *free;
+  int nfree, cap;
+  int64_t top;         /* high-water mark */
+  int64_t total;       /* sum of all allocations (no reuse) */
+} hbm_alloc;
+
+static int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+static int64_t hbm_take(hbm_alloc *h, int64_t bytes) {
+  bytes = align_up(bytes, 64);
+  h->total += bytes;
+  for (int i = 0; i < h->nfree; i++) {
+    if (h->free[i].size < bytes) continue;
+    int64_t off = h->free[i].off;
+    h->free[i].off += bytes;
+    h->free[i].size -= bytes;
+    if (!h->free[i].size) h->free[i] = h->free[--h->nfree];
+    return off;
+  }
+  int64_t off = h->top;
+  h->top += bytes;
+  return off;
+}
+
+static void hbm_give(hbm_alloc *h, int64_t off, int64_t bytes) {
+  bytes = align_up(bytes, 64);
+  if (h->nfree == h->cap) {
+    int cap = h->cap ? h->cap * 2 : 16;
+    seg *s = realloc(h->free, (size_t)cap * sizeof *s);
+    if (!s) return; /* leak the segment: only costs scratch space */
+    h->free = s;
+    h->cap = cap;
+  }
+  h->free[h->nfree++] = (seg){off, bytes};
+  /* coalesce neighbours */
+  for (int i = 0; i < h->nfree; i++)
+    for (int j = 0; j < h->nfree; j++) {
+      if (i == j) continue;
+      if (h->free[i].off + h->free[i].size == h->free[j].off) {
+        h->free[i].size += h->free[j].size;
+        h->free[j] = h->free[--h->nfree];
+        j = -1;
+        if (i >= h->nfree) break;
+      }
+    }
+}
+
+/* ---- compile state beyond lw -------------------------------------------------- */
+
+typedef struct cstate {
+  lw L;
+  hbm_alloc hbm;
+  uint32_t *lastuse;      /* per value: last node index that reads it (or a view of it) */
+  trnc_ref *base;         /* per value: the value whose buffer it lives in */
+  int64_t *buf_off;       /* per value owning an internal buffer: scratch offset (-1 none) */
+  int64_t *buf_bytes;
+  trnc_value *shadow;     /* values with tv types, for view rules */
+  bool *is_output;        /* value is a graph output */
+  int nbuf;               /* buffers created (for names) */
+  struct trnc_compiled *c;
+} cstate;
+
+static bool is_view_op(trnc_op op) {
+  switch (op) {
+    case TRNC_OP_VIEW: case TRNC_OP_UNSAFE_VIEW: case TRNC_OP_RESHAPE: case TRNC_OP_PERMUTE:
+    case TRNC_OP_EXPAND: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE: case TRNC_OP_SQUEEZE_DIM:
+    case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_T:
+    case TRNC_OP_TRANSPOSE: case TRNC_OP_ALIAS: case TRNC_OP_SPLIT: case TRNC_OP_SPLIT_WITH_SIZES:
+      return true;
+    default: return false;
+  }
+}
+
+static int64_t extent_elems(const trnc_type *t) {
+  int64_t e = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0) return 0;
+    e += (t->shape[i] - 1) * t->stride[i];
+  }
+  return e;
+}
+
+static int add_buffer(cstate *C, const char *prefix, int kind, trnc_dtype dt, int64_t bytes,
+                      int64_t off) {
+  char name[64];
+  snprintf(name, sizeof name, "%s%d", prefix, C->nbuf++);
+  int b = trnc_nc_program_add_buffer(C->L.prog, name, kind, dt, bytes > 0 ? bytes : 1, off);
+  if (b < 0) lw_fail(&C->L, NULL, TRNC_ERR_NOMEM, "cannot add HBM buffer %s", name);
+  return b;
+}
+
+static void set_tv(cstate *C, trnc_ref r, int32_t buffer, const trnc_type *t) {
+  C->L.tv[r].buffer = buffer;
+  C->L.tv[r].t = *t;
+  C->shadow[r].type = *t;
+}
+
+trnc_status lw_alloc_internal(lw *L, trnc_ref r, const char *name) {
+  cstate *C = (cstate *)L;
+  trnc_type t = L->g->values[r].type;
+  t.dtype = lw_device_dtype(t.dtype);
+  trnc_type_set_contiguous(&t);
+  int64_t bytes = trnc_type_numel(&t) * lw_esize(t.dtype);
+  if (bytes == 0) {
+    set_tv(C, r, -1, &t);
+    return TRNC_OK;
+  }
+  int64_t off = hbm_take(&C->hbm, bytes);
+  int b = add_buffer(C, name ? name : "t", TRNC_NC_BUF_INTERNAL, t.dtype, bytes, off);
+  if (b < 0) return L->status;
+  set_tv(C, r, b, &t);
+  C->buf_off[r] = off;
+  C->buf_bytes[r] = bytes;
+  return TRNC_OK;
+}
+
+/* Output values of node n that need a buffer get one (outputs already have
+ * theirs). */
+static trnc_status alloc_outputs_of(cstate *C, const trnc_node *n) {
+  for (uint32_t k = 0; k < n->nouts; k++) {
+    trnc_ref r = n->outs[k];
+    if (C->L.g->values[r].is_none || C->L.tv[r].buffer >= 0) continue;
+    trnc_status st = lw_alloc_internal(&C->L, r, "t");
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Frees internal buffers whose last use is node index i. */
+static void release_after(cstate *C, uint32_t i) {
+  const trnc_graph *g = C->L.g;
+  for (uint32_t r = 0; r < g->nvalues; r++) {
+    if (C->buf_off[r] < 0 || C->is_output[r]) continue;
+    if (C->lastuse[r] != UINT32_MAX && C->lastuse[r] > i) continue;
+    if (C->lastuse[r] == UINT32_MAX && g->values[r].node > i) continue;
+    hbm_give(&C->hbm, C->buf_off[r], C->buf_bytes[r]);
+    C->buf_off[r] = -1;
+  }
+}
+
+/* ---- views ------------------------------------------------------------------------- */
+
+static trnc_status lower_view(cstate *C, const trnc_node *n) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  trnc_ref in = n->args[0].u.ref;
+  if (L->tv[in].buffer < 0 && trnc_type_numel(&g->values[in].type) != 0)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "view of a value that has no buffer");
+  trnc_graph shadow = *g;
+  shadow.values = C->shadow;
+  trnc_type out[64];
+  if (n->nouts > 64) return lw_fail(L, n, TRNC_ERR_INTERNAL, "too many outputs");
+  for (uint32_t k = 0; k < n->nouts; k++) {
+    memset(&out[k], 0, sizeof out[k]);
+    out[k].offset = -1;
+  }
+  trnc_diags *scratch = trnc_diags_create();
+  trnc_status st = trnc_op_defs[n->op].rule(&shadow, n, out, n->nouts, scratch);
+  trnc_diags_destroy(scratch);
+  if (st || out[0].offset < 0) {
+    /* strides cannot express it (view of a non-viewable layout, or a
+     * reshape that must copy): materialize the input contiguously first */
+    lw_tv dense;
+    st = lw_materialize(L, n, in, &dense);
+    if (st) return st;
+    trnc_ref keep_b = L->tv[in].buffer;
+    trnc_type keep_t = L->tv[in].t;
+    set_tv(C, in, dense.buffer, &dense.t);
+    for (uint32_t k = 0; k < n->nouts; k++) {
+      memset(&out[k], 0, sizeof out[k]);
+      out[k].offset = -1;
+    }
+    trnc_diags *d2 = trnc_diags_create();
+    st = trnc_op_defs[n->op].rule(&shadow, n, out, n->nouts, d2);
+    trnc_diags_destroy(d2);
+    set_tv(C, in, (int32_t)keep_b, &keep_t);
+    if (st) return lw_fail(L, n, TRNC_ERR_INTERNAL, "cannot lower view %s", n->target);
+    if (out[0].offset < 0) {
+      /* reshape that is not a view: contiguous result over the copy */
+      for (uint32_t k = 0; k < n->nouts; k++) trnc_type_set_contiguous(&out[k]);
+    }
+    for (uint32_t k = 0; k < n->nouts; k++) {
+      out[k].dtype = dense.t.dtype;
+      set_tv(C, n->outs[k], dense.buffer, &out[k]);
+    }
+    return TRNC_OK;
+  }
+  for (uint32_t k = 0; k < n->nouts; k++) {
+    out[k].dtype = L->tv[in].t.dtype;
+    set_tv(C, n->outs[k], L->tv[in].buffer, &out[k]);
+  }
+  return TRNC_OK;
+}
+
+/* ---- copies ------------------------------------------------------------------------- */
+
+typedef struct copy_ctx {
+  const lw_tv *dst, *src;
+  lw_pool pool;
+  int dop, sop;
+} copy_ctx;
+
+static trnc_status copy_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *ctx) {
+  copy_ctx *c = ctx;
+  lw_tile *t = lw_pool_next(&c->pool);
+  int64_t counts[TRNC_NC_MAX_FREE];
+  for (int i = 0; i < tp->nfree; i++) counts[i] = tp->nf[i];
+  int np = (int)(tp->pdim >= 0 ? tp->np : 1);
+  trnc_nc_ap sb = lw_tile_ap(t, np, 0, c->src->t.dtype, tp->nfree, counts);
+  trnc_status st = lw_dma(L, t, sb, lw_hbm_ap(s, c->sop, c->src->buffer, c->src->t.dtype, tp), false);
+  if (st) return st;
+  trnc_nc_ap sb2 = lw_tile_ap(t, np, 0, c->src->t.dtype, tp->nfree, counts);
+  trnc_nc_ap dst = lw_hbm_ap(s, c->dop, c->dst->buffer, c->dst->t.dtype, tp);
+  return lw_dma(L, t, sb2, dst, true);
+}
+
+trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name) {
+  if (trnc_type_numel(&dst->t) == 0) return TRNC_OK;
+  trnc_status st = lw_kernel_begin(L, name);
+  if (st) return st;
+  copy_ctx c;
+  memset(&c, 0, sizeof c);
+  c.dst = dst;
+  c.src = src;
+  lw_space s;
+  memset(&s, 0, sizeof s);
+  c.dop = lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
+  c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
+  lw_space_coalesce(&s);
+  int64_t max_free = 8192;
+  st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 3);
+  if (st) return st;
+  return lw_space_tiles(L, &s, -1, max_free, copy_tile, &c);
+}
+
+trnc_status lw_materialize(lw *L, const trnc_node *n, trnc_ref r, lw_tv *out) {
+  cstate *C = (cstate *)L;
+  lw_tv src = L->tv[r];
+  trnc_type t = src.t;
+  trnc_type_set_contiguous(&t);
+  int64_t bytes = trnc_type_numel(&t) * lw_esize(t.dtype);
+  out->t = t;
+  out->buffer = -1;
+  if (!bytes) return TRNC_OK;
+  /* the copy lives as long as the value it copies */
+  int64_t off = hbm_take(&C->hbm, bytes);
+  int b = add_buffer(C, "m", TRNC_NC_BUF_INTERNAL, t.dtype, bytes, off);
+  if (b < 0) return L->status;
+  out->buffer = b;
+  return lw_emit_copy(L, out, &src, "materialize");
+}
+
+/* ---- creation ops -------------------------------------------------------------------- */
+
+typedef struct fill_ctx {
+  const lw_tv *dst;
+  lw_pool pool;
+  float value;
+  bool iota;          /* arange: value = start + step * linear index */
+  double start, step;
+} fill_ctx;
+
+static trnc_status fill_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *ctx) {
+  fill_ctx *c = ctx;
+  lw_tile *t = lw_pool_next(&c->pool);
+  int64_t counts[TRNC_NC_MAX_FREE];
+  for (int i = 0; i < tp->nfree; i++) counts[i] = tp->nf[i];
+  int np = (int)(tp->pdim >= 0 ? tp->np : 1);
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.engine = TRNC_NC_GPSIMD;
+  in.dst = lw_tile_ap(t, np, 0, TRNC_F32, tp->nfree, counts);
+  if (c->iota) {
+    /* arange is 1-D: value = start + step * (p0 + f0 + p*rowlen + i) */
+    in.op = TRNC_NC_OP_IOTA;
+    int64_t first = (tp->pdim >= 0 ? tp->p0 * s->stride[0][tp->pdim] : 0);
+    for (int i = 0; i < tp->nfree; i++) first += tp->f0[i] * s->stride[0][tp->fdim[i]];
+    in.aff[0] = (int32_t)first;
+    in.aff[1] = (int32_t)(tp->pdim >= 0 ? s->stride[0][tp->pdim] : 0);
+    for (int i = 0; i < tp->nfree; i++) in.aff[2 + i] = (int32_t)s->stride[0][tp->fdim[i]];
+  } else {
+    in.op = TRNC_NC_OP_MEMSET;
+    in.imm[0] = c->value;
+  }
+  trnc_status st = lw_emit(L, &in, NULL, 0, &t, 1);
+  if (st) return st;
+  if (c->iota && (c->start != 0 || c->step != 1)) {
+    trnc_nc_instr ts;
+    memset(&ts, 0, sizeof ts);
+    ts.op = TRNC_NC_OP_TENSOR_SCALAR;
+    ts.engine = TRNC_NC_VECTOR;
+    ts.alu0 = TRNC_NC_ALU_MUL;
+    ts.imm[0] = (float)c->step;
+    ts.alu1 = TRNC_NC_ALU_ADD;
+    ts.imm[1] = (float)c->start;
+    ts.dst = in.dst;
+    ts.src[0] = in.dst;
+    if ((st = lw_emit(L, &ts, &t, 1, &t, 1))) return st;
+  }
+  trnc_nc_ap sb = lw_tile_ap(t, np, 0, TRNC_F32, tp->nfree, counts);
+  return lw_dma(L, t, sb, lw_hbm_ap(s, 0, c->dst->buffer, c->dst->t.dtype, tp), true);
+}
+
+static double argnum(const trnc_arg *a) {
+  switch (a->kind) {
+    case TRNC_ARG_INT: return (double)a->u.i;
+    case TRNC_ARG_FLOAT: return a->u.f;
+    case TRNC_ARG_BOOL: return a->u.b;
+    default: return 0;
+  }
+}
+
+static trnc_status lower_fill(lw *L, const trnc_node *n) {
+  const lw_tv *dst = &L->tv[n->outs[0]];
+  if (trnc_type_numel(&dst->t) == 0) return TRNC_OK;
+  fill_ctx c;
+  memset(&c, 0, sizeof c);
+  c.dst = dst;
+  switch (n->op) {
+    case TRNC_OP_FULL: c.value = (float)argnum(&n->args[1]); break;
+    case TRNC_OP_FULL_LIKE: c.value = (float)argnum(&n->args[1]); break;
+    case TRNC_OP_SCALAR_TENSOR: c.value = (float)argnum(&n->args[0]); break;
+    case TRNC_OP_ONES: c.value = 1; break;
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: c.value = 0; break;
+    case TRNC_OP_ARANGE: c.iota = true; break;
+    case TRNC_OP_ARANGE_START: c.iota = true; c.start = argnum(&n->args[0]); break;
+    case TRNC_OP_ARANGE_START_STEP:
+      c.iota = true;
+      c.start = argnum(&n->args[0]);
+      c.step = argnum(&n->args[2]);
+      break;
+    default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "not a creation op");
+  }
+  if (!c.iota) c.step = 1;
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (st) return st;
+  lw_space s;
+  memset(&s, 0, sizeof s);
+  lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
+  if (!c.iota) lw_space_coalesce(&s);
+  int64_t max_free = 8192;
+  if ((st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 2))) return st;
+  L->ops_per_engine[3]++;
+  return lw_space_tiles(L, &s, -1, max_free, fill_tile, &c);
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+static bool is_fill(trnc_op op) {
+  switch (op) {
+    case TRNC_OP_FULL: case TRNC_OP_FULL_LIKE: case TRNC_OP_SCALAR_TENSOR: case TRNC_OP_ONES:
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_ARANGE: case TRNC_OP_ARANGE_START:
+    case TRNC_OP_ARANGE_START_STEP:
+      return true;
+    default: return false;
+  }
+}
+
+static bool is_matmul(trnc_op op) {
+  return op == TRNC_OP_MM || op == TRNC_OP_BMM || op == TRNC_OP_ADDMM || op == TRNC_OP_BADDBMM;
+}
+
+static bool is_reduce(trnc_op op) {
+  switch (op) {
+    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_AMAX:
+    case TRNC_OP_AMIN:
+      return true;
+    default: return false;
+  }
+}
+
+/** True if trnc can emit node n (the emitter covers it). */
+static bool can_lower(const trnc_graph *g, const trnc_node *n) {
+  if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return true;
+  if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || is_reduce(n->op)) return true;
+  if (lw_is_eltwise(g, n)) return true;
+  return false;
+}
+
+static const trnc_type *vtype(const trnc_graph *g, trnc_ref r) { return &g->values[r].type; }
+
+/* Can node n join the elementwise group ending with `last`? */
+static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size) {
+  if (size >= 24 || !lw_is_eltwise(g, n)) return false;
+  const trnc_type *a = vtype(g, last->outs[0]), *b = vtype(g, n->outs[0]);
+  return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);
+}
+
+static void compute_lastuse(cstate *C) {
+  const trnc_graph *g = C->L.g;
+  for (uint32_t r = 0; r < g->nvalues; r++) {
+    C->lastuse[r] = UINT32_MAX;
+    C->base[r] = r;
+  }
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    const trnc_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t a = 0; a < n->nargs; a++) {
+      const trnc_arg *arg = &n->args[a];
+      if (arg->kind == TRNC_ARG_VALUE) C->lastuse[arg->u.ref] = i;
+      else if (arg->kind == TRNC_ARG_LIST)
+        for (uint32_t k = 0; k < arg->u.list.n; k++)
+          if (arg->u.list.items[k].kind == TRNC_ARG_VALUE) C->lastuse[arg->u.list.items[k].u.ref] = i;
+    }
+  }
+  /* a view keeps its base alive: propagate last uses backwards */
+  for (uint32_t i = g->nnodes; i-- > 0;) {
+    const trnc_node *n = &g->nodes[i];
+    if (n->dead || !is_view_op(n->op)) continue;
+    trnc_ref in = n->args[0].u.ref;
+    for (uint32_t k = 0; k < n->nouts; k++) {
+      uint32_t lu = C->lastuse[n->outs[k]];
+      if (lu != UINT32_MAX && (C->lastuse[in] == UINT32_MAX || lu > C->lastuse[in]))
+        C->lastuse[in] = lu;
+      if (C->is_output[n->outs[k]]) C->is_output[in] = true; /* copied at its node */
+    }
+  }
+}
+
+static void io_from_type(trnc_io *io, const trnc_value *v) {
+  memset(io, 0, sizeof *io);
+  if (v->is_none) {
+    io->is_none = true;
+    return;
+  }
+  io->dtype = v->torch_dtype ? v->torch_dtype : v->type.dtype;
+  io->rank = v->type.rank;
+  for (int i = 0; i < v->type.rank; i++) {
+    io->shape[i] = v->type.shape[i];
+    io->stride[i] = v->type.stride[i];
+  }
+  io->extent_bytes = (size_t)extent_elems(&v->type) * trnc_dtype_size(io->dtype);
+}
+
+static bool needs_convert(trnc_dtype torch_dt) { return torch_dt == TRNC_I64 || torch_dt == TRNC_F64; }
+
+static trnc_status bind_inputs(cstate *C) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  struct trnc_compiled *c = C->c;
+  size_t ni = 0, nconst = 0;
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    ni += g->nodes[i].op == TRNC_OP_PLACEHOLDER;
+    nconst += g->nodes[i].op == TRNC_OP_CONSTANT && !g->nodes[i].dead;
+  }
+  c->ninputs = ni;
+  c->inputs = calloc(ni ? ni : 1, sizeof *c->inputs);
+  c->in_bind = calloc(ni ? ni : 1, sizeof *c->in_bind);
+  c->consts = calloc(nconst ? nconst : 1, sizeof *c->consts);
+  if (!c->inputs || !c->in_bind || !c->consts) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  size_t k = 0;
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    const trnc_node *n = &g->nodes[i];
+    if (n->op == TRNC_OP_CONSTANT && !n->dead) {
+      trnc_ref r = n->outs[0];
+      const trnc_type *vt = &g->values[r].type;
+      trnc_type t = *vt;
+      t.dtype = lw_device_dtype(vt->dtype);
+      trnc_type_set_contiguous(&t);
+      int64_t numel = trnc_type_numel(&t), bytes = numel * lw_esize(t.dtype);
+      if (!bytes) {
+        set_tv(C, r, -1, &t);
+        continue;
+      }
+      trnc_const_binding *cb = &c->consts[c->nconsts++];
+      cb->data = malloc((size_t)bytes);
+      if (!cb->data) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+      cb->bytes = bytes;
+      if (vt->dtype == TRNC_I64) {
+        for (int64_t e = 0; e < numel; e++) {
+          int64_t v;
+          memcpy(&v, n->data + e * 8, 8);
+          if (v < INT32_MIN || v > INT32_MAX)
+            return lw_fail(L, n, TRNC_ERR_UNSUPPORTED,
+                           "int64 constant value %lld does not fit in 32 bits", (long long)v);
+          int32_t w = (int32_t)v;
+          memcpy(cb->data + e * 4, &w, 4);
+        }
+      } else {
+        memcpy(cb->data, n->data, (size_t)bytes);
+      }
+      cb->buffer = add_buffer(C, "const", TRNC_NC_BUF_INPUT, t.dtype, bytes, 0);
+      if (cb->buffer < 0) return L->status;
+      set_tv(C, r, cb->buffer, &t);
+      continue;
+    }
+    if (n->op != TRNC_OP_PLACEHOLDER) continue;
+    trnc_ref r = n->outs[0];
+    const trnc_value *v = &g->values[r];
+    trnc_io *io = &c->inputs[k];
+    trnc_io_binding *b = &c->in_bind[k];
+    k++;
+    io_from_type(io, v);
+    b->buffer = -1;
+    b->copy_of_input = b->copy_of_output = -1;
+    trnc_type t = v->type;
+    t.dtype = lw_device_dtype(v->type.dtype);
+    b->device_dtype = t.dtype;
+    b->convert = needs_convert(io->dtype);
+    if (b->convert) trnc_type_set_contiguous(&t);
+    else t.offset = 0; /* the caller passes a pointer to element 0 */
+    int64_t bytes = b->convert ? trnc_type_numel(&t) * lw_esize(t.dtype)
+                               : extent_elems(&t) * lw_esize(t.dtype);
+    b->device_bytes = bytes;
+    if (bytes == 0 || (C->lastuse[r] == UINT32_MAX && !C->is_output[r])) {
+      set_tv(C, r, -1, &t);
+      continue;
+    }
+    b->buffer = add_buffer(C, "in", TRNC_NC_BUF_INPUT, t.dtype, bytes, 0);
+    if (b->buffer < 0) return L->status;
+    set_tv(C, r, b->buffer, &t);
+  }
+  return TRNC_OK;
+}
+
+/* Graph outputs: computed values write straight into their OUTPUT buffer;
+ * placeholders and repeats are host copies; views and constants are copied
+ * by a kernel at the end. */
+static trnc_status bind_outputs(cstate *C, bool *late_copy) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  struct trnc_compiled *c = C->c;
+  c->noutputs = g->noutputs;
+  c->outputs = calloc(g->noutputs ? g->noutputs : 1, sizeof *c->outputs);
+  c->out_bind = calloc(g->noutputs ? g->noutputs : 1, sizeof *c->out_bind);
+  if (!c->outputs || !c->out_bind) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  for (uint32_t k = 0; k < g->noutputs; k++) {
+    trnc_ref r = g->outputs[k];
+    trnc_io *io = &c->outputs[k];
+    trnc_io_binding *b = &c->out_bind[k];
+    b->buffer = -1;
+    b->copy_of_input = b->copy_of_output = -1;
+    late_copy[k] = false;
+    if (r == TRNC_NO_REF) {
+      io->is_none = true;
+      continue;
+    }
+    const trnc_value *v = &g->values[r];
+    io_from_type(io, v);
+    for (uint32_t j = 0; j < k; j++)
+      if (g->outputs[j] == r) {
+        b->copy_of_output = (int)j;
+        break;
+      }
+    if (b->copy_of_output >= 0) continue;
+    const trnc_node *p = &g->nodes[v->node];
+    if (p->op == TRNC_OP_PLACEHOLDER) {
+      int idx = 0;
+      for (uint32_t i = 0; i < v->node; i++) idx += g->nodes[i].op == TRNC_OP_PLACEHOLDER;
+      b->copy_of_input = idx;
+      continue;
+    }
+    trnc_type t = v->type;
+    t.dtype = lw_device_dtype(v->type.dtype);
+    b->device_dtype = t.dtype;
+    b->convert = needs_convert(io->dtype);
+    if (b->convert) trnc_type_set_contiguous(&t);
+    else t.offset = 0;
+    int64_t bytes = b->convert ? trnc_type_numel(&t) * lw_esize(t.dtype)
+                               : extent_elems(&t) * lw_esize(t.dtype);
+    b->device_bytes = bytes;
+    if (bytes == 0) continue;
+    b->buffer = add_buffer(C, "out", TRNC_NC_BUF_OUTPUT, t.dtype, bytes, 0);
+    if (b->buffer < 0) return L->status;
+    if (is_view_op(p->op) || p->op == TRNC_OP_CONSTANT) {
+      late_copy[k] = true;   /* filled by a copy kernel once the view exists */
+    } else {
+      set_tv(C, r, b->buffer, &t);  /* the producing kernel writes here */
+    }
+  }
+  return TRNC_OK;
+}
+
+static trnc_status lower_node_group(cstate *C, uint32_t *i) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  const trnc_node *n = &g->nodes[*i];
+  if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return TRNC_OK;
+  if (is_view_op(n->op)) return lower_view(C, n);
+  trnc_status st;
+  if (lw_is_eltwise(g, n)) {
+    const trnc_node *group[64];
+    int k = 0;
+    group[k++] = n;
+    uint32_t j = *i + 1;
+    while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
+      const trnc_node *m = &g->nodes[j];
+      if (m->dead) {
+        j++;
+        continue;
+      }
+      if (!fuses(g, group[k - 1], m, k)) break;
+      group[k++] = m;
+      j++;
+    }
+    /* a group value needs HBM only if it is read after the group or is a
+     * graph output (which already has its OUTPUT buffer) */
+    for (int a = 0; a < k; a++) {
+      trnc_ref r = group[a]->outs[0];
+      if (L->tv[r].buffer >= 0) continue;
+      uint32_t lu = C->lastuse[r];
+      if ((lu == UINT32_MAX || lu < j) && !C->is_output[r]) continue;
+      if ((st = lw_alloc_internal(L, r, "t"))) return st;
+    }
+    *i = j - 1;
+    return lw_emit_eltwise(L, group, k);
+  }
+  if ((st = alloc_outputs_of(C, n))) return st;
+  if (is_fill(n->op)) return lower_fill(L, n);
+  if (is_matmul(n->op)) {
+    L->ops_per_engine[0]++;
+    return lw_emit_matmul(L, n);
+  }
+  if (is_reduce(n->op)) return lw_emit_reduce(L, n);
+  return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s", n->target);
+}
+
+trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
+                         trnc_compiled **out, trnc_diags *diags) {
+  if (out) *out = NULL;
+  if (!g || !out) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_compile: NULL argument");
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  trnc_compile_options o = opt ? *opt : (trnc_compile_options){0};
+  const trnc_nc_target *target =
+      o.target && o.target[0] ? trnc_nc_target_by_name(o.target) : trnc_nc_target_default(diags);
+  if (!target)
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
+                           "unknown target '%s' (known: trn2, trn3)", o.target ? o.target : "");
+  /* every node must have a lowering: report all that don't, at once */
+  size_t before = trnc_diags_error_count(diags);
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    const trnc_node *n = &g->nodes[i];
+    if (n->dead || can_lower(g, n)) continue;
+    trnc_diag_loc loc = trnc_node_loc(n);
+    char ops[512];
+    trnc_node_operands_str(g, n, ops, sizeof ops);
+    trnc_diag_add(diags, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, ops,
+                  "no NeuronCore lowering for %s yet (see docs/operators.md)", n->target);
+  }
+  if (trnc_diags_error_count(diags) > before) return TRNC_ERR_UNSUPPORTED;
+
+  cstate *C = calloc(1, sizeof *C);
+  struct trnc_compiled *c = calloc(1, sizeof *c);
+  if (!C || !c) {
+    free(C);
+    free(c);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
+  }
+  C->c = c;
+  lw *L = &C->L;
+  L->g = g;
+  L->opt = o;
+  L->target = target;
+  L->d = diags;
+  L->kernel = -1;
+  trnc_arena_init(&L->arena, 0);
+  snprintf(c->target_name, sizeof c->target_name, "%s", target->name);
+  L->prog = trnc_nc_program_create(target);
+  size_t nv = g->nvalues ? g->nvalues : 1;
+  L->tv = trnc_arena_array(&L->arena, nv, sizeof(lw_tv));
+  C->lastuse = trnc_arena_array(&L->arena, nv, sizeof(uint32_t));
+  C->base = trnc_arena_array(&L->arena, nv, sizeof(trnc_ref));
+  C->buf_off = trnc_arena_array(&L->arena, nv, sizeof(int64_t));
+  C->buf_bytes = trnc_arena_array(&L->arena, nv, sizeof(int64_t));
+  C->shadow = trnc_arena_array(&L->arena, nv, sizeof(trnc_value));
+  C->is_output = trnc_arena_array(&L->arena, nv, sizeof(bool));
+  bool *late = trnc_arena_array(&L->arena, g->noutputs ? g->noutputs : 1, sizeof(bool));
+  trnc_status st = TRNC_OK;
+  if (!L->prog || !L->tv || !C->lastuse || !C->base || !C->buf_off || !C->buf_bytes ||
+      !C->shadow || !C->is_output || !late) {
+    st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  memcpy(C->shadow, g->values, sizeof(trnc_value) * g->nvalues);
+  for (uint32_t r = 0; r < g->nvalues; r++) {
+    L->tv[r].buffer = -1;
+    C->buf_off[r] = -1;
+  }
+  for (uint32_t k = 0; k < g->noutputs; k++)
+    if (g->outputs[k] != TRNC_NO_REF) C->is_output[g->outputs[k]] = true;
+  compute_lastuse(C);
+  if ((st = bind_inputs(C)) || (st = bind_outputs(C, late))) goto done;
+  for (uint32_t i = 0; i < g->nnodes && !st; i++) {
+    if (g->nodes[i].dead) continue;
+    st = lower_node_group(C, &i);
+    if (!st) release_after(C, i);
+  }
+  for (uint32_t k = 0; k < g->noutputs && !st; k++) {
+    if (!late[k]) continue;
+    lw_tv dst = {c->out_bind[k].buffer, L->tv[g->outputs[k]].t};
+    const trnc_type *vt = &g->values[g->outputs[k]].type;
+    dst.t = *vt;
+    dst.t.dtype = c->out_bind[k].device_dtype;
+    if (c->out_bind[k].convert) trnc_type_set_contiguous(&dst.t);
+    else dst.t.offset = 0;
+    st = lw_emit_copy(L, &dst, &L->tv[g->outputs[k]], "output_copy");
+  }
+  if (st) goto done;
+  if (L->status) {
+    st = L->status;
+    goto done;
+  }
+  /* hardware verification of what we emitted */
+  size_t mark = trnc_diags_count(diags);
+  st = trnc_nc_program_verify(L->prog, diags);
+  if (st) {
+    trnc_diag_add(diags, TRNC_SEV_ERROR, TRNC_ERR_INTERNAL, NULL, NULL,
+                  "internal error: the emitted NeuronCore program breaks a hardware rule (%zu "
+                  "diagnostics above); please report it with TRNC_DUMP_DIR output",
+                  trnc_diags_count(diags) - mark);
+    st = TRNC_ERR_INTERNAL;
+    goto done;
+  }
+  trnc_nc_cost cost;
+  memset(&cost, 0, sizeof cost);
+  st = trnc_nc_cost_estimate(L->prog, NULL, &cost, diags);
+  if (st) goto done;
+  trnc_compile_report *rp = &c->report;
+  for (uint32_t i = 0; i < g->nnodes; i++)
+    rp->ir_nodes += !g->nodes[i].dead && g->nodes[i].op < TRNC_OP_COUNT;
+  rp->kernels = trnc_nc_program_kernel_count(L->prog);
+  rp->instructions = trnc_nc_program_instr_count(L->prog);
+  for (size_t k = 0; k < rp->kernels; k++)
+    for (size_t i = 0; i < trnc_nc_kernel_instr_count(L->prog, k); i++) {
+      int e = trnc_nc_kernel_instr(L->prog, k, i)->engine;
+      rp->engine_instructions[e >= TRNC_NC_DMA0 ? 4 : e]++;
+    }
+  memcpy(rp->ops_per_engine, L->ops_per_engine, sizeof rp->ops_per_engine);
+  rp->hbm_planned_bytes = C->hbm.top;
+  rp->hbm_unplanned_bytes = C->hbm.total;
+  rp->sbuf_peak_bytes = L->sbuf_peak;
+  rp->psum_peak_bytes = L->psum_peak;
+  rp->est_time_s = cost.time_s;
+  rp->tensor_flop_util = cost.tensor_flop_util;
+  rp->dma_bw_util = cost.dma_bw_util;
+  rp->target = c->target_name;
+  c->scratch_bytes = trnc_nc_program_scratch_bytes(L->prog);
+  c->prog = L->prog;
+  L->prog = NULL;
+done:
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  c->report.compile_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  if (L->prog) trnc_nc_program_destroy(L->prog);
+  free(C->hbm.free);
+  trnc_arena_release(&L->arena);
+  free(C);
+  if (st) {
+    trnc_compiled_destroy(c);
+    return st;
+  }
+  *out = c;
+  return TRNC_OK;
+}

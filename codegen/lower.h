@@ -1,0 +1,180 @@
+/*
+ * lower.h — internal interface of the code emitter (IR -> NeuronCore program).
+ *
+ * Vocabulary:
+ *  - tv (tensor view): a tensor in HBM — program buffer, device dtype,
+ *    shape, strides and offset in elements. Every IR value gets one. Views
+ *    (view, permute, expand, slice, ...) are tvs over their base's buffer
+ *    with other strides: no copy.
+ *  - kernel: one NeuronCore kernel of the program. Kernels run one after
+ *    another; inside a kernel data moves HBM -> SBUF -> engines -> HBM.
+ *  - tile: an SBUF or PSUM allocation [partitions x bytes per partition].
+ *    Every instruction says which tiles it reads and writes; lw_emit adds the
+ *    semaphore waits that order it after conflicting accesses on other queues
+ *    (RAW, WAR, WAW), so emitters never reason about synchronization.
+ *  - pool: a ring of equal tiles; taking the next tile of a 2-3 deep pool
+ *    gives double/triple buffering (DMA of tile i+1 overlaps compute on i).
+ */
+#ifndef TRNC_CODEGEN_LOWER_H
+#define TRNC_CODEGEN_LOWER_H
+
+#include "codegen/compiled.h"
+#include "ir/ir.h"
+#include "trnc/neuroncore.h"
+
+#define LW_QUEUES TRNC_NC_ENGINE_COUNT   /* one semaphore per queue */
+#define LW_P 128                          /* partitions */
+
+typedef struct lw_tv {
+  int32_t buffer;     /* program buffer; -1 = not materialized (None, unused) */
+  trnc_type t;        /* device dtype; shape/strides/offset in elements */
+} lw_tv;
+
+/** An SBUF/PSUM allocation and its synchronization state. */
+typedef struct lw_tile {
+  uint8_t mem;              /* TRNC_NC_MEM_SBUF or TRNC_NC_MEM_PSUM */
+  int32_t partitions;       /* allocated partitions (from 0) */
+  int64_t offset;           /* byte offset within each partition */
+  int64_t bytes;            /* bytes per partition */
+  int16_t writer_queue;     /* -1 = never written in this kernel */
+  uint32_t writer_count;    /* writer's signal count after that write */
+  uint32_t reader_count[LW_QUEUES]; /* per queue, signal count after its last read */
+} lw_tile;
+
+typedef struct lw_pool {
+  lw_tile *tiles;
+  int n, next;
+} lw_pool;
+
+typedef struct lw {
+  const trnc_graph *g;
+  trnc_compile_options opt;
+  trnc_nc_program *prog;
+  const trnc_nc_target *target;
+  trnc_diags *d;
+  trnc_arena arena;           /* per compilation */
+  lw_tv *tv;                  /* per IR value */
+  /* current kernel */
+  int kernel;
+  uint32_t qcount[LW_QUEUES]; /* instructions signalled per queue so far */
+  int64_t sbuf_used, psum_used; /* bump allocators, bytes per partition */
+  int next_dma;               /* round-robin DMA queue */
+  /* report */
+  int64_t sbuf_peak, psum_peak;
+  size_t ops_per_engine[4];
+  trnc_status status;         /* first error while emitting */
+} lw;
+
+/* ---- errors ------------------------------------------------------------ */
+/** Records an internal error (emitter limit or bug) once; returns it. */
+trnc_status lw_fail(lw *L, const trnc_node *n, trnc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* ---- kernels, tiles, emission ----------------------------------------- */
+/** Starts a new kernel named after node n (or `name`). */
+trnc_status lw_kernel_begin(lw *L, const char *name);
+/** Allocates an SBUF tile of `bytes` per partition (all 128 partitions
+ *  reserved). Fails with TRNC_ERR_LIMIT when the kernel's SBUF is full. */
+lw_tile *lw_sbuf(lw *L, int64_t bytes);
+/** Allocates a PSUM tile; `bytes` <= one bank (2 KiB) is placed inside one
+ *  bank (what a matmul accumulation needs). */
+lw_tile *lw_psum(lw *L, int64_t bytes);
+/** A pool of n tiles (SBUF or PSUM) of `bytes` each. */
+trnc_status lw_pool_init(lw *L, lw_pool *pool, uint8_t mem, int64_t bytes, int n);
+lw_tile *lw_pool_next(lw_pool *pool);
+
+/** Access pattern over tile t: partitions [0, np), starting `byte_off` into
+ *  the tile, dtype dt, free dims given as (count) list, row-major
+ *  contiguous (innermost stride 1). nfree 0 = one element. */
+trnc_nc_ap lw_tile_ap(const lw_tile *t, int np, int64_t byte_off, trnc_dtype dt, int nfree,
+                      const int64_t *counts);
+/** Same with explicit free strides (elements). */
+trnc_nc_ap lw_tile_ap_strided(const lw_tile *t, int np, int64_t byte_off, trnc_dtype dt,
+                              int nfree, const trnc_nc_dim *free);
+
+/** Appends instruction `in` to the current kernel on in->engine, after
+ *  adding waits for every conflicting access to the tiles it reads (reads[])
+ *  and writes (writes[]) from other queues, and a signal of its queue's
+ *  semaphore. */
+trnc_status lw_emit(lw *L, trnc_nc_instr *in, lw_tile *const *reads, int nreads,
+                    lw_tile *const *writes, int nwrites);
+/** Next DMA queue (round-robin over the target's DMA engines). */
+int lw_dma_queue(lw *L);
+
+/* ---- HBM access patterns ------------------------------------------------ */
+/** Element size of a device dtype (bytes). */
+int64_t lw_esize(trnc_dtype dt);
+
+/**
+ * An iteration space: `rank` dims (outer to inner) and, for each of `nops`
+ * operands, its strides (elements; 0 = broadcast) and base offset. Built by
+ * lw_space_* and tiled by lw_space_tiles().
+ */
+#define LW_MAX_OPS 12
+typedef struct lw_space {
+  int rank;
+  int64_t size[TRNC_MAX_RANK + 1];
+  int nops;
+  int64_t stride[LW_MAX_OPS][TRNC_MAX_RANK + 1];
+  int64_t base[LW_MAX_OPS];
+} lw_space;
+
+/** Adds operand tv broadcast to `shape` (rank r, right-aligned like torch
+ *  broadcasting). Returns its operand index. */
+int lw_space_add(lw_space *s, const lw_tv *tv, int r, const int64_t *shape);
+/** Merges adjacent dims that are contiguous for every operand and drops
+ *  size-1 dims; `keep_boundary` (if >= 0) is a dim index that must not be
+ *  merged with its inner neighbour (reduction boundary). */
+void lw_space_coalesce(lw_space *s);
+
+/** One tile of an iteration space: the partition dim, free dims and index
+ *  of every looped dim. */
+typedef struct lw_tile_pos {
+  int pdim;                   /* dim on partitions (-1: single partition) */
+  int64_t p0, np;             /* partition range in that dim */
+  int nfree;
+  int fdim[TRNC_NC_MAX_FREE]; /* dims on the free axis, outer to inner */
+  int64_t f0[TRNC_NC_MAX_FREE], nf[TRNC_NC_MAX_FREE];
+  int64_t idx[TRNC_MAX_RANK + 1]; /* fixed index of every other dim */
+} lw_tile_pos;
+
+/** DMA access pattern of operand `op` of space s (a tv with buffer and
+ *  device dtype `dt`) at tile position tp. */
+trnc_nc_ap lw_hbm_ap(const lw_space *s, int op, int32_t buffer, trnc_dtype dt,
+                     const lw_tile_pos *tp);
+
+/** Calls fn for every tile of space s. Partition dim: chosen by the tiler
+ *  among dims [0, first_free) (the largest), free dims: [first_free, rank)
+ *  (at most 4; more are looped), innermost free dim chunked so a tile holds
+ *  at most max_free elements per partition. first_free < 0: the tiler picks
+ *  (all but the partition dim are free). */
+typedef trnc_status (*lw_tile_fn)(lw *L, const lw_space *s, const lw_tile_pos *tp, void *ctx);
+trnc_status lw_space_tiles(lw *L, const lw_space *s, int first_free, int64_t max_free,
+                           lw_tile_fn fn, void *ctx);
+
+/** Free elements per partition at tile position tp. */
+int64_t lw_tile_free_elems(const lw_tile_pos *tp);
+
+/* ---- helpers to emit common instructions -------------------------------- */
+/** DMA HBM -> tile (or tile -> HBM when to_hbm). */
+trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm);
+
+/* ---- emitters (one per op family) --------------------------------------- */
+/** A fused elementwise group: nodes[0..n) share the output shape. */
+trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n);
+bool lw_is_eltwise(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_emit_matmul(lw *L, const trnc_node *n);
+trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
+trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
+
+/** Materializes value r into a new contiguous internal buffer tv (for ops
+ *  that need a dense operand). */
+trnc_status lw_materialize(lw *L, const trnc_node *n, trnc_ref r, lw_tv *out);
+
+/** Device dtype for a value dtype (i64 -> i32; f64 -> f32). */
+trnc_dtype lw_device_dtype(trnc_dtype dt);
+
+/** Allocates a new internal HBM buffer for value r with contiguous layout. */
+trnc_status lw_alloc_internal(lw *L, trnc_ref r, const char *name);
+
+#endif
