@@ -410,6 +410,8 @@ static bool can_lower(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return true;
   if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || is_reduce(n->op)) return true;
   if (lw_is_eltwise(g, n)) return true;
+  for (int f = 0; f < lw_nfamilies; f++)
+    if (lw_families[f].handles(g, n)) return true;
   return false;
 }
 
@@ -648,6 +650,8 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     return lw_emit_matmul(L, n);
   }
   if (is_reduce(n->op)) return lw_emit_reduce(L, n);
+  for (int f = 0; f < lw_nfamilies; f++)
+    if (lw_families[f].handles(g, n)) return lw_families[f].emit(L, n);
   return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s", n->target);
 }
 

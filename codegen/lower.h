@@ -167,6 +167,17 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n);
 trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 
+/** An op family's emitter: `handles` says whether it lowers node n (given
+ *  its operands), `emit` emits it (outputs already have their tvs). The
+ *  families are listed in codegen/families.c. */
+typedef struct lw_family {
+  const char *name;
+  bool (*handles)(const trnc_graph *g, const trnc_node *n);
+  trnc_status (*emit)(lw *L, const trnc_node *n);
+} lw_family;
+extern const lw_family lw_families[];
+extern const int lw_nfamilies;
+
 /** Materializes value r into a new contiguous internal buffer tv (for ops
  *  that need a dense operand). */
 trnc_status lw_materialize(lw *L, const trnc_node *n, trnc_ref r, lw_tv *out);

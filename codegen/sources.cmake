@@ -13,4 +13,5 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lw_core.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_eltwise.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_matmul.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_reduce.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_reduce.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/families.c)
