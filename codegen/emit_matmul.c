@@ -13,6 +13,8 @@
  * Operand tiles whose wanted free dim is strided but whose partition dim is
  * contiguous (A^T of a row-major A, or B = W^T of a Linear weight) are
  * loaded with a DMA transpose instead of element-wise strided reads.
+ * An activation that is the matmul's only consumer (relu, gelu, silu, ...)
+ * is fused into the same PSUM evacuation (the epilogue).
  * Stationary and moving tiles come from 2-deep pools, so loads of the next
  * K step overlap the current matmul.
  */
@@ -26,6 +28,7 @@ typedef struct mm {
   int64_t M, N, K, batch;
   double alpha, beta;
   bool transposed;
+  int act;              /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
   lw_pool st_pool, mv_pool, ps_pool, out_pool, bias_pool;
 } mm;
 
@@ -147,6 +150,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
       if ((st = lw_emit(L, &sc, &bt, 1, &bt, 1))) return st;
     }
     ev.src[1] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &one);
+    ev.act = (uint8_t)m->act;
     ev.dst = lw_tile_ap(o, (int)rt, 0, odt, 1, &ct);
     if ((st = lw_emit(L, &ev, rd, 2, &o, 1))) return st;
   } else if (bt) {
@@ -172,12 +176,25 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
       sc.dst = sc.src[0] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &ct);
       if ((st = lw_emit(L, &sc, &bt, 1, &bt, 1))) return st;
     }
-    add.dst = lw_tile_ap(o, (int)rt, 0, odt, 1, &ct);
+    bool act = m->act != TRNC_NC_ACT_IDENTITY;
+    add.dst = lw_tile_ap(act ? f : o, (int)rt, 0, act ? TRNC_F32 : odt, 1, &ct);
     add.src[0] = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
     add.src[1] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &ct);
     lw_tile *r2[2] = {f, bt};
-    if ((st = lw_emit(L, &add, r2, 2, &o, 1))) return st;
+    if ((st = lw_emit(L, &add, r2, 2, act ? &f : &o, 1))) return st;
+    if (act) {
+      trnc_nc_instr ac;
+      memset(&ac, 0, sizeof ac);
+      ac.op = TRNC_NC_OP_ACTIVATION;
+      ac.engine = TRNC_NC_SCALAR;
+      ac.act = (uint8_t)m->act;
+      ac.imm[0] = 1;
+      ac.src[0] = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
+      ac.dst = lw_tile_ap(o, (int)rt, 0, odt, 1, &ct);
+      if ((st = lw_emit(L, &ac, &f, 1, &o, 1))) return st;
+    }
   } else {
+    ev.act = (uint8_t)m->act;
     ev.dst = lw_tile_ap(o, (int)rt, 0, odt, 1, &ct);
     if ((st = lw_emit(L, &ev, &ps, 1, &o, 1))) return st;
   }
@@ -208,7 +225,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
   return lw_emit(L, &sd, &o, 1, NULL, 0);
 }
 
-trnc_status lw_emit_matmul(lw *L, const trnc_node *n) {
+trnc_status lw_emit_matmul(lw *L, const trnc_node *n, int act, trnc_ref out) {
   const trnc_graph *g = L->g;
   bool has_bias = n->op == TRNC_OP_ADDMM || n->op == TRNC_OP_BADDBMM;
   int ai = has_bias ? 1 : 0;
@@ -216,7 +233,8 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n) {
   memset(&m, 0, sizeof m);
   m.a = &L->tv[n->args[ai].u.ref];
   m.b = &L->tv[n->args[ai + 1].u.ref];
-  m.out = &L->tv[n->outs[0]];
+  m.out = &L->tv[out];
+  m.act = act;
   m.bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
   m.alpha = has_bias ? num(trnc_node_arg(n, 4)) : 1;
   m.beta = has_bias ? num(trnc_node_arg(n, 3)) : 1;

@@ -182,11 +182,12 @@ trnc_status lw_emit_reduce(lw *L, const trnc_node *n) {
   const trnc_type *xt = &g->values[n->args[0].u.ref].type;
   if (R.o->buffer < 0) return TRNC_OK;
   R.alu = n->op == TRNC_OP_AMAX ? TRNC_NC_ALU_MAX : n->op == TRNC_OP_AMIN ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_ADD;
-  R.mean = n->op == TRNC_OP_MEAN;
+  R.mean = n->op == TRNC_OP_MEAN || n->op == TRNC_OP_MEAN_ALL;
   bool redmask[RMAX] = {false};
-  const trnc_arg *dl = n->op == TRNC_OP_SUM_ALL ? NULL : trnc_node_arg(n, 1);
+  bool whole = n->op == TRNC_OP_SUM_ALL || n->op == TRNC_OP_MEAN_ALL;
+  const trnc_arg *dl = whole ? NULL : trnc_node_arg(n, 1);
   bool all = !dl || dl->kind == TRNC_ARG_NONE || (dl->kind == TRNC_ARG_LIST && dl->u.list.n == 0);
-  bool keepdim = n->op != TRNC_OP_SUM_ALL && trnc_node_arg(n, 2)->kind == TRNC_ARG_BOOL &&
+  bool keepdim = !whole && trnc_node_arg(n, 2)->kind == TRNC_ARG_BOOL &&
                  trnc_node_arg(n, 2)->u.b;
   for (int i = 0; i < xt->rank; i++) redmask[i] = all;
   if (!all) {

@@ -398,7 +398,7 @@ static bool is_matmul(trnc_op op) {
 
 static bool is_reduce(trnc_op op) {
   switch (op) {
-    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_AMAX:
+    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_MEAN_ALL: case TRNC_OP_AMAX:
     case TRNC_OP_AMIN:
       return true;
     default: return false;
@@ -609,6 +609,23 @@ static trnc_status bind_outputs(cstate *C, bool *late_copy) {
   return TRNC_OK;
 }
 
+/* ScalarE function for an activation node applied to value r, or -1. */
+static int epilogue_act(const trnc_node *a, trnc_ref r) {
+  if (a->nargs < 1 || a->args[0].kind != TRNC_ARG_VALUE || a->args[0].u.ref != r) return -1;
+  switch (a->op) {
+    case TRNC_OP_RELU: return TRNC_NC_ACT_RELU;
+    case TRNC_OP_SILU: return TRNC_NC_ACT_SILU;
+    case TRNC_OP_SIGMOID: return TRNC_NC_ACT_SIGMOID;
+    case TRNC_OP_TANH: return TRNC_NC_ACT_TANH;
+    case TRNC_OP_GELU: {
+      const trnc_arg *ap = trnc_node_arg(a, 1);
+      bool t = ap && ap->kind == TRNC_ARG_STR && !strcmp(ap->u.s, "tanh");
+      return t ? TRNC_NC_ACT_GELU_TANH : TRNC_NC_ACT_GELU;
+    }
+    default: return -1;
+  }
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -643,11 +660,27 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     *i = j - 1;
     return lw_emit_eltwise(L, group, k);
   }
+  if (is_matmul(n->op) && !L->opt.no_fusion) {
+    /* epilogue fusion: the next live node is an activation whose only
+     * input is this matmul's result, read nowhere else */
+    uint32_t j = *i + 1;
+    while (j < g->nnodes && g->nodes[j].dead) j++;
+    trnc_ref r = n->outs[0];
+    int act = j < g->nnodes ? epilogue_act(&g->nodes[j], r) : -1;
+    if (act >= 0 && C->lastuse[r] == j && !C->is_output[r]) {
+      const trnc_node *a = &g->nodes[j];
+      if ((st = alloc_outputs_of(C, a))) return st;
+      L->ops_per_engine[0]++;
+      L->ops_per_engine[2]++;
+      *i = j;
+      return lw_emit_matmul(L, n, act, a->outs[0]);
+    }
+  }
   if ((st = alloc_outputs_of(C, n))) return st;
   if (is_fill(n->op)) return lower_fill(L, n);
   if (is_matmul(n->op)) {
     L->ops_per_engine[0]++;
-    return lw_emit_matmul(L, n);
+    return lw_emit_matmul(L, n, TRNC_NC_ACT_IDENTITY, n->outs[0]);
   }
   if (is_reduce(n->op)) return lw_emit_reduce(L, n);
   for (int f = 0; f < lw_nfamilies; f++)

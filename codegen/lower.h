@@ -163,7 +163,10 @@ trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, boo
 /** A fused elementwise group: nodes[0..n) share the output shape. */
 trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n);
 bool lw_is_eltwise(const trnc_graph *g, const trnc_node *n);
-trnc_status lw_emit_matmul(lw *L, const trnc_node *n);
+/** Matmul node n; act: fused epilogue activation (TRNC_NC_ACT_IDENTITY for
+ *  none); out: the value the kernel writes (n's output, or the fused
+ *  activation node's output). */
+trnc_status lw_emit_matmul(lw *L, const trnc_node *n, int act, trnc_ref out);
 trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 

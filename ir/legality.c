@@ -137,7 +137,7 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       double m = fmax(fabs(a.lo), fabs(a.hi));
       return (interval){-m, m, a.poison};
     }
-    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: {
+    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN_ALL: {
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
       double cnt = (double)trnc_type_numel(x) / fmax(1.0, (double)trnc_type_numel(out));
       interval a = arg_iv(g, vals, a0);

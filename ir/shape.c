@@ -380,7 +380,7 @@ trnc_status rule_reduce(const trnc_graph *g, const trnc_node *n, trnc_type *out,
 trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  trnc_dtype dt = dt_category(x->dtype) <= 1 ? TRNC_I64 : x->dtype;
+  trnc_dtype dt = (n->op == TRNC_OP_SUM_ALL && dt_category(x->dtype) <= 1) ? TRNC_I64 : x->dtype;
   out[0].dtype = dtarg(n, 1, dt);
   out[0].rank = 0;
   return TRNC_OK;

@@ -479,6 +479,8 @@ typedef struct footprint {
   int32_t p0, p1;   /* partition range */
   int64_t lo, hi;   /* byte range (bounding box) */
   int64_t base, rlo, rhi, ps, rows; /* HBM: rows at base + r*ps, each [rlo, rhi) */
+  const trnc_nc_ap *ap;             /* HBM: the access pattern (exact test) */
+  int64_t buf_off;                  /* HBM: byte offset of the buffer in its space */
   bool write;
   int slot;
 } footprint;
@@ -489,8 +491,10 @@ static void ap_footprint(const trnc_nc_program *p, const trnc_nc_ap *ap, bool wr
   if (ap->mem == TRNC_NC_MEM_NONE || !nc_ap_extent(ap, &lo, &hi)) return;
   f->write = write;
   f->slot = slot;
+  f->ap = ap;
   if (ap->mem == TRNC_NC_MEM_HBM) {
     const trnc_nc_buffer *b = &p->bufs[ap->buffer];
+    f->buf_off = b->kind == TRNC_NC_BUF_INTERNAL ? b->offset : 0;
     int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
     int64_t span = ap->partition_stride * (int64_t)(ap->partitions - 1) * es;
     f->base = b->kind == TRNC_NC_BUF_INTERNAL ? b->offset : 0;
@@ -538,8 +542,92 @@ static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
   return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
+/* Byte intervals [lo, hi) of the contiguous runs of an HBM access pattern,
+ * sorted; at most `cap` (returns -1 when there are more). */
+typedef struct run {
+  int64_t lo, hi;
+} run;
+
+static int run_cmp(const void *x, const void *y) {
+  const run *a = x, *b = y;
+  return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static int64_t hbm_runs(const footprint *f, run *out, int64_t cap) {
+  const trnc_nc_ap *ap = f->ap;
+  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
+  int nf = ap->nfree;
+  /* the innermost free dim is one run when its stride is 1 */
+  int64_t inner_len = 1;
+  int loops = nf;
+  if (nf > 0 && ap->free[nf - 1].stride == 1) {
+    inner_len = ap->free[nf - 1].count;
+    loops = nf - 1;
+  }
+  int64_t total = ap->partitions;
+  for (int i = 0; i < loops; i++) {
+    if (total > cap / (ap->free[i].count ? ap->free[i].count : 1)) return -1;
+    total *= ap->free[i].count;
+  }
+  if (total > cap) return -1;
+  int64_t n = 0, idx[TRNC_NC_MAX_FREE] = {0};
+  for (int64_t p = 0; p < ap->partitions; p++) {
+    for (;;) {
+      int64_t e = p * ap->partition_stride;
+      for (int i = 0; i < loops; i++) e += idx[i] * ap->free[i].stride;
+      int64_t lo = f->buf_off + ap->offset + e * es, len = inner_len * es;
+      out[n].lo = lo;
+      out[n].hi = lo + len;
+      n++;
+      int i = loops - 1;
+      for (; i >= 0; i--) {
+        if (++idx[i] < ap->free[i].count) break;
+        idx[i] = 0;
+      }
+      if (i < 0) break;
+    }
+  }
+  qsort(out, (size_t)n, sizeof *out, run_cmp);
+  return n;
+}
+
+/* Exact overlap of two HBM footprints by their runs; -1 if too many runs to
+ * enumerate (the caller then keeps the conservative answer). */
+static int hbm_exact_overlap(const footprint *a, const footprint *b) {
+  enum { CAP = 1 << 14 };
+  run *ra = malloc(CAP * sizeof *ra), *rb = malloc(CAP * sizeof *rb);
+  int res = -1;
+  if (ra && rb) {
+    int64_t na = hbm_runs(a, ra, CAP), nb = hbm_runs(b, rb, CAP);
+    if (na >= 0 && nb >= 0) {
+      res = 0;
+      for (int64_t i = 0, j = 0; i < na && j < nb;) {
+        if (ra[i].lo < rb[j].hi && rb[j].lo < ra[i].hi && ra[i].hi > ra[i].lo && rb[j].hi > rb[j].lo) {
+          res = 1;
+          break;
+        }
+        if (ra[i].hi <= rb[j].hi) i++;
+        else j++;
+      }
+    }
+  }
+  free(ra);
+  free(rb);
+  return res;
+}
+
+/* True if each row of an HBM footprint is one contiguous byte range. */
+static bool rows_contiguous(const footprint *f) {
+  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)f->ap->dtype);
+  return f->rhi - f->rlo == trnc_nc_ap_free_elems(f->ap) * es;
+}
+
 static bool overlap(const footprint *a, const footprint *b) {
   if (!(a->space == b->space && a->p0 < b->p1 && b->p0 < a->p1 && a->lo < b->hi && b->lo < a->hi)) return false;
+  if (a->space >= 2 && !(a->ps == b->ps && a->ps > 0 && rows_contiguous(a) && rows_contiguous(b))) {
+    int ex = hbm_exact_overlap(a, b);
+    if (ex >= 0) return ex == 1;
+  }
   if (a->space < 2 || a->ps != b->ps || a->ps <= 0) return true; /* bounding boxes overlap */
   /* HBM rows with the same stride ps: rows i of a and j of b overlap iff
    * L < (j - i) * ps < U for some i, j; find the smallest t = j - i. */
