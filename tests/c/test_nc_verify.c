@@ -218,6 +218,36 @@ static void test_hbm_rows(void **state) {
   }
 }
 
+/* Regression: two DMA stores that interleave (each writes every other block
+ * of columns of a [4, 16] tile: partitions along columns, free along rows)
+ * have overlapping bounding boxes but no common byte; only a real overlap
+ * needs a semaphore. */
+static void test_hbm_interleaved_columns(void **state) {
+  for (int clash = 0; clash < 2; clash++) {
+    trnc_nc_program *p = trnc_nc_program_create(NULL);
+    trnc_nc_program_add_kernel(p, "k", 2);
+    int o = trnc_nc_program_add_buffer(p, "o", TRNC_NC_BUF_OUTPUT, F32, 4 * 16 * 4, 0);
+    trnc_nc_instr ms = I(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
+    ms.dst = SB(0, 8, 0, F32, 1, S64(1), S64(4));
+    ms.signal[0] = 0;
+    ms.nsignal = 1;
+    trnc_nc_kernel_append(p, 0, &ms);
+    for (int h = 0; h < 2; h++) { /* columns [0, 8) and [8, 16) (clash: [4, 12)) */
+      trnc_nc_instr st = I_dma(h, HB(o, (clash ? 4 : 8) * 4 * h, F32, 1, 8, 1, S64(16), S64(4)),
+                               SB(0, 8, 0, F32, 1, S64(1), S64(4)));
+      st.wait[0].sem = 0;
+      st.wait[0].value = 1;
+      st.nwait = 1;
+      trnc_nc_kernel_append(p, 0, &st);
+    }
+    if (clash)
+      nc_expect_reject(p, "k#2 dma1.dma_copy", "missing dependency", "write after write", NULL);
+    else
+      nc_expect_ok(p);
+    trnc_nc_program_destroy(p);
+  }
+}
+
 static void test_uninitialised_read(void **state) {
   REJECT(ins(p, 4)->src[0].offset = 10240, "main#4 scalar.activation", "src0 reads SBUF partition 0",
          "never written");
@@ -242,7 +272,7 @@ int main(void) {
       cmocka_unit_test(test_partition_rules),  cmocka_unit_test(test_capacity_rules),
       cmocka_unit_test(test_matmul_rules),     cmocka_unit_test(test_operand_rules),
       cmocka_unit_test(test_dependency_rules), cmocka_unit_test(test_uninitialised_read),
-      cmocka_unit_test(test_semaphore_rules), cmocka_unit_test(test_hbm_rows),
+      cmocka_unit_test(test_semaphore_rules), cmocka_unit_test(test_hbm_rows), cmocka_unit_test(test_hbm_interleaved_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
