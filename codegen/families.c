@@ -6,6 +6,9 @@
 #include "codegen/lower.h"
 
 const lw_family lw_families[] = {
+    {"data", lw_data_handles, lw_data_emit},
+    {"norm", lw_norm_handles, lw_norm_emit},
+    {"conv", lw_conv_handles, lw_conv_emit},
     {NULL, NULL, NULL} /* sentinel: keeps the array non-empty */
 };
 const int lw_nfamilies = (int)(sizeof lw_families / sizeof lw_families[0]) - 1;

@@ -169,6 +169,17 @@ bool lw_is_eltwise(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_emit_matmul(lw *L, const trnc_node *n, int act, trnc_ref out);
 trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
+/** Data movement and indexing (emit_data.c): embedding (+ backward), cat,
+ *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */
+bool lw_data_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_data_emit(lw *L, const trnc_node *n);
+/** Normalization, softmax, var, argmax, nll_loss (emit_norm.c): row kernels. */
+bool lw_norm_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_norm_emit(lw *L, const trnc_node *n);
+/** Convolution (+ backward) on TensorE and max/avg/adaptive pooling (+ backward)
+ *  on VectorE (emit_conv.c). */
+bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_conv_emit(lw *L, const trnc_node *n);
 
 /** An op family's emitter: `handles` says whether it lowers node n (given
  *  its operands), `emit` emits it (outputs already have their tvs). The

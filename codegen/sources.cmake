@@ -14,4 +14,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_eltwise.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_matmul.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_reduce.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_norm.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/families.c)

@@ -84,6 +84,9 @@ static double instr_cost(const trnc_nc_target *t, const trnc_nc_instr *in, pe_st
     }
     case TRNC_NC_OP_DMA_COPY: {
       const trnc_nc_ap *d = &in->dst, *s = &in->src[0];
+      /* an indirect DMA moves rows of the tile's size, not the whole table */
+      if (in->mode == TRNC_NC_DMA_GATHER) s = d;
+      else if (in->mode == TRNC_NC_DMA_SCATTER) d = s;
       double bytes = (double)nc_ap_elems(d) * (double)trnc_nc_dtype_size((trnc_dtype)d->dtype);
       double sb = (double)nc_ap_elems(s) * (double)trnc_nc_dtype_size((trnc_dtype)s->dtype);
       if (sb > bytes) bytes = sb;

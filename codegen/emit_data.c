@@ -1,0 +1,1281 @@
+/*
+ * emit_data.c — data movement and indexing: embedding, embedding backward,
+ * cat, stack, constant_pad_nd, index_select, gather, index.Tensor,
+ * index_put, scatter.value, scatter.src, scatter_add.
+ *
+ * Everything here is one of three row programs over a *row space* (the
+ * index tensor's shape, tiled 128 rows to the partitions):
+ *
+ *  gather      out row r = table row idx(r)          (indirect DMA gather)
+ *  scatter     table row idx(r) = src row r          (indirect DMA scatter)
+ *  accumulate  table row t += sum_{r: idx(r)=t} src row r
+ *
+ * A *table* is an HBM tensor seen as rows: row t starts at element
+ * offset + t * row_stride and holds the free pattern (up to 8 dims, tiled to
+ * 4 per access pattern and chunked). idx(r) is one i32 per partition ([P,1]
+ * in SBUF, what the DMA gather/scatter modes read): either an index tensor's
+ * value loaded as is (embedding, index_select: the DMA's own range check
+ * reports any out-of-range value as TRNC_ERR_LIMIT), or a flat row computed
+ * on VectorE from up to two index tensors (wrapped idx < 0 ? idx + size :
+ * idx where eager wraps: index.Tensor, index_put) plus an affine term in the
+ * row position (gather / scatter along a dim address single elements). When
+ * several terms are combined, each index is clamped to [-1, size] and an
+ * out-of-range one pushes the flat row below zero (flat - 2^24 * bad), so
+ * the DMA still refuses it instead of touching another element. All of that
+ * arithmetic is exact in fp32 because tables with combined indices are
+ * limited to 2^21 rows (handles() checks).
+ *
+ * Accumulation (embedding_dense_backward, index_put(accumulate=True),
+ * scatter_add) cannot use the DMA scatter: it overwrites, so duplicate
+ * indices would lose updates. It runs on TensorE as a one-hot matmul:
+ * for a block of <= 128 table rows [t0, t0+Tc) and <= 512 columns,
+ *   PSUM[Tc, W] += onehot[K, Tc]^T . src[K, W]     (K = 128 source rows),
+ * with onehot[k, t] = (idx(k) == t0 + t) built by one VectorE tensor_scalar
+ * from an iota row (padding_idx rows get an all-zero one-hot row). Sums are
+ * fp32 in PSUM, exact up to summation order (0 * x = 0 adds nothing; an
+ * inf/NaN source row would spread NaN to its block, a documented
+ * difference). Cost: ceil(T/128) * ceil(N/128) * ceil(W/512) matmuls of
+ * max(W,64)*4 cycles (fp32) — cheap for moderate T (vocabularies of a few
+ * thousand rows), so handles() accepts it while that product stays <= 16384
+ * blocks; larger tables stay unlowered (a sort/dedupe read-modify-write
+ * path is future work). The indices are range-checked by one small DMA
+ * gather per 128 rows (TRNC_ERR_LIMIT, as eager raises).
+ *
+ * cat / stack copy each input through its strides into its slice of the
+ * output; constant_pad_nd fills the output and copies the (cropped)
+ * interior. All HBM writes of one kernel that may overlap are ordered
+ * through an HBM "token" tile passed to lw_emit (it tracks queues, not
+ * memory), which keeps the verifier's race check and the semantics
+ * (sequential scatter: the last duplicate wins, as a serial loop) exact.
+ */
+#include <string.h>
+
+#include "codegen/lower.h"
+#include "ir/shape.h"
+
+#define R (TRNC_MAX_RANK + 1)
+#define MAXF 4096            /* data tile: elements per partition */
+#define ACC_MAXF 512         /* accumulate: one PSUM bank of fp32 */
+#define MASK_ROWS (1 << 21)  /* combined-index tables: rows limit (fp32-exact) */
+#define ACC_BLOCKS 16384     /* accumulate: matmul blocks limit */
+
+/* ---- small dimension spaces ----------------------------------------------------- */
+
+/** Dims (outer to inner) and, per operand, strides in elements. */
+typedef struct dspace {
+  int rank, nops;
+  int64_t size[R];
+  int64_t st[4][R];
+} dspace;
+
+/* Drops size-1 dims; merges dim i into i+1 when every operand is
+ * contiguous across them. */
+static void ds_coalesce(dspace *s) {
+  int w = 0;
+  for (int i = 0; i < s->rank; i++) {
+    if (s->size[i] == 1) continue;
+    s->size[w] = s->size[i];
+    for (int o = 0; o < s->nops; o++) s->st[o][w] = s->st[o][i];
+    w++;
+  }
+  s->rank = w;
+  for (int i = s->rank - 2; i >= 0; i--) {
+    bool ok = true;
+    for (int o = 0; o < s->nops && ok; o++) ok = s->st[o][i] == s->st[o][i + 1] * s->size[i + 1];
+    if (!ok) continue;
+    s->size[i] *= s->size[i + 1];
+    for (int o = 0; o < s->nops; o++) s->st[o][i] = s->st[o][i + 1];
+    for (int j = i + 1; j < s->rank - 1; j++) {
+      s->size[j] = s->size[j + 1];
+      for (int o = 0; o < s->nops; o++) s->st[o][j] = s->st[o][j + 1];
+    }
+    s->rank--;
+  }
+}
+
+static int64_t ds_numel(const dspace *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) n *= s->size[i];
+  return n;
+}
+
+/* ---- row jobs ----------------------------------------------------------------------- */
+
+/** One index term: flat += wrap?(idx) * mult, idx in [0, size). */
+typedef struct icomp {
+  const lw_tv *tv;
+  int64_t base;     /* element offset of the tv */
+  int64_t size;
+  int64_t mult;     /* table rows per index step */
+  bool wrap;        /* negative indices count from the end (index.Tensor) */
+} icomp;
+
+enum { OP_R = 0, OP_I0 = 1, OP_I1 = 2, OP_AFF = 3 };
+enum { PT_R = 0, PT_T = 1 };
+
+typedef struct job {
+  /* row space: ops OP_R (row operand), OP_I0/OP_I1 (index tvs), OP_AFF
+   * (table rows added per step: element-level gather/scatter) */
+  dspace rows;
+  /* row operand: gather destination / scatter and accumulate source */
+  const lw_tv *r;
+  int64_t rbase;
+  bool r_is_value;  /* scatter.value: rows are `value` */
+  float value;
+  /* table: row t at tbase + t * tps, trows rows */
+  const lw_tv *t;
+  int64_t tbase, tps, trows;
+  /* free pattern: ops PT_R, PT_T */
+  dspace pat;
+  int nc;
+  icomp c[2];
+  bool has_aff;
+  bool has_skip;    /* accumulate: rows with raw index == skip add nothing */
+  int64_t skip;
+  bool base_is_out; /* accumulate: out = out + sum (else out = sum) */
+} job;
+
+static bool job_masked(const job *J) { return J->nc > 1 || J->has_aff; }
+
+/* ---- emission helpers ------------------------------------------------------------------ */
+
+typedef struct kctx {
+  lw_pool ix, sm, data, aux, ps, oh, iota, ev;
+  lw_tile *tok;        /* HBM token for the written table/output */
+} kctx;
+
+static lw_tile *token(lw *L) {
+  lw_tile *t = trnc_arena_alloc(&L->arena, sizeof *t);
+  if (!t) {
+    lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  memset(t, 0, sizeof *t);
+  t->mem = TRNC_NC_MEM_HBM;
+  t->writer_queue = -1;
+  return t;
+}
+
+static trnc_nc_ap col(const lw_tile *t, int np, trnc_dtype dt) {
+  int64_t one = 1;
+  return lw_tile_ap(t, np, 0, dt, 1, &one);
+}
+
+static trnc_nc_ap hbm(const lw_tv *tv, int64_t off, int64_t ps, int np, int nd, const int64_t *cnt,
+                      const int64_t *st) {
+  trnc_nc_ap ap;
+  memset(&ap, 0, sizeof ap);
+  ap.mem = TRNC_NC_MEM_HBM;
+  ap.dtype = (uint8_t)tv->t.dtype;
+  ap.buffer = tv->buffer;
+  ap.offset = off * lw_esize(tv->t.dtype);
+  ap.partitions = np;
+  ap.partition_stride = ps;
+  if (nd == 0) {
+    ap.nfree = 1;
+    ap.free[0].stride = 1;
+    ap.free[0].count = 1;
+  } else {
+    ap.nfree = (uint8_t)nd;
+    for (int i = 0; i < nd; i++) {
+      ap.free[i].stride = st[i];
+      ap.free[i].count = cnt[i];
+    }
+  }
+  return ap;
+}
+
+/* tensor_scalar dst = (src op0 s0) op1 s1 on [np,1] columns; s1col (if
+ * non-NULL) is a per-partition s1. */
+static trnc_status ts_col(lw *L, lw_tile *dst, lw_tile *src, trnc_dtype sdt, int np, int op0, float s0,
+                          int op1, float s1, lw_tile *s1col) {
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = TRNC_NC_OP_TENSOR_SCALAR;
+  in.engine = TRNC_NC_VECTOR;
+  in.alu0 = (uint8_t)op0;
+  in.alu1 = (uint8_t)op1;
+  in.imm[0] = s0;
+  in.imm[1] = s1;
+  in.dst = col(dst, np, TRNC_F32);
+  in.src[0] = col(src, np, sdt);
+  lw_tile *rd[2] = {src, s1col};
+  if (s1col) in.src[2] = col(s1col, np, TRNC_F32);
+  return lw_emit(L, &in, rd, s1col ? 2 : 1, &dst, 1);
+}
+
+/* One tile of the row space: partition dim pdim (-1: one row), rows
+ * [p0, p0+np), and every other dim fixed by idx. */
+typedef struct rtile {
+  int pdim;
+  int64_t p0;
+  int np;
+  int64_t idx[R];
+} rtile;
+
+static int64_t rt_off(const job *J, int op, const rtile *rt) {
+  int64_t o = 0;
+  for (int i = 0; i < J->rows.rank; i++)
+    o += (i == rt->pdim ? rt->p0 : rt->idx[i]) * J->rows.st[op][i];
+  return o;
+}
+
+static int64_t rt_ps(const job *J, int op, const rtile *rt) {
+  return rt->pdim >= 0 ? J->rows.st[op][rt->pdim] : 0;
+}
+
+/*
+ * Index of every row of tile rt as i32 [np,1] in *iout (the DMA's index
+ * tile) and, when fout is non-NULL, as f32 [np,1] in *fout; *keep (with a
+ * skip value): f32 [np,1] 1 = row counts, 0 = padding row.
+ */
+static trnc_status row_index(lw *L, kctx *K, const job *J, const rtile *rt, lw_tile **iout,
+                             lw_tile **fout, lw_tile **keep) {
+  int np = rt->np;
+  trnc_status st;
+  if (fout) *fout = NULL;
+  if (keep) *keep = NULL;
+  lw_tile *raw[2];
+  for (int k = 0; k < J->nc; k++) {
+    raw[k] = lw_pool_next(&K->ix);
+    trnc_nc_instr ld;
+    memset(&ld, 0, sizeof ld);
+    ld.op = TRNC_NC_OP_DMA_COPY;
+    ld.engine = (uint8_t)lw_dma_queue(L);
+    ld.dst = col(raw[k], np, TRNC_I32);
+    ld.src[0] = hbm(J->c[k].tv, J->c[k].base + rt_off(J, OP_I0 + k, rt), rt_ps(J, OP_I0 + k, rt), np, 0,
+                    NULL, NULL);
+    if ((st = lw_emit(L, &ld, NULL, 0, &raw[k], 1))) return st;
+  }
+  if (J->has_skip && keep) {
+    *keep = lw_pool_next(&K->sm);
+    if ((st = ts_col(L, *keep, raw[0], TRNC_I32, np, TRNC_NC_ALU_NE, (float)J->skip, TRNC_NC_ALU_BYPASS, 0,
+                     NULL)))
+      return st;
+  }
+  bool plain = J->nc == 1 && !J->has_aff && !J->c[0].wrap && J->c[0].mult == 1;
+  if (plain) {
+    *iout = raw[0];
+    if (!fout) return TRNC_OK;
+    lw_tile *f = lw_pool_next(&K->sm);
+    trnc_nc_instr cp;
+    memset(&cp, 0, sizeof cp);
+    cp.op = TRNC_NC_OP_TENSOR_COPY;
+    cp.engine = TRNC_NC_VECTOR;
+    cp.dst = col(f, np, TRNC_F32);
+    cp.src[0] = col(raw[0], np, TRNC_I32);
+    *fout = f;
+    return lw_emit(L, &cp, &raw[0], 1, &f, 1);
+  }
+  bool masked = job_masked(J);
+  lw_tile *acc = NULL, *bad = NULL;
+  if (J->has_aff) {
+    acc = lw_pool_next(&K->sm);
+    trnc_nc_instr io;
+    memset(&io, 0, sizeof io);
+    io.op = TRNC_NC_OP_IOTA;
+    io.engine = TRNC_NC_GPSIMD;
+    io.dst = col(acc, np, TRNC_F32);
+    io.aff[0] = (int32_t)rt_off(J, OP_AFF, rt);
+    io.aff[1] = (int32_t)rt_ps(J, OP_AFF, rt);
+    if ((st = lw_emit(L, &io, NULL, 0, &acc, 1))) return st;
+  }
+  for (int k = 0; k < J->nc; k++) {
+    const icomp *c = &J->c[k];
+    lw_tile *w = raw[k];
+    trnc_dtype wdt = TRNC_I32;
+    if (c->wrap) {
+      lw_tile *t = lw_pool_next(&K->sm), *w2 = lw_pool_next(&K->sm);
+      /* t = (idx < 0) * size; w = t + idx (per-partition idx as s1) */
+      if ((st = ts_col(L, t, w, TRNC_I32, np, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)c->size, NULL)))
+        return st;
+      lw_tile *wf = lw_pool_next(&K->sm);
+      trnc_nc_instr cp;
+      memset(&cp, 0, sizeof cp);
+      cp.op = TRNC_NC_OP_TENSOR_COPY;
+      cp.engine = TRNC_NC_VECTOR;
+      cp.dst = col(wf, np, TRNC_F32);
+      cp.src[0] = col(w, np, TRNC_I32);
+      if ((st = lw_emit(L, &cp, &w, 1, &wf, 1))) return st;
+      if ((st = ts_col(L, w2, t, TRNC_F32, np, TRNC_NC_ALU_BYPASS, 0, TRNC_NC_ALU_ADD, 0, wf))) return st;
+      w = w2;
+      wdt = TRNC_F32;
+    }
+    if (masked) {
+      /* c = clamp(w, -1, size); bad += |2c - (size-1)| > size-1 */
+      lw_tile *cl = lw_pool_next(&K->sm), *y = lw_pool_next(&K->sm), *b = lw_pool_next(&K->sm);
+      if ((st = ts_col(L, cl, w, wdt, np, TRNC_NC_ALU_MAX, -1.0f, TRNC_NC_ALU_MIN, (float)c->size, NULL)))
+        return st;
+      if ((st = ts_col(L, y, cl, TRNC_F32, np, TRNC_NC_ALU_MUL, 2.0f, TRNC_NC_ALU_ADD,
+                       (float)-(c->size - 1), NULL)))
+        return st;
+      if ((st = ts_col(L, b, y, TRNC_F32, np, TRNC_NC_ALU_ABSMAX, 0.0f, TRNC_NC_ALU_GT, (float)(c->size - 1),
+                       NULL)))
+        return st;
+      if (bad) {
+        lw_tile *b2 = lw_pool_next(&K->sm);
+        if ((st = ts_col(L, b2, b, TRNC_F32, np, TRNC_NC_ALU_BYPASS, 0, TRNC_NC_ALU_ADD, 0, bad))) return st;
+        b = b2;
+      }
+      bad = b;
+      w = cl;
+      wdt = TRNC_F32;
+    }
+    lw_tile *a2 = lw_pool_next(&K->sm);
+    if ((st = ts_col(L, a2, w, wdt, np, TRNC_NC_ALU_MUL, (float)c->mult, acc ? TRNC_NC_ALU_ADD : TRNC_NC_ALU_BYPASS,
+                     0, acc)))
+      return st;
+    acc = a2;
+  }
+  if (masked) {
+    lw_tile *a2 = lw_pool_next(&K->sm);
+    if ((st = ts_col(L, a2, bad, TRNC_F32, np, TRNC_NC_ALU_MUL, -16777216.0f, TRNC_NC_ALU_ADD, 0, acc)))
+      return st;
+    acc = a2;
+  }
+  lw_tile *ii = lw_pool_next(&K->ix);
+  trnc_nc_instr cp;
+  memset(&cp, 0, sizeof cp);
+  cp.op = TRNC_NC_OP_TENSOR_COPY;
+  cp.engine = TRNC_NC_VECTOR;
+  cp.dst = col(ii, np, TRNC_I32);
+  cp.src[0] = col(acc, np, TRNC_F32);
+  if ((st = lw_emit(L, &cp, &acc, 1, &ii, 1))) return st;
+  *iout = ii;
+  if (fout) *fout = acc;
+  return TRNC_OK;
+}
+
+/* Calls fn for every row tile of J (partition dim: the largest row dim). */
+typedef trnc_status (*rt_fn)(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx);
+
+static trnc_status for_rows(lw *L, kctx *K, const job *J, rt_fn fn, void *ctx) {
+  rtile rt;
+  memset(&rt, 0, sizeof rt);
+  rt.pdim = -1;
+  const dspace *s = &J->rows;
+  for (int i = 0; i < s->rank; i++)
+    if (rt.pdim < 0 || s->size[i] > s->size[rt.pdim]) rt.pdim = i;
+  int64_t psize = rt.pdim >= 0 ? s->size[rt.pdim] : 1;
+  for (;;) {
+    for (int64_t p0 = 0; p0 < psize; p0 += LW_P) {
+      rt.p0 = p0;
+      rt.np = (int)(psize - p0 < LW_P ? psize - p0 : LW_P);
+      trnc_status st = fn(L, K, J, &rt, ctx);
+      if (st) return st;
+    }
+    int i = s->rank - 1;
+    for (; i >= 0; i--) {
+      if (i == rt.pdim) continue;
+      if (++rt.idx[i] < s->size[i]) break;
+      rt.idx[i] = 0;
+    }
+    if (i < 0) return TRNC_OK;
+  }
+}
+
+/* Chunks of the free pattern: up to 4 innermost dims in the access pattern,
+ * at most maxf elements, the rest looped. */
+typedef struct fchunk {
+  int64_t off[2];           /* PT_R, PT_T element offsets */
+  int nd;
+  int64_t cnt[4], st[2][4];
+  int64_t elems;
+} fchunk;
+
+typedef trnc_status (*fc_fn)(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx);
+
+static trnc_status for_chunks(lw *L, kctx *K, const job *J, int64_t maxf, fc_fn fn, void *ctx) {
+  const dspace *p = &J->pat;
+  int n = p->rank, k = n < 4 ? n : 4;
+  for (;;) {
+    int64_t inner = 1;
+    for (int i = n - k; i < n - 1; i++) inner *= p->size[i];
+    if (k <= 1 || inner <= maxf) break;
+    k--;
+  }
+  int64_t inner = 1;
+  for (int i = n - k; i < n - 1; i++) inner *= p->size[i];
+  int64_t last = k ? p->size[n - 1] : 1;
+  int64_t chunk = maxf / inner;
+  if (chunk < 1) chunk = 1;
+  if (chunk > last) chunk = last;
+  int64_t idx[R] = {0};
+  for (;;) {
+    for (int64_t f0 = 0; f0 < last; f0 += chunk) {
+      fchunk f;
+      memset(&f, 0, sizeof f);
+      f.nd = k;
+      f.elems = 1;
+      for (int o = 0; o < 2; o++) {
+        for (int i = 0; i < n - k; i++) f.off[o] += idx[i] * p->st[o][i];
+        if (k) f.off[o] += f0 * p->st[o][n - 1];
+      }
+      for (int j = 0; j < k; j++) {
+        int d = n - k + j;
+        f.cnt[j] = j == k - 1 ? (last - f0 < chunk ? last - f0 : chunk) : p->size[d];
+        f.st[0][j] = p->st[0][d];
+        f.st[1][j] = p->st[1][d];
+        f.elems *= f.cnt[j];
+      }
+      trnc_status st = fn(L, K, J, &f, ctx);
+      if (st) return st;
+    }
+    int i = n - k - 1;
+    for (; i >= 0; i--) {
+      if (++idx[i] < p->size[i]) break;
+      idx[i] = 0;
+    }
+    if (i < 0) return TRNC_OK;
+  }
+}
+
+/* ---- gather ------------------------------------------------------------------------------ */
+
+typedef struct gctx {
+  const rtile *rt;
+  lw_tile *ii;
+} gctx;
+
+static trnc_status gather_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
+  gctx *g = ctx;
+  int np = g->rt->np;
+  lw_tile *d = lw_pool_next(&K->data);
+  trnc_dtype dt = J->t->t.dtype;
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = TRNC_NC_OP_DMA_COPY;
+  in.engine = (uint8_t)lw_dma_queue(L);
+  in.mode = TRNC_NC_DMA_GATHER;
+  in.dst = lw_tile_ap(d, np, 0, dt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
+  in.src[0] = hbm(J->t, J->tbase + f->off[PT_T], J->tps, (int)J->trows, f->nd, f->cnt, f->st[PT_T]);
+  in.src[1] = col(g->ii, np, TRNC_I32);
+  lw_tile *rd[1] = {g->ii};
+  trnc_status st = lw_emit(L, &in, rd, 1, &d, 1);
+  if (st) return st;
+  trnc_nc_instr o;
+  memset(&o, 0, sizeof o);
+  o.op = TRNC_NC_OP_DMA_COPY;
+  o.engine = (uint8_t)lw_dma_queue(L);
+  o.src[0] = in.dst;
+  o.dst = hbm(J->r, J->rbase + rt_off(J, OP_R, g->rt) + f->off[PT_R], rt_ps(J, OP_R, g->rt), np, f->nd,
+              f->cnt, f->st[PT_R]);
+  lw_tile *w[1] = {K->tok};
+  return lw_emit(L, &o, &d, 1, w, 1);
+}
+
+static trnc_status gather_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
+  (void)ctx;
+  gctx g = {rt, NULL};
+  trnc_status st = row_index(L, K, J, rt, &g.ii, NULL, NULL);
+  if (st) return st;
+  return for_chunks(L, K, J, MAXF, gather_chunk, &g);
+}
+
+/* ---- scatter ----------------------------------------------------------------------------- */
+
+static trnc_status scatter_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
+  gctx *g = ctx;
+  int np = g->rt->np;
+  lw_tile *d = lw_pool_next(&K->data);
+  trnc_dtype dt = J->r_is_value ? J->t->t.dtype : J->r->t.dtype;
+  trnc_nc_ap tap = lw_tile_ap(d, np, 0, dt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  trnc_status st;
+  if (J->r_is_value) {
+    in.op = TRNC_NC_OP_MEMSET;
+    in.engine = TRNC_NC_VECTOR;
+    in.imm[0] = J->value;
+    in.dst = tap;
+    st = lw_emit(L, &in, NULL, 0, &d, 1);
+  } else {
+    in.op = TRNC_NC_OP_DMA_COPY;
+    in.engine = (uint8_t)lw_dma_queue(L);
+    in.dst = tap;
+    in.src[0] = hbm(J->r, J->rbase + rt_off(J, OP_R, g->rt) + f->off[PT_R], rt_ps(J, OP_R, g->rt), np, f->nd,
+                    f->cnt, f->st[PT_R]);
+    st = lw_emit(L, &in, NULL, 0, &d, 1);
+  }
+  if (st) return st;
+  trnc_nc_instr sc;
+  memset(&sc, 0, sizeof sc);
+  sc.op = TRNC_NC_OP_DMA_COPY;
+  sc.engine = (uint8_t)lw_dma_queue(L);
+  sc.mode = TRNC_NC_DMA_SCATTER;
+  sc.src[0] = tap;
+  sc.src[1] = col(g->ii, np, TRNC_I32);
+  sc.dst = hbm(J->t, J->tbase + f->off[PT_T], J->tps, (int)J->trows, f->nd, f->cnt, f->st[PT_T]);
+  lw_tile *rd[2] = {d, g->ii}, *w[1] = {K->tok};
+  return lw_emit(L, &sc, rd, 2, w, 1);
+}
+
+static trnc_status scatter_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
+  (void)ctx;
+  gctx g = {rt, NULL};
+  trnc_status st = row_index(L, K, J, rt, &g.ii, NULL, NULL);
+  if (st) return st;
+  return for_chunks(L, K, J, MAXF, scatter_chunk, &g);
+}
+
+/* ---- accumulate (one-hot matmul) ------------------------------------------------------------ */
+
+typedef struct actx {
+  int64_t t0;
+  int tc;
+  const fchunk *f;
+  lw_tile *iota, *ps;
+  trnc_dtype mdt;
+  bool first, check;
+} actx;
+
+static trnc_status acc_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
+  actx *A = ctx;
+  int np = rt->np;
+  lw_tile *ii, *fi, *keep;
+  trnc_status st = row_index(L, K, J, rt, &ii, &fi, &keep);
+  if (st) return st;
+  if (A->check) {
+    /* range check of the indices: a one-element gather per row (eager
+     * raises on an out-of-range index; the DMA reports TRNC_ERR_LIMIT) */
+    lw_tile *scratch = lw_pool_next(&K->sm);
+    trnc_nc_instr ck;
+    memset(&ck, 0, sizeof ck);
+    ck.op = TRNC_NC_OP_DMA_COPY;
+    ck.engine = (uint8_t)lw_dma_queue(L);
+    ck.mode = TRNC_NC_DMA_GATHER;
+    ck.dst = col(scratch, np, J->t->t.dtype);
+    ck.src[0] = hbm(J->t, J->tbase, J->tps, (int)J->trows, 0, NULL, NULL);
+    ck.src[1] = col(ii, np, TRNC_I32);
+    lw_tile *rd[2] = {ii, K->tok};
+    if ((st = lw_emit(L, &ck, rd, 2, &scratch, 1))) return st;
+  }
+  /* one-hot [np, tc] */
+  lw_tile *oh = lw_pool_next(&K->oh);
+  int64_t tcl = A->tc;
+  trnc_nc_instr o;
+  memset(&o, 0, sizeof o);
+  o.op = TRNC_NC_OP_TENSOR_SCALAR;
+  o.engine = TRNC_NC_VECTOR;
+  o.alu0 = TRNC_NC_ALU_EQ;
+  o.alu1 = keep ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_BYPASS;
+  o.dst = lw_tile_ap(oh, np, 0, A->mdt, 1, &tcl);
+  o.src[0] = lw_tile_ap(A->iota, np, 0, TRNC_F32, 1, &tcl);
+  o.src[1] = col(fi, np, TRNC_F32);
+  if (keep) o.src[2] = col(keep, np, TRNC_F32);
+  lw_tile *rd[3] = {A->iota, fi, keep};
+  if ((st = lw_emit(L, &o, rd, keep ? 3 : 2, &oh, 1))) return st;
+  /* source rows [np, W] */
+  const fchunk *f = A->f;
+  lw_tile *d = lw_pool_next(&K->data);
+  trnc_nc_instr ld;
+  memset(&ld, 0, sizeof ld);
+  ld.op = TRNC_NC_OP_DMA_COPY;
+  ld.engine = (uint8_t)lw_dma_queue(L);
+  ld.dst = lw_tile_ap(d, np, 0, A->mdt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
+  ld.src[0] = hbm(J->r, J->rbase + rt_off(J, OP_R, rt) + f->off[PT_R], rt_ps(J, OP_R, rt), np, f->nd, f->cnt,
+                  f->st[PT_R]);
+  if ((st = lw_emit(L, &ld, NULL, 0, &d, 1))) return st;
+  trnc_nc_instr mm;
+  memset(&mm, 0, sizeof mm);
+  mm.op = TRNC_NC_OP_MATMUL;
+  mm.engine = TRNC_NC_TENSOR;
+  mm.mode = !A->first;
+  int64_t w = f->elems;
+  mm.dst = lw_tile_ap(A->ps, A->tc, 0, TRNC_F32, 1, &w);
+  mm.src[0] = o.dst;
+  mm.src[1] = lw_tile_ap(d, np, 0, A->mdt, 1, &w);
+  lw_tile *mr[2] = {oh, d};
+  A->first = false;
+  return lw_emit(L, &mm, mr, 2, &A->ps, 1);
+}
+
+static trnc_status acc_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
+  actx *A = ctx;
+  A->f = f;
+  A->first = true;
+  A->ps = lw_pool_next(&K->ps);
+  trnc_status st = for_rows(L, K, J, acc_rows, A);
+  if (st) return st;
+  A->check = false;
+  /* evacuate: out block [tc, W] = PSUM (+ out block) */
+  int64_t w = f->elems;
+  trnc_dtype odt = J->t->t.dtype;
+  lw_tile *ev = lw_pool_next(&K->ev);
+  trnc_nc_ap oap = hbm(J->t, J->tbase + A->t0 * J->tps + f->off[PT_T], J->tps, A->tc, f->nd, f->cnt,
+                       f->st[PT_T]);
+  trnc_nc_instr e;
+  memset(&e, 0, sizeof e);
+  e.engine = TRNC_NC_VECTOR;
+  e.dst = lw_tile_ap(ev, A->tc, 0, odt, 1, &w);
+  e.src[0] = lw_tile_ap(A->ps, A->tc, 0, TRNC_F32, 1, &w);
+  if (J->base_is_out) {
+    lw_tile *b = lw_pool_next(&K->aux);
+    trnc_nc_instr ld;
+    memset(&ld, 0, sizeof ld);
+    ld.op = TRNC_NC_OP_DMA_COPY;
+    ld.engine = (uint8_t)lw_dma_queue(L);
+    ld.dst = lw_tile_ap(b, A->tc, 0, TRNC_F32, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
+    ld.src[0] = oap;
+    lw_tile *rd[1] = {K->tok};
+    if ((st = lw_emit(L, &ld, rd, 1, &b, 1))) return st;
+    e.op = TRNC_NC_OP_TENSOR_TENSOR;
+    e.alu0 = TRNC_NC_ALU_ADD;
+    e.src[1] = lw_tile_ap(b, A->tc, 0, TRNC_F32, 1, &w);
+    lw_tile *er[2] = {A->ps, b};
+    st = lw_emit(L, &e, er, 2, &ev, 1);
+  } else {
+    e.op = TRNC_NC_OP_TENSOR_COPY;
+    st = lw_emit(L, &e, &A->ps, 1, &ev, 1);
+  }
+  if (st) return st;
+  trnc_nc_instr s;
+  memset(&s, 0, sizeof s);
+  s.op = TRNC_NC_OP_DMA_COPY;
+  s.engine = (uint8_t)lw_dma_queue(L);
+  s.src[0] = lw_tile_ap(ev, A->tc, 0, odt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
+  s.dst = oap;
+  lw_tile *wt[1] = {K->tok};
+  return lw_emit(L, &s, &ev, 1, wt, 1);
+}
+
+static trnc_dtype mm_dtype(trnc_dtype dt) {
+  return (dt == TRNC_BF16 || dt == TRNC_F16) ? dt : TRNC_F32;
+}
+
+/* ---- kernels ------------------------------------------------------------------------------ */
+
+static trnc_status kernel(lw *L, kctx *K, const char *name) {
+  memset(K, 0, sizeof *K);
+  trnc_status st = lw_kernel_begin(L, name);
+  if (st) return st;
+  K->tok = token(L);
+  if (!K->tok) return L->status;
+  if ((st = lw_pool_init(L, &K->ix, TRNC_NC_MEM_SBUF, 64, 6)) ||
+      (st = lw_pool_init(L, &K->sm, TRNC_NC_MEM_SBUF, 64, 32)))
+    return st;
+  return TRNC_OK;
+}
+
+typedef enum { J_GATHER, J_SCATTER, J_ACC } jkind;
+
+static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
+  ds_coalesce(&J->rows);
+  ds_coalesce(&J->pat);
+  if (ds_numel(&J->rows) == 0 || J->t->buffer < 0) return TRNC_OK;
+  if (J->trows > INT32_MAX) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "%s: table too large", n->target);
+  if (job_masked(J) && J->trows > MASK_ROWS)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: combined-index table exceeds 2^21 rows", n->target);
+  kctx K;
+  trnc_status st = kernel(L, &K, trnc_op_name(n->op));
+  if (st) return st;
+  L->ops_per_engine[1]++;
+  if (kind == J_GATHER) {
+    if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
+    return for_rows(L, &K, J, gather_rows, NULL);
+  }
+  if (kind == J_SCATTER) {
+    if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
+    return for_rows(L, &K, J, scatter_rows, NULL);
+  }
+  actx A;
+  memset(&A, 0, sizeof A);
+  A.mdt = mm_dtype(J->r->t.dtype);
+  A.check = true;
+  if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, ACC_MAXF * 4, 3)) ||
+      (st = lw_pool_init(L, &K.aux, TRNC_NC_MEM_SBUF, ACC_MAXF * 4, 2)) ||
+      (st = lw_pool_init(L, &K.ev, TRNC_NC_MEM_SBUF, ACC_MAXF * 4, 2)) ||
+      (st = lw_pool_init(L, &K.oh, TRNC_NC_MEM_SBUF, LW_P * 4, 3)) ||
+      (st = lw_pool_init(L, &K.iota, TRNC_NC_MEM_SBUF, LW_P * 4, 2)) ||
+      (st = lw_pool_init(L, &K.ps, TRNC_NC_MEM_PSUM, ACC_MAXF * 4, 2)))
+    return st;
+  L->ops_per_engine[0]++;
+  for (int64_t t0 = 0; t0 < J->trows; t0 += LW_P) {
+    A.t0 = t0;
+    A.tc = (int)(J->trows - t0 < LW_P ? J->trows - t0 : LW_P);
+    A.iota = lw_pool_next(&K.iota);
+    int64_t tcl = A.tc;
+    trnc_nc_instr io;
+    memset(&io, 0, sizeof io);
+    io.op = TRNC_NC_OP_IOTA;
+    io.engine = TRNC_NC_GPSIMD;
+    io.dst = lw_tile_ap(A.iota, LW_P, 0, TRNC_F32, 1, &tcl);
+    io.aff[0] = (int32_t)t0;
+    io.aff[2] = 1;
+    if ((st = lw_emit(L, &io, NULL, 0, &A.iota, 1))) return st;
+    if ((st = for_chunks(L, &K, J, ACC_MAXF, acc_chunk, &A))) return st;
+  }
+  return TRNC_OK;
+}
+
+/* ---- copies and fills into one kernel ------------------------------------------------------- */
+
+typedef struct cpctx {
+  kctx *K;
+  const lw_tv *dst, *src;
+  float value;
+  int dop, sop;
+} cpctx;
+
+static trnc_status copy_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *ctx) {
+  cpctx *c = ctx;
+  lw_tile *t = lw_pool_next(&c->K->data);
+  int64_t counts[TRNC_NC_MAX_FREE];
+  for (int i = 0; i < tp->nfree; i++) counts[i] = tp->nf[i];
+  int np = (int)(tp->pdim >= 0 ? tp->np : 1);
+  trnc_dtype dt = c->src ? c->src->t.dtype : TRNC_F32;
+  trnc_nc_ap sb = lw_tile_ap(t, np, 0, dt, tp->nfree, counts);
+  trnc_status st;
+  if (c->src) {
+    st = lw_dma(L, t, sb, lw_hbm_ap(s, c->sop, c->src->buffer, dt, tp), false);
+  } else {
+    trnc_nc_instr in;
+    memset(&in, 0, sizeof in);
+    in.op = TRNC_NC_OP_MEMSET;
+    in.engine = TRNC_NC_GPSIMD;
+    in.imm[0] = c->value;
+    in.dst = sb;
+    st = lw_emit(L, &in, NULL, 0, &t, 1);
+  }
+  if (st) return st;
+  trnc_nc_instr o;
+  memset(&o, 0, sizeof o);
+  o.op = TRNC_NC_OP_DMA_COPY;
+  o.engine = (uint8_t)lw_dma_queue(L);
+  o.src[0] = sb;
+  o.dst = lw_hbm_ap(s, c->dop, c->dst->buffer, c->dst->t.dtype, tp);
+  lw_tile *w[1] = {c->K->tok};
+  return lw_emit(L, &o, &t, 1, w, 1);
+}
+
+/* dst <- src (through both tvs' strides), or dst <- value when src is NULL,
+ * in the current kernel K. */
+static trnc_status copy_into(lw *L, kctx *K, const lw_tv *dst, const lw_tv *src, float value) {
+  if (trnc_type_numel(&dst->t) == 0 || dst->buffer < 0) return TRNC_OK;
+  cpctx c = {K, dst, src, value, 0, 0};
+  lw_space s;
+  memset(&s, 0, sizeof s);
+  c.dop = lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
+  if (src) c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
+  lw_space_coalesce(&s);
+  return lw_space_tiles(L, &s, -1, MAXF, copy_tile, &c);
+}
+
+static trnc_status copy_kernel(lw *L, kctx *K, const char *name) {
+  trnc_status st = kernel(L, K, name);
+  if (st) return st;
+  return lw_pool_init(L, &K->data, TRNC_NC_MEM_SBUF, MAXF * 4, 3);
+}
+
+/* ---- argument helpers ----------------------------------------------------------------------- */
+
+static int64_t iarg(const trnc_node *n, uint32_t i, int64_t dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return dflt;
+  if (a->kind == TRNC_ARG_INT) return a->u.i;
+  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
+  return dflt;
+}
+
+static bool barg(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return a && ((a->kind == TRNC_ARG_BOOL && a->u.b) || (a->kind == TRNC_ARG_INT && a->u.i));
+}
+
+static double narg(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return 0;
+  switch (a->kind) {
+    case TRNC_ARG_INT: return (double)a->u.i;
+    case TRNC_ARG_FLOAT: return a->u.f;
+    case TRNC_ARG_BOOL: return a->u.b;
+    default: return 0;
+  }
+}
+
+static trnc_ref vref(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return (a && a->kind == TRNC_ARG_VALUE) ? a->u.ref : TRNC_NO_REF;
+}
+
+static const trnc_type *vt(const trnc_graph *g, trnc_ref r) { return &g->values[r].type; }
+
+static int64_t wrapdim(int64_t d, int rank) {
+  int r = rank ? rank : 1;
+  return d < 0 ? d + r : d;
+}
+
+static int64_t extent(const trnc_type *t) {
+  int64_t e = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0) return 0;
+    e += (t->shape[i] - 1) * t->stride[i];
+  }
+  return e;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static bool acc_dtype_ok(trnc_dtype dt) {
+  return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16 || dt == TRNC_F64;
+}
+
+/* ---- advanced indexing layout (index.Tensor, index_put) ------------------------------------- */
+
+typedef struct adv {
+  int nidx, pos[2];        /* indexed dims of x */
+  trnc_ref ref[2];
+  int brank;
+  int64_t bshape[R];
+  bool adjacent;
+  int first;               /* first dim of the broadcast block in the indexed shape */
+} adv;
+
+static bool adv_parse(const trnc_graph *g, const trnc_node *n, adv *A) {
+  memset(A, 0, sizeof *A);
+  const trnc_arg *l = trnc_node_arg(n, 1);
+  if (!l || l->kind != TRNC_ARG_LIST) return false;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_arg *a = &l->u.list.items[i];
+    if (a->kind != TRNC_ARG_VALUE) continue;
+    if (A->nidx == 2) return false;
+    const trnc_type *t = vt(g, a->u.ref);
+    if (t->dtype != TRNC_I32 && t->dtype != TRNC_I64) return false;
+    A->pos[A->nidx] = (int)i;
+    A->ref[A->nidx] = a->u.ref;
+    A->nidx++;
+    if (t->rank > A->brank) {
+      int sh = t->rank - A->brank;
+      for (int j = A->brank - 1; j >= 0; j--) A->bshape[j + sh] = A->bshape[j];
+      for (int j = 0; j < sh; j++) A->bshape[j] = 1;
+      A->brank = t->rank;
+    }
+    for (int j = 0; j < t->rank; j++) {
+      int o = A->brank - t->rank + j;
+      if (A->bshape[o] == 1) A->bshape[o] = t->shape[j];
+    }
+  }
+  if (!A->nidx) return false;
+  A->adjacent = A->nidx == 1 || A->pos[1] == A->pos[0] + 1;
+  A->first = A->adjacent ? A->pos[0] : 0;
+  return true;
+}
+
+/*
+ * Fills J for x[indices] (x: the table tv; o: the tv laid out as the
+ * indexed shape — the gather destination or the index_put values,
+ * broadcast). Row space: the broadcast index shape. Table rows: the indexed
+ * dims of x merged (one index: x.stride[pos]; two: gcd of both strides,
+ * flat = i0 * m0 + i1 * m1). Free pattern: x's other dims in order.
+ */
+static void adv_job(const trnc_graph *g, const adv *A, const lw_tv *x, const lw_tv *o, const lw_tv *const *itv,
+                    job *J) {
+  (void)g;
+  const trnc_type *xt = &x->t;
+  int orank = xt->rank - A->nidx + A->brank;
+  /* o's strides over the indexed shape, right-aligned broadcast */
+  int64_t ost[R] = {0};
+  for (int i = 0; i < orank; i++) {
+    int ti = i - (orank - o->t.rank);
+    ost[i] = (ti < 0 || o->t.shape[ti] == 1) ? 0 : o->t.stride[ti];
+  }
+  J->rows.rank = A->brank;
+  J->rows.nops = 4;
+  for (int j = 0; j < A->brank; j++) {
+    J->rows.size[j] = A->bshape[j];
+    J->rows.st[OP_R][j] = ost[A->first + j];
+  }
+  J->nc = A->nidx;
+  for (int k = 0; k < A->nidx; k++) {
+    const lw_tv *it = itv[k];
+    icomp *c = &J->c[k];
+    c->tv = it;
+    c->base = it->t.offset;
+    c->size = xt->shape[A->pos[k]];
+    c->wrap = true;
+    for (int j = 0; j < A->brank; j++) {
+      int ti = j - (A->brank - it->t.rank);
+      J->rows.st[OP_I0 + k][j] = (ti < 0 || it->t.shape[ti] == 1) ? 0 : it->t.stride[ti];
+    }
+  }
+  J->t = x;
+  J->tbase = xt->offset;
+  if (A->nidx == 1) {
+    J->tps = xt->stride[A->pos[0]];
+    J->c[0].mult = 1;
+    J->trows = J->c[0].size;
+  } else {
+    int64_t s0 = J->c[0].size > 1 ? xt->stride[A->pos[0]] : 0, s1 = J->c[1].size > 1 ? xt->stride[A->pos[1]] : 0;
+    int64_t a = s0 < 0 ? -s0 : s0, b = s1 < 0 ? -s1 : s1;
+    while (b) {
+      int64_t t = a % b;
+      a = b;
+      b = t;
+    }
+    int64_t gg = a ? a : 1;
+    J->tps = gg;
+    J->c[0].mult = s0 / gg;
+    J->c[1].mult = s1 / gg;
+    J->trows = (J->c[0].size - 1) * J->c[0].mult + (J->c[1].size - 1) * J->c[1].mult + 1;
+  }
+  /* free pattern: x's remaining dims, o's matching dims */
+  J->pat.nops = 2;
+  int oi = 0;
+  for (int i = 0; i < xt->rank; i++) {
+    bool indexed = (i == A->pos[0]) || (A->nidx == 2 && i == A->pos[1]);
+    if (indexed) continue;
+    if (oi == A->first) oi += A->brank;
+    J->pat.size[J->pat.rank] = xt->shape[i];
+    J->pat.st[PT_T][J->pat.rank] = xt->stride[i];
+    J->pat.st[PT_R][J->pat.rank] = ost[oi];
+    J->pat.rank++;
+    oi++;
+  }
+  J->r = o;
+  J->rbase = o->t.offset;
+}
+
+/* ---- handles ------------------------------------------------------------------------------ */
+
+static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
+
+static bool handles(const trnc_graph *g, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_EMBEDDING: {
+      trnc_ref w = vref(n, 0), ix = vref(n, 1);
+      if (w == TRNC_NO_REF || ix == TRNC_NO_REF || vt(g, w)->rank != 2) return false;
+      return vt(g, ix)->dtype == TRNC_I32 || vt(g, ix)->dtype == TRNC_I64;
+    }
+    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: {
+      trnc_ref go = vref(n, 0), ix = vref(n, 1);
+      if (go == TRNC_NO_REF || ix == TRNC_NO_REF || barg(n, 4)) return false; /* scale_grad_by_freq */
+      if (!acc_dtype_ok(vt(g, go)->dtype)) return false;
+      int64_t T = iarg(n, 2, 0), N = trnc_type_numel(vt(g, ix));
+      int64_t D = vt(g, go)->shape[vt(g, go)->rank - 1];
+      if (T <= 0 || N <= 0 || D <= 0 || T > INT32_MAX) return false;
+      return ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(D, ACC_MAXF) <= ACC_BLOCKS;
+    }
+    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
+      return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
+    case TRNC_OP_INDEX_SELECT: {
+      trnc_ref x = vref(n, 0), ix = vref(n, 2);
+      return x != TRNC_NO_REF && ix != TRNC_NO_REF && vt(g, x)->rank >= 1 && vt(g, x)->shape[wrapdim(iarg(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX;
+    }
+    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
+      trnc_ref x = vref(n, 0), ix = vref(n, 2);
+      if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
+      const trnc_type *xt = vt(g, x), *it = vt(g, ix);
+      if (xt->rank != it->rank || xt->rank == 0) return false;
+      if (trnc_type_numel(xt) > MASK_ROWS / 2 || extent(xt) > MASK_ROWS / 2) return false;
+      if (n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD) {
+        trnc_ref s = vref(n, 3);
+        if (s == TRNC_NO_REF || vt(g, s)->rank != it->rank) return false;
+      }
+      if (n->op == TRNC_OP_SCATTER_ADD) {
+        if (!acc_dtype_ok(xt->dtype)) return false;
+        const trnc_type *ot = vt(g, n->outs[0]);
+        if (!dense_strides(ot)) return false;
+        int64_t T = trnc_type_numel(xt), N = trnc_type_numel(it);
+        if (N == 0 || ceil_div(T, LW_P) * ceil_div(N, LW_P) > ACC_BLOCKS) return false;
+      }
+      return true;
+    }
+    case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
+      adv A;
+      trnc_ref x = vref(n, 0);
+      if (x == TRNC_NO_REF || !adv_parse(g, n, &A)) return false;
+      const trnc_type *xt = vt(g, x);
+      for (int k = 0; k < A.nidx; k++)
+        if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */
+      if (A.nidx == 2) {
+        if (extent(xt) > MASK_ROWS || trnc_type_numel(xt) > MASK_ROWS) return false;
+      }
+      if (n->op == TRNC_OP_INDEX_PUT) {
+        trnc_ref v = vref(n, 2);
+        if (v == TRNC_NO_REF) return false;
+        if (barg(n, 3)) {
+          if (!acc_dtype_ok(xt->dtype)) return false;
+          /* the table rows must tile the output exactly: one index, or two
+           * adjacent dims that merge in the output layout */
+          const trnc_type *ot = vt(g, n->outs[0]);
+          if (A.nidx == 2 && !(A.adjacent && ot->stride[A.pos[0]] == ot->shape[A.pos[1]] * ot->stride[A.pos[1]]))
+            return false;
+          if (!dense_strides(ot)) return false;
+          int64_t T = 1, W = 1, N = 1;
+          for (int i = 0; i < xt->rank; i++) {
+            bool ix = i == A.pos[0] || (A.nidx == 2 && i == A.pos[1]);
+            if (ix) T *= xt->shape[i];
+            else W *= xt->shape[i];
+          }
+          for (int j = 0; j < A.brank; j++) N *= A.bshape[j];
+          if (N == 0 || ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(W, ACC_MAXF) > ACC_BLOCKS) return false;
+        }
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/* ---- emitters ------------------------------------------------------------------------------ */
+
+static trnc_status emit_embedding(lw *L, const trnc_node *n) {
+  const lw_tv *w = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  job J;
+  memset(&J, 0, sizeof J);
+  int r = ix->t.rank;
+  J.rows.rank = r;
+  J.rows.nops = 4;
+  for (int i = 0; i < r; i++) {
+    J.rows.size[i] = ix->t.shape[i];
+    J.rows.st[OP_R][i] = o->t.stride[i];
+    J.rows.st[OP_I0][i] = ix->t.stride[i];
+  }
+  J.nc = 1;
+  J.c[0] = (icomp){ix, ix->t.offset, w->t.shape[0], 1, false};
+  J.t = w;
+  J.tbase = w->t.offset;
+  J.tps = w->t.stride[0];
+  J.trows = w->t.shape[0];
+  J.pat.nops = 2;
+  J.pat.rank = 1;
+  J.pat.size[0] = w->t.shape[1];
+  J.pat.st[PT_T][0] = w->t.stride[1];
+  J.pat.st[PT_R][0] = o->t.stride[r];
+  J.r = o;
+  J.rbase = o->t.offset;
+  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0)
+    return lw_fail(L, n, TRNC_ERR_LIMIT, "embedding: index into an empty weight");
+  return run_job(L, n, &J, J_GATHER);
+}
+
+static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
+  const lw_tv *go = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  job J;
+  memset(&J, 0, sizeof J);
+  int r = ix->t.rank;
+  J.rows.rank = r;
+  J.rows.nops = 4;
+  for (int i = 0; i < r; i++) {
+    J.rows.size[i] = ix->t.shape[i];
+    J.rows.st[OP_R][i] = go->t.stride[i];
+    J.rows.st[OP_I0][i] = ix->t.stride[i];
+  }
+  J.nc = 1;
+  J.c[0] = (icomp){ix, ix->t.offset, o->t.shape[0], 1, false};
+  J.t = o;
+  J.tbase = o->t.offset;
+  J.tps = o->t.stride[0];
+  J.trows = o->t.shape[0];
+  J.pat.nops = 2;
+  J.pat.rank = 1;
+  J.pat.size[0] = o->t.shape[1];
+  J.pat.st[PT_T][0] = o->t.stride[1];
+  J.pat.st[PT_R][0] = go->t.stride[r];
+  J.r = go;
+  J.rbase = go->t.offset;
+  int64_t pad = iarg(n, 3, -1);
+  J.has_skip = pad >= 0;
+  J.skip = pad;
+  return run_job(L, n, &J, J_ACC);
+}
+
+static trnc_status emit_index_select(lw *L, const trnc_node *n) {
+  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  int d = (int)wrapdim(iarg(n, 1, 0), x->t.rank);
+  job J;
+  memset(&J, 0, sizeof J);
+  J.rows.nops = 4;
+  J.rows.rank = 1;
+  J.rows.size[0] = trnc_type_numel(&ix->t);
+  J.rows.st[OP_R][0] = o->t.stride[d];
+  J.rows.st[OP_I0][0] = ix->t.rank ? ix->t.stride[0] : 0;
+  J.nc = 1;
+  J.c[0] = (icomp){ix, ix->t.offset, x->t.shape[d], 1, false};
+  J.t = x;
+  J.tbase = x->t.offset;
+  J.tps = x->t.stride[d];
+  J.trows = x->t.shape[d];
+  J.pat.nops = 2;
+  for (int i = 0; i < x->t.rank; i++) {
+    if (i == d) continue;
+    J.pat.size[J.pat.rank] = x->t.shape[i];
+    J.pat.st[PT_T][J.pat.rank] = x->t.stride[i];
+    J.pat.st[PT_R][J.pat.rank] = o->t.stride[i];
+    J.pat.rank++;
+  }
+  J.r = o;
+  J.rbase = o->t.offset;
+  return run_job(L, n, &J, J_GATHER);
+}
+
+/* Element-level job for gather / scatter*: row space = index shape, one
+ * element per row; table = t (element rows, stride 1); row operand r. */
+static void elem_job(const lw_tv *t, const lw_tv *r, const lw_tv *ix, int d, job *J) {
+  memset(J, 0, sizeof *J);
+  int rank = ix->t.rank;
+  J->rows.rank = rank;
+  J->rows.nops = 4;
+  for (int i = 0; i < rank; i++) {
+    J->rows.size[i] = ix->t.shape[i];
+    J->rows.st[OP_R][i] = r ? r->t.stride[i] : 0;
+    J->rows.st[OP_I0][i] = ix->t.stride[i];
+    J->rows.st[OP_AFF][i] = i == d ? 0 : t->t.stride[i];
+    if (i != d && t->t.shape[i] > 1) J->has_aff = true;
+  }
+  J->nc = 1;
+  J->c[0] = (icomp){ix, ix->t.offset, t->t.shape[d], t->t.stride[d], false};
+  J->t = t;
+  J->tbase = t->t.offset;
+  J->tps = 1;
+  J->trows = extent(&t->t);
+  J->pat.nops = 2;
+  J->r = r;
+  J->rbase = r ? r->t.offset : 0;
+}
+
+static trnc_status emit_gather(lw *L, const trnc_node *n) {
+  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  int d = (int)wrapdim(iarg(n, 1, 0), x->t.rank);
+  job J;
+  elem_job(x, o, ix, d, &J);
+  return run_job(L, n, &J, J_GATHER);
+}
+
+static trnc_status emit_scatter(lw *L, const trnc_node *n) {
+  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  trnc_status st = lw_emit_copy(L, o, x, "scatter_self");
+  if (st) return st;
+  int d = (int)wrapdim(iarg(n, 1, 0), x->t.rank);
+  const lw_tv *src = n->op == TRNC_OP_SCATTER_VALUE ? NULL : &L->tv[vref(n, 3)];
+  job J;
+  elem_job(o, src, ix, d, &J);
+  if (!src) {
+    J.r_is_value = true;
+    J.value = (float)narg(n, 3);
+  }
+  if (n->op == TRNC_OP_SCATTER_ADD) {
+    J.base_is_out = true;
+    return run_job(L, n, &J, J_ACC);
+  }
+  return run_job(L, n, &J, J_SCATTER);
+}
+
+static trnc_status emit_index(lw *L, const trnc_node *n) {
+  adv A;
+  adv_parse(L->g, n, &A);
+  const lw_tv *x = &L->tv[vref(n, 0)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
+  job J;
+  memset(&J, 0, sizeof J);
+  adv_job(L->g, &A, x, o, itv, &J);
+  return run_job(L, n, &J, J_GATHER);
+}
+
+static trnc_status emit_index_put(lw *L, const trnc_node *n) {
+  adv A;
+  adv_parse(L->g, n, &A);
+  const lw_tv *x = &L->tv[vref(n, 0)], *v = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  trnc_status st = lw_emit_copy(L, o, x, "index_put_self");
+  if (st) return st;
+  const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
+  job J;
+  memset(&J, 0, sizeof J);
+  adv_job(L->g, &A, o, v, itv, &J);
+  if (barg(n, 3)) {
+    J.base_is_out = true;
+    return run_job(L, n, &J, J_ACC);
+  }
+  return run_job(L, n, &J, J_SCATTER);
+}
+
+static trnc_status emit_cat(lw *L, const trnc_node *n) {
+  const lw_tv *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
+  const trnc_arg *l = trnc_node_arg(n, 0);
+  bool stack = n->op == TRNC_OP_STACK;
+  int d = (int)wrapdim(iarg(n, 1, 0), stack ? o->t.rank : o->t.rank);
+  kctx K;
+  trnc_status st = copy_kernel(L, &K, trnc_op_name(n->op));
+  if (st) return st;
+  int64_t at = 0;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const lw_tv *s = &L->tv[l->u.list.items[i].u.ref];
+    if (!stack && s->t.rank == 1 && s->t.shape[0] == 0 && o->t.rank != 1) continue; /* legacy skip */
+    lw_tv dst = *o;
+    if (stack) {
+      /* select index i of dim d: the slice has the input's shape */
+      dst.t.offset += (int64_t)i * o->t.stride[d];
+      dst.t.rank = o->t.rank - 1;
+      for (int j = 0, k = 0; j < o->t.rank; j++) {
+        if (j == d) continue;
+        dst.t.shape[k] = o->t.shape[j];
+        dst.t.stride[k] = o->t.stride[j];
+        k++;
+      }
+    } else {
+      dst.t.offset += at * o->t.stride[d];
+      dst.t.shape[d] = s->t.shape[d];
+      at += s->t.shape[d];
+    }
+    if (trnc_type_numel(&dst.t) == 0) continue;
+    if ((st = copy_into(L, &K, &dst, s, 0))) return st;
+  }
+  return TRNC_OK;
+}
+
+static trnc_status emit_pad(lw *L, const trnc_node *n) {
+  const lw_tv *x = &L->tv[vref(n, 0)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
+  const trnc_arg *pl = trnc_node_arg(n, 1);
+  float value = (float)narg(n, 2);
+  kctx K;
+  trnc_status st = copy_kernel(L, &K, "constant_pad_nd");
+  if (st) return st;
+  /* interior: x cropped by negative pads, placed at the positive pads */
+  lw_tv src = *x, dst = *o;
+  bool border = false;
+  uint32_t np = pl && pl->kind == TRNC_ARG_LIST ? pl->u.list.n : 0;
+  for (uint32_t i = 0; i + 1 < np && i / 2 < (uint32_t)x->t.rank; i += 2) {
+    int dim = x->t.rank - 1 - (int)(i / 2);
+    int64_t lo = pl->u.list.items[i].u.i, hi = pl->u.list.items[i + 1].u.i;
+    int64_t clo = lo < 0 ? -lo : 0, chi = hi < 0 ? -hi : 0;
+    int64_t keep = x->t.shape[dim] - clo - chi;
+    if (keep < 0) keep = 0;
+    src.t.offset += clo * x->t.stride[dim];
+    src.t.shape[dim] = keep;
+    dst.t.offset += (lo > 0 ? lo : 0) * o->t.stride[dim];
+    dst.t.shape[dim] = keep;
+    border |= lo > 0 || hi > 0;
+  }
+  if (border || trnc_type_numel(&src.t) == 0)
+    if ((st = copy_into(L, &K, o, NULL, value))) return st;
+  if (trnc_type_numel(&src.t) == 0 || src.buffer < 0) return TRNC_OK;
+  return copy_into(L, &K, &dst, &src, 0);
+}
+
+static trnc_status emit(lw *L, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_EMBEDDING: return emit_embedding(L, n);
+    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
+    case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
+    case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
+    case TRNC_OP_INDEX_SELECT: return emit_index_select(L, n);
+    case TRNC_OP_GATHER: return emit_gather(L, n);
+    case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
+    case TRNC_OP_INDEX: return emit_index(L, n);
+    case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
+    default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);
+  }
+}
+
+bool lw_data_handles(const trnc_graph *g, const trnc_node *n) { return handles(g, n); }
+trnc_status lw_data_emit(lw *L, const trnc_node *n) { return emit(L, n); }

@@ -1,0 +1,1687 @@
+/*
+ * emit_norm.c — normalization, softmax, variance, argmax and NLL-loss
+ * kernels on the NeuronCore.
+ *
+ * Row kernels. Every op here reduces a tensor x over a set of dims (the
+ * "row": softmax dim, layer-norm normalized dims, var dims, batch-norm
+ * N and spatial dims) and then, for most, rewrites x elementwise with the
+ * per-row results. The emitter splits x's dims into kept dims (rows) and
+ * reduced dims (row elements), coalescing each list where every operand is
+ * contiguous across neighbours. Rows go on SBUF partitions (128 per tile,
+ * the largest kept dim; other kept dims are looped), row elements on the
+ * free axis, read through each operand's own strides (views are fine; batch
+ * norm puts C on partitions and N x H x W on the free axis with a strided
+ * DMA pattern). Per-row statistics live in [P, 1] fp32 columns, which are
+ * the per-partition scalars of tensor_scalar and the per-partition bias of
+ * activation — so a row normalization is one instruction per pass:
+ *
+ *   softmax      VectorE max -> ScalarE exp(x - max) with the free-axis
+ *                add-reduce giving the sum -> VectorE x / sum
+ *   layer norm   VectorE sum -> ScalarE square(x - mean) add-reduce (two-pass
+ *                variance, no cancellation) -> rsqrt -> VectorE
+ *                (x - mean) * rstd, * w, + b (w/b broadcast to all partitions
+ *                by a partition-stride-0 DMA, loaded once per kernel)
+ *
+ * Rows longer than one SBUF tile (max_free elements, ~4-8K fp32 depending on
+ * how many row-sized tiles the op needs) are chunked: every pass streams the
+ * row's chunks again and folds the per-chunk statistics into the columns.
+ * When a row fits one chunk it is loaded once and every pass reuses it.
+ * Tiles come from 2-3 deep pools so DMA of the next row tile overlaps
+ * compute. Everything is computed in fp32 tiles; only the final instruction
+ * of an output writes the output's device dtype (bf16/fp16 round once).
+ *
+ * Cross-partition sums (layer_norm_backward's grad_weight/grad_bias summed
+ * over rows, nll_loss's sum/mean over the batch) run on TensorE: a matmul
+ * with a ones vector accumulating in PSUM over row tiles. grad_weight uses
+ * the data as the stationary operand ([rows, 128 columns]) and the ones
+ * column as the moving one, so PSUM holds dW as [128, R/128] — 4 bytes per
+ * partition per 128 columns, one matmul per 128 columns (cheaper in the cost
+ * model than a ones-stationary [1, R] product, and R up to 4K fits PSUM).
+ *
+ * NLL loss gathers x[i, target[i]] (and weight[target[i]]) with an indirect
+ * DMA gather over the tensor's own strides (index = i * stride0 + t *
+ * stride1, exact in fp32 since the emitter keeps indices below 2^24 by
+ * shrinking the rows per tile); ignore_index rows use a safe index 0 and are
+ * zeroed by select, exactly as torch's decomposition does. nll_loss_backward
+ * builds the one-hot rows with iota == target on the free axis.
+ *
+ * Semantics follow eager PyTorch (torch/_decomp/decompositions.py and
+ * torch/_refs): biased variance and rstd = 1/sqrt(var + eps) for
+ * normalization, unbiased (n/(n-1)) running_var update with momentum,
+ * var with correction (division by max(0, N - correction)), mean over an
+ * all-ignored batch = 0/0 = NaN, argmax returns the first maximum and
+ * treats NaN as the maximum.
+ *
+ * Not lowered (handles() returns false, so the compile reports the node):
+ * native_layer_norm_backward with rows longer than LNBW_MAX_ROW elements;
+ * argmax of 32/64-bit integers or over more than 2^24 elements per row;
+ * nll_loss with more than 2^24 classes.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/lower.h"
+#include "ir/shape.h"
+
+#define RMAX (TRNC_MAX_RANK + 1)
+#define NOPS 10
+#define NCOL 32            /* fp32 statistics columns per row tile */
+#define BIGF 16777216.0f   /* 2^24: larger than any index we produce */
+#define LNBW_MAX_ROW 4096  /* layer_norm_backward: row must fit one chunk */
+#define MAX_FREE_CAP 8192
+
+enum { K_FULL, K_ROW, K_PARAM };
+
+/** An operand of a row kernel: a tv mapped onto x's dims. */
+typedef struct rop {
+  const lw_tv *tv;           /* NULL: absent (None or no buffer) */
+  int kind;                  /* K_FULL: [rows, R]; K_ROW: one value per row;
+                                K_PARAM: [R], the same for every row */
+  int64_t st[RMAX];          /* stride per x dim (0: broadcast) */
+  int64_t ks[RMAX], rs[RMAX];/* after coalescing: kept / reduced strides */
+  int64_t base;
+} rop;
+
+/** An SBUF/PSUM region and the tile it belongs to. */
+typedef struct V {
+  lw_tile *t;
+  trnc_nc_ap ap;
+} V;
+
+typedef struct chunk {
+  int64_t n, lin;            /* elements; linear index of the first in the row */
+  int nf;
+  int64_t cnt[TRNC_NC_MAX_FREE];
+  int64_t roff[NOPS];        /* element offset per operand */
+} chunk;
+
+typedef struct rk {
+  lw *L;
+  const trnc_node *n;
+  int rank;
+  int64_t shape[RMAX];
+  bool red[RMAX];
+  int nops;
+  rop op[NOPS];
+  int nk, nr;
+  int64_t ksize[RMAX], rsize[RMAX], lin[RMAX];
+  int64_t R, rows;
+  int pd;                    /* kept dim on partitions (-1: one row) */
+  int s;                     /* chunking: dims < s looped, s chunked by kc */
+  int64_t kc, nch, maxf;
+  int npmax;                 /* partitions of the largest row tile */
+  int pchunk;                /* rows per tile (<= 128) */
+  /* current row tile */
+  int np;
+  int64_t koff[NOPS];
+  int64_t tile_index;
+  /* pools */
+  lw_pool in[3], tmp[3], out, par[2], stats;
+  lw_tile *pcache[2];        /* single-chunk param tiles (loaded once) */
+  lw_tile *ones, *iota;
+} rk;
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static double num(const trnc_arg *a, double dflt) {
+  if (!a) return dflt;
+  switch (a->kind) {
+    case TRNC_ARG_INT: return (double)a->u.i;
+    case TRNC_ARG_FLOAT: return a->u.f;
+    case TRNC_ARG_BOOL: return a->u.b;
+    default: return dflt;
+  }
+}
+
+static bool argb(const trnc_node *n, uint32_t i, bool dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return a && a->kind == TRNC_ARG_BOOL ? a->u.b : dflt;
+}
+
+static trnc_ref argref(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return a && a->kind == TRNC_ARG_VALUE ? a->u.ref : TRNC_NO_REF;
+}
+
+static bool is_float(trnc_dtype t) {
+  return t == TRNC_F32 || t == TRNC_BF16 || t == TRNC_F16 || t == TRNC_F64;
+}
+
+/* tv of value r if it is materialized, else NULL. */
+static const lw_tv *tvof(lw *L, trnc_ref r) {
+  if (r == TRNC_NO_REF || L->g->values[r].is_none) return NULL;
+  const lw_tv *tv = &L->tv[r];
+  return tv->buffer >= 0 ? tv : NULL;
+}
+
+static V vbig(lw_tile *t, int np, int64_t n, trnc_dtype dt) {
+  V v = {t, lw_tile_ap(t, np, 0, dt, 1, &n)};
+  return v;
+}
+
+static V vslice(lw_tile *t, int np, int64_t off, int64_t n, trnc_dtype dt) {
+  V v = {t, lw_tile_ap(t, np, off * lw_esize(dt), dt, 1, &n)};
+  return v;
+}
+
+static V vcol(lw_tile *t, int np, int col) {
+  int64_t one = 1;
+  V v = {t, lw_tile_ap(t, np, (int64_t)col * 4, TRNC_F32, 1, &one)};
+  return v;
+}
+
+static V vcol_dt(lw_tile *t, int np, int col, trnc_dtype dt) {
+  int64_t one = 1;
+  V v = {t, lw_tile_ap(t, np, (int64_t)col * 4, dt, 1, &one)};
+  return v;
+}
+
+/* ---- instructions ------------------------------------------------------------ */
+
+static trnc_status em(lw *L, trnc_nc_instr *in, const V *const *r, int nr, const V *w, const V *w2) {
+  lw_tile *rt[4] = {NULL, NULL, NULL, NULL}, *wt[2];
+  for (int i = 0; i < nr; i++) rt[i] = r[i]->t;
+  wt[0] = w->t;
+  int nw = 1;
+  if (w2 && w2->t != w->t) wt[nw++] = w2->t;
+  return lw_emit(L, in, rt, nr, wt, nw);
+}
+
+static trnc_nc_instr blank(int op, int engine) {
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = (uint8_t)op;
+  in.engine = (uint8_t)engine;
+  return in;
+}
+
+/** dst = (a op0 s0) op1 s1; s0/s1 per-partition columns when non-NULL. */
+static trnc_status i_ts(lw *L, V d, V a, int op0, const V *s0, float i0, int op1, const V *s1,
+                        float i1) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  in.alu0 = (uint8_t)op0;
+  in.alu1 = (uint8_t)op1;
+  in.imm[0] = i0;
+  in.imm[1] = i1;
+  in.dst = d.ap;
+  in.src[0] = a.ap;
+  const V *r[3] = {&a};
+  int nr = 1;
+  if (s0) {
+    in.src[1] = s0->ap;
+    r[nr++] = s0;
+  }
+  if (s1) {
+    in.src[2] = s1->ap;
+    r[nr++] = s1;
+  }
+  return em(L, &in, r, nr, &d, NULL);
+}
+
+static trnc_status i_tt(lw *L, V d, V a, V b, int alu) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  in.alu0 = (uint8_t)alu;
+  in.dst = d.ap;
+  in.src[0] = a.ap;
+  in.src[1] = b.ap;
+  const V *r[2] = {&a, &b};
+  return em(L, &in, r, 2, &d, NULL);
+}
+
+/** dst = f(a*scale + bias) on ScalarE; bias per partition when non-NULL;
+ *  acc (when non-NULL) receives the free-axis sum of the results. */
+static trnc_status i_act(lw *L, V d, V a, int f, float scale, const V *bias, float ibias, const V *acc) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  in.act = (uint8_t)f;
+  in.imm[0] = scale;
+  in.imm[1] = ibias;
+  in.dst = d.ap;
+  in.src[0] = a.ap;
+  const V *r[2] = {&a};
+  int nr = 1;
+  if (bias) {
+    in.src[1] = bias->ap;
+    r[nr++] = bias;
+  }
+  if (acc) in.dst2 = acc->ap;
+  return em(L, &in, r, nr, &d, acc);
+}
+
+static trnc_status i_red(lw *L, V d, V a, int alu) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+  in.alu0 = (uint8_t)alu;
+  in.mode = 1;
+  in.dst = d.ap;
+  in.src[0] = a.ap;
+  const V *r[1] = {&a};
+  return em(L, &in, r, 1, &d, NULL);
+}
+
+static trnc_status i_sel(lw *L, V d, V m, V a, V b) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_SELECT, TRNC_NC_VECTOR);
+  in.dst = d.ap;
+  in.src[0] = m.ap;
+  in.src[1] = a.ap;
+  in.src[2] = b.ap;
+  const V *r[3] = {&m, &a, &b};
+  return em(L, &in, r, 3, &d, NULL);
+}
+
+static trnc_status i_copy(lw *L, V d, V a, int engine) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_COPY, engine);
+  in.dst = d.ap;
+  in.src[0] = a.ap;
+  const V *r[1] = {&a};
+  return em(L, &in, r, 1, &d, NULL);
+}
+
+static trnc_status i_memset(lw *L, V d, float v) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+  in.imm[0] = v;
+  in.dst = d.ap;
+  return em(L, &in, NULL, 0, &d, NULL);
+}
+
+/** dst = aff0 + aff1 * partition + affi * free index (GpSimd). */
+static trnc_status i_iota(lw *L, V d, int32_t aff0, int32_t aff1, int32_t affi) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+  in.aff[0] = aff0;
+  in.aff[1] = aff1;
+  in.aff[2] = affi;
+  in.dst = d.ap;
+  return em(L, &in, NULL, 0, &d, NULL);
+}
+
+/** PSUM d[M, N] (+)= st[K, M]^T . mv[K, N]. */
+static trnc_status i_mm(lw *L, V d, V st, V mv, bool acc) {
+  trnc_nc_instr in = blank(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+  in.mode = acc;
+  in.dst = d.ap;
+  in.src[0] = st.ap;
+  in.src[1] = mv.ap;
+  const V *r[2] = {&st, &mv};
+  return em(L, &in, r, 2, &d, NULL);
+}
+
+static trnc_status dma_in(lw *L, V d, trnc_nc_ap h) { return lw_dma(L, d.t, d.ap, h, false); }
+static trnc_status dma_out(lw *L, trnc_nc_ap h, V s) { return lw_dma(L, s.t, s.ap, h, true); }
+
+/* ---- row space --------------------------------------------------------------- */
+
+/* Stride maps of a tv onto x's dims. */
+static void st_full(const lw_tv *tv, int rank, int64_t *st) {
+  int off = rank - tv->t.rank;
+  for (int i = 0; i < rank; i++) {
+    int j = i - off;
+    st[i] = (j < 0 || tv->t.shape[j] == 1) ? 0 : tv->t.stride[j];
+  }
+}
+
+/* One value per row: tv has x's rank (reduced dims of size 1) or only the
+ * kept dims (keepdim=False; batch-norm [C] parameters). */
+static void st_row(const lw_tv *tv, int rank, const bool *red, int64_t *st) {
+  int j = 0;
+  for (int i = 0; i < rank; i++) {
+    if (tv->t.rank == rank) {
+      st[i] = (red[i] || tv->t.shape[i] == 1) ? 0 : tv->t.stride[i];
+      continue;
+    }
+    if (red[i]) {
+      st[i] = 0;
+      continue;
+    }
+    st[i] = (j < tv->t.rank && tv->t.shape[j] != 1) ? tv->t.stride[j] : 0;
+    j++;
+  }
+}
+
+/* Same for every row: tv spans the trailing dims [axis, rank) (layer-norm
+ * weight). A tv of another shape with the same numel is read as dense. */
+static bool st_param(const lw_tv *tv, int rank, const int64_t *shape, int axis, int64_t *st) {
+  for (int i = 0; i < rank; i++) st[i] = 0;
+  bool same = tv->t.rank == rank - axis;
+  for (int i = 0; same && i < tv->t.rank; i++) same = tv->t.shape[i] == shape[axis + i];
+  if (same) {
+    for (int i = 0; i < tv->t.rank; i++) st[axis + i] = tv->t.shape[i] == 1 ? 0 : tv->t.stride[i];
+    return true;
+  }
+  if (!trnc_type_is_dense(&tv->t)) return false;
+  int64_t s = 1;
+  for (int i = rank - 1; i >= axis; i--) {
+    st[i] = shape[i] == 1 ? 0 : s;
+    s *= shape[i];
+  }
+  return true;
+}
+
+static int rk_add(rk *K, const lw_tv *tv, int kind, const int64_t *st) {
+  int o = K->nops++;
+  rop *p = &K->op[o];
+  memset(p, 0, sizeof *p);
+  p->tv = tv;
+  p->kind = kind;
+  if (tv) {
+    p->base = tv->t.offset;
+    for (int i = 0; i < K->rank; i++) p->st[i] = st[i];
+  }
+  return o;
+}
+
+static int add_full(rk *K, const lw_tv *tv) {
+  int64_t st[RMAX] = {0};
+  if (tv) st_full(tv, K->rank, st);
+  return rk_add(K, tv, K_FULL, st);
+}
+
+static int add_row(rk *K, const lw_tv *tv) {
+  int64_t st[RMAX] = {0};
+  if (tv) st_row(tv, K->rank, K->red, st);
+  return rk_add(K, tv, K_ROW, st);
+}
+
+/* Initializes K over x's graph shape with the reduced-dim mask. */
+static void rk_init(rk *K, lw *L, const trnc_node *n, const trnc_type *xt, const bool *red) {
+  memset(K, 0, sizeof *K);
+  K->L = L;
+  K->n = n;
+  K->rank = xt->rank;
+  for (int i = 0; i < xt->rank; i++) {
+    K->shape[i] = xt->shape[i];
+    K->red[i] = red[i];
+  }
+  K->pchunk = L->target->partitions;
+}
+
+/* Splits dims into kept/reduced, coalesces, picks the partition dim and the
+ * chunking for rows of up to maxf elements. */
+static void rk_layout(rk *K, int64_t maxf) {
+  int nk = 0, nr = 0;
+  K->R = 1;
+  K->rows = 1;
+  for (int i = 0; i < K->rank; i++) {
+    int64_t sz = K->shape[i];
+    if (K->red[i]) K->R *= sz;
+    else K->rows *= sz;
+    if (sz == 1) continue;
+    bool r = K->red[i];
+    int64_t *size = r ? K->rsize : K->ksize;
+    int *cnt = r ? &nr : &nk;
+    /* merge into the previous dim of the same list when contiguous */
+    bool merge = *cnt > 0;
+    for (int o = 0; o < K->nops && merge; o++) {
+      if (!K->op[o].tv) continue;
+      int64_t *prev = r ? K->op[o].rs : K->op[o].ks;
+      merge = prev[*cnt - 1] == K->op[o].st[i] * sz;
+    }
+    if (merge) {
+      size[*cnt - 1] *= sz;
+      for (int o = 0; o < K->nops; o++) (r ? K->op[o].rs : K->op[o].ks)[*cnt - 1] = K->op[o].st[i];
+      continue;
+    }
+    size[*cnt] = sz;
+    for (int o = 0; o < K->nops; o++) (r ? K->op[o].rs : K->op[o].ks)[*cnt] = K->op[o].st[i];
+    (*cnt)++;
+  }
+  if (nr == 0) { /* a row of one element */
+    K->rsize[0] = 1;
+    for (int o = 0; o < K->nops; o++) K->op[o].rs[0] = 0;
+    nr = 1;
+  }
+  K->nk = nk;
+  K->nr = nr;
+  K->pd = -1;
+  for (int i = 0; i < nk; i++)
+    if (K->pd < 0 || K->ksize[i] > K->ksize[K->pd]) K->pd = i;
+  int64_t l = 1;
+  for (int i = nr - 1; i >= 0; i--) {
+    K->lin[i] = l;
+    l *= K->rsize[i];
+  }
+  /* chunking: smallest s with prod(rsize[s+1..]) <= maxf, at most 4 free dims */
+  int s = 0;
+  while (s < nr - 1 && K->lin[s] > maxf) s++;
+  if (nr - s > TRNC_NC_MAX_FREE) s = nr - TRNC_NC_MAX_FREE;
+  K->s = s;
+  K->kc = maxf / K->lin[s];
+  if (K->kc < 1) K->kc = 1;
+  if (K->kc > K->rsize[s]) K->kc = K->rsize[s];
+  K->nch = (K->rsize[s] + K->kc - 1) / K->kc;
+  for (int i = 0; i < s; i++) K->nch *= K->rsize[i];
+  K->maxf = maxf;
+  int64_t prow = K->pd >= 0 ? K->ksize[K->pd] : 1;
+  K->npmax = (int)(prow < K->pchunk ? prow : K->pchunk);
+}
+
+static void rk_chunk(const rk *K, int64_t c, chunk *ch) {
+  int64_t nper = (K->rsize[K->s] + K->kc - 1) / K->kc;
+  int64_t j = c % nper, o = c / nper;
+  int64_t idx[RMAX] = {0};
+  for (int d = K->s - 1; d >= 0; d--) {
+    idx[d] = o % K->rsize[d];
+    o /= K->rsize[d];
+  }
+  int64_t start = j * K->kc;
+  ch->lin = start * K->lin[K->s];
+  for (int d = 0; d < K->s; d++) ch->lin += idx[d] * K->lin[d];
+  for (int op = 0; op < K->nops; op++) {
+    int64_t off = start * K->op[op].rs[K->s];
+    for (int d = 0; d < K->s; d++) off += idx[d] * K->op[op].rs[d];
+    ch->roff[op] = off;
+  }
+  ch->nf = K->nr - K->s;
+  ch->cnt[0] = K->rsize[K->s] - start < K->kc ? K->rsize[K->s] - start : K->kc;
+  ch->n = ch->cnt[0];
+  for (int i = 1; i < ch->nf; i++) {
+    ch->cnt[i] = K->rsize[K->s + i];
+    ch->n *= ch->cnt[i];
+  }
+}
+
+/* HBM access pattern of operand o for the current row tile (and chunk ch
+ * for K_FULL / K_PARAM operands). */
+static trnc_nc_ap hap(const rk *K, int o, const chunk *ch, int np) {
+  const rop *p = &K->op[o];
+  trnc_nc_ap ap;
+  memset(&ap, 0, sizeof ap);
+  ap.mem = TRNC_NC_MEM_HBM;
+  ap.dtype = (uint8_t)p->tv->t.dtype;
+  ap.buffer = p->tv->buffer;
+  ap.partitions = np;
+  int64_t off = p->base;
+  if (p->kind != K_PARAM) {
+    off += K->koff[o];
+    ap.partition_stride = K->pd >= 0 ? p->ks[K->pd] : 0;
+  }
+  if (p->kind == K_ROW || !ch) {
+    ap.nfree = 1;
+    ap.free[0].stride = 1;
+    ap.free[0].count = 1;
+  } else {
+    off += ch->roff[o];
+    ap.nfree = (uint8_t)ch->nf;
+    for (int i = 0; i < ch->nf; i++) {
+      ap.free[i].stride = p->rs[K->s + i];
+      ap.free[i].count = ch->cnt[i];
+    }
+  }
+  ap.offset = off * lw_esize(p->tv->t.dtype);
+  return ap;
+}
+
+/* Loads chunk ch of operand o into a tile of pool (fp32). With a single
+ * chunk the tile in *cache is reused (the row is loaded once). */
+static trnc_status ld(rk *K, int o, const chunk *ch, lw_pool *pool, lw_tile **cache, V *out) {
+  int np = K->op[o].kind == K_PARAM ? K->npmax : K->np;
+  if (cache && *cache && K->nch == 1) {
+    *out = vbig(*cache, K->np, ch->n, TRNC_F32);
+    return TRNC_OK;
+  }
+  lw_tile *t = lw_pool_next(pool);
+  V v = vbig(t, np, ch->n, TRNC_F32);
+  trnc_status st = dma_in(K->L, v, hap(K, o, ch, np));
+  if (st) return st;
+  if (cache) *cache = t;
+  *out = vbig(t, K->np, ch->n, TRNC_F32);
+  return TRNC_OK;
+}
+
+/* Loads a per-row operand into column col of the stats tile. */
+static trnc_status ldcol(rk *K, int o, lw_tile *stats, int col) {
+  V v = vcol(stats, K->np, col);
+  return dma_in(K->L, v, hap(K, o, NULL, K->np));
+}
+
+static trnc_status stcol(rk *K, int o, V v) {
+  if (!K->op[o].tv) return TRNC_OK;
+  return dma_out(K->L, hap(K, o, NULL, K->np), v);
+}
+
+static trnc_status stfull(rk *K, int o, const chunk *ch, V v) {
+  return dma_out(K->L, hap(K, o, ch, K->np), v);
+}
+
+/* Pools: nin input, ntmp scratch and (when out) one output pool of row
+ * tiles, npar parameter tiles, the stats pool. The row-tile size max_free
+ * comes from the SBUF budget. */
+static trnc_status rk_pools(rk *K, int nin, int ntmp, bool out, int npar, int64_t cap) {
+  lw *L = K->L;
+  int bufs = nin * 3 + ntmp * 2 + (out ? 2 : 0) + npar * 2;
+  int64_t budget = L->target->sbuf_bytes_per_partition - 8 * 1024;
+  int64_t maxf = budget / (bufs ? bufs : 1) / 4;
+  if (maxf > cap) maxf = cap;
+  maxf &= ~(int64_t)127;
+  if (maxf < 128) maxf = 128;
+  rk_layout(K, maxf);
+  trnc_status st = TRNC_OK;
+  int64_t bytes = (K->nch == 1 ? K->R : maxf) * 4;
+  for (int i = 0; i < nin && !st; i++) st = lw_pool_init(L, &K->in[i], TRNC_NC_MEM_SBUF, bytes, 3);
+  for (int i = 0; i < ntmp && !st; i++) st = lw_pool_init(L, &K->tmp[i], TRNC_NC_MEM_SBUF, bytes, 2);
+  if (out && !st) st = lw_pool_init(L, &K->out, TRNC_NC_MEM_SBUF, bytes, 2);
+  for (int i = 0; i < npar && !st; i++)
+    st = lw_pool_init(L, &K->par[i], TRNC_NC_MEM_SBUF, bytes, K->nch == 1 ? 1 : 2);
+  if (!st) st = lw_pool_init(L, &K->stats, TRNC_NC_MEM_SBUF, NCOL * 4, 2);
+  return st;
+}
+
+typedef trnc_status (*row_fn)(rk *K, lw_tile *stats, void *ctx);
+
+/* Calls fn for every row tile (kept dims looped, partition dim chunked). */
+static trnc_status rk_run(rk *K, row_fn fn, void *ctx) {
+  int64_t idx[RMAX] = {0};
+  for (;;) {
+    int64_t prow = K->pd >= 0 ? K->ksize[K->pd] : 1;
+    for (int64_t p0 = 0; p0 < prow; p0 += K->pchunk) {
+      K->np = (int)(prow - p0 < K->pchunk ? prow - p0 : K->pchunk);
+      for (int o = 0; o < K->nops; o++) {
+        int64_t off = K->pd >= 0 ? p0 * K->op[o].ks[K->pd] : 0;
+        for (int d = 0; d < K->nk; d++)
+          if (d != K->pd) off += idx[d] * K->op[o].ks[d];
+        K->koff[o] = off;
+      }
+      trnc_status st = fn(K, lw_pool_next(&K->stats), ctx);
+      if (st) return st;
+      K->tile_index++;
+    }
+    int d = 0;
+    for (; d < K->nk; d++) {
+      if (d == K->pd) continue;
+      if (++idx[d] < K->ksize[d]) break;
+      idx[d] = 0;
+    }
+    if (d >= K->nk) return TRNC_OK;
+  }
+}
+
+/* Reduces v (alu) into column acc; chunk c > 0 folds through column part. */
+static trnc_status fold_red(rk *K, lw_tile *stats, int acc, int part, V v, int alu, int64_t c) {
+  V a = vcol(stats, K->np, acc);
+  if (c == 0) return i_red(K->L, a, v, alu);
+  V p = vcol(stats, K->np, part);
+  trnc_status st = i_red(K->L, p, v, alu);
+  return st ? st : i_tt(K->L, a, a, p, alu);
+}
+
+static trnc_status fold_add(rk *K, lw_tile *stats, int acc, int part, int64_t c) {
+  if (c == 0) return TRNC_OK;
+  V a = vcol(stats, K->np, acc), p = vcol(stats, K->np, part);
+  return i_tt(K->L, a, a, p, TRNC_NC_ALU_ADD);
+}
+
+/* ==== softmax / log_softmax ===================================================== */
+
+typedef struct sm_ctx {
+  int x, o;
+  bool log;
+  trnc_dtype odt;
+} sm_ctx;
+
+enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2 };
+
+static trnc_status sm_row(rk *K, lw_tile *S, void *vctx) {
+  sm_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *xc = NULL;
+  chunk ch;
+  V x;
+  trnc_status st;
+  /* pass 1: max */
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    if ((st = fold_red(K, S, C_A, C_P0, x, TRNC_NC_ALU_MAX, k))) return st;
+  }
+  V mx = vcol(S, np, C_A), nmx = vcol(S, np, C_B), sum = vcol(S, np, C_C), part = vcol(S, np, C_P1);
+  if ((st = i_ts(L, nmx, mx, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
+  /* pass 2: sum of exp(x - max) (ScalarE add-reduce) */
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    V e = c->log ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : x;
+    if (!c->log && K->nch > 1) e = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = i_act(L, e, x, TRNC_NC_ACT_EXP, 1, &nmx, 0, k ? &part : &sum))) return st;
+    if ((st = fold_add(K, S, C_C, C_P1, k))) return st;
+    if (!c->log && K->nch == 1) {
+      /* single chunk: divide the exps in place */
+      V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+      if ((st = i_ts(L, o, e, TRNC_NC_ALU_DIV, &sum, 0, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
+      return stfull(K, c->o, &ch, o);
+    }
+  }
+  V lse = vcol(S, np, C_D);
+  if (c->log && (st = i_act(L, lse, sum, TRNC_NC_ACT_LOG, 1, NULL, 0, NULL))) return st;
+  /* pass 3: outputs */
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+    if (c->log) {
+      st = i_ts(L, o, x, TRNC_NC_ALU_SUB, &mx, 0, TRNC_NC_ALU_SUB, &lse, 0);
+    } else {
+      V e = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+      st = i_act(L, e, x, TRNC_NC_ACT_EXP, 1, &nmx, 0, NULL);
+      if (!st) st = i_ts(L, o, e, TRNC_NC_ALU_DIV, &sum, 0, TRNC_NC_ALU_BYPASS, NULL, 0);
+    }
+    if (st || (st = stfull(K, c->o, &ch, o))) return st;
+  }
+  return TRNC_OK;
+}
+
+static int wrapdim(int64_t d, int rank) {
+  if (d < 0) d += rank;
+  if (rank == 0) return -1;
+  return (int)d;
+}
+
+static trnc_status emit_softmax(lw *L, const trnc_node *n) {
+  trnc_ref xr = argref(n, 0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
+  if (!o || !x) return TRNC_OK;
+  bool red[RMAX] = {false};
+  int d = wrapdim((int64_t)num(trnc_node_arg(n, 1), 0), xt->rank);
+  if (d >= 0) red[d] = true;
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  sm_ctx c = {add_full(&K, x), add_full(&K, o), n->op == TRNC_OP_LOG_SOFTMAX, o->t.dtype};
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (!st) st = rk_pools(&K, 1, 1, true, 0, MAX_FREE_CAP);
+  L->ops_per_engine[2]++;
+  return st ? st : rk_run(&K, sm_row, &c);
+}
+
+/* ==== softmax backward ============================================================= */
+
+typedef struct smb_ctx {
+  int g, y, o;
+  bool log;
+  trnc_dtype odt;
+} smb_ctx;
+
+static trnc_status smb_row(rk *K, lw_tile *S, void *vctx) {
+  smb_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *gc = NULL, *yc = NULL;
+  chunk ch;
+  V g, y;
+  trnc_status st;
+  /* pass 1: softmax: dot = sum(g * y); log_softmax: s = sum(g) */
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g))) return st;
+    if (c->log) {
+      if ((st = fold_red(K, S, C_A, C_P0, g, TRNC_NC_ALU_ADD, k))) return st;
+      continue;
+    }
+    if ((st = ld(K, c->y, &ch, &K->in[1], &yc, &y))) return st;
+    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = i_tt(L, t, g, y, TRNC_NC_ALU_MUL))) return st;
+    if ((st = fold_red(K, S, C_A, C_P0, t, TRNC_NC_ALU_ADD, k))) return st;
+  }
+  V s = vcol(S, np, C_A);
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g)) || (st = ld(K, c->y, &ch, &K->in[1], &yc, &y)))
+      return st;
+    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+    if (c->log) {
+      /* g - exp(y) * s */
+      st = i_act(L, t, y, TRNC_NC_ACT_EXP, 1, NULL, 0, NULL);
+      if (!st) st = i_ts(L, t, t, TRNC_NC_ALU_MUL, &s, 0, TRNC_NC_ALU_BYPASS, NULL, 0);
+      if (!st) st = i_tt(L, o, g, t, TRNC_NC_ALU_SUB);
+    } else {
+      /* y * (g - dot) */
+      st = i_ts(L, t, g, TRNC_NC_ALU_SUB, &s, 0, TRNC_NC_ALU_BYPASS, NULL, 0);
+      if (!st) st = i_tt(L, o, t, y, TRNC_NC_ALU_MUL);
+    }
+    if (st || (st = stfull(K, c->o, &ch, o))) return st;
+  }
+  return TRNC_OK;
+}
+
+static trnc_status emit_softmax_bw(lw *L, const trnc_node *n) {
+  trnc_ref gr = argref(n, 0);
+  const trnc_type *gt = &L->g->values[gr].type;
+  const lw_tv *g = tvof(L, gr), *y = tvof(L, argref(n, 1)), *o = tvof(L, n->outs[0]);
+  if (!o || !g || !y) return TRNC_OK;
+  bool red[RMAX] = {false};
+  int d = wrapdim((int64_t)num(trnc_node_arg(n, 2), 0), gt->rank);
+  if (d >= 0) red[d] = true;
+  rk K;
+  rk_init(&K, L, n, gt, red);
+  smb_ctx c = {add_full(&K, g), add_full(&K, y), add_full(&K, o),
+               n->op == TRNC_OP_LOG_SOFTMAX_BACKWARD, o->t.dtype};
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (!st) st = rk_pools(&K, 2, 1, true, 0, MAX_FREE_CAP);
+  L->ops_per_engine[1]++;
+  return st ? st : rk_run(&K, smb_row, &c);
+}
+
+/* ==== layer norm, var, var_mean ===================================================== */
+
+/* Mean into column C_A and the sum of squared deviations into C_C (two
+ * passes over the row). Also -mean in C_B. */
+static trnc_status mean_m2(rk *K, lw_tile *S, int xo, lw_tile **xc) {
+  lw *L = K->L;
+  int np = K->np;
+  chunk ch;
+  V x;
+  trnc_status st;
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, xo, &ch, &K->in[0], xc, &x))) return st;
+    if ((st = fold_red(K, S, C_A, C_P0, x, TRNC_NC_ALU_ADD, k))) return st;
+  }
+  V mean = vcol(S, np, C_A), nmean = vcol(S, np, C_B), m2 = vcol(S, np, C_C), part = vcol(S, np, C_P1);
+  if ((st = i_ts(L, mean, mean, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+      (st = i_ts(L, nmean, mean, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
+    return st;
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, xo, &ch, &K->in[0], xc, &x))) return st;
+    V sq = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = i_act(L, sq, x, TRNC_NC_ACT_SQUARE, 1, &nmean, 0, k ? &part : &m2))) return st;
+    if ((st = fold_add(K, S, C_C, C_P1, k))) return st;
+  }
+  return TRNC_OK;
+}
+
+typedef struct ln_ctx {
+  int x, w, b, o, mean, rstd;
+  float eps;
+  trnc_dtype odt;
+} ln_ctx;
+
+static trnc_status ln_row(rk *K, lw_tile *S, void *vctx) {
+  ln_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *xc = NULL;
+  trnc_status st = mean_m2(K, S, c->x, &xc);
+  if (st) return st;
+  V mean = vcol(S, np, C_A), m2 = vcol(S, np, C_C), rstd = vcol(S, np, C_D);
+  if ((st = i_ts(L, rstd, m2, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_ADD, NULL, c->eps)) ||
+      (st = i_act(L, rstd, rstd, TRNC_NC_ACT_RSQRT, 1, NULL, 0, NULL)))
+    return st;
+  bool hw = K->op[c->w].tv != NULL, hb = K->op[c->b].tv != NULL;
+  chunk ch;
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    V x, w, b;
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+    V t = (hw || hb) ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : o;
+    if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0))) return st;
+    if (hw) {
+      if ((st = ld(K, c->w, &ch, &K->par[0], &K->pcache[0], &w))) return st;
+      if ((st = i_tt(L, hb ? t : o, t, w, TRNC_NC_ALU_MUL))) return st;
+    }
+    if (hb) {
+      if ((st = ld(K, c->b, &ch, &K->par[1], &K->pcache[1], &b))) return st;
+      if ((st = i_tt(L, o, t, b, TRNC_NC_ALU_ADD))) return st;
+    }
+    if ((st = stfull(K, c->o, &ch, o))) return st;
+  }
+  if ((st = stcol(K, c->mean, mean))) return st;
+  return stcol(K, c->rstd, rstd);
+}
+
+static trnc_status emit_layer_norm(lw *L, const trnc_node *n) {
+  trnc_ref xr = argref(n, 0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  const lw_tv *x = tvof(L, xr);
+  if (!x || trnc_type_numel(xt) == 0) return TRNC_OK;
+  const trnc_arg *ns = trnc_node_arg(n, 1);
+  int axis = xt->rank - (int)ns->u.list.n;
+  bool red[RMAX] = {false};
+  for (int i = axis; i < xt->rank; i++) red[i] = true;
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  ln_ctx c;
+  memset(&c, 0, sizeof c);
+  c.x = add_full(&K, x);
+  const lw_tv *w = tvof(L, argref(n, 2)), *b = tvof(L, argref(n, 3));
+  int64_t stw[RMAX] = {0}, stb[RMAX] = {0};
+  if ((w && !st_param(w, xt->rank, xt->shape, axis, stw)) || (b && !st_param(b, xt->rank, xt->shape, axis, stb)))
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "layer_norm weight/bias of another shape that is not dense");
+  c.w = rk_add(&K, w, K_PARAM, stw);
+  c.b = rk_add(&K, b, K_PARAM, stb);
+  const lw_tv *o = tvof(L, n->outs[0]);
+  c.o = add_full(&K, o);
+  c.mean = add_row(&K, tvof(L, n->outs[1]));
+  c.rstd = add_row(&K, tvof(L, n->outs[2]));
+  c.eps = (float)num(trnc_node_arg(n, 4), 1e-5);
+  c.odt = o ? o->t.dtype : TRNC_F32;
+  if (!o) return lw_fail(L, n, TRNC_ERR_INTERNAL, "layer_norm output has no buffer");
+  trnc_status st = lw_kernel_begin(L, "layer_norm");
+  if (!st) st = rk_pools(&K, 1, 1, true, 2, MAX_FREE_CAP);
+  L->ops_per_engine[1]++;
+  return st ? st : rk_run(&K, ln_row, &c);
+}
+
+typedef struct var_ctx {
+  int x, var, mean;
+  float denom;
+} var_ctx;
+
+static trnc_status var_row(rk *K, lw_tile *S, void *vctx) {
+  var_ctx *c = vctx;
+  lw_tile *xc = NULL;
+  trnc_status st = mean_m2(K, S, c->x, &xc);
+  if (st) return st;
+  V mean = vcol(S, K->np, C_A), m2 = vcol(S, K->np, C_C), var = vcol(S, K->np, C_D);
+  if ((st = i_ts(K->L, var, m2, TRNC_NC_ALU_DIV, NULL, c->denom, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
+  if ((st = stcol(K, c->var, var))) return st;
+  return stcol(K, c->mean, mean);
+}
+
+static trnc_status emit_var(lw *L, const trnc_node *n) {
+  trnc_ref xr = argref(n, 0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  const lw_tv *x = tvof(L, xr);
+  if (!x || trnc_type_numel(xt) == 0) return TRNC_OK;
+  bool red[RMAX] = {false};
+  const trnc_arg *dl = trnc_node_arg(n, 1);
+  bool all = !dl || dl->kind != TRNC_ARG_LIST || dl->u.list.n == 0;
+  for (int i = 0; i < xt->rank; i++) red[i] = all;
+  for (uint32_t k = 0; !all && k < dl->u.list.n; k++) {
+    int d = wrapdim(dl->u.list.items[k].u.i, xt->rank);
+    if (d >= 0 && d < xt->rank) red[d] = true;
+  }
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  var_ctx c;
+  c.x = add_full(&K, x);
+  c.var = add_row(&K, tvof(L, n->outs[0]));
+  c.mean = add_row(&K, n->nouts > 1 ? tvof(L, n->outs[1]) : NULL);
+  int64_t R = 1;
+  for (int i = 0; i < xt->rank; i++)
+    if (red[i]) R *= xt->shape[i];
+  double corr = num(trnc_node_arg(n, 2), 1.0);
+  double den = (double)R - corr;
+  c.denom = (float)(den > 0 ? den : 0);
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (!st) st = rk_pools(&K, 1, 1, false, 0, MAX_FREE_CAP);
+  L->ops_per_engine[1]++;
+  return st ? st : rk_run(&K, var_row, &c);
+}
+
+/* ==== layer norm backward ============================================================= */
+
+typedef struct lnb_ctx {
+  int g, x, mean, rstd, w, dx, dw, db;
+  trnc_dtype odt;
+  lw_tile *psw, *psb;        /* PSUM [128, ncol] accumulators */
+  int64_t ncol;
+} lnb_ctx;
+
+static trnc_status lnb_colsum(rk *K, lnb_ctx *c, lw_tile *ps, V data) {
+  for (int64_t j = 0; j < c->ncol; j++) {
+    int64_t m = K->R - j * 128 < 128 ? K->R - j * 128 : 128;
+    V st_ = vslice(data.t, K->np, j * 128, m, TRNC_F32);
+    V mv = vcol(K->ones, K->np, 0);
+    V d = vcol(ps, (int)m, (int)j);
+    trnc_status st = i_mm(K->L, d, st_, mv, K->tile_index > 0);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+static trnc_status lnb_row(rk *K, lw_tile *S, void *vctx) {
+  lnb_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  chunk ch;
+  rk_chunk(K, 0, &ch); /* single chunk (handles() guarantees it) */
+  trnc_status st;
+  V g, x, w;
+  V mean = vcol(S, np, C_A), rstd = vcol(S, np, C_B), sb = vcol(S, np, C_C), sc2 = vcol(S, np, C_D);
+  V rn = vcol(S, np, C_E);
+  if ((st = ldcol(K, c->mean, S, C_A)) || (st = ldcol(K, c->rstd, S, C_B))) return st;
+  if ((st = ld(K, c->g, &ch, &K->in[0], NULL, &g)) || (st = ld(K, c->x, &ch, &K->in[1], NULL, &x)))
+    return st;
+  V xh = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+  if ((st = i_ts(L, xh, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0))) return st;
+  if (c->dw >= 0 && K->op[c->dw].tv) {
+    V t = vbig(lw_pool_next(&K->tmp[1]), np, ch.n, TRNC_F32);
+    if ((st = i_tt(L, t, g, xh, TRNC_NC_ALU_MUL)) || (st = lnb_colsum(K, c, c->psw, t))) return st;
+  }
+  if (c->db >= 0 && K->op[c->db].tv && (st = lnb_colsum(K, c, c->psb, g))) return st;
+  if (!K->op[c->dx].tv) return TRNC_OK;
+  V gw = g;
+  if (K->op[c->w].tv) {
+    if ((st = ld(K, c->w, &ch, &K->par[0], &K->pcache[0], &w))) return st;
+    gw = vbig(lw_pool_next(&K->tmp[2]), np, ch.n, TRNC_F32);
+    if ((st = i_tt(L, gw, g, w, TRNC_NC_ALU_MUL))) return st;
+  }
+  V t = vbig(lw_pool_next(&K->tmp[1]), np, ch.n, TRNC_F32);
+  if ((st = i_red(L, sb, gw, TRNC_NC_ALU_ADD)) || (st = i_tt(L, t, gw, xh, TRNC_NC_ALU_MUL)) ||
+      (st = i_red(L, sc2, t, TRNC_NC_ALU_ADD)))
+    return st;
+  /* inner = (gw * N - b) - xh * c2; dx = (rstd / N) * inner */
+  if ((st = i_ts(L, t, gw, TRNC_NC_ALU_MUL, NULL, (float)K->R, TRNC_NC_ALU_SUB, &sb, 0)) ||
+      (st = i_ts(L, xh, xh, TRNC_NC_ALU_MUL, &sc2, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+      (st = i_tt(L, t, t, xh, TRNC_NC_ALU_SUB)) ||
+      (st = i_ts(L, rn, rstd, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)))
+    return st;
+  V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+  if ((st = i_ts(L, o, t, TRNC_NC_ALU_MUL, &rn, 0, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
+  return stfull(K, c->dx, &ch, o);
+}
+
+/* PSUM [128, ncol] (element r at partition r % 128, column r / 128) -> the
+ * [R] output tv (one coalesced dim). */
+static trnc_status lnb_store(rk *K, lnb_ctx *c, lw_tile *ps, int o) {
+  const lw_tv *tv = K->op[o].tv;
+  if (!tv) return TRNC_OK;
+  lw *L = K->L;
+  if (K->nr != 1)
+    return lw_fail(L, K->n, TRNC_ERR_UNSUPPORTED,
+                   "layer_norm_backward: weight gradient layout does not coalesce to one dim");
+  int64_t rs = K->op[o].rs[0];
+  lw_tile *sb = lw_sbuf(L, c->ncol * 4);
+  if (!sb) return L->status;
+  int64_t nfull = K->R / 128, last = K->R % 128;
+  trnc_status st = TRNC_OK;
+  if (nfull) {
+    V src = vbig(ps, 128, nfull, TRNC_F32), dst = vbig(sb, 128, nfull, tv->t.dtype);
+    if ((st = i_copy(L, dst, src, TRNC_NC_VECTOR))) return st;
+    trnc_nc_ap h;
+    memset(&h, 0, sizeof h);
+    h.mem = TRNC_NC_MEM_HBM;
+    h.dtype = (uint8_t)tv->t.dtype;
+    h.buffer = tv->buffer;
+    h.partitions = 128;
+    h.partition_stride = rs;
+    h.offset = K->op[o].base * lw_esize(tv->t.dtype);
+    h.nfree = 1;
+    h.free[0].stride = 128 * rs;
+    h.free[0].count = nfull;
+    if ((st = dma_out(L, h, dst))) return st;
+  }
+  if (last) {
+    V src = vcol(ps, (int)last, (int)nfull), dst = vcol_dt(sb, (int)last, (int)nfull, tv->t.dtype);
+    if ((st = i_copy(L, dst, src, TRNC_NC_VECTOR))) return st;
+    trnc_nc_ap h;
+    memset(&h, 0, sizeof h);
+    h.mem = TRNC_NC_MEM_HBM;
+    h.dtype = (uint8_t)tv->t.dtype;
+    h.buffer = tv->buffer;
+    h.partitions = (int32_t)last;
+    h.partition_stride = rs;
+    h.offset = (K->op[o].base + nfull * 128 * rs) * lw_esize(tv->t.dtype);
+    h.nfree = 1;
+    h.free[0].stride = 1;
+    h.free[0].count = 1;
+    st = dma_out(L, h, dst);
+  }
+  return st;
+}
+
+static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
+  trnc_ref xr = argref(n, 1);
+  const trnc_type *xt = &L->g->values[xr].type;
+  const trnc_arg *ns = trnc_node_arg(n, 2);
+  int axis = xt->rank - (int)ns->u.list.n;
+  bool red[RMAX] = {false};
+  for (int i = axis; i < xt->rank; i++) red[i] = true;
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  lnb_ctx c;
+  memset(&c, 0, sizeof c);
+  c.g = add_full(&K, tvof(L, argref(n, 0)));
+  c.x = add_full(&K, tvof(L, xr));
+  c.mean = add_row(&K, tvof(L, argref(n, 3)));
+  c.rstd = add_row(&K, tvof(L, argref(n, 4)));
+  const lw_tv *w = tvof(L, argref(n, 5)), *dw = tvof(L, n->outs[1]), *db = tvof(L, n->outs[2]);
+  int64_t stw[RMAX] = {0}, stdw[RMAX] = {0}, stdb[RMAX] = {0};
+  if ((w && !st_param(w, xt->rank, xt->shape, axis, stw)) ||
+      (dw && !st_param(dw, xt->rank, xt->shape, axis, stdw)) ||
+      (db && !st_param(db, xt->rank, xt->shape, axis, stdb)))
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "layer_norm_backward: weight layout is not dense");
+  c.w = rk_add(&K, w, K_PARAM, stw);
+  const lw_tv *dx = tvof(L, n->outs[0]);
+  c.dx = add_full(&K, dx);
+  c.dw = rk_add(&K, dw, K_PARAM, stdw);
+  c.db = rk_add(&K, db, K_PARAM, stdb);
+  c.odt = dx ? dx->t.dtype : TRNC_F32;
+  if (!dx && !dw && !db) return TRNC_OK;
+  if (trnc_type_numel(xt) == 0)
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "layer_norm_backward of an empty tensor is not lowered");
+  trnc_status st = lw_kernel_begin(L, "layer_norm_backward");
+  if (!st) st = rk_pools(&K, 2, 3, true, 1, LNBW_MAX_ROW);
+  if (st) return st;
+  if (K.nch != 1)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "layer_norm_backward: row of %lld elements does not fit",
+                   (long long)K.R);
+  c.ncol = (K.R + 127) / 128;
+  if (dw || db) {
+    K.ones = lw_sbuf(L, 64);
+    if (!K.ones) return L->status;
+    if ((st = i_memset(L, vcol(K.ones, K.npmax, 0), 1.0f))) return st;
+    if (dw && !(c.psw = lw_psum(L, c.ncol * 4))) return L->status;
+    if (db && !(c.psb = lw_psum(L, c.ncol * 4))) return L->status;
+    L->ops_per_engine[0]++;
+  }
+  L->ops_per_engine[1]++;
+  if ((st = rk_run(&K, lnb_row, &c))) return st;
+  if (dw && (st = lnb_store(&K, &c, c.psw, c.dw))) return st;
+  if (db && (st = lnb_store(&K, &c, c.psb, c.db))) return st;
+  return TRNC_OK;
+}
+
+/* ==== batch norm ========================================================================= */
+
+typedef struct bn_ctx {
+  int x, w, b, rm, rv, o, smean, srstd, nrm, nrv;
+  int g, gw, gb, sm, si; /* backward */
+  bool training, bw;
+  float eps, momentum, unbias, norm;
+  trnc_dtype odt;
+} bn_ctx;
+
+static bool has(rk *K, int o) { return o >= 0 && K->op[o].tv != NULL; }
+
+static trnc_status bn_row(rk *K, lw_tile *S, void *vctx) {
+  bn_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *xc = NULL;
+  trnc_status st;
+  V mean = vcol(S, np, C_A), var = vcol(S, np, C_E), rstd = vcol(S, np, C_D);
+  V w = vcol(S, np, C_F), b = vcol(S, np, C_G), t1 = vcol(S, np, C_H), t2 = vcol(S, np, C_I);
+  if (c->training) {
+    if ((st = mean_m2(K, S, c->x, &xc))) return st;
+    V m2 = vcol(S, np, C_C);
+    if ((st = i_ts(L, var, m2, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_ts(L, rstd, var, TRNC_NC_ALU_ADD, NULL, c->eps, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_act(L, rstd, rstd, TRNC_NC_ACT_RSQRT, 1, NULL, 0, NULL)))
+      return st;
+  } else {
+    /* invstd = 1 / sqrt(running_var + eps) */
+    if ((st = ldcol(K, c->rm, S, C_A)) || (st = ldcol(K, c->rv, S, C_E))) return st;
+    if ((st = i_ts(L, rstd, var, TRNC_NC_ALU_ADD, NULL, c->eps, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_act(L, rstd, rstd, TRNC_NC_ACT_SQRT, 1, NULL, 0, NULL)) ||
+        (st = i_act(L, rstd, rstd, TRNC_NC_ACT_RECIPROCAL, 1, NULL, 0, NULL)))
+      return st;
+  }
+  bool hw = has(K, c->w), hb = has(K, c->b);
+  if (hw && (st = ldcol(K, c->w, S, C_F))) return st;
+  if (hb && (st = ldcol(K, c->b, S, C_G))) return st;
+  chunk ch;
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    V x;
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+    V t = (hw || hb) ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : o;
+    if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0))) return st;
+    if (hw || hb) {
+      st = i_ts(L, o, t, hw ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_ADD, hw ? &w : &b, 0,
+                hw && hb ? TRNC_NC_ALU_ADD : TRNC_NC_ALU_BYPASS, hw && hb ? &b : NULL, 0);
+      if (st) return st;
+    }
+    if ((st = stfull(K, c->o, &ch, o))) return st;
+  }
+  if (!c->training) {
+    /* functional eval: running stats pass through */
+    if (has(K, c->nrm) && (st = stcol(K, c->nrm, mean))) return st;
+    if (has(K, c->nrv) && (st = stcol(K, c->nrv, var))) return st;
+    return TRNC_OK;
+  }
+  if ((st = stcol(K, c->smean, mean)) || (st = stcol(K, c->srstd, rstd))) return st;
+  if (has(K, c->nrm)) {
+    /* momentum * mean + (1 - momentum) * running_mean */
+    if ((st = ldcol(K, c->rm, S, C_H)) ||
+        (st = i_ts(L, t1, t1, TRNC_NC_ALU_MUL, NULL, 1.0f - c->momentum, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_ts(L, t1, mean, TRNC_NC_ALU_MUL, NULL, c->momentum, TRNC_NC_ALU_ADD, &t1, 0)) ||
+        (st = stcol(K, c->nrm, t1)))
+      return st;
+  }
+  if (has(K, c->nrv)) {
+    /* momentum * var * n/(n-1) + (1 - momentum) * running_var */
+    V uv = vcol(S, np, C_J);
+    if ((st = ldcol(K, c->rv, S, C_I)) ||
+        (st = i_ts(L, t2, t2, TRNC_NC_ALU_MUL, NULL, 1.0f - c->momentum, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_ts(L, uv, var, TRNC_NC_ALU_MUL, NULL, c->unbias, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_ts(L, uv, uv, TRNC_NC_ALU_MUL, NULL, c->momentum, TRNC_NC_ALU_ADD, &t2, 0)) ||
+        (st = stcol(K, c->nrv, uv)))
+      return st;
+  }
+  return TRNC_OK;
+}
+
+static trnc_status bnb_row(rk *K, lw_tile *S, void *vctx) {
+  bn_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *xc = NULL, *gc = NULL;
+  trnc_status st;
+  V mean = vcol(S, np, C_A), inv = vcol(S, np, C_B), sg = vcol(S, np, C_C), dot = vcol(S, np, C_D);
+  V gmean = vcol(S, np, C_E), proj = vcol(S, np, C_F), gscale = vcol(S, np, C_G), w = vcol(S, np, C_H);
+  V tmpc = vcol(S, np, C_I);
+  if (c->training) {
+    if ((st = ldcol(K, c->sm, S, C_A)) || (st = ldcol(K, c->si, S, C_B))) return st;
+  } else {
+    if ((st = ldcol(K, c->rm, S, C_A)) || (st = ldcol(K, c->rv, S, C_B)) ||
+        (st = i_ts(L, inv, inv, TRNC_NC_ALU_ADD, NULL, c->eps, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_act(L, inv, inv, TRNC_NC_ACT_RSQRT, 1, NULL, 0, NULL)))
+      return st;
+  }
+  bool need_sums = c->training || has(K, c->gw) || has(K, c->gb);
+  chunk ch;
+  V g, x;
+  for (int64_t k = 0; need_sums && k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g)) || (st = ld(K, c->x, &ch, &K->in[1], &xc, &x)))
+      return st;
+    if ((st = fold_red(K, S, C_C, C_P0, g, TRNC_NC_ALU_ADD, k))) return st;
+    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_tt(L, t, g, t, TRNC_NC_ALU_MUL)) ||
+        (st = fold_red(K, S, C_D, C_P1, t, TRNC_NC_ALU_ADD, k)))
+      return st;
+  }
+  if (has(K, c->w)) {
+    if ((st = ldcol(K, c->w, S, C_H)) || (st = i_tt(L, gscale, inv, w, TRNC_NC_ALU_MUL))) return st;
+  } else if ((st = i_ts(L, gscale, inv, TRNC_NC_ALU_MUL, NULL, 1.0f, TRNC_NC_ALU_BYPASS, NULL, 0))) {
+    return st;
+  }
+  if (c->training &&
+      ((st = i_ts(L, gmean, sg, TRNC_NC_ALU_MUL, NULL, c->norm, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+       (st = i_ts(L, proj, dot, TRNC_NC_ALU_MUL, NULL, c->norm, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+       (st = i_tt(L, tmpc, inv, inv, TRNC_NC_ALU_MUL)) || (st = i_tt(L, proj, proj, tmpc, TRNC_NC_ALU_MUL))))
+    return st;
+  for (int64_t k = 0; has(K, c->o) && k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g))) return st;
+    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
+    if (c->training) {
+      if ((st = ld(K, c->x, &ch, &K->in[1], &xc, &x))) return st;
+      V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+      if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &proj, 0)) ||
+          (st = i_tt(L, t, g, t, TRNC_NC_ALU_SUB)) ||
+          (st = i_ts(L, o, t, TRNC_NC_ALU_SUB, &gmean, 0, TRNC_NC_ALU_MUL, &gscale, 0)))
+        return st;
+    } else if ((st = i_ts(L, o, g, TRNC_NC_ALU_MUL, &gscale, 0, TRNC_NC_ALU_BYPASS, NULL, 0))) {
+      return st;
+    }
+    if ((st = stfull(K, c->o, &ch, o))) return st;
+  }
+  if (has(K, c->gw)) {
+    V gwv = vcol(S, np, C_J);
+    if ((st = i_tt(L, gwv, dot, inv, TRNC_NC_ALU_MUL)) || (st = stcol(K, c->gw, gwv))) return st;
+  }
+  if (has(K, c->gb) && (st = stcol(K, c->gb, sg))) return st;
+  return TRNC_OK;
+}
+
+static trnc_status emit_batch_norm(lw *L, const trnc_node *n) {
+  bool bw = n->op == TRNC_OP_BATCH_NORM_BACKWARD;
+  trnc_ref xr = argref(n, bw ? 1 : 0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  bool red[RMAX] = {false};
+  for (int i = 0; i < xt->rank; i++) red[i] = i != 1;
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  bn_ctx c;
+  memset(&c, 0, sizeof c);
+  c.bw = bw;
+  c.smean = c.srstd = c.nrm = c.nrv = c.g = c.gw = c.gb = c.sm = c.si = -1;
+  int64_t R = 1;
+  for (int i = 0; i < xt->rank; i++)
+    if (i != 1) R *= xt->shape[i];
+  if (bw) {
+    c.g = add_full(&K, tvof(L, argref(n, 0)));
+    c.x = add_full(&K, tvof(L, xr));
+    c.w = add_row(&K, tvof(L, argref(n, 2)));
+    c.rm = add_row(&K, tvof(L, argref(n, 3)));
+    c.rv = add_row(&K, tvof(L, argref(n, 4)));
+    c.sm = add_row(&K, tvof(L, argref(n, 5)));
+    c.si = add_row(&K, tvof(L, argref(n, 6)));
+    c.training = argb(n, 7, true);
+    c.eps = (float)num(trnc_node_arg(n, 8), 1e-5);
+    c.o = add_full(&K, tvof(L, n->outs[0]));
+    c.gw = add_row(&K, tvof(L, n->outs[1]));
+    c.gb = add_row(&K, tvof(L, n->outs[2]));
+    c.norm = (float)(1.0 / (double)R);
+    if ((c.training && (!has(&K, c.sm) || !has(&K, c.si))) ||
+        (!c.training && (!has(&K, c.rm) || !has(&K, c.rv))))
+      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "batch_norm_backward: missing saved or running statistics");
+  } else {
+    bool functional = n->op == TRNC_OP_BATCH_NORM_TRAIN;
+    c.x = add_full(&K, tvof(L, xr));
+    c.w = add_row(&K, tvof(L, argref(n, 1)));
+    c.b = add_row(&K, tvof(L, argref(n, 2)));
+    c.rm = add_row(&K, tvof(L, argref(n, 3)));
+    c.rv = add_row(&K, tvof(L, argref(n, 4)));
+    c.training = functional && argb(n, 5, true);
+    c.momentum = (float)num(trnc_node_arg(n, functional ? 6 : 5), 0.1);
+    c.eps = (float)num(trnc_node_arg(n, functional ? 7 : 6), 1e-5);
+    c.o = add_full(&K, tvof(L, n->outs[0]));
+    c.smean = add_row(&K, trnc_type_numel(&L->g->values[n->outs[1]].type) ? tvof(L, n->outs[1]) : NULL);
+    c.srstd = add_row(&K, trnc_type_numel(&L->g->values[n->outs[2]].type) ? tvof(L, n->outs[2]) : NULL);
+    if (functional) {
+      c.nrm = add_row(&K, tvof(L, n->outs[3]));
+      c.nrv = add_row(&K, tvof(L, n->outs[4]));
+    }
+    c.unbias = (float)((double)R / ((double)R - 1.0));
+    if (!c.training && (!has(&K, c.rm) || !has(&K, c.rv)))
+      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "batch_norm in eval mode needs running statistics");
+  }
+  if (!has(&K, c.x) || trnc_type_numel(xt) == 0) return TRNC_OK;
+  c.odt = has(&K, c.o) ? K.op[c.o].tv->t.dtype : TRNC_F32;
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (!st) st = rk_pools(&K, bw ? 2 : 1, 1, true, 0, MAX_FREE_CAP);
+  L->ops_per_engine[1]++;
+  return st ? st : rk_run(&K, bw ? bnb_row : bn_row, &c);
+}
+
+/* ==== argmax ============================================================================ */
+
+typedef struct am_ctx {
+  int x, o;
+} am_ctx;
+
+static trnc_status am_row(rk *K, lw_tile *S, void *vctx) {
+  am_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *xc = NULL;
+  chunk ch;
+  trnc_status st;
+  V rm = vcol(S, np, C_A), ri = vcol(S, np, C_B), rn = vcol(S, np, C_C);
+  V m = vcol(S, np, C_D), i = vcol(S, np, C_E), nn = vcol(S, np, C_F), up = vcol(S, np, C_G);
+  V big = vcol(S, np, C_H);
+  if ((st = i_memset(L, big, BIGF))) return st;
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    V x;
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    V io = vbig(K->iota, np, ch.n, TRNC_F32);
+    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    V u = vbig(lw_pool_next(&K->tmp[1]), np, ch.n, TRNC_F32);
+    V bigs = {big.t, big.ap};
+    /* candidates: first index of the max, first NaN */
+    V mk = k ? m : rm, ik = k ? i : ri, nk = k ? nn : rn;
+    if ((st = i_red(L, mk, x, TRNC_NC_ALU_MAX)) ||
+        (st = i_ts(L, t, x, TRNC_NC_ALU_EQ, &mk, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_ts(L, u, io, TRNC_NC_ALU_BYPASS, NULL, 0, TRNC_NC_ALU_BYPASS, NULL, 0)))
+      return st;
+    /* u = t ? iota : BIG  via  (iota - BIG) * t + BIG */
+    if ((st = i_ts(L, u, io, TRNC_NC_ALU_SUB, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_tt(L, u, u, t, TRNC_NC_ALU_MUL)) ||
+        (st = i_ts(L, u, u, TRNC_NC_ALU_ADD, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_red(L, ik, u, TRNC_NC_ALU_MIN)) ||
+        (st = i_tt(L, t, x, x, TRNC_NC_ALU_NE)) ||
+        (st = i_ts(L, u, io, TRNC_NC_ALU_SUB, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_tt(L, u, u, t, TRNC_NC_ALU_MUL)) ||
+        (st = i_ts(L, u, u, TRNC_NC_ALU_ADD, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_red(L, nk, u, TRNC_NC_ALU_MIN)))
+      return st;
+    if (ch.lin && ((st = i_ts(L, ik, ik, TRNC_NC_ALU_ADD, NULL, (float)ch.lin, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+                   (st = i_ts(L, nk, nk, TRNC_NC_ALU_ADD, NULL, (float)ch.lin, TRNC_NC_ALU_BYPASS, NULL, 0))))
+      return st;
+    if (k == 0) continue;
+    /* merge: a strictly larger chunk max wins (earlier index kept on ties) */
+    if ((st = i_tt(L, up, m, rm, TRNC_NC_ALU_GT)) || (st = i_sel(L, ri, up, i, ri)) ||
+        (st = i_tt(L, rm, rm, m, TRNC_NC_ALU_MAX)) || (st = i_tt(L, rn, rn, nn, TRNC_NC_ALU_MIN)))
+      return st;
+  }
+  /* NaN present (index < BIG) wins */
+  V res = vcol_dt(S, np, C_I, TRNC_I32);
+  if ((st = i_tt(L, up, rn, big, TRNC_NC_ALU_LT)) || (st = i_sel(L, res, up, rn, ri))) return st;
+  return stcol(K, c->o, res);
+}
+
+static trnc_status emit_argmax(lw *L, const trnc_node *n) {
+  trnc_ref xr = argref(n, 0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
+  if (!x || !o) return TRNC_OK;
+  bool red[RMAX] = {false};
+  const trnc_arg *da = trnc_node_arg(n, 1);
+  bool all = !da || da->kind != TRNC_ARG_INT;
+  for (int i = 0; i < xt->rank; i++) red[i] = all;
+  if (!all) {
+    int d = wrapdim(da->u.i, xt->rank);
+    if (d >= 0) red[d] = true;
+  }
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  am_ctx c = {add_full(&K, x), add_row(&K, o)};
+  trnc_status st = lw_kernel_begin(L, "argmax");
+  if (!st) st = rk_pools(&K, 1, 2, false, 0, 4096);
+  if (st) return st;
+  int64_t f = K.nch == 1 ? K.R : K.maxf;
+  if (!(K.iota = lw_sbuf(L, f * 4))) return L->status;
+  if ((st = i_iota(L, vbig(K.iota, K.npmax, f, TRNC_F32), 0, 0, 1))) return st;
+  L->ops_per_engine[1]++;
+  return rk_run(&K, am_row, &c);
+}
+
+/* ==== nll loss ============================================================================ */
+
+/* x: [N, C] (or [C]: N = 1); rows of the batch on partitions. */
+typedef struct nll {
+  lw *L;
+  const trnc_node *n;
+  const lw_tv *x, *t, *w, *go, *tw, *out, *out2;
+  int64_t N, C, sN, sC, tS, goS, oS;
+  int reduction;
+  float ignore;
+  int pchunk;
+  bool bw;
+} nll;
+
+/* Loads target rows [p0, p0+np) and computes: valid (t != ignore) in C_A,
+ * safe target (t or 0) in C_B, weight[t] (or 1) masked in C_D. */
+static trnc_status nll_prep(nll *N_, lw_tile *S, lw_tile *I, int64_t p0, int np) {
+  lw *L = N_->L;
+  trnc_status st;
+  V tcol = vcol(S, np, C_C), valid = vcol(S, np, C_A), safe = vcol(S, np, C_B), wv = vcol(S, np, C_D);
+  trnc_nc_ap h;
+  memset(&h, 0, sizeof h);
+  h.mem = TRNC_NC_MEM_HBM;
+  h.dtype = (uint8_t)N_->t->t.dtype;
+  h.buffer = N_->t->buffer;
+  h.partitions = np;
+  h.partition_stride = N_->tS;
+  h.offset = (N_->t->t.offset + p0 * N_->tS) * lw_esize(N_->t->t.dtype);
+  h.nfree = 1;
+  h.free[0].stride = 1;
+  h.free[0].count = 1;
+  if ((st = dma_in(L, tcol, h)) ||
+      (st = i_ts(L, valid, tcol, TRNC_NC_ALU_NE, NULL, N_->ignore, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+      (st = i_tt(L, safe, tcol, valid, TRNC_NC_ALU_MUL)))
+    return st;
+  V zero = vcol(S, np, C_K);
+  if ((st = i_memset(L, zero, 0.0f)) || (st = i_sel(L, safe, valid, safe, zero))) return st;
+  if (!N_->w) return i_copy(L, wv, valid, TRNC_NC_VECTOR);
+  /* gather weight[safe] */
+  V idx = vcol_dt(I, np, 1, TRNC_I32);
+  if ((st = i_ts(L, idx, safe, TRNC_NC_ALU_MUL, NULL, (float)N_->w->t.stride[0], TRNC_NC_ALU_BYPASS, NULL, 0)))
+    return st;
+  trnc_nc_instr in = blank(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  in.mode = TRNC_NC_DMA_GATHER;
+  in.dst = wv.ap;
+  memset(&in.src[0], 0, sizeof in.src[0]);
+  in.src[0].mem = TRNC_NC_MEM_HBM;
+  in.src[0].dtype = (uint8_t)N_->w->t.dtype;
+  in.src[0].buffer = N_->w->buffer;
+  in.src[0].partitions = (int32_t)((N_->C - 1) * N_->w->t.stride[0] + 1);
+  in.src[0].partition_stride = 1;
+  in.src[0].offset = N_->w->t.offset * lw_esize(N_->w->t.dtype);
+  in.src[0].nfree = 1;
+  in.src[0].free[0].stride = 1;
+  in.src[0].free[0].count = 1;
+  in.src[1] = idx.ap;
+  const V *r[1] = {&idx};
+  if ((st = em(L, &in, r, 1, &wv, NULL))) return st;
+  return i_sel(L, wv, valid, wv, zero);
+}
+
+static trnc_nc_ap col_hbm(const lw_tv *tv, int64_t p0, int np, int64_t stride) {
+  trnc_nc_ap h;
+  memset(&h, 0, sizeof h);
+  h.mem = TRNC_NC_MEM_HBM;
+  h.dtype = (uint8_t)tv->t.dtype;
+  h.buffer = tv->buffer;
+  h.partitions = np;
+  h.partition_stride = stride;
+  h.offset = (tv->t.offset + p0 * stride) * lw_esize(tv->t.dtype);
+  h.nfree = 1;
+  h.free[0].stride = 1;
+  h.free[0].count = 1;
+  return h;
+}
+
+static trnc_status emit_nll(lw *L, const trnc_node *n) {
+  nll N_;
+  memset(&N_, 0, sizeof N_);
+  N_.L = L;
+  N_.n = n;
+  N_.bw = n->op == TRNC_OP_NLL_LOSS_BACKWARD;
+  int a0 = N_.bw ? 1 : 0;
+  trnc_ref xr = argref(n, a0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  N_.x = tvof(L, xr);
+  N_.t = tvof(L, argref(n, a0 + 1));
+  N_.w = tvof(L, argref(n, a0 + 2));
+  N_.reduction = (int)num(trnc_node_arg(n, a0 + 3), 1);
+  N_.ignore = (float)num(trnc_node_arg(n, a0 + 4), -100);
+  if (N_.bw) {
+    N_.go = tvof(L, argref(n, 0));
+    N_.tw = tvof(L, argref(n, 6));
+  }
+  N_.out = tvof(L, n->outs[0]);
+  N_.out2 = N_.bw ? NULL : tvof(L, n->outs[1]);
+  bool two = xt->rank == 2;
+  N_.N = two ? xt->shape[0] : 1;
+  N_.C = xt->shape[xt->rank - 1];
+  if (N_.N == 0 || N_.C == 0) {
+    if (!N_.out && !N_.out2) return TRNC_OK;
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "nll_loss over an empty batch is not lowered");
+  }
+  if (!N_.t || (!N_.bw && !N_.x)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "nll_loss operand without buffer");
+  const lw_tv *xs = N_.bw ? N_.out : N_.x;  /* the [N, C] tensor */
+  if (!xs) return TRNC_OK;
+  N_.sC = xs->t.stride[xs->t.rank - 1];
+  N_.sN = two ? xs->t.stride[0] : 0;
+  N_.tS = N_.t->t.rank ? N_.t->t.stride[0] : 0;
+  /* gather indices (row - p0) * sN + t * sC stay below 2^24 */
+  int64_t lim = (1 << 24) - (N_.C - 1) * N_.sC - 1;
+  int64_t pc = N_.sN > 0 ? lim / N_.sN : 128;
+  if (pc > L->target->partitions) pc = L->target->partitions;
+  if (pc < 1) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "nll_loss: class dim too large to index");
+  N_.pchunk = (int)pc;
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (st) return st;
+  lw_pool sp, ip, op;
+  int64_t F = N_.C < 4096 ? N_.C : 4096;
+  if ((st = lw_pool_init(L, &sp, TRNC_NC_MEM_SBUF, NCOL * 4, 2)) ||
+      (st = lw_pool_init(L, &ip, TRNC_NC_MEM_SBUF, 64, 2)))
+    return st;
+  if (N_.bw && (st = lw_pool_init(L, &op, TRNC_NC_MEM_SBUF, F * 4, 3))) return st;
+  lw_tile *ones = NULL, *ps = NULL, *iota = NULL, *cst = lw_sbuf(L, 64);
+  if (!cst) return L->status;
+  bool reduce = N_.reduction != 0 || !two;
+  bool crossp = !N_.bw && reduce;
+  if (crossp) {
+    ones = lw_sbuf(L, 64);
+    ps = lw_psum(L, 8);
+    if (!ones || !ps) return L->status;
+    if ((st = i_memset(L, vcol(ones, N_.pchunk, 0), 1.0f))) return st;
+    L->ops_per_engine[0]++;
+  }
+  if (N_.bw) {
+    if (!(iota = lw_sbuf(L, F * 4))) return L->status;
+    if ((st = i_iota(L, vbig(iota, N_.pchunk, F, TRNC_F32), 0, 0, 1))) return st;
+    /* per-batch scalars: grad_output (scalar unless none-reduction 2-D) and total_weight */
+    if (reduce && (st = dma_in(L, vcol(cst, N_.pchunk, 0), col_hbm(N_.go, 0, N_.pchunk, 0)))) return st;
+    if (N_.reduction == 1 && (st = dma_in(L, vcol(cst, N_.pchunk, 1), col_hbm(N_.tw, 0, N_.pchunk, 0))))
+      return st;
+    if (reduce && N_.reduction == 1 &&
+        (st = i_tt(L, vcol(cst, N_.pchunk, 0), vcol(cst, N_.pchunk, 0), vcol(cst, N_.pchunk, 1),
+                   TRNC_NC_ALU_DIV)))
+      return st;
+    N_.goS = (!reduce && N_.go->t.rank) ? N_.go->t.stride[0] : 0;
+  } else {
+    N_.oS = (N_.out && N_.out->t.rank) ? N_.out->t.stride[0] : 0;
+  }
+  L->ops_per_engine[1]++;
+  int64_t first = 1;
+  for (int64_t p0 = 0; p0 < N_.N; p0 += N_.pchunk) {
+    int np = (int)(N_.N - p0 < N_.pchunk ? N_.N - p0 : N_.pchunk);
+    lw_tile *S = lw_pool_next(&sp), *I = lw_pool_next(&ip);
+    if ((st = nll_prep(&N_, S, I, p0, np))) return st;
+    V valid = vcol(S, np, C_A), safe = vcol(S, np, C_B), wv = vcol(S, np, C_D), zero = vcol(S, np, C_K);
+    if (!N_.bw) {
+      /* gather x[p, safe[p]] */
+      V xi = vcol(S, np, C_E), idx = vcol_dt(I, np, 0, TRNC_I32), pi = vcol(S, np, C_F);
+      if ((st = i_iota(L, pi, 0, (int32_t)N_.sN, 0)) ||
+          (st = i_ts(L, idx, safe, TRNC_NC_ALU_MUL, NULL, (float)N_.sC, TRNC_NC_ALU_ADD, &pi, 0)))
+        return st;
+      trnc_nc_instr in = blank(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+      in.mode = TRNC_NC_DMA_GATHER;
+      in.dst = xi.ap;
+      in.src[0].mem = TRNC_NC_MEM_HBM;
+      in.src[0].dtype = (uint8_t)N_.x->t.dtype;
+      in.src[0].buffer = N_.x->buffer;
+      in.src[0].partitions = (int32_t)((np - 1) * N_.sN + (N_.C - 1) * N_.sC + 1);
+      in.src[0].partition_stride = 1;
+      in.src[0].offset = (N_.x->t.offset + p0 * N_.sN) * lw_esize(N_.x->t.dtype);
+      in.src[0].nfree = 1;
+      in.src[0].free[0].stride = 1;
+      in.src[0].free[0].count = 1;
+      in.src[1] = idx.ap;
+      const V *r[1] = {&idx};
+      if ((st = em(L, &in, r, 1, &xi, NULL))) return st;
+      /* loss = valid ? -(x * w) : 0 (pair [loss, w] in columns C_G, C_H) */
+      V loss = vcol(S, np, C_G);
+      if (N_.w) {
+        if ((st = i_tt(L, loss, xi, wv, TRNC_NC_ALU_MUL)) ||
+            (st = i_ts(L, loss, loss, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
+          return st;
+      } else if ((st = i_ts(L, loss, xi, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0))) {
+        return st;
+      }
+      if ((st = i_sel(L, loss, valid, loss, zero)) || (st = i_copy(L, vcol(S, np, C_H), wv, TRNC_NC_VECTOR)))
+        return st;
+      if (!reduce) {
+        if (N_.out && (st = dma_out(L, col_hbm(N_.out, p0, np, N_.oS), loss))) return st;
+        continue;
+      }
+      /* column sums over partitions: ones^T . [loss, w] accumulated in PSUM */
+      int64_t two_ = 2;
+      V pair = {S, lw_tile_ap(S, np, C_G * 4, TRNC_F32, 1, &two_)};
+      V d = {ps, lw_tile_ap(ps, 1, 0, TRNC_F32, 1, &two_)};
+      if ((st = i_mm(L, d, vcol(ones, np, 0), pair, !first))) return st;
+      first = 0;
+      continue;
+    }
+    /* backward: coef = valid ? -(g * w) : 0, then one-hot rows */
+    V coef = vcol(S, np, C_G), g = vcol(S, np, C_F);
+    if (reduce) {
+      if ((st = i_copy(L, g, vcol(cst, np, 0), TRNC_NC_VECTOR))) return st;
+    } else if ((st = dma_in(L, g, col_hbm(N_.go, p0, np, N_.goS)))) {
+      return st;
+    }
+    if ((st = i_tt(L, coef, g, wv, TRNC_NC_ALU_MUL)) ||
+        (st = i_ts(L, coef, coef, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = i_sel(L, coef, valid, coef, zero)))
+      return st;
+    for (int64_t c0 = 0; c0 < N_.C; c0 += F) {
+      int64_t fc = N_.C - c0 < F ? N_.C - c0 : F;
+      V o = vbig(lw_pool_next(&op), np, fc, N_.out->t.dtype);
+      V io = vbig(iota, np, fc, TRNC_F32);
+      V sh = vcol(S, np, C_I);
+      /* (iota == safe - c0) * coef */
+      if ((st = i_ts(L, sh, safe, TRNC_NC_ALU_SUB, NULL, (float)c0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+          (st = i_ts(L, o, io, TRNC_NC_ALU_EQ, &sh, 0, TRNC_NC_ALU_MUL, &coef, 0)))
+        return st;
+      trnc_nc_ap h;
+      memset(&h, 0, sizeof h);
+      h.mem = TRNC_NC_MEM_HBM;
+      h.dtype = (uint8_t)N_.out->t.dtype;
+      h.buffer = N_.out->buffer;
+      h.partitions = np;
+      h.partition_stride = N_.sN;
+      h.offset = (N_.out->t.offset + p0 * N_.sN + c0 * N_.sC) * lw_esize(N_.out->t.dtype);
+      h.nfree = 1;
+      h.free[0].stride = N_.sC;
+      h.free[0].count = fc;
+      if ((st = dma_out(L, h, o))) return st;
+    }
+  }
+  if (N_.bw) return TRNC_OK;
+  if (!reduce) {
+    /* 2-D, reduction none: total_weight = 0 */
+    if (!N_.out2) return TRNC_OK;
+    V z = vcol(cst, 1, 0);
+    if ((st = i_memset(L, z, 0.0f))) return st;
+    return dma_out(L, col_hbm(N_.out2, 0, 1, 0), z);
+  }
+  /* PSUM [1, 2] = [sum loss, total weight] */
+  int64_t two_ = 2;
+  V sums = {cst, lw_tile_ap(cst, 1, 0, TRNC_F32, 1, &two_)};
+  V pss = {ps, lw_tile_ap(ps, 1, 0, TRNC_F32, 1, &two_)};
+  if ((st = i_copy(L, sums, pss, TRNC_NC_VECTOR))) return st;
+  V res = vcol(cst, 1, 2);
+  if (N_.reduction == 1) st = i_tt(L, res, vcol(cst, 1, 0), vcol(cst, 1, 1), TRNC_NC_ALU_DIV);
+  else st = i_copy(L, res, vcol(cst, 1, 0), TRNC_NC_VECTOR);
+  if (!st && N_.reduction == 0) st = i_copy(L, res, vcol(cst, 1, 0), TRNC_NC_VECTOR);
+  if (st) return st;
+  if (N_.out && (st = dma_out(L, col_hbm(N_.out, 0, 1, 0), res))) return st;
+  if (N_.out2 && (st = dma_out(L, col_hbm(N_.out2, 0, 1, 0), vcol(cst, 1, 1)))) return st;
+  return TRNC_OK;
+}
+
+/* ==== family ================================================================================= */
+
+bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_SOFTMAX:
+    case TRNC_OP_LOG_SOFTMAX:
+    case TRNC_OP_SOFTMAX_BACKWARD:
+    case TRNC_OP_LOG_SOFTMAX_BACKWARD:
+    case TRNC_OP_LAYER_NORM:
+    case TRNC_OP_VAR:
+    case TRNC_OP_VAR_MEAN:
+    case TRNC_OP_BATCH_NORM_TRAIN:
+    case TRNC_OP_BATCH_NORM_INFER:
+    case TRNC_OP_BATCH_NORM_BACKWARD:
+      return true;
+    case TRNC_OP_LAYER_NORM_BACKWARD: {
+      const trnc_type *x = trnc_ref_type(g, n->args[1].u.ref);
+      const trnc_arg *ns = trnc_node_arg(n, 2);
+      if (!ns || ns->kind != TRNC_ARG_LIST) return false;
+      int64_t R = 1;
+      for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) R *= x->shape[i];
+      return R <= LNBW_MAX_ROW && trnc_type_numel(x) > 0;
+    }
+    case TRNC_OP_ARGMAX: {
+      const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+      trnc_dtype dt = x->dtype;
+      if (!is_float(dt) && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8) return false;
+      const trnc_arg *da = trnc_node_arg(n, 1);
+      int64_t R = 1;
+      if (!da || da->kind != TRNC_ARG_INT) {
+        R = trnc_type_numel(x);
+      } else {
+        int d = wrapdim(da->u.i, x->rank);
+        R = d >= 0 ? x->shape[d] : 1;
+      }
+      return R > 0 && R < (1 << 24) && trnc_type_numel(x) > 0;
+    }
+    case TRNC_OP_NLL_LOSS:
+    case TRNC_OP_NLL_LOSS_BACKWARD: {
+      const trnc_type *x = trnc_ref_type(g, n->args[n->op == TRNC_OP_NLL_LOSS ? 0 : 1].u.ref);
+      return x->shape[x->rank - 1] < (1 << 22);
+    }
+    default:
+      return false;
+  }
+}
+
+trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_SOFTMAX:
+    case TRNC_OP_LOG_SOFTMAX: return emit_softmax(L, n);
+    case TRNC_OP_SOFTMAX_BACKWARD:
+    case TRNC_OP_LOG_SOFTMAX_BACKWARD: return emit_softmax_bw(L, n);
+    case TRNC_OP_LAYER_NORM: return emit_layer_norm(L, n);
+    case TRNC_OP_LAYER_NORM_BACKWARD: return emit_layer_norm_bw(L, n);
+    case TRNC_OP_VAR:
+    case TRNC_OP_VAR_MEAN: return emit_var(L, n);
+    case TRNC_OP_BATCH_NORM_TRAIN:
+    case TRNC_OP_BATCH_NORM_INFER:
+    case TRNC_OP_BATCH_NORM_BACKWARD: return emit_batch_norm(L, n);
+    case TRNC_OP_ARGMAX: return emit_argmax(L, n);
+    case TRNC_OP_NLL_LOSS:
+    case TRNC_OP_NLL_LOSS_BACKWARD: return emit_nll(L, n);
+    default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "norm family: unexpected op %s", n->target);
+  }
+}
