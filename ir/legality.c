@@ -7,11 +7,13 @@
  * tensor operand and result has a dtype in the op's set, a rank within its
  * limit, a strided (dense, non-nested) layout, and the op's attribute check
  * passes. int64 values must also provably fit in int32 (NeuronCore engines
- * compute in 32 bits): an interval analysis bounds every int64 value, taking
- * int64 graph inputs to lie in [-2^30, 2^30] (TRNC_I64_INPUT_BOUND; the
- * runtime checks every int64 input against it before running, so a counter
- * such as BatchNorm's num_batches_tracked can be incremented, while products
- * or sums of arbitrary int64 inputs are reported here).
+ * compute integers through fp32, exact up to 2^24): an interval analysis
+ * bounds every int64 value, taking int64 graph inputs to lie in [-2^23, 2^23]
+ * (TRNC_I64_INPUT_BOUND; the runtime checks every int64 input against it
+ * before running), and every int64 result must stay within +-2^24
+ * (TRNC_INT_EXACT_BOUND). So a counter such as BatchNorm's
+ * num_batches_tracked can be incremented, while products or sums of
+ * arbitrary int64 inputs are reported here.
  */
 #include <float.h>
 #include <math.h>
@@ -26,7 +28,7 @@ typedef struct interval {
   bool poison;     /* produced by an unlowerable node: don't report again */
 } interval;
 
-static const double I32_MIN = -2147483648.0, I32_MAX = 2147483647.0;
+static const double I32_MIN = -(double)TRNC_INT_EXACT_BOUND, I32_MAX = (double)TRNC_INT_EXACT_BOUND;
 static const double I64_INPUT_BOUND = (double)TRNC_I64_INPUT_BOUND;
 
 static interval iv(double lo, double hi) { return (interval){lo, hi, false}; }
@@ -319,12 +321,12 @@ trnc_status trnc_graph_check_lowerable(const trnc_graph *g, trnc_diags *d) {
       if (r.poison) continue;
       if (!fits_i32(r)) {
         if (isinf(r.lo) || isinf(r.hi))
-          report(g, n, d, "int64 result %u cannot be proven to fit in 32 bits; NeuronCore "
-                 "computes integers in 32 bits: cast to int32 (or bound the values) before this op",
-                 k);
+          report(g, n, d, "int64 result %u cannot be proven to stay within +-2^24, the integers "
+                 "NeuronCore engines compute exactly (through fp32): cast to int32 where you know "
+                 "the values are small (or bound them) before this op", k);
         else
-          report(g, n, d, "int64 result %u may reach [%.0f, %.0f], outside the 32-bit range "
-                 "NeuronCore computes in: cast to int32 or reduce the range", k, r.lo, r.hi);
+          report(g, n, d, "int64 result %u may reach [%.0f, %.0f], outside +-2^24, the integers "
+                 "NeuronCore engines compute exactly (through fp32): reduce the range", k, r.lo, r.hi);
         vals[n->outs[k]].poison = true;
       }
     }

@@ -251,7 +251,7 @@ static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype 
             diags, TRNC_ERR_LIMIT,
             "input %zu: int64 value %" PRId64 " at index %s is outside [%" PRId64 ", %" PRId64
             "], the range trnc accepts for int64 graph inputs (NeuronCore engines compute "
-            "integers in 32 bits; see docs/dtypes.md)",
+            "integers exactly up to 2^24; see docs/dtypes.md)",
             which, v, walk_index(&w, ix, sizeof ix), -TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND);
       }
       store_int(ddt, o, v);

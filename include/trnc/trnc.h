@@ -24,9 +24,12 @@ extern "C" {
 #define TRNC_MAX_RANK 8
 
 /** int64 graph inputs must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]
- *  (checked at run time); the legality scan proves every int64 intermediate
- *  then fits in int32, the width NeuronCore engines compute in. */
-#define TRNC_I64_INPUT_BOUND (INT64_C(1) << 30)
+ *  (checked at run time); the legality scan then proves every int64
+ *  intermediate stays within +-TRNC_INT_EXACT_BOUND. NeuronCore engines
+ *  compute through fp32 (as the public NKI ISA documents), where every integer
+ *  up to 2^24 in magnitude is exact: int64 runs as int32 with no rounding. */
+#define TRNC_I64_INPUT_BOUND (INT64_C(1) << 23)
+#define TRNC_INT_EXACT_BOUND (INT64_C(1) << 24)
 
 /** Status codes. TRNC_OK is 0; every other value is an error. */
 typedef enum trnc_status {

@@ -336,7 +336,7 @@ static void test_int64_policy(void **state) {
   tu_output_ref(b, m, 0);
   trnc_diags *d = trnc_diags_create();
   assert_int_equal(check(b, d), TRNC_ERR_UNSUPPORTED);
-  assert_true(tu_diags_have(d, "outside the 32-bit range"));
+  assert_true(tu_diags_have(d, "outside +-2^24"));
   trnc_diags_destroy(d);
   tu_fx_free(b);
 
