@@ -352,6 +352,7 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
   fill_ctx c;
   memset(&c, 0, sizeof c);
   c.dst = dst;
+  c.step = 1;
   switch (n->op) {
     case TRNC_OP_FULL: c.value = (float)argnum(&n->args[1]); break;
     case TRNC_OP_FULL_LIKE: c.value = (float)argnum(&n->args[1]); break;
@@ -367,7 +368,6 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
       break;
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "not a creation op");
   }
-  if (!c.iota) c.step = 1;
   trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
   if (st) return st;
   lw_space s;
