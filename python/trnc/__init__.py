@@ -4,9 +4,8 @@
 
 No ``import trnc`` is needed: the package registers both names through the
 ``torch_dynamo_backends`` entry points. This release validates and lowers the
-forward and backward graphs to trnc IR; execution on the NeuronCore simulator
-arrives with the code emitter (until then the compiled model runs the captured
-aten graph with torch).
+forward and backward graphs to NeuronCore programs and runs them on trnc's
+NeuronCore simulator; ``trnc.last_report()`` describes the latest program.
 """
 
 from __future__ import annotations
@@ -14,8 +13,11 @@ from __future__ import annotations
 import sys
 
 from .errors import (
+    CompilerError,
     DynamicShapeError,
+    ExecutionError,
     GraphImportError,
+    InputMismatchError,
     InvalidOptionError,
     TrncError,
     UnsupportedOperatorError,
@@ -32,15 +34,20 @@ __all__ = [
     "DynamicShapeError",
     "GraphImportError",
     "InvalidOptionError",
+    "CompilerError",
+    "InputMismatchError",
+    "ExecutionError",
     "neuron",
     "last_graphs",
+    "last_report",
     "stats",
     "reset",
     "set_default",
     "BACKEND_NAMES",
 ]
 
-_LAZY = {"neuron", "last_graphs", "stats", "reset", "decompositions", "GraphRecord"}
+_LAZY = {"neuron", "last_graphs", "last_report", "stats", "reset", "decompositions",
+         "GraphRecord"}
 
 
 def __getattr__(name: str):

@@ -1,13 +1,17 @@
 /*
- * _trnc.c — CPython binding of libtrnc's public C API (include/trnc/trnc.h).
+ * _trnc.c — CPython binding of libtrnc's public C API (include/trnc/trnc.h,
+ * trnc/neuroncore.h).
  *
  * Module trnc._trnc. Uses only the public C API (no libtorch, no protobuf-c).
- * Calls that can take long (import, legalize, verify) run without the GIL; a
- * Graph is marked busy meanwhile so that another thread cannot use it.
+ * Calls that can take long (import, legalize, verify, compile, run) run
+ * without the GIL; a Graph is marked busy meanwhile so that another thread
+ * cannot use it. A Compiled is immutable after compile: concurrent run()s
+ * of one Compiled are allowed (trnc_compiled_run is thread-safe).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "trnc/neuroncore.h"
 #include "trnc/trnc.h"
 
 /* ------------------------------------------------------------------------ */
@@ -52,6 +56,26 @@ static int dict_set_long(PyObject *d, const char *key, long long val) {
     return -1;
   int rc = PyDict_SetItemString(d, key, v);
   Py_DECREF(v);
+  return rc;
+}
+
+/* Sets d[key] = float(val); -1 on error. */
+static int dict_set_double(PyObject *d, const char *key, double val) {
+  PyObject *v = PyFloat_FromDouble(val);
+  if (v == NULL)
+    return -1;
+  int rc = PyDict_SetItemString(d, key, v);
+  Py_DECREF(v);
+  return rc;
+}
+
+/* Sets d[key] = val and drops the reference to val (which may be NULL: the
+ * error is passed on); -1 on error. */
+static int dict_set_new(PyObject *d, const char *key, PyObject *val) {
+  if (val == NULL)
+    return -1;
+  int rc = PyDict_SetItemString(d, key, val);
+  Py_DECREF(val);
   return rc;
 }
 
@@ -236,6 +260,306 @@ static PyObject *Graph_summary(PyObject *obj, PyObject *Py_UNUSED(a)) {
   return d;
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Compiled                                                                  */
+
+typedef struct {
+  PyObject_HEAD
+  trnc_compiled *compiled;
+  PyObject *owner; /* a trnc._trnc.Cache that owns `compiled`, or NULL (owned here) */
+} CompiledObject;
+
+static PyTypeObject CompiledType;
+
+/* Frees the artifact. */
+static void Compiled_dealloc(PyObject *obj) {
+  CompiledObject *self = (CompiledObject *)obj;
+  if (self->compiled != NULL && self->owner == NULL)
+    trnc_compiled_destroy(self->compiled);
+  self->compiled = NULL;
+  Py_CLEAR(self->owner);
+  Py_TYPE(self)->tp_free(obj);
+}
+
+/* The artifact, or NULL with ValueError set. */
+static trnc_compiled *compiled_get(PyObject *obj) {
+  CompiledObject *self = (CompiledObject *)obj;
+  if (self->compiled == NULL)
+    PyErr_SetString(PyExc_ValueError, "trnc._trnc.Compiled has no program");
+  return self->compiled;
+}
+
+/* A list of n int64 values as a Python list. */
+static PyObject *int64_list(const int64_t *v, int n) {
+  PyObject *list = PyList_New(n > 0 ? n : 0);
+  if (list == NULL)
+    return NULL;
+  for (int i = 0; i < n; i++) {
+    PyObject *x = PyLong_FromLongLong(v[i]);
+    if (x == NULL) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, i, x);
+  }
+  return list;
+}
+
+/* {"dtype", "shape", "stride", "extent_bytes", "is_none"} of one boundary
+ * tensor; dtype is the short name ("f32", "i64", ...; "none" for None). */
+static PyObject *io_to_dict(const trnc_io *io) {
+  PyObject *d = PyDict_New();
+  if (d == NULL)
+    return NULL;
+  int rank = io->is_none ? 0 : io->rank;
+  if (dict_set_str(d, "dtype", io->is_none ? "none" : trnc_dtype_name(io->dtype)) < 0 ||
+      dict_set_new(d, "shape", int64_list(io->shape, rank)) < 0 ||
+      dict_set_new(d, "stride", int64_list(io->stride, rank)) < 0 ||
+      dict_set_size(d, "extent_bytes", io->extent_bytes) < 0 ||
+      dict_set_new(d, "is_none", PyBool_FromLong(io->is_none)) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+typedef const trnc_io *(*io_getter)(const trnc_compiled *, size_t);
+
+/* Descriptors of every input (or output) as a list of dicts. */
+static PyObject *io_list(PyObject *obj, size_t n, io_getter get) {
+  trnc_compiled *c = compiled_get(obj);
+  if (c == NULL)
+    return NULL;
+  PyObject *list = PyList_New(0);
+  if (list == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++) {
+    const trnc_io *io = get(c, i);
+    PyObject *d = io ? io_to_dict(io) : NULL;
+    if (d == NULL || PyList_Append(list, d) < 0) {
+      if (io == NULL && !PyErr_Occurred())
+        PyErr_SetString(PyExc_SystemError, "trnc: missing boundary descriptor");
+      Py_XDECREF(d);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(d);
+  }
+  return list;
+}
+
+static PyObject *Compiled_inputs(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  trnc_compiled *c = compiled_get(obj);
+  return c ? io_list(obj, trnc_compiled_input_count(c), trnc_compiled_input) : NULL;
+}
+
+static PyObject *Compiled_outputs(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  trnc_compiled *c = compiled_get(obj);
+  return c ? io_list(obj, trnc_compiled_output_count(c), trnc_compiled_output) : NULL;
+}
+
+/* Reads a list (or tuple) of exactly n addresses (ints; 0 = NULL) into a new
+ * PyMem array (free with PyMem_Free). NULL with an exception set on a bad
+ * list. */
+static void **pointer_array(PyObject *seq, size_t n, const char *what) {
+  if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+    PyErr_Format(PyExc_TypeError, "run(): %s must be a list of ints (addresses)", what);
+    return NULL;
+  }
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+  if ((size_t)len != n) {
+    PyErr_Format(PyExc_ValueError, "run(): %s holds %zd address(es); the program has %zu %s",
+                 what, len, n, what[0] == 'i' ? "inputs" : "outputs");
+    return NULL;
+  }
+  void **arr = PyMem_Calloc(n ? n : 1, sizeof *arr);
+  if (arr == NULL) {
+    PyErr_NoMemory();
+    return NULL;
+  }
+  PyObject **items = PySequence_Fast_ITEMS(seq);
+  for (size_t i = 0; i < n; i++) {
+    if (!PyLong_Check(items[i])) {
+      PyErr_Format(PyExc_TypeError, "run(): %s[%zu] is %s, not an int address", what, i,
+                   Py_TYPE(items[i])->tp_name);
+      PyMem_Free(arr);
+      return NULL;
+    }
+    arr[i] = PyLong_AsVoidPtr(items[i]);
+    if (arr[i] == NULL && PyErr_Occurred()) {
+      PyMem_Free(arr);
+      return NULL;
+    }
+  }
+  return arr;
+}
+
+/* run(in_ptrs, out_ptrs) -> (status, diags) */
+static PyObject *Compiled_run(PyObject *obj, PyObject *args) {
+  PyObject *ins, *outs;
+  if (!PyArg_ParseTuple(args, "OO:run", &ins, &outs))
+    return NULL;
+  trnc_compiled *c = compiled_get(obj);
+  if (c == NULL)
+    return NULL;
+  void **in = pointer_array(ins, trnc_compiled_input_count(c), "in_ptrs");
+  if (in == NULL)
+    return NULL;
+  void **out = pointer_array(outs, trnc_compiled_output_count(c), "out_ptrs");
+  if (out == NULL) {
+    PyMem_Free(in);
+    return NULL;
+  }
+  trnc_diags *diags = trnc_diags_create();
+  if (diags == NULL) {
+    PyMem_Free(in);
+    PyMem_Free(out);
+    return PyErr_NoMemory();
+  }
+  trnc_status st;
+  /* the caller keeps the tensors (and this object) alive during the call */
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_compiled_run(c, (const void *const *)in, out, diags);
+  Py_END_ALLOW_THREADS
+  PyMem_Free(in);
+  PyMem_Free(out);
+  return status_result(st, diags);
+}
+
+/* report() -> dict of every trnc_compile_report field. */
+static PyObject *Compiled_report(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  trnc_compiled *c = compiled_get(obj);
+  if (c == NULL)
+    return NULL;
+  const trnc_compile_report *r = trnc_compiled_report(c);
+  static const char *const engines[5] = {"tensor", "vector", "scalar", "gpsimd", "dma"};
+  PyObject *d = PyDict_New(), *ei = PyDict_New(), *oe = PyDict_New();
+  if (d == NULL || ei == NULL || oe == NULL)
+    goto fail;
+  for (int e = 0; e < 5; e++)
+    if (dict_set_size(ei, engines[e], r->engine_instructions[e]) < 0 ||
+        (e < 4 && dict_set_size(oe, engines[e], r->ops_per_engine[e]) < 0))
+      goto fail;
+  if (dict_set_size(d, "ir_nodes", r->ir_nodes) < 0 ||
+      dict_set_size(d, "kernels", r->kernels) < 0 ||
+      dict_set_size(d, "instructions", r->instructions) < 0 ||
+      PyDict_SetItemString(d, "engine_instructions", ei) < 0 ||
+      PyDict_SetItemString(d, "ops_per_engine", oe) < 0 ||
+      dict_set_long(d, "hbm_planned_bytes", r->hbm_planned_bytes) < 0 ||
+      dict_set_long(d, "hbm_unplanned_bytes", r->hbm_unplanned_bytes) < 0 ||
+      dict_set_long(d, "sbuf_peak_bytes", r->sbuf_peak_bytes) < 0 ||
+      dict_set_long(d, "psum_peak_bytes", r->psum_peak_bytes) < 0 ||
+      dict_set_double(d, "est_time_s", r->est_time_s) < 0 ||
+      dict_set_double(d, "tensor_flop_util", r->tensor_flop_util) < 0 ||
+      dict_set_double(d, "dma_bw_util", r->dma_bw_util) < 0 ||
+      dict_set_double(d, "compile_s", r->compile_s) < 0 ||
+      dict_set_str(d, "target", r->target) < 0)
+    goto fail;
+  Py_DECREF(ei);
+  Py_DECREF(oe);
+  return d;
+fail:
+  Py_XDECREF(d);
+  Py_XDECREF(ei);
+  Py_XDECREF(oe);
+  return NULL;
+}
+
+/* asm() -> str: the program's assembly text. */
+static PyObject *Compiled_asm(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  trnc_compiled *c = compiled_get(obj);
+  if (c == NULL)
+    return NULL;
+  const trnc_nc_program *p = trnc_compiled_program(c);
+  if (p == NULL) {
+    PyErr_SetString(PyExc_ValueError, "trnc._trnc.Compiled has no program");
+    return NULL;
+  }
+  return str_from_owned(trnc_nc_program_print(p));
+}
+
+static PyMethodDef Compiled_methods[] = {
+    {"inputs", Compiled_inputs, METH_NOARGS,
+     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none)."},
+    {"outputs", Compiled_outputs, METH_NOARGS,
+     "outputs() -> list[dict]: graph outputs, None slots with is_none=True."},
+    {"run", Compiled_run, METH_VARARGS,
+     "run(in_ptrs: list[int], out_ptrs: list[int]) -> (status, diags)\n"
+     "Runs the program on the NeuronCore simulator. Addresses point at element 0 of\n"
+     "each tensor laid out as inputs()/outputs() say; 0 for None outputs and for\n"
+     "zero-element tensors. The GIL is released while the program runs."},
+    {"report", Compiled_report, METH_NOARGS,
+     "report() -> dict: every trnc_compile_report field."},
+    {"asm", Compiled_asm, METH_NOARGS,
+     "asm() -> str: the NeuronCore program as assembly text."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject CompiledType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "trnc._trnc.Compiled",
+    .tp_basicsize = sizeof(CompiledObject),
+    .tp_itemsize = 0,
+    .tp_dealloc = Compiled_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A compiled NeuronCore program (create with Graph.compile()).",
+    .tp_methods = Compiled_methods,
+    .tp_new = NULL, /* not constructible from Python */
+};
+
+/* Graph.compile(target=None, autocast_bf16=False, no_fusion=False)
+ *   -> (Compiled | None, status, diags) */
+static PyObject *Graph_compile(PyObject *obj, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"target", "autocast_bf16", "no_fusion", NULL};
+  GraphObject *self = (GraphObject *)obj;
+  const char *target = NULL;
+  int autocast = 0, no_fusion = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zpp:compile", kwlist, &target, &autocast,
+                                   &no_fusion))
+    return NULL;
+  /* target points into a str argument, alive for the whole call */
+  trnc_compile_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.target = target;
+  opt.autocast_bf16 = autocast != 0;
+  opt.no_fusion = no_fusion != 0;
+  if (graph_enter(self) < 0)
+    return NULL;
+  trnc_diags *diags = trnc_diags_create();
+  if (diags == NULL) {
+    self->busy = 0;
+    return PyErr_NoMemory();
+  }
+  trnc_compiled *c = NULL;
+  trnc_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_compile(self->graph, &opt, &c, diags);
+  Py_END_ALLOW_THREADS
+  self->busy = 0;
+  PyObject *list = diags_to_list(diags);
+  trnc_diags_destroy(diags);
+  if (list == NULL) {
+    trnc_compiled_destroy(c);
+    return NULL;
+  }
+  PyObject *cobj;
+  if (st == TRNC_OK && c != NULL) {
+    CompiledObject *co = PyObject_New(CompiledObject, &CompiledType);
+    if (co == NULL) {
+      trnc_compiled_destroy(c);
+      Py_DECREF(list);
+      return NULL;
+    }
+    co->compiled = c;
+    co->owner = NULL;
+    cobj = (PyObject *)co;
+  } else {
+    trnc_compiled_destroy(c);
+    cobj = Py_NewRef(Py_None);
+  }
+  return Py_BuildValue("(NsN)", cobj, trnc_status_name(st), list);
+}
+
 static PyMethodDef Graph_methods[] = {
     {"check_lowerable", Graph_check_lowerable, METH_NOARGS,
      "check_lowerable() -> (status, diags): every node trnc cannot lower."},
@@ -250,6 +574,10 @@ static PyMethodDef Graph_methods[] = {
     {"summary", Graph_summary, METH_NOARGS,
      "summary() -> dict: kind, nodes, inputs, outputs, constants, values, "
      "distinct_ops."},
+    {"compile", (PyCFunction)(void (*)(void))Graph_compile, METH_VARARGS | METH_KEYWORDS,
+     "compile(target=None, autocast_bf16=False, no_fusion=False)\n"
+     "    -> (Compiled | None, status: str, diags: list[dict])\n"
+     "Lowers the (legalized, verified) graph to a NeuronCore program."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject GraphType = {
@@ -365,7 +693,10 @@ static PyObject *mod_status_names(PyObject *m, PyObject *Py_UNUSED(a)) {
   return list;
 }
 
+#include "_trnc_cache.c" /* the artifact cache binding (trnc/cache.h) */
+
 static PyMethodDef module_methods[] = {
+    TRNC_CACHE_MODULE_METHODS
     {"version", mod_version, METH_NOARGS, "version() -> str: libtrnc version."},
     {"llvm_version", mod_llvm_version, METH_NOARGS,
      "llvm_version() -> str: LLVM version linked into libtrnc."},
@@ -387,7 +718,7 @@ static struct PyModuleDef trnc_module = {
     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__trnc(void) {
-  if (PyType_Ready(&GraphType) < 0)
+  if (PyType_Ready(&GraphType) < 0 || PyType_Ready(&CompiledType) < 0)
     return NULL;
   PyObject *m = PyModule_Create(&trnc_module);
   if (m == NULL)
@@ -398,7 +729,15 @@ PyMODINIT_FUNC PyInit__trnc(void) {
     Py_DECREF(m);
     return NULL;
   }
-  if (PyModule_AddIntConstant(m, "MAX_RANK", TRNC_MAX_RANK) < 0) {
+  Py_INCREF(&CompiledType);
+  if (PyModule_AddObject(m, "Compiled", (PyObject *)&CompiledType) < 0) {
+    Py_DECREF(&CompiledType);
+    Py_DECREF(m);
+    return NULL;
+  }
+  if (PyModule_AddIntConstant(m, "MAX_RANK", TRNC_MAX_RANK) < 0 ||
+      PyModule_AddIntConstant(m, "I64_INPUT_BOUND", (long)TRNC_I64_INPUT_BOUND) < 0 ||
+      cache_module_init(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

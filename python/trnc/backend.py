@@ -5,16 +5,19 @@ Registered by the ``torch_dynamo_backends`` entry points ``neuron`` and
 
 dynamo graph -> aot_autograd (functionalized aten, Core ATen decompositions
 minus the ops trnc lowers natively) -> for each of the forward, backward and
-inference graphs: serialize -> C import -> legality scan -> legalize -> verify.
+inference graphs: serialize -> C import -> legality scan -> legalize -> verify
+-> compile to a NeuronCore program (``Graph.compile``) -> a boxed callable
+that runs the program on the NeuronCore simulator (``_executable``).
 
-Execution: the NeuronCore code emitter and simulator land in later releases.
-Until then the compiled callable runs the captured aten graph with torch; see
-``_executable`` — the one place to replace.
+Weights and buffers are graph inputs (aot_autograd lifts them), never baked
+into the program. Each compile records a report (``last_report()``);
+``TRNC_LOG=info`` prints a one-line summary per graph.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import itertools
 import os
@@ -26,17 +29,25 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from . import errors, pipeline
+from . import cache, errors, pipeline
 from .serialize import serialize
 
-__all__ = ["neuron", "decompositions", "last_graphs", "stats", "reset", "GraphRecord",
-           "KNOWN_OPTIONS", "make_aot_backend"]
+__all__ = ["neuron", "decompositions", "last_graphs", "last_report", "stats", "reset",
+           "GraphRecord", "KNOWN_OPTIONS", "TARGETS", "make_aot_backend"]
+
+# NeuronCore targets trnc_compile knows (include/trnc/trnc.h, trnc_compile_options)
+TARGETS = ("trn2", "trn3")
 
 # Options accepted in torch.compile(..., options={...}): name -> (type, help)
 KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
     "dump_ir": (bool, "print each graph's trnc IR (same as TRNC_DUMP_IR=1)"),
     "warn_float64": (bool, "issue the float64 -> float32 UserWarning (default True)"),
     "name": (str, "prefix of the graph names in messages and records"),
+    "target": (str, "NeuronCore target: 'trn2' (default) or 'trn3' (default from TRNC_TARGET)"),
+    "autocast_bf16": (bool, "run matmul inputs in bf16 with fp32 accumulation (default False)"),
+    "no_fusion": (bool, "one kernel per op, for debugging and comparisons (default False)"),
+    "execute": (bool, "internal, for trnc's own front-end tests only: False stops after the "
+                      "IR and runs the captured graph with torch (default True)"),
 }
 _IGNORED_MODES = {None, "default", "reduce-overhead", "max-autotune",
                   "max-autotune-no-cudagraphs"}
@@ -56,12 +67,14 @@ class GraphRecord:
     warnings: list[dict[str, Any]] = field(default_factory=list)
     compile_seconds: float = 0.0
     serialized: bytes = b""           # the fx.proto bytes that were imported
+    report: dict[str, Any] | None = None  # the compile report (None: IR only)
 
 
 _lock = threading.Lock()
 _records: collections.deque[GraphRecord] = collections.deque(maxlen=_MAX_RECORDS)
 _stats: collections.Counter[str] = collections.Counter()
 _graph_ids = itertools.count()
+_last_report: dict[str, Any] | None = None
 
 
 def last_graphs(n: int | None = None) -> list[GraphRecord]:
@@ -72,18 +85,36 @@ def last_graphs(n: int | None = None) -> list[GraphRecord]:
 
 
 def stats() -> dict[str, int]:
-    """Counts of compiled graphs by kind, plus ``errors`` (failed graph compiles)."""
+    """Counts of compiled graphs by kind, plus ``errors`` (failed graph compiles),
+    and the artifact cache's ``hits``, ``misses`` and ``compiles`` (programs
+    actually compiled; a cache hit compiles nothing; ``TRNC_CACHE=0`` disables
+    the cache)."""
     with _lock:
         s = {k: _stats.get(k, 0) for k in ("forward", "backward", "inference", "errors")}
     s["graphs"] = s["forward"] + s["backward"] + s["inference"]
+    s.update(cache.counters())
     return s
 
 
+def last_report() -> dict[str, Any] | None:
+    """The report of the most recent graph compiled to a NeuronCore program, or
+    None. Keys: every ``trnc_compile_report`` field (ir_nodes, kernels,
+    instructions, engine_instructions, ops_per_engine, hbm_planned_bytes,
+    hbm_unplanned_bytes, sbuf_peak_bytes, psum_peak_bytes, est_time_s,
+    tensor_flop_util, dma_bw_util, compile_s, target) plus ``kind`` and
+    ``name`` of the graph. A copy: changing it changes nothing."""
+    with _lock:
+        return copy.deepcopy(_last_report)
+
+
 def reset() -> None:
-    """Forgets records and counts (does not reset dynamo's caches)."""
+    """Forgets records, counts and the last report (does not reset dynamo's caches)."""
+    global _last_report
     with _lock:
         _records.clear()
         _stats.clear()
+        _last_report = None
+    cache.reset_counters()
 
 
 # --------------------------------------------------------------------------- #
@@ -133,7 +164,8 @@ def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
             f"trnc backend: options must be a dict, not {type(options).__name__}")
     known = ", ".join(f"{k} ({t.__name__}: {h})" for k, (t, h) in KNOWN_OPTIONS.items())
     opts: dict[str, Any] = {"dump_ir": os.environ.get("TRNC_DUMP_IR", "") not in ("", "0"),
-                            "warn_float64": True, "name": ""}
+                            "warn_float64": True, "name": "", "target": None,
+                            "autocast_bf16": False, "no_fusion": False, "execute": True}
     for key, value in options.items():
         if key not in KNOWN_OPTIONS:
             raise errors.InvalidOptionError(
@@ -144,6 +176,17 @@ def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
                 f"trnc backend: option {key!r} must be {typ.__name__}, "
                 f"not {type(value).__name__} ({value!r})")
         opts[key] = value
+    if opts["target"] is None:
+        env = os.environ.get("TRNC_TARGET", "")
+        if env and env not in TARGETS:
+            raise errors.InvalidOptionError(
+                f"trnc backend: TRNC_TARGET={env!r} is not a known NeuronCore target; "
+                f"use one of {', '.join(TARGETS)}")
+        opts["target"] = env or TARGETS[0]
+    elif opts["target"] not in TARGETS:
+        raise errors.InvalidOptionError(
+            f"trnc backend: option 'target' must be one of {', '.join(TARGETS)}, "
+            f"not {opts['target']!r}")
     return opts
 
 
@@ -151,39 +194,196 @@ def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
 # per-graph compilation
 
 
-def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph) -> Callable[..., Any]:
-    """The callable aot_autograd runs for one graph.
+_TORCH_DTYPES: dict[str, torch.dtype] = {
+    "f32": torch.float32, "f64": torch.float64, "f16": torch.float16, "bf16": torch.bfloat16,
+    "f8e4m3": torch.float8_e4m3fn, "f8e5m2": torch.float8_e5m2, "i64": torch.int64,
+    "i32": torch.int32, "i16": torch.int16, "i8": torch.int8, "u8": torch.uint8,
+    "bool": torch.bool,
+}
 
-    THIS RELEASE: runs the captured aten graph with torch (the IR was only
-    validated). When the NeuronCore code emitter and simulator land, build the
-    program from ``lowered.graph`` here and return a boxed callable that runs it.
+
+@dataclass(frozen=True)
+class _Spec:
+    """A graph input or output at the torch boundary (``Compiled.inputs()``)."""
+
+    dtype: torch.dtype | None         # None: a None output slot
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+
+    @staticmethod
+    def of(desc: dict[str, Any], graph: str) -> "_Spec":
+        if desc["is_none"]:
+            return _Spec(None, (), ())
+        dt = _TORCH_DTYPES.get(desc["dtype"])
+        if dt is None:  # the C side produced a dtype the boundary cannot carry
+            raise errors.CompilerError(errors.compiler_error_message(
+                f"boundary tensor of dtype {desc['dtype']!r}", [], graph), [], graph)
+        return _Spec(dt, tuple(desc["shape"]), tuple(desc["stride"]))
+
+    def describe(self) -> str:
+        return f"{self.dtype} {list(self.shape)} strides {list(self.stride)}"
+
+
+def _layout_matches(t: torch.Tensor, spec: _Spec) -> bool:
+    """dtype and shape equal, and strides equal wherever they matter (dims of
+    size 1 never move the address; an empty tensor has no elements to read)."""
+    if t.dtype != spec.dtype or tuple(t.shape) != spec.shape:
+        return False
+    if t.numel() == 0:
+        return True
+    return all(n == 1 or a == b for n, a, b in zip(spec.shape, t.stride(), spec.stride))
+
+
+def _check_input(i: int, t: Any, spec: _Spec, names: Sequence[str], graph: str) -> int:
+    """Address of input i after checking it against the compiled descriptor; 0
+    for a tensor without elements. Raises ``InputMismatchError``."""
+    who = f"input {i}" + (f" ({names[i]})" if i < len(names) else "")
+    if not isinstance(t, torch.Tensor):
+        raise errors.InputMismatchError(
+            f"trnc: {graph} was compiled for a tensor as {who}, got {type(t).__name__}",
+            graph=graph)
+    if t.device.type != "cpu":
+        raise errors.InputMismatchError(
+            f"trnc: {who} of {graph} is on {t.device}; the NeuronCore simulator reads "
+            "host (CPU) tensors", graph=graph)
+    if t.layout != torch.strided or t.is_sparse or getattr(t, "is_nested", False):
+        raise errors.InputMismatchError(
+            f"trnc: {who} of {graph} has layout {t.layout}; trnc binds strided tensors only",
+            graph=graph)
+    if not _layout_matches(t, spec):
+        raise errors.InputMismatchError(
+            f"trnc: {who} of {graph} is {t.dtype} {list(t.shape)} strides {list(t.stride())}, "
+            f"but the program was compiled for {spec.describe()}. trnc compiles static shapes: "
+            "call the model with the shapes it was compiled for, or compile one model per "
+            "shape bucket.", graph=graph)
+    return t.data_ptr() if t.numel() else 0
+
+
+def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
+                compiled: Any) -> Callable[..., Any]:
+    """The boxed callable aot_autograd runs for one graph.
+
+    It takes the list of inputs (and clears it, per the boxed convention),
+    checks each against the compiled descriptors (dtype, shape, strides: static
+    shapes), allocates every output with the dtype, shape and strides of the
+    output node's ``meta["val"]`` (``torch.empty_strided``), runs the program on
+    the NeuronCore simulator with the tensors' addresses and returns the
+    outputs (None slots stay None).
     """
+    name = lowered.name
+    ins = [_Spec.of(d, name) for d in compiled.inputs()]
+    outs = [_Spec.of(d, name) for d in compiled.outputs()]
+    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    run_program = compiled.run
+
+    def run(args: list[Any]) -> list[torch.Tensor | None]:
+        inputs = list(args)
+        args.clear()
+        if len(inputs) != len(ins):
+            raise errors.InputMismatchError(
+                f"trnc: {name} takes {len(ins)} inputs, got {len(inputs)}", graph=name)
+        in_ptrs = [_check_input(i, t, spec, names, name)
+                   for i, (t, spec) in enumerate(zip(inputs, ins))]
+        results: list[torch.Tensor | None] = [
+            None if spec.dtype is None else
+            torch.empty_strided(spec.shape, spec.stride, dtype=spec.dtype, device="cpu")
+            for spec in outs]
+        out_ptrs = [0 if r is None or r.numel() == 0 else r.data_ptr() for r in results]
+        status, diags = run_program(in_ptrs, out_ptrs)
+        if status != pipeline.OK:
+            raise errors.ExecutionError(
+                errors.execution_error_message(status, diags, name, names), diags, name)
+        del inputs  # the tensors stayed alive (and their memory valid) during the run
+        return results
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    run.__name__ = f"trnc_{lowered.kind}_program"
+    return run
+
+
+def _eager_for_tests(gm: torch.fx.GraphModule) -> Callable[..., Any]:
+    """options={"execute": False}: runs the captured aten graph with torch.
+
+    Only trnc's own front-end tests use this (graph checks that must not depend
+    on which ops the code emitter lowers yet). It is never a fallback: nothing
+    picks it unless the option is set explicitly."""
     from functorch.compile import make_boxed_func
 
     return make_boxed_func(gm.forward)
 
 
+def _log_line(rec: GraphRecord) -> str:
+    """The TRNC_LOG=info summary of one compiled graph."""
+    r = rec.report or {}
+    return (f"trnc: {rec.name} ({rec.kind}): {r.get('ir_nodes', 0)} IR nodes, "
+            f"{r.get('kernels', 0)} kernels, {r.get('instructions', 0)} instructions, "
+            f"HBM planned {_bytes(r.get('hbm_planned_bytes', 0))}, "
+            f"SBUF peak {_bytes(r.get('sbuf_peak_bytes', 0))}/partition, "
+            f"est. {_seconds(r.get('est_time_s', 0.0))} on {r.get('target', '?')}, "
+            f"TensorE util {100.0 * r.get('tensor_flop_util', 0.0):.3g}%, "
+            f"compile {r.get('compile_s', 0.0) * 1e3:.1f} ms")
+
+
+def _bytes(n: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(v) < 1024 or unit == "GiB":
+            return f"{int(v)} B" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{n} B"
+
+
+def _seconds(s: float) -> str:
+    """0.0000123 -> '12.3 us'."""
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.2f} us"
+
+
+def _log_level() -> str:
+    return os.environ.get("TRNC_LOG", "").strip().lower()
+
+
 def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                    example_inputs: Sequence[Any], **_: Any) -> Callable[..., Any]:
+    """One graph: serialize -> IR (import, scan, legalize, verify) -> NeuronCore
+    program -> boxed callable. Records the graph and its compile report."""
+    global _last_report
     gid = next(_graph_ids)
     name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}"
     t0 = time.perf_counter()
     try:
         data = serialize(gm, kind, name)
         lowered = pipeline.lower(data, name, kind, warn=opts["warn_float64"], stacklevel=3)
+        rec = GraphRecord(name=name, kind=kind, text=lowered.text(), hash=lowered.hash(),
+                          summary=lowered.summary(), warnings=lowered.warnings,
+                          serialized=data)
+        if opts["dump_ir"]:
+            print(f"# trnc IR: {name} (hash {rec.hash})\n{rec.text}", file=sys.stdout,
+                  flush=True)
+        compiled = None
+        if opts["execute"]:
+            compiled, outcome = cache.compile_program(lowered, opts, example_inputs)
+            rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
+            fn = _executable(gm, lowered, compiled)
+        else:
+            fn = _eager_for_tests(gm)
     except errors.TrncError:
         with _lock:
             _stats["errors"] += 1
         raise
-    rec = GraphRecord(name=name, kind=kind, text=lowered.text(), hash=lowered.hash(),
-                      summary=lowered.summary(), warnings=lowered.warnings,
-                      compile_seconds=time.perf_counter() - t0, serialized=data)
+    rec.compile_seconds = time.perf_counter() - t0
     with _lock:
         _records.append(rec)
         _stats[kind] += 1
-    if opts["dump_ir"]:
-        print(f"# trnc IR: {name} (hash {rec.hash})\n{rec.text}", file=sys.stdout, flush=True)
-    return _executable(gm, lowered)
+        if rec.report is not None:
+            _last_report = copy.deepcopy(rec.report)
+    if rec.report is not None and _log_level() in ("info", "debug"):
+        print(_log_line(rec), file=sys.stderr, flush=True)
+    return fn
 
 
 GraphCompiler = Callable[[str, torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]

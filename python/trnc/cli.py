@@ -3,6 +3,7 @@
     trnc dump GRAPH.pb     import, check, legalize, verify and print the IR
     trnc ops [--markdown]  the operator table (docs/operators.md with --markdown)
     trnc version           trnc, LLVM and (if installed) torch versions
+    trnc cache ...         the artifact cache: stats, ls, verify, prune, clear, export, import
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 import warnings
 from typing import Sequence
 
-from . import errors, pipeline
+from . import cache, errors, pipeline
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
@@ -83,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     o.set_defaults(fn=_cmd_ops)
     v = sub.add_parser("version", help="versions")
     v.set_defaults(fn=_cmd_version)
+    cache.add_subparser(sub)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

@@ -52,13 +52,19 @@ def main(argv: list[str] | None = None) -> int:
         if ops:
             print(f"  ops: {' '.join(ops)}")
         print(f"  hash {rec.hash}, trnc compile {rec.compile_seconds * 1000:.1f} ms")
+        if rec.report:
+            r = rec.report
+            print(f"  program: {r['kernels']} kernels, {r['instructions']} instructions, "
+                  f"HBM planned {r['hbm_planned_bytes']} B, SBUF peak "
+                  f"{r['sbuf_peak_bytes']} B/partition, est. {r['est_time_s'] * 1e6:.2f} us "
+                  f"on {r['target']}, TensorE util {100 * r['tensor_flop_util']:.1f}%")
         if args.ir:
             print(rec.text)
     st = trnc.stats()
     print(f"\ncompiled graphs: forward {st['forward']}, backward {st['backward']}, "
           f"inference {st['inference']}")
-    print("This release validates and lowers graphs to trnc IR; execution on the "
-          "NeuronCore simulator arrives with the code emitter (the model ran with torch).")
+    print("Both graphs ran as NeuronCore programs on trnc's simulator "
+          "(TRNC_LOG=info prints a summary per graph).")
     return 0
 
 

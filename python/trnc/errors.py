@@ -17,6 +17,9 @@ __all__ = [
     "DynamicShapeError",
     "GraphImportError",
     "InvalidOptionError",
+    "CompilerError",
+    "InputMismatchError",
+    "ExecutionError",
 ]
 
 OPERATORS_DOC = "docs/operators.md"
@@ -55,6 +58,21 @@ class GraphImportError(TrncError):
 
 class InvalidOptionError(TrncError, ValueError):
     """An unknown or ill-typed entry in ``torch.compile(..., options=...)``."""
+
+
+class CompilerError(TrncError):
+    """trnc failed while emitting the NeuronCore program for a graph it had
+    accepted (TRNC_ERR_INTERNAL): a trnc bug, never a problem in the model."""
+
+
+class InputMismatchError(TrncError, ValueError):
+    """A compiled graph was called with an input whose dtype, shape, strides or
+    device differ from what it was compiled for (trnc compiles static shapes)."""
+
+
+class ExecutionError(TrncError):
+    """Running the program failed: e.g. an int64 input outside the range trnc
+    runs int64 in (TRNC_ERR_LIMIT), or an index out of range in a gather."""
 
 
 # --------------------------------------------------------------------------- #
@@ -146,3 +164,41 @@ def import_error_message(status: str, diags: list[dict[str, Any]], graph: str) -
             f"This is a trnc bug or a torch version mismatch (trnc {__version__} is built "
             f"for torch 2.13.0; this is torch {torch.__version__}), not a problem in your model. "
             f"Please report it with TRNC_DUMP_IR=1 output.\n{body}")
+
+
+def compiler_error_message(status: str, diags: list[dict[str, Any]], graph: str) -> str:
+    """Message of a ``CompilerError``: what failed, that it is a trnc bug, and
+    how to report it (TRNC_DUMP_DIR)."""
+    from . import __version__  # noqa: PLC0415
+    nodes = sorted({d["node"] for d in diags if d.get("node")})
+    where = f" at node{'s' if len(nodes) > 1 else ''} {', '.join(nodes)}" if nodes else ""
+    body = format_diagnostics(diags) or "(no diagnostics)"
+    return (f"trnc failed to compile {graph or 'the graph'} to a NeuronCore program "
+            f"({status}){where}.\n"
+            f"This is a bug in trnc {__version__}, not a problem in your model. Please report "
+            "it at the trnc issue tracker with the files written when you rerun with "
+            "TRNC_DUMP_DIR=<dir> (the graph and every pass's IR) and this message.\n"
+            f"{body}")
+
+
+def execution_error_message(status: str, diags: list[dict[str, Any]], graph: str,
+                            input_names: list[str] | None = None) -> str:
+    """Message of an ``ExecutionError``; ``input N`` in the diagnostics is also
+    named by its graph placeholder."""
+    import re  # noqa: PLC0415
+
+    names = input_names or []
+
+    def name_input(m: re.Match[str]) -> str:
+        i = int(m.group(1))
+        return f"input {i} ({names[i]})" if i < len(names) else m.group(0)
+
+    lines = [re.sub(r"\binput (\d+)\b", name_input, line)
+             for line in (format_diagnostics(diags) or "(no diagnostics)").splitlines()]
+    what = {"TRNC_ERR_LIMIT": "an input value is outside what the program supports",
+            "TRNC_ERR_INVALID_ARGUMENT": "a required tensor was missing",
+            "TRNC_ERR_NOMEM": "out of memory",
+            "TRNC_ERR_INTERNAL": "the compiled program is inconsistent (a trnc bug: please "
+                                 "report it with TRNC_DUMP_DIR output)"}.get(status, status)
+    return (f"trnc could not run {graph or 'the graph'} on the NeuronCore simulator "
+            f"({status}: {what}):\n" + "\n".join(lines))

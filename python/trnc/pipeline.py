@@ -1,9 +1,10 @@
 """fx.proto bytes -> verified trnc IR, through the C library.
 
 import -> check_lowerable (every unlowerable op at once) -> legalize (float64,
-int64 policy; warnings become Python ``UserWarning``) -> verify. Any failure
-raises the matching ``trnc.errors`` exception. No torch import here: the CLI
-uses this module too.
+int64 policy; warnings become Python ``UserWarning``) -> verify, then
+``compile_program`` -> a NeuronCore program (``trnc._trnc.Compiled``). Any
+failure raises the matching ``trnc.errors`` exception. No torch import here:
+the CLI uses this module too.
 """
 
 from __future__ import annotations
@@ -88,3 +89,30 @@ def lower(data: bytes, name: str = "graph", kind: str = "", *, warn: bool = True
                                         diags, name), diags, name)
     return LoweredGraph(name=name, kind=kind or g.summary().get("kind", ""), graph=g,
                         warnings=warns, seconds=time.perf_counter() - t0)
+
+
+def compile_program(lowered: LoweredGraph, *, target: str | None = None,
+                    autocast_bf16: bool = False, no_fusion: bool = False) -> Any:
+    """Lowers a verified graph to a NeuronCore program (``trnc_compile``) and
+    returns the ``trnc._trnc.Compiled``.
+
+    Errors: TRNC_ERR_UNSUPPORTED (a node has no NeuronCore lowering for its
+    operands) and TRNC_ERR_LIMIT (a node exceeds what the emitter can tile)
+    raise ``UnsupportedOperatorError``, formatted like the legality scan's
+    (grouped by aten overload with counts, operands, file:line);
+    TRNC_ERR_NOMEM a ``TrncError``; anything else (TRNC_ERR_INTERNAL: the
+    emitted program failed hardware verification) a ``CompilerError``."""
+    name = lowered.name
+    compiled, status, diags = lowered.graph.compile(target=target, autocast_bf16=autocast_bf16,
+                                                    no_fusion=no_fusion)
+    if status in ("TRNC_ERR_UNSUPPORTED", "TRNC_ERR_LIMIT"):
+        msg, counts = errors.unsupported_message(diags, name)
+        raise errors.UnsupportedOperatorError(msg, diags, name, counts)
+    if status == "TRNC_ERR_NOMEM":
+        raise errors.TrncError(f"trnc ran out of memory while compiling {name}.\n"
+                               + errors.format_diagnostics(diags), diags, name)
+    if status != OK or compiled is None:
+        raise errors.CompilerError(
+            errors.compiler_error_message(status if status != OK else "no program returned",
+                                          diags, name), diags, name)
+    return compiled

@@ -11,6 +11,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# The suite never touches the user's artifact cache (~/.cache/trnc): every
+# session gets a fresh private one (tests that need their own set it again).
+if "TRNC_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    _cache_dir = tempfile.mkdtemp(prefix="trnc-test-cache-")
+    os.chmod(_cache_dir, 0o700)
+    os.environ["TRNC_CACHE_DIR"] = _cache_dir
+
 
 def has_extension() -> bool:
     try:

@@ -30,9 +30,22 @@ def capture(model, args, *, backward: bool = True, dynamic: bool = False, decomp
     return graphs
 
 
-def run(model, args, *, backend="neuron", backward=True, **kw):
-    """torch.compile with trnc; runs forward (+ backward). Returns the output."""
+def run(model, args, *, backend="neuron", backward=True, execute=True, **kw):
+    """torch.compile with trnc; runs forward (+ backward). Returns the output.
+
+    execute=False sets the internal option {"execute": False}: graphs go
+    through the whole front end (import, scan, legalize, verify, records) but
+    are not compiled to NeuronCore programs and run with torch instead. Only
+    tests of the front end use it, so that they do not depend on which ops the
+    code emitter lowers."""
+    if not execute:
+        kw["options"] = {**(kw.get("options") or {}), "execute": False}
     out = torch.compile(model, backend=backend, dynamic=False, **kw)(*args)
     if backward:
         out.sum().backward()
     return out
+
+
+def run_ir(model, args, **kw):
+    """``run(..., execute=False)``: the front end only (see ``run``)."""
+    return run(model, args, execute=False, **kw)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import trnc
-from helpers import run
+from helpers import run_ir
 from trnc import _trnc, examples
 
 TRNC = shutil.which("trnc", path=str(Path(sys.executable).parent)) or "trnc"
@@ -23,7 +23,7 @@ def cli(*args, timeout=300):
 @pytest.fixture
 def mlp_graphs(tmp_path):
     model, args = examples.mlp_example()
-    run(model, args)
+    run_ir(model, args)
     paths = {}
     for r in trnc.last_graphs():
         p = tmp_path / f"mlp_{r.kind}.pb"

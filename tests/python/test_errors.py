@@ -15,6 +15,9 @@ from trnc import _trnc, fx_pb2, pipeline
 
 pb = fx_pb2
 SRC = open(__file__).read().splitlines()
+# the float64 warning tests check the front end; tests/python/test_runtime.py
+# runs float64 models on the simulator
+IR_ONLY = {"execute": False}
 
 
 def line_of(marker: str) -> int:
@@ -89,7 +92,7 @@ def test_float64_inference_warns_once():
     x = torch.randn(2, 4, dtype=torch.float64)
     with warnings.catch_warnings(record=True) as rec, torch.no_grad():
         warnings.simplefilter("always")
-        out = torch.compile(model, backend="neuron", dynamic=False)(x)
+        out = torch.compile(model, backend="neuron", dynamic=False, options=IR_ONLY)(x)
     assert out.dtype == torch.float64
     ws = _trnc_warnings(rec)
     assert len(ws) == 1, [str(w.message) for w in ws]
@@ -103,7 +106,7 @@ def test_float64_training_warns_once_per_graph():
     model = nn.Linear(4, 3).double()
     x = torch.randn(2, 4, dtype=torch.float64)
     with pytest.warns(UserWarning, match="float64") as rec:
-        torch.compile(model, backend="neuron", dynamic=False)(x).sum().backward()
+        torch.compile(model, backend="neuron", dynamic=False, options=IR_ONLY)(x).sum().backward()
     ws = _trnc_warnings(rec)
     assert len(ws) == 2
     assert "forward graph" in str(ws[0].message) and "backward graph" in str(ws[1].message)
@@ -115,7 +118,7 @@ def test_float64_warning_can_be_silenced():
     with warnings.catch_warnings(record=True) as rec, torch.no_grad():
         warnings.simplefilter("always")
         torch.compile(model, backend="neuron", dynamic=False,
-                      options={"warn_float64": False})(x)
+                      options={**IR_ONLY, "warn_float64": False})(x)
     assert not _trnc_warnings(rec)
 
 

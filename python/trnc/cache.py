@@ -1,0 +1,306 @@
+"""The artifact cache (``cache/`` in C, ``include/trnc/cache.h``) from Python.
+
+The backend asks :func:`compile_program` for each graph: it derives the key
+(XXH3-128 of the canonical IR hash, every input's dtype/shape/strides/storage
+offset and aliasing, the compile options, the trnc version and compiler build
+id, the artifact format version), returns a verified artifact on a hit, and
+otherwise compiles and stores the result. Failed compiles are never stored.
+
+Environment:
+    TRNC_CACHE=0            disable the cache (compile every graph)
+    TRNC_CACHE_DIR          cache directory (default $XDG_CACHE_HOME/trnc or ~/.cache/trnc)
+    TRNC_CACHE_MAX_BYTES    size bound, LRU eviction (default 10 GiB; K/M/G/T suffixes)
+
+Also the ``trnc cache`` command (``stats``, ``ls``, ``verify``, ``prune``,
+``clear``, ``export``, ``import``). No torch import here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import collections
+import logging
+import os
+import sys
+import threading
+import time
+import warnings
+from typing import Any, Sequence
+
+from . import pipeline
+
+__all__ = ["enabled", "get_cache", "compile_program", "counters", "reset_counters",
+           "alias_groups", "add_subparser"]
+
+log = logging.getLogger("trnc.cache")
+
+_lock = threading.Lock()
+_caches: dict[tuple[str, ...], Any] = {}   # environment -> trnc._trnc.Cache | None
+_counts: collections.Counter[str] = collections.Counter()
+
+
+def _lib():
+    from . import _trnc
+
+    return _trnc
+
+
+def enabled() -> bool:
+    """False when ``TRNC_CACHE`` is 0/false/no/off."""
+    return os.environ.get("TRNC_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _env_key() -> tuple[str, ...]:
+    return tuple(os.environ.get(k, "") for k in
+                 ("TRNC_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "TRNC_CACHE_MAX_BYTES"))
+
+
+def _messages(diags: list[dict[str, Any]]) -> str:
+    return "; ".join(d.get("message", "") for d in diags) or "unknown error"
+
+
+def _log_diags(diags: list[dict[str, Any]]) -> None:
+    for d in diags:
+        log.warning("%s", d.get("message", ""))
+
+
+def get_cache(warn: bool = True) -> Any:
+    """The process's open cache for the current environment, or None (disabled,
+    or the directory was refused: a ``UserWarning`` says why, once)."""
+    if not enabled():
+        return None
+    env = _env_key()
+    with _lock:
+        if env in _caches:
+            return _caches[env]
+        cache, status, diags = _lib().open_cache()
+        if cache is None and warn:
+            warnings.warn(f"trnc: {_messages(diags)}", UserWarning, stacklevel=2)
+        _caches[env] = cache
+        return cache
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """Persists every open cache's counters (for ``trnc cache stats``)."""
+    for cache in list(_caches.values()):
+        if cache is not None:
+            try:
+                cache.flush_stats()
+            except Exception:  # noqa: BLE001  (never fail interpreter exit)
+                pass
+
+
+def counters() -> dict[str, int]:
+    """This process's cache lookups: ``hits``, ``misses`` and ``compiles``
+    (trnc_compile calls, with or without a cache)."""
+    with _lock:
+        return {k: _counts.get(k, 0) for k in ("hits", "misses", "compiles")}
+
+
+def reset_counters() -> None:
+    with _lock:
+        _counts.clear()
+
+
+def _count(what: str) -> None:
+    with _lock:
+        _counts[what] += 1
+
+
+def alias_groups(example_inputs: Sequence[Any]) -> list[int] | None:
+    """One group id per input: inputs that share storage get the same id.
+    None when storage identity cannot be determined."""
+    groups: list[int] = []
+    seen: dict[Any, int] = {}
+    for i, t in enumerate(example_inputs):
+        ident: Any = ("unique", i)
+        storage = getattr(t, "untyped_storage", None)
+        if storage is not None:
+            try:
+                ident = ("storage", storage()._cdata)
+            except Exception:  # noqa: BLE001
+                return None
+        groups.append(seen.setdefault(ident, i))
+    return groups
+
+
+def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
+                    example_inputs: Sequence[Any] | None = None) -> tuple[Any, str]:
+    """``pipeline.compile_program`` behind the cache. Returns ``(compiled,
+    outcome)`` with outcome ``"hit"``, ``"miss"`` (compiled and stored) or
+    ``"off"`` (no cache). Compile errors propagate and nothing is stored."""
+    cache = get_cache()
+    key = None
+    if cache is not None:
+        groups = None
+        if example_inputs is not None:
+            n = lowered.summary().get("inputs", -1)
+            groups = alias_groups(example_inputs)
+            if groups is not None and len(groups) != n:
+                groups = None
+        key, status, diags = _lib().cache_key(
+            lowered.graph, target=opts.get("target"), autocast_bf16=opts.get("autocast_bf16", False),
+            no_fusion=opts.get("no_fusion", False), alias_groups=groups)
+        if key is None:
+            log.warning("trnc cache: no key for %s (%s); compiling without the cache",
+                        lowered.name, _messages(diags))
+    if key is not None:
+        compiled, diags = cache.get(key)
+        _log_diags(diags)
+        if compiled is not None:
+            _count("hits")
+            return compiled, "hit"
+        _count("misses")
+    compiled = pipeline.compile_program(lowered, target=opts.get("target"),
+                                        autocast_bf16=opts.get("autocast_bf16", False),
+                                        no_fusion=opts.get("no_fusion", False))
+    _count("compiles")
+    if key is None:
+        return compiled, "off"
+    status, diags = cache.put(key, compiled)
+    _log_diags(diags)
+    return compiled, "miss"
+
+
+# --------------------------------------------------------------------------- #
+# trnc cache ...
+
+
+def _human(n: int) -> str:
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(v) < 1024 or unit == "TiB":
+            return f"{int(v)} B" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{n} B"
+
+
+def _parse_size(s: str) -> int:
+    """'1000', '64K', '512M', '10G', '1T' (powers of 1024) -> bytes."""
+    t = s.strip().upper().removesuffix("B").removesuffix("I")
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(t[-1:], 1)
+    if mult > 1:
+        t = t[:-1]
+    try:
+        v = int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {s!r} (bytes, or a number with K/M/G/T)")
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"negative size: {s!r}")
+    return v * mult
+
+
+def _open_for_cli(args: argparse.Namespace) -> Any:
+    cache, status, diags = _lib().open_cache(dir=args.dir) if args.dir else _lib().open_cache()
+    if cache is None:
+        print(f"trnc cache: {_messages(diags)}", file=sys.stderr)
+    return cache
+
+
+def _print_diags(diags: list[dict[str, Any]]) -> None:
+    for d in diags:
+        print(f"{d.get('severity', 'warning')}: {d.get('message', '')}", file=sys.stderr)
+
+
+def _cmd_stats(cache: Any, args: argparse.Namespace) -> int:
+    s = cache.stats(with_disk=True)
+    rows = [("directory", cache.dir()),
+            ("entries", str(s["entries"])),
+            ("bytes", f"{s['bytes']} ({_human(s['bytes'])})"),
+            ("max bytes", f"{cache.max_bytes()} ({_human(cache.max_bytes())})"),
+            ("hits", str(s["total_hits"])),
+            ("misses", str(s["total_misses"])),
+            ("stores", str(s["total_stores"])),
+            ("evictions", str(s["total_evictions"])),
+            ("corrupt removed", str(s["total_corrupt"])),
+            ("temp files", str(s["temp_files"]))]
+    w = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k.ljust(w)}  {v}")
+    return 0
+
+
+def _cmd_ls(cache: Any, args: argparse.Namespace) -> int:
+    entries, status, diags = cache.list()
+    _print_diags(diags)
+    for key, size, mtime_ns in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mtime_ns / 1e9))
+        print(f"{key}  {size:>10}  {when}")
+    total = sum(e[1] for e in entries)
+    print(f"{len(entries)} entries, {_human(total)} (least recently used first)")
+    return 0 if status == pipeline.OK else 1
+
+
+def _cmd_verify(cache: Any, args: argparse.Namespace) -> int:
+    good, bad, status, diags = cache.verify(remove_bad=args.remove)
+    _print_diags(diags)
+    print(f"{good} entries ok, {bad} bad" + (" (removed)" if bad and args.remove else ""))
+    return 0 if status == pipeline.OK and bad == 0 else 1
+
+
+def _cmd_prune(cache: Any, args: argparse.Namespace) -> int:
+    removed, freed, status, diags = cache.prune(args.max_bytes)
+    _print_diags(diags)
+    print(f"removed {removed} entries ({_human(freed)})")
+    return 0 if status == pipeline.OK else 1
+
+
+def _cmd_clear(cache: Any, args: argparse.Namespace) -> int:
+    removed, status, diags = cache.clear()
+    _print_diags(diags)
+    print(f"removed {removed} entries")
+    return 0 if status == pipeline.OK else 1
+
+
+def _cmd_export(cache: Any, args: argparse.Namespace) -> int:
+    count, status, diags = cache.export_bundle(args.file)
+    _print_diags(diags)
+    if status != pipeline.OK:
+        return 1
+    print(f"exported {count} entries to {args.file}")
+    return 0
+
+
+def _cmd_import(cache: Any, args: argparse.Namespace) -> int:
+    imported, rejected, status, diags = cache.import_bundle(args.file)
+    _print_diags(diags)
+    print(f"imported {imported} entries, rejected {rejected}")
+    return 0 if status == pipeline.OK and rejected == 0 else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    cache = _open_for_cli(args)
+    if cache is None:
+        return 2
+    return args.cache_fn(cache, args)
+
+
+def add_subparser(sub: Any) -> None:
+    """Registers ``trnc cache ...`` on the CLI's subparsers."""
+    p = sub.add_parser("cache", help="the compiled-artifact cache (stats, ls, verify, prune, "
+                       "clear, export, import)")
+    p.add_argument("--dir", default=None,
+                   help="cache directory (default: $TRNC_CACHE_DIR, $XDG_CACHE_HOME/trnc, "
+                        "~/.cache/trnc)")
+    cs = p.add_subparsers(dest="cache_cmd", required=True)
+    cs.add_parser("stats", help="entries, bytes, hits, misses, evictions").set_defaults(
+        cache_fn=_cmd_stats)
+    cs.add_parser("ls", help="every entry, least recently used first").set_defaults(
+        cache_fn=_cmd_ls)
+    v = cs.add_parser("verify", help="check every entry; exit status 1 if any is bad")
+    v.add_argument("--remove", action="store_true", help="also remove the bad entries")
+    v.set_defaults(cache_fn=_cmd_verify)
+    pr = cs.add_parser("prune", help="evict least recently used entries down to a size")
+    pr.add_argument("--max-bytes", type=_parse_size, required=True,
+                    help="size to keep (bytes, or with K/M/G/T)")
+    pr.set_defaults(cache_fn=_cmd_prune)
+    cs.add_parser("clear", help="remove every entry").set_defaults(cache_fn=_cmd_clear)
+    e = cs.add_parser("export", help="write every valid entry into one bundle file")
+    e.add_argument("file")
+    e.set_defaults(cache_fn=_cmd_export)
+    i = cs.add_parser("import", help="store the entries of a bundle (each verified)")
+    i.add_argument("file")
+    i.set_defaults(cache_fn=_cmd_import)
+    p.set_defaults(fn=_run)
