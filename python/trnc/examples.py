@@ -111,4 +111,45 @@ def gpt_example(batch: int = 2, seq: int = 8, vocab: int = 64, seed: int = 0):
     return model, (idx, targets)
 
 
-EXAMPLES = {"mlp": mlp_example, "cnn": cnn_example, "gpt": gpt_example}
+class GPTDecoder(nn.Module):
+    """A GPT-style language model over bytes: token + position embedding,
+    ``n_layers`` pre-norm decoder blocks (causal self-attention with softmax,
+    GELU MLP), final layer norm and an LM head tied to the token embedding.
+    Returns logits [batch, seq, vocab]."""
+
+    def __init__(self, vocab: int = 256, d_model: int = 96, n_heads: int = 4,
+                 n_layers: int = 2, max_len: int = 64, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(
+            nn.ModuleDict({"ln1": nn.LayerNorm(d_model),
+                           "attn": CausalSelfAttention(d_model, n_heads, max_len),
+                           "ln2": nn.LayerNorm(d_model),
+                           "fc": nn.Linear(d_model, 4 * d_model),
+                           "out": nn.Linear(4 * d_model, d_model)})
+            for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.register_buffer("positions", torch.arange(max_len), persistent=False)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        x = self.drop(self.tok(idx) + self.pos(self.positions[:t]))
+        for b in self.blocks:
+            x = x + self.drop(b["attn"](b["ln1"](x)))
+            x = x + self.drop(b["out"](F.gelu(b["fc"](b["ln2"](x)))))
+        return self.ln_f(x) @ self.tok.weight.t()
+
+
+def gpt_decoder_example(batch: int = 2, seq: int = 37, d_model: int = 96, seed: int = 0):
+    """The GPT-style decoder at batch 2, sequence 37, width 96: sizes that are
+    not multiples of 128 on purpose."""
+    torch.manual_seed(seed)
+    model = GPTDecoder(d_model=d_model)
+    idx = torch.randint(0, 256, (batch, seq))
+    return model, (idx,)
+
+
+EXAMPLES = {"mlp": mlp_example, "cnn": cnn_example, "gpt": gpt_example,
+            "gpt_decoder": gpt_decoder_example}
