@@ -1,70 +1,114 @@
-"""`make demo`: compile a small GPT-style model's forward and backward with
-backend="neuron" and print each graph's IR summary.
+"""`make demo`: a GPT-style language model over bytes, compiled with
+``torch.compile(backend="neuron")``, runs inference on real text on the
+NeuronCore simulator and is compared with eager PyTorch; then one training
+step (forward + backward) shows the backward graph compiling too.
 
-    python -m trnc.demo [--ir]
+    python -m trnc.demo [--text FILE] [--ir]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from pathlib import Path
+
+# Text files every Debian machine has; the repository's README otherwise.
+_TEXTS = ("/usr/share/common-licenses/GPL-3", "/usr/share/common-licenses/Apache-2.0")
+
+
+def _text(path: str | None) -> tuple[str, bytes]:
+    candidates = [path] if path else list(_TEXTS)
+    candidates.append(str(Path(__file__).resolve().parents[2] / "README.md"))
+    for c in candidates:
+        if c and os.path.isfile(c):
+            data = Path(c).read_bytes()
+            if len(data) >= 128:
+                return c, data
+    raise SystemExit(f"no text file found (tried {candidates}); pass --text FILE")
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m trnc.demo")
-    p.add_argument("--ir", action="store_true", help="also print the full IR text")
+    p.add_argument("--text", help="a text file to tokenize by bytes (default: a license text)")
+    p.add_argument("--ir", action="store_true", help="also print each graph's IR")
     args = p.parse_args(argv)
 
     import torch
+    import torch.nn.functional as F
 
     import trnc
     from trnc import _trnc, examples
 
     print(f"trnc {trnc.__version__} (libtrnc {_trnc.version()}, LLVM {_trnc.llvm_version()}), "
           f"torch {torch.__version__}")
-    model, (idx, targets) = examples.gpt_example(batch=2, seq=8)
+    path, data = _text(args.text)
+    batch, seq = 2, 37
+    ids = torch.tensor(list(data[: batch * seq + 1]), dtype=torch.long)
+    idx = ids[:-1].view(batch, seq)
+    targets = ids[1:].view(batch, seq)
+    print(f"text: {path} ({len(data)} bytes); tokens = bytes, batch {batch} x seq {seq}: "
+          f"{data[:seq].decode('latin-1')!r}")
+
+    model, _ = examples.gpt_decoder_example(batch=batch, seq=seq, d_model=96)
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"model: GPT-style decoder block, {n_params} parameters, "
-          f"tokens {tuple(idx.shape)}")
+    print(f"model: GPT-style decoder, 2 blocks, width 96, 4 heads, vocab 256, "
+          f"tied LM head, {n_params} parameters\n")
+
+    # ---- inference -----------------------------------------------------------
+    model.eval()
     compiled = torch.compile(model, backend="neuron", dynamic=False)
-
-    t0 = time.perf_counter()
-    try:
-        loss = compiled(idx, targets)
+    with torch.no_grad():
+        want = model(idx)
+        t0 = time.perf_counter()
+        try:
+            got = compiled(idx)
+        except Exception as e:  # noqa: BLE001
+            inner = getattr(e, "inner_exception", e)
+            print(f"compile failed: {type(inner).__name__}: {inner}", file=sys.stderr)
+            return 1
         t1 = time.perf_counter()
-        loss.backward()
+        got = compiled(idx)
         t2 = time.perf_counter()
-    except Exception as e:  # noqa: BLE001
-        inner = getattr(e, "inner_exception", e)
-        print(f"\ncompile failed: {type(inner).__name__}: {inner}", file=sys.stderr)
-        return 1
-
-    print(f"forward: loss {loss.item():.4f}, first call (capture + compile) {t1 - t0:.2f} s; "
-          f"backward first call {t2 - t1:.2f} s\n")
-    for rec in trnc.last_graphs():
-        s = rec.summary
-        ops = sorted({line.split("=", 1)[1].strip().split("(")[0].split()[0]
-                      for line in rec.text.splitlines() if "=" in line and "(" in line})
-        print(f"[{rec.kind}] {rec.name}")
-        print(f"  nodes {s['nodes']}, inputs {s['inputs']}, outputs {s['outputs']}, "
-              f"constants {s['constants']}, distinct ops {s['distinct_ops']}")
-        if ops:
-            print(f"  ops: {' '.join(ops)}")
-        print(f"  hash {rec.hash}, trnc compile {rec.compile_seconds * 1000:.1f} ms")
-        if rec.report:
-            r = rec.report
-            print(f"  program: {r['kernels']} kernels, {r['instructions']} instructions, "
-                  f"HBM planned {r['hbm_planned_bytes']} B, SBUF peak "
-                  f"{r['sbuf_peak_bytes']} B/partition, est. {r['est_time_s'] * 1e6:.2f} us "
-                  f"on {r['target']}, TensorE util {100 * r['tensor_flop_util']:.1f}%")
-        if args.ir:
+    r = trnc.last_report()
+    err = (got - want).abs().max().item()
+    print("inference (forward graph):")
+    print(f"  max |trnc - eager| = {err:.3g} (logits up to {want.abs().max().item():.1f})")
+    how = ("loaded from the artifact cache" if r.get("cache") == "hit"
+           else f"trnc's C compiler took {r['compile_s'] * 1e3:.1f} ms of it")
+    print(f"  first call (capture + compile + run) {t1 - t0:.2f} s ({how}); a second call "
+          f"{1e3 * (t2 - t1):.1f} ms on the simulator")
+    print(f"  program: {r['ir_nodes']} IR ops -> {r['kernels']} kernels, "
+          f"{r['instructions']} instructions, HBM planned {r['hbm_planned_bytes']} B "
+          f"(without reuse {r['hbm_unplanned_bytes']} B)")
+    print(f"  estimated {r['target']} time per forward: {r['est_time_s'] * 1e6:.1f} us "
+          f"(TensorE FLOP utilization {100 * r['tensor_flop_util']:.2f}%)")
+    nll = F.cross_entropy(got.reshape(-1, 256), targets.reshape(-1)).item()
+    print(f"  next-byte loss of the untrained model on the text: {nll:.3f} "
+          f"(uniform would be {torch.log(torch.tensor(256.0)).item():.3f})\n")
+    if args.ir:
+        for rec in trnc.last_graphs():
             print(rec.text)
+
+    # ---- one training step ------------------------------------------------------
+    model.train()
+    torch._dynamo.reset()
+    train = torch.compile(model, backend="neuron", dynamic=False)
+    t0 = time.perf_counter()
+    logits = train(idx)
+    loss = F.cross_entropy(logits.reshape(-1, 256), targets.reshape(-1))
+    loss.backward()
+    t1 = time.perf_counter()
+    print(f"training step: loss {loss.item():.4f}, forward + backward compiled and run in "
+          f"{t1 - t0:.2f} s")
+    for rec in trnc.last_graphs()[-2:]:
+        rr = rec.report or {}
+        print(f"  [{rec.kind}] {rec.summary['nodes']} IR ops -> {rr.get('kernels', '?')} kernels, "
+              f"est. {rr.get('est_time_s', 0) * 1e6:.1f} us on {rr.get('target', '?')}")
     st = trnc.stats()
     print(f"\ncompiled graphs: forward {st['forward']}, backward {st['backward']}, "
-          f"inference {st['inference']}")
-    print("Both graphs ran as NeuronCore programs on trnc's simulator "
-          "(TRNC_LOG=info prints a summary per graph).")
+          f"inference {st['inference']} (TRNC_LOG=info prints a report per graph)")
     return 0
 
 
