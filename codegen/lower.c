@@ -688,6 +688,26 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s", n->target);
 }
 
+/* TRNC_DUMP_DIR=dir: writes the emitted program as assembly to
+ * dir/<graph kind>-program.s (before hardware verification, so a program
+ * that fails it can be attached to a bug report). */
+static void dump_program(const trnc_graph *g, const trnc_nc_program *p) {
+  const char *dir = getenv("TRNC_DUMP_DIR");
+  if (!dir || !*dir) return;
+  char *text = trnc_nc_program_print(p);
+  if (!text) return;
+  char path[4096];
+  const char *kind = g->kind == TRNC_GRAPH_FORWARD ? "forward"
+                     : g->kind == TRNC_GRAPH_BACKWARD ? "backward" : "inference";
+  snprintf(path, sizeof path, "%s/%s-program.s", dir, kind);
+  FILE *f = fopen(path, "w");
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+  trnc_free(text);
+}
+
 trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
                          trnc_compiled **out, trnc_diags *diags) {
   if (out) *out = NULL;
@@ -774,6 +794,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
     st = L->status;
     goto done;
   }
+  dump_program(g, L->prog);
   /* hardware verification of what we emitted */
   size_t mark = trnc_diags_count(diags);
   st = trnc_nc_program_verify(L->prog, diags);
