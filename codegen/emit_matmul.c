@@ -216,6 +216,17 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
     d->offset = (m->out->t.offset + bi * osb + r0 * osr + c0 * osc) * lw_esize(odt);
     d->partition_stride = osr;
     d->free[0].stride = osc;
+  } else if (osc == 1 && rt > 1 && ct > 1) {
+    /* The tile is out^T [n, m]; out rows are contiguous along n, so write
+     * them with a DMA transpose: ct rows of rt contiguous elements instead
+     * of rt*ct single-element runs. */
+    sd.mode = TRNC_NC_DMA_TRANSPOSE;
+    d->offset = (m->out->t.offset + bi * osb + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->partitions = (int32_t)ct;
+    d->partition_stride = osr;
+    d->free[0].stride = 1;
+    d->free[0].count = rt;
+    return lw_emit(L, &sd, &o, 1, NULL, 0);
   } else {
     d->offset = (m->out->t.offset + bi * osb + c0 * osr + r0 * osc) * lw_esize(odt);
     d->partition_stride = osc;
