@@ -957,6 +957,8 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     }
     case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
       return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
+    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER:
+      return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_INDEX_SELECT: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
       return x != TRNC_NO_REF && ix != TRNC_NO_REF && vt(g, x)->rank >= 1 && vt(g, x)->shape[wrapdim(iarg(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX;
@@ -1262,12 +1264,52 @@ static trnc_status emit_pad(lw *L, const trnc_node *n) {
   return copy_into(L, &K, &dst, &src, 0);
 }
 
+/* slice_scatter / select_scatter: out <- self, then the slice (selection)
+ * of out <- src, both in one kernel (its writes are ordered). */
+static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
+  const lw_tv *x = &L->tv[vref(n, 0)], *src = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
+  int rank = o->t.rank;
+  int d = (int)wrapdim(iarg(n, 2, 0), rank);
+  lw_tv dst = *o;
+  if (n->op == TRNC_OP_SELECT_SCATTER) {
+    int64_t idx = iarg(n, 3, 0);
+    if (idx < 0) idx += o->t.shape[d];
+    dst.t.offset += idx * o->t.stride[d];
+    for (int j = d; j + 1 < rank; j++) {
+      dst.t.shape[j] = o->t.shape[j + 1];
+      dst.t.stride[j] = o->t.stride[j + 1];
+    }
+    dst.t.rank = (uint8_t)(rank - 1);
+  } else {
+    int64_t size = o->t.shape[d], step = iarg(n, 5, 1);
+    const trnc_arg *sa = trnc_node_arg(n, 3), *ea = trnc_node_arg(n, 4);
+    int64_t start = sa && sa->kind == TRNC_ARG_INT ? sa->u.i : 0;
+    int64_t end = ea && ea->kind == TRNC_ARG_INT ? ea->u.i : size;
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    start = start < 0 ? 0 : (start > size ? size : start);
+    end = end < start ? start : (end > size ? size : end);
+    if (step < 1) return lw_fail(L, n, TRNC_ERR_INTERNAL, "slice_scatter: step %lld", (long long)step);
+    dst.t.offset += start * o->t.stride[d];
+    dst.t.shape[d] = (end - start + step - 1) / step;
+    dst.t.stride[d] = o->t.stride[d] * step;
+  }
+  kctx K;
+  trnc_status st = copy_kernel(L, &K, trnc_op_name(n->op));
+  if (st) return st;
+  if (x->buffer >= 0 && (st = copy_into(L, &K, o, x, 0))) return st;
+  if (trnc_type_numel(&dst.t) == 0 || src->buffer < 0) return TRNC_OK;
+  return copy_into(L, &K, &dst, src, 0);
+}
+
 static trnc_status emit(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING: return emit_embedding(L, n);
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
     case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
     case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
+    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: return emit_slice_scatter(L, n);
     case TRNC_OP_INDEX_SELECT: return emit_index_select(L, n);
     case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "codegen/lower.h"
+#include "ir/shape.h"
 
 typedef struct mm {
   const lw_tv *a, *b, *bias, *out;
@@ -236,7 +237,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
   return lw_emit(L, &sd, &o, 1, NULL, 0);
 }
 
-trnc_status lw_emit_matmul(lw *L, const trnc_node *n, int act, trnc_ref out) {
+trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   const trnc_graph *g = L->g;
   bool has_bias = n->op == TRNC_OP_ADDMM || n->op == TRNC_OP_BADDBMM;
   int ai = has_bias ? 1 : 0;
@@ -244,16 +245,28 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, int act, trnc_ref out) {
   memset(&m, 0, sizeof m);
   m.a = &L->tv[n->args[ai].u.ref];
   m.b = &L->tv[n->args[ai + 1].u.ref];
-  m.out = &L->tv[out];
-  m.act = act;
+  m.act = ep->act;
   m.bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
-  m.alpha = has_bias ? num(trnc_node_arg(n, 4)) : 1;
-  m.beta = has_bias ? num(trnc_node_arg(n, 3)) : 1;
+  m.alpha = (has_bias ? num(trnc_node_arg(n, 4)) : 1) * ep->scale;
+  m.beta = (has_bias ? num(trnc_node_arg(n, 3)) : 1) * ep->scale;
   const trnc_type *at = &g->values[n->args[ai].u.ref].type, *bt = &g->values[n->args[ai + 1].u.ref].type;
   m.M = at->shape[at->rank - 2];
   m.K = at->shape[at->rank - 1];
   m.N = bt->shape[bt->rank - 1];
   m.batch = at->rank == 3 ? at->shape[0] : 1;
+  /* the result as [batch,] M x N over the epilogue value's buffer (a fused
+   * reshape view keeps the same contiguous bytes) */
+  lw_tv outv = L->tv[ep->out];
+  const trnc_type *rt0 = &g->values[n->outs[0]].type;
+  if (ep->out != n->outs[0] && (outv.t.rank != rt0->rank ||
+                                memcmp(outv.t.shape, rt0->shape, sizeof(int64_t) * rt0->rank))) {
+    int64_t off = outv.t.offset;
+    outv.t = *rt0;
+    outv.t.dtype = L->tv[ep->out].t.dtype;
+    trnc_type_set_contiguous(&outv.t);
+    outv.t.offset = off;
+  }
+  m.out = &outv;
   if (m.out->buffer < 0 || m.M == 0 || m.N == 0 || m.batch == 0) return TRNC_OK;
   if (m.K == 0 || m.a->buffer < 0 || m.b->buffer < 0) {
     /* empty contraction: beta*bias or zeros */

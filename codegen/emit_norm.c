@@ -1025,6 +1025,12 @@ static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
   const trnc_type *xt = &L->g->values[xr].type;
   const trnc_arg *ns = trnc_node_arg(n, 2);
   int axis = xt->rank - (int)ns->u.list.n;
+  if (trnc_type_numel(xt) == 0) { /* no rows: dx is empty, dweight and dbias are zero */
+    const lw_tv *zw = tvof(L, n->outs[1]), *zb = tvof(L, n->outs[2]);
+    trnc_status st = zw ? lw_emit_fill(L, zw, 0.0f, "layer_norm_backward_zero") : TRNC_OK;
+    if (!st && zb) st = lw_emit_fill(L, zb, 0.0f, "layer_norm_backward_zero");
+    return st;
+  }
   bool red[RMAX] = {false};
   for (int i = axis; i < xt->rank; i++) red[i] = true;
   rk K;
@@ -1048,8 +1054,6 @@ static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
   c.db = rk_add(&K, db, K_PARAM, stdb);
   c.odt = dx ? dx->t.dtype : TRNC_F32;
   if (!dx && !dw && !db) return TRNC_OK;
-  if (trnc_type_numel(xt) == 0)
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "layer_norm_backward of an empty tensor is not lowered");
   trnc_status st = lw_kernel_begin(L, "layer_norm_backward");
   if (!st) st = rk_pools(&K, 2, 3, true, 1, LNBW_MAX_ROW);
   if (st) return st;
@@ -1640,7 +1644,7 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
       if (!ns || ns->kind != TRNC_ARG_LIST) return false;
       int64_t R = 1;
       for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) R *= x->shape[i];
-      return R <= LNBW_MAX_ROW && trnc_type_numel(x) > 0;
+      return R <= LNBW_MAX_ROW;
     }
     case TRNC_OP_ARGMAX: {
       const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);

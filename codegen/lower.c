@@ -87,6 +87,8 @@ typedef struct cstate {
   lw L;
   hbm_alloc hbm;
   uint32_t *lastuse;      /* per value: last node index that reads it (or a view of it) */
+  uint32_t *nuses;        /* per value: argument slots that read it directly */
+  uint32_t *firstuse;     /* per value: first node index that reads it directly */
   trnc_ref *base;         /* per value: the value whose buffer it lives in */
   int64_t *buf_off;       /* per value owning an internal buffer: scratch offset (-1 none) */
   int64_t *buf_bytes;
@@ -380,6 +382,24 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
   return lw_space_tiles(L, &s, -1, max_free, fill_tile, &c);
 }
 
+trnc_status lw_emit_fill(lw *L, const lw_tv *dst, float value, const char *name) {
+  if (dst->buffer < 0 || trnc_type_numel(&dst->t) == 0) return TRNC_OK;
+  fill_ctx c;
+  memset(&c, 0, sizeof c);
+  c.dst = dst;
+  c.value = value;
+  trnc_status st = lw_kernel_begin(L, name);
+  if (st) return st;
+  lw_space s;
+  memset(&s, 0, sizeof s);
+  lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
+  lw_space_coalesce(&s);
+  int64_t max_free = 8192;
+  if ((st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 2))) return st;
+  L->ops_per_engine[3]++;
+  return lw_space_tiles(L, &s, -1, max_free, fill_tile, &c);
+}
+
 /* ---- dispatch ------------------------------------------------------------------------- */
 
 static bool is_fill(trnc_op op) {
@@ -424,6 +444,11 @@ static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n
   return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);
 }
 
+static void note_use(cstate *C, trnc_ref r, uint32_t i) {
+  C->lastuse[r] = i;
+  if (!C->nuses[r]++) C->firstuse[r] = i;
+}
+
 static void compute_lastuse(cstate *C) {
   const trnc_graph *g = C->L.g;
   for (uint32_t r = 0; r < g->nvalues; r++) {
@@ -435,10 +460,10 @@ static void compute_lastuse(cstate *C) {
     if (n->dead) continue;
     for (uint32_t a = 0; a < n->nargs; a++) {
       const trnc_arg *arg = &n->args[a];
-      if (arg->kind == TRNC_ARG_VALUE) C->lastuse[arg->u.ref] = i;
+      if (arg->kind == TRNC_ARG_VALUE) note_use(C, arg->u.ref, i);
       else if (arg->kind == TRNC_ARG_LIST)
         for (uint32_t k = 0; k < arg->u.list.n; k++)
-          if (arg->u.list.items[k].kind == TRNC_ARG_VALUE) C->lastuse[arg->u.list.items[k].u.ref] = i;
+          if (arg->u.list.items[k].kind == TRNC_ARG_VALUE) note_use(C, arg->u.list.items[k].u.ref, i);
     }
   }
   /* a view keeps its base alive: propagate last uses backwards */
@@ -626,6 +651,37 @@ static int epilogue_act(const trnc_node *a, trnc_ref r) {
   }
 }
 
+/* mul/div of value (arg 0) by a Python scalar: *scale = the factor. */
+static bool epilogue_scale(const trnc_node *m, double *scale) {
+  const trnc_arg *b = trnc_node_arg(m, 1);
+  if (!b || !(b->kind == TRNC_ARG_INT || b->kind == TRNC_ARG_FLOAT)) return false;
+  double v = b->kind == TRNC_ARG_INT ? (double)b->u.i : b->u.f;
+  switch (m->op) {
+    case TRNC_OP_MUL: case TRNC_OP_MUL_SCALAR: *scale = v; return true;
+    case TRNC_OP_DIV: case TRNC_OP_DIV_SCALAR:
+      if (v == 0) return false;
+      *scale = 1.0 / v;
+      return true;
+    default: return false;
+  }
+}
+
+/* A view that only regroups dims of a contiguous tensor (same numel, same
+ * innermost dim, contiguous in and out). */
+static bool is_reshape_view(const trnc_graph *g, const trnc_node *m) {
+  if (m->op != TRNC_OP_VIEW && m->op != TRNC_OP_UNSAFE_VIEW && m->op != TRNC_OP_RESHAPE) return false;
+  const trnc_type *a = &g->values[m->args[0].u.ref].type, *b = &g->values[m->outs[0]].type;
+  if (!a->rank || !b->rank || a->shape[a->rank - 1] != b->shape[b->rank - 1]) return false;
+  trnc_type ca = *a, cb = *b;
+  trnc_type_set_contiguous(&ca);
+  trnc_type_set_contiguous(&cb);
+  for (int k = 0; k < a->rank; k++)
+    if (a->shape[k] > 1 && a->stride[k] != ca.stride[k]) return false;
+  for (int k = 0; k < b->rank; k++)
+    if (b->shape[k] > 1 && b->stride[k] != cb.stride[k]) return false;
+  return a->offset == 0 && b->offset == 0;
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -661,26 +717,49 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     return lw_emit_eltwise(L, group, k);
   }
   if (is_matmul(n->op) && !L->opt.no_fusion) {
-    /* epilogue fusion: the next live node is an activation whose only
-     * input is this matmul's result, read nowhere else */
-    uint32_t j = *i + 1;
-    while (j < g->nnodes && g->nodes[j].dead) j++;
+    /* Epilogue fusion: follow the chain of single-use consumers of the
+     * matmul's result — a reshape-only view, a multiply/divide by a Python
+     * scalar, an activation — and fold them into the PSUM evacuation. */
     trnc_ref r = n->outs[0];
-    int act = j < g->nnodes ? epilogue_act(&g->nodes[j], r) : -1;
-    if (act >= 0 && C->lastuse[r] == j && !C->is_output[r]) {
-      const trnc_node *a = &g->nodes[j];
-      if ((st = alloc_outputs_of(C, a))) return st;
+    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, TRNC_NO_REF};
+    uint32_t last = *i;
+    bool seen_act = false, seen_scale = false;
+    for (;;) {
+      uint32_t j = last + 1;
+      while (j < g->nnodes && g->nodes[j].dead) j++;
+      if (j >= g->nnodes || C->nuses[r] != 1 || C->firstuse[r] != j || C->is_output[r]) break;
+      const trnc_node *m = &g->nodes[j];
+      if (m->nargs < 1 || m->args[0].kind != TRNC_ARG_VALUE || m->args[0].u.ref != r) break;
+      int act = seen_act ? -1 : epilogue_act(m, r);
+      double sc = 0;
+      if (act >= 0) {
+        ep.act = act;
+        seen_act = true;
+      } else if (!seen_act && !seen_scale && epilogue_scale(m, &sc)) {
+        ep.scale = sc;
+        seen_scale = true;
+      } else if (!is_reshape_view(g, m)) {
+        break;
+      }
+      r = m->outs[0];
+      last = j;
+    }
+    if (last != *i) {
+      const trnc_node *t = &g->nodes[g->values[r].node];
+      if ((st = alloc_outputs_of(C, t))) return st;
+      ep.out = r;
       L->ops_per_engine[0]++;
-      L->ops_per_engine[2]++;
-      *i = j;
-      return lw_emit_matmul(L, n, act, a->outs[0]);
+      if (seen_act) L->ops_per_engine[2]++;
+      *i = last;
+      return lw_emit_matmul(L, n, &ep);
     }
   }
   if ((st = alloc_outputs_of(C, n))) return st;
   if (is_fill(n->op)) return lower_fill(L, n);
   if (is_matmul(n->op)) {
     L->ops_per_engine[0]++;
-    return lw_emit_matmul(L, n, TRNC_NC_ACT_IDENTITY, n->outs[0]);
+    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
+    return lw_emit_matmul(L, n, &ep);
   }
   if (is_reduce(n->op)) return lw_emit_reduce(L, n);
   for (int f = 0; f < lw_nfamilies; f++)
@@ -753,6 +832,8 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   size_t nv = g->nvalues ? g->nvalues : 1;
   L->tv = trnc_arena_array(&L->arena, nv, sizeof(lw_tv));
   C->lastuse = trnc_arena_array(&L->arena, nv, sizeof(uint32_t));
+  C->nuses = trnc_arena_array(&L->arena, nv, sizeof(uint32_t));
+  C->firstuse = trnc_arena_array(&L->arena, nv, sizeof(uint32_t));
   C->base = trnc_arena_array(&L->arena, nv, sizeof(trnc_ref));
   C->buf_off = trnc_arena_array(&L->arena, nv, sizeof(int64_t));
   C->buf_bytes = trnc_arena_array(&L->arena, nv, sizeof(int64_t));
@@ -760,7 +841,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   C->is_output = trnc_arena_array(&L->arena, nv, sizeof(bool));
   bool *late = trnc_arena_array(&L->arena, g->noutputs ? g->noutputs : 1, sizeof(bool));
   trnc_status st = TRNC_OK;
-  if (!L->prog || !L->tv || !C->lastuse || !C->base || !C->buf_off || !C->buf_bytes ||
+  if (!L->prog || !L->tv || !C->lastuse || !C->nuses || !C->firstuse || !C->base || !C->buf_off || !C->buf_bytes ||
       !C->shadow || !C->is_output || !late) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;

@@ -163,10 +163,16 @@ trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, boo
 /** A fused elementwise group: nodes[0..n) share the output shape. */
 trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n);
 bool lw_is_eltwise(const trnc_graph *g, const trnc_node *n);
-/** Matmul node n; act: fused epilogue activation (TRNC_NC_ACT_IDENTITY for
- *  none); out: the value the kernel writes (n's output, or the fused
- *  activation node's output). */
-trnc_status lw_emit_matmul(lw *L, const trnc_node *n, int act, trnc_ref out);
+/** What a matmul kernel applies while evacuating PSUM: out = act(scale *
+ *  (A.B + bias)), written to value `out` (the matmul's result, or the last
+ *  fused consumer's: a reshape view's result is written through the same
+ *  contiguous buffer). */
+typedef struct lw_epilogue {
+  int act;        /* TRNC_NC_ACT_*; IDENTITY for none */
+  double scale;
+  trnc_ref out;
+} lw_epilogue;
+trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
 trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 /** Data movement and indexing (emit_data.c): embedding (+ backward), cat,
@@ -191,6 +197,9 @@ typedef struct lw_family {
 } lw_family;
 extern const lw_family lw_families[];
 extern const int lw_nfamilies;
+
+/** A kernel `name` that fills dst with `value` (GpSimd memset, DMA out). */
+trnc_status lw_emit_fill(lw *L, const lw_tv *dst, float value, const char *name);
 
 /** Materializes value r into a new contiguous internal buffer tv (for ops
  *  that need a dense operand). */

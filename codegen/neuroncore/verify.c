@@ -616,6 +616,89 @@ static int hbm_exact_overlap(const footprint *a, const footprint *b) {
   return res;
 }
 
+/* Exact overlap of two HBM footprints of the same element size as an integer
+ * problem: is there k with sum_t k_t * stride_t = delta, lo_t <= k_t <= hi_t,
+ * where the terms are the dims of a (k = index) and of b (k = -index), dims
+ * of equal stride merged? A bounded depth-first search, largest stride
+ * first, keeping only the k_t for which the inner terms can still reach the
+ * remainder. For non-self-overlapping patterns (each stride larger than the
+ * span of the smaller ones) it tries one or two values per term. Returns -1
+ * when the budget runs out or the dtypes differ (the caller stays
+ * conservative). Handles what the run enumeration cannot: a 128-partition
+ * transposed tile has 128 x N runs of one element. */
+typedef struct lterm {
+  int64_t s, lo, hi, reach; /* reach: sum over smaller terms of max|k| * |s| */
+} lterm;
+
+static int lattice_dfs(const lterm *t, int n, int i, int64_t d, int64_t *budget) {
+  if (i == n) return d == 0;
+  if (--*budget < 0) return -1;
+  int64_t s = t[i].s, r = t[i].reach;
+  /* k with |d - k*s| <= r, s > 0 */
+  int64_t klo = d - r, khi = d + r;
+  klo = klo >= 0 ? (klo + s - 1) / s : -((-klo) / s);
+  khi = khi >= 0 ? khi / s : -((-khi + s - 1) / s);
+  if (klo < t[i].lo) klo = t[i].lo;
+  if (khi > t[i].hi) khi = t[i].hi;
+  for (int64_t k = klo; k <= khi; k++) {
+    int res = lattice_dfs(t, n, i + 1, d - k * s, budget);
+    if (res) return res;
+  }
+  return 0;
+}
+
+static int lterm_cmp(const void *x, const void *y) {
+  const lterm *a = x, *b = y;
+  return a->s < b->s ? 1 : a->s > b->s ? -1 : 0;
+}
+
+static int hbm_lattice_overlap(const footprint *a, const footprint *b) {
+  const trnc_nc_ap *pa = a->ap, *pb = b->ap;
+  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)pa->dtype);
+  if (es != (int64_t)trnc_nc_dtype_size((trnc_dtype)pb->dtype) || es <= 0) return -1;
+  int64_t delta = (b->buf_off + pb->offset) - (a->buf_off + pa->offset);
+  if (delta % es) return -1;
+  delta /= es;
+  lterm t[2 * (TRNC_NC_MAX_FREE + 1)];
+  int n = 0;
+  for (int side = 0; side < 2; side++) {
+    const trnc_nc_ap *ap = side ? pb : pa;
+    for (int i = -1; i < ap->nfree; i++) {
+      int64_t st = i < 0 ? ap->partition_stride : ap->free[i].stride;
+      int64_t cnt = i < 0 ? ap->partitions : ap->free[i].count;
+      if (cnt <= 0) return 0; /* no elements */
+      if (cnt == 1 || st == 0) continue;
+      int64_t lo = 0, hi = cnt - 1;
+      if (st < 0) { /* k * st == (-k) * (-st) */
+        st = -st;
+        lo = -(cnt - 1);
+        hi = 0;
+      }
+      if (side) { /* a_idx * s - b_idx * s: b enters negated */
+        int64_t l2 = -hi;
+        hi = -lo;
+        lo = l2;
+      }
+      int j = 0;
+      while (j < n && t[j].s != st) j++;
+      if (j == n) t[n++] = (lterm){st, lo, hi, 0};
+      else {
+        t[j].lo += lo;
+        t[j].hi += hi;
+      }
+    }
+  }
+  qsort(t, (size_t)n, sizeof *t, lterm_cmp);
+  int64_t reach = 0;
+  for (int i = n; i-- > 0;) {
+    t[i].reach = reach;
+    int64_t m = t[i].hi > -t[i].lo ? t[i].hi : -t[i].lo;
+    reach += m * t[i].s;
+  }
+  int64_t budget = 1 << 16;
+  return lattice_dfs(t, n, 0, delta, &budget);
+}
+
 /* True if each row of an HBM footprint is one contiguous byte range. */
 static bool rows_contiguous(const footprint *f) {
   int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)f->ap->dtype);
@@ -626,6 +709,7 @@ static bool overlap(const footprint *a, const footprint *b) {
   if (!(a->space == b->space && a->p0 < b->p1 && b->p0 < a->p1 && a->lo < b->hi && b->lo < a->hi)) return false;
   if (a->space >= 2 && !(a->ps == b->ps && a->ps > 0 && rows_contiguous(a) && rows_contiguous(b))) {
     int ex = hbm_exact_overlap(a, b);
+    if (ex < 0) ex = hbm_lattice_overlap(a, b);
     if (ex >= 0) return ex == 1;
   }
   if (a->space < 2 || a->ps != b->ps || a->ps <= 0) return true; /* bounding boxes overlap */

@@ -3,8 +3,10 @@
 Tolerances: fp32 graphs run fp32 on every engine (fp32 x fp32 -> fp32 PSUM),
 so results track eager to rounding: rtol 1e-5 (atol 1e-5 on values of order
 1; GPT logits of order 10: atol 1e-4). bf16 under autocast: every store
-rounds to bf16 (8 mantissa bits, relative step 2^-8 = 0.4%) and eager rounds
-at different points, so a few bf16 ulps: rtol/atol 5e-2 on logits.
+rounds to bf16 (8 mantissa bits: one ulp is 2^-7 of the value's binade) and
+eager rounds at other points (trnc fuses scale and activation epilogues into
+the fp32 PSUM evacuation, rounding once), so logits may differ by about one
+bf16 ulp of the largest logit: atol = 2^-7 * max|logit|, rtol 5e-2.
 """
 
 from __future__ import annotations
@@ -66,4 +68,5 @@ def test_gpt_decoder_bf16_autocast():
         want = model(idx)
         got = _compile(model)(idx)
     assert got.dtype == want.dtype == torch.bfloat16
-    torch.testing.assert_close(got.float(), want.float(), rtol=5e-2, atol=5e-2)
+    scale = want.float().abs().max().item()
+    torch.testing.assert_close(got.float(), want.float(), rtol=5e-2, atol=scale / 128)
