@@ -957,7 +957,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     }
     case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
       return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
-    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER:
+    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_INDEX_SELECT: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
@@ -1310,6 +1310,8 @@ static trnc_status emit(lw *L, const trnc_node *n) {
     case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
     case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: return emit_slice_scatter(L, n);
+    case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
+      return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
     case TRNC_OP_INDEX_SELECT: return emit_index_select(L, n);
     case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);

@@ -529,7 +529,8 @@ trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n) {
     G->temp[t] = add_slot(L, G, TRNC_NO_REF, TRNC_F32);
     if (G->temp[t] < 0) return L->status;
   }
-  if (G->space.rank == 0 && G->space.nops == 0) G->space.rank = 0;
+  /* iterate in the memory order of the first stored value */
+  if (G->nout > 0) lw_space_order(&G->space, G->slots[G->out_slot[0]].op);
   lw_space_coalesce(&G->space);
   /* SBUF budget: 2 buffers per slot, 4 bytes per element */
   int64_t budget = L->target->sbuf_bytes_per_partition * 3 / 4;

@@ -264,6 +264,7 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
   memset(&s, 0, sizeof s);
   c.dop = lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
   c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
+  lw_space_order(&s, c.dop);
   lw_space_coalesce(&s);
   int64_t max_free = 8192;
   st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 3);
@@ -360,7 +361,7 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
     case TRNC_OP_FULL_LIKE: c.value = (float)argnum(&n->args[1]); break;
     case TRNC_OP_SCALAR_TENSOR: c.value = (float)argnum(&n->args[0]); break;
     case TRNC_OP_ONES: c.value = 1; break;
-    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: c.value = 0; break;
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED: c.value = 0; break;
     case TRNC_OP_ARANGE: c.iota = true; break;
     case TRNC_OP_ARANGE_START: c.iota = true; c.start = argnum(&n->args[0]); break;
     case TRNC_OP_ARANGE_START_STEP:
@@ -405,7 +406,8 @@ trnc_status lw_emit_fill(lw *L, const lw_tv *dst, float value, const char *name)
 static bool is_fill(trnc_op op) {
   switch (op) {
     case TRNC_OP_FULL: case TRNC_OP_FULL_LIKE: case TRNC_OP_SCALAR_TENSOR: case TRNC_OP_ONES:
-    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_ARANGE: case TRNC_OP_ARANGE_START:
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED: case TRNC_OP_ARANGE:
+    case TRNC_OP_ARANGE_START:
     case TRNC_OP_ARANGE_START_STEP:
       return true;
     default: return false;

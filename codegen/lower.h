@@ -122,6 +122,10 @@ typedef struct lw_space {
 /** Adds operand tv broadcast to `shape` (rank r, right-aligned like torch
  *  broadcasting). Returns its operand index. */
 int lw_space_add(lw_space *s, const lw_tv *tv, int r, const int64_t *shape);
+/** Reorders the dims so that operand op's strides decrease inwards (its
+ *  accesses become contiguous runs). Only for kernels whose result does
+ *  not depend on iteration order (elementwise, copies). */
+void lw_space_order(lw_space *s, int op);
 /** Merges adjacent dims that are contiguous for every operand and drops
  *  size-1 dims; `keep_boundary` (if >= 0) is a dim index that must not be
  *  merged with its inner neighbour (reduction boundary). */

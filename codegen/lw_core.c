@@ -252,6 +252,24 @@ int lw_space_add(lw_space *s, const lw_tv *tv, int r, const int64_t *shape) {
   return op;
 }
 
+void lw_space_order(lw_space *s, int op) {
+  /* insertion sort, stable: larger |stride| of operand op goes outside */
+  for (int i = 1; i < s->rank; i++) {
+    for (int j = i; j > 0; j--) {
+      int64_t a = s->stride[op][j - 1], b = s->stride[op][j];
+      if ((a < 0 ? -a : a) >= (b < 0 ? -b : b)) break;
+      int64_t t = s->size[j];
+      s->size[j] = s->size[j - 1];
+      s->size[j - 1] = t;
+      for (int o = 0; o < s->nops; o++) {
+        t = s->stride[o][j];
+        s->stride[o][j] = s->stride[o][j - 1];
+        s->stride[o][j - 1] = t;
+      }
+    }
+  }
+}
+
 void lw_space_coalesce(lw_space *s) {
   /* drop size-1 dims */
   int w = 0;

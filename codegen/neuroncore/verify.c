@@ -31,8 +31,10 @@ static void verr(vctx *v, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  /* the instruction is the diagnostic's node ("node k#1 vector.tensor_copy: ..."
+   * when formatted): the message does not repeat it */
   trnc_diag_loc loc = {.node = where};
-  trnc_diag_add(v->diags, TRNC_SEV_ERROR, TRNC_ERR_INVALID_GRAPH, &loc, NULL, "%s: %s", where, msg);
+  trnc_diag_add(v->diags, TRNC_SEV_ERROR, TRNC_ERR_INVALID_GRAPH, &loc, NULL, "%s", msg);
   v->errors++;
 }
 
