@@ -85,3 +85,12 @@ docs: install
 
 clean:
 	rm -rf build _skbuild dist *.egg-info
+
+# Benchmarks (bench/run.py): trnc vs TorchInductor (CPU) vs eager, side by side
+# in one run; writes bench/results.md, bench/results.json and bench/ratios.png.
+# Not part of `make test`: nothing asserts a time. About 15 minutes on 2 cores;
+# BENCH_ARGS="--quick" for one repetition of everything, "--entries mlp,cnn" for a subset.
+.PHONY: bench
+BENCH_ARGS ?=
+bench: install
+	$(PY) bench/run.py $(BENCH_ARGS)

@@ -59,7 +59,15 @@ static int cmd_cost(const char *path) {
   if (!p) return 1;
   trnc_nc_cost c;
   trnc_diags *d = trnc_diags_create();
-  if (trnc_nc_cost_estimate(p, NULL, &c, d)) { fprintf(stderr, "cost failed\n"); return 1; }
+  if (trnc_nc_cost_estimate(p, NULL, &c, d)) {
+    /* e.g. TRNC_PROFILE names a path that cannot be written: say which and why */
+    char *s = trnc_diags_format(d);
+    fprintf(stderr, "%s: cost estimate failed\n%s", path, s && s[0] ? s : "(no diagnostics)\n");
+    trnc_free(s);
+    trnc_diags_destroy(d);
+    trnc_nc_program_destroy(p);
+    return 1;
+  }
   char *s = trnc_nc_cost_format(p, &c);
   printf("%s: %s", path, s);
   trnc_free(s);
@@ -114,14 +122,15 @@ static int cmd_sim(const char *path, int reps) {
   return bad != 0;
 }
 
-/* y = silu(x) * x + x over [128, F] f32 tiles: DMA in, ScalarE, VectorE, DMA out */
+/* y = act(x) op x over [128, F] f32 tiles (act = func on ScalarE, op on VectorE:
+ * identity/add is x + x, silu/mul is silu(x) * x): DMA in, ScalarE, VectorE, DMA out */
 static int cmd_ew_one(int reps, const char *func, const char *op, double flop_per_elem) {
   enum { F = 2048, TILES = 16 };
   char buf[1 << 16];
   int n = 0;
   n += snprintf(buf + n, sizeof buf - n, ".version 1\n.target trn2\n.buffer x input f32 %d\n.buffer y output f32 %d\n.kernel ew 4\n",
                 128 * F * 4 * TILES, 128 * F * 4 * TILES);
-  /* double-buffered: tile t uses buffer set t % 2 (x, silu(x), y) */
+  /* double-buffered: tile t uses buffer set t % 2 (x, act(x), y) */
   for (int t = 0; t < TILES; t++) {
     int o = t * F * 128 * 4, x = (t % 2) * F * 4, a = 2 * F * 4 + (t % 2) * F * 4, y = 4 * F * 4 + (t % 2) * F * 2;
     char w0[64] = "", w2[64] = "", w3[64] = "";

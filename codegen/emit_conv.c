@@ -79,21 +79,7 @@ static int64_t fdiv(int64_t a, int64_t b) { /* floor(a / b), b > 0 */
 
 /* ---- arguments ------------------------------------------------------------- */
 
-static int64_t iarg(const trnc_node *n, uint32_t i, int64_t dflt) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  if (!a) return dflt;
-  if (a->kind == TRNC_ARG_INT) return a->u.i;
-  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
-  return dflt;
-}
 
-static bool barg(const trnc_node *n, uint32_t i, bool dflt) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  if (!a) return dflt;
-  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
-  if (a->kind == TRNC_ARG_INT) return a->u.i != 0;
-  return dflt;
-}
 
 /* An int list of 0 (-> dflt), 1 (broadcast) or sp entries into v[sp]. */
 static bool slist(const trnc_node *n, uint32_t i, int sp, int64_t dflt, int64_t *v) {
@@ -466,7 +452,7 @@ static bool conv_geo(const trnc_graph *g, const trnc_node *n, cgeo *q) {
   int ax = bw ? 1 : 0, aw = bw ? 2 : 1, ast = bw ? 4 : 3;
   const trnc_arg *xa = trnc_node_arg(n, (uint32_t)ax), *wa = trnc_node_arg(n, (uint32_t)aw);
   if (!xa || !wa || xa->kind != TRNC_ARG_VALUE || wa->kind != TRNC_ARG_VALUE) return false;
-  if (barg(n, bw ? 7 : 6, false)) return false; /* transposed */
+  if (trnc_arg_bool(n, bw ? 7 : 6, false)) return false; /* transposed */
   const trnc_type *x = trnc_ref_type(g, xa->u.ref), *w = trnc_ref_type(g, wa->u.ref);
   if ((x->rank != 3 && x->rank != 4) || w->rank != x->rank) return false;
   memset(q, 0, sizeof *q);
@@ -475,7 +461,7 @@ static bool conv_geo(const trnc_graph *g, const trnc_node *n, cgeo *q) {
   if (!slist(n, (uint32_t)ast, q->sp, 1, st) || !slist(n, (uint32_t)ast + 1, q->sp, 0, pd) ||
       !slist(n, (uint32_t)ast + 2, q->sp, 1, dl))
     return false;
-  q->G = iarg(n, bw ? 9 : 8, 1);
+  q->G = trnc_arg_int(n, bw ? 9 : 8, 1);
   q->N = x->shape[0];
   q->C = x->shape[1];
   q->O = w->shape[0];
@@ -816,7 +802,7 @@ static bool pool_geo(const trnc_graph *g, const trnc_node *n, const trnc_type *x
   else if (!slist(n, a_k + 1, 2, 1, st)) return false;
   if (!slist(n, a_k + 2, 2, 0, pad)) return false;
   if (has_dil && !slist(n, a_k + 3, 2, 1, dil)) return false;
-  p->ceil = barg(n, a_ceil, false);
+  p->ceil = trnc_arg_bool(n, a_ceil, false);
   p->KH = k[0];
   p->KW = k[1];
   for (int j = 0; j < 2; j++) {
@@ -921,8 +907,8 @@ static trnc_status emit_pool_fwd(lw *L, const trnc_node *n) {
   if (!pool_geo(L->g, n, &L->g->values[n->args[0].u.ref].type, 1, is_max, is_max ? 5 : 4, &p))
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "pool2d: bad geometry");
   if (!is_max) {
-    p.cip = barg(n, 5, true);
-    p.divisor = iarg(n, 6, 0);
+    p.cip = trnc_arg_bool(n, 5, true);
+    p.divisor = trnc_arg_int(n, 6, 0);
   }
   if (p.N * p.C == 0 || (out->buffer < 0 && (!idxo || idxo->buffer < 0))) return TRNC_OK;
   if (x->buffer < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "pool2d: input not materialized");
@@ -1059,8 +1045,8 @@ static trnc_status emit_pool_bwd(lw *L, const trnc_node *n) {
   if (!pool_geo(L->g, n, &L->g->values[n->args[1].u.ref].type, 2, is_max, is_max ? 6 : 5, &p))
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "pool2d backward: bad geometry");
   if (!is_max) {
-    p.cip = barg(n, 6, true);
-    p.divisor = iarg(n, 7, 0);
+    p.cip = trnc_arg_bool(n, 6, true);
+    p.divisor = trnc_arg_int(n, 7, 0);
   }
   if (dx->buffer < 0 || p.N * p.C == 0) return TRNC_OK;
   if (dy->buffer < 0 || (ix && ix->buffer < 0))
@@ -1314,7 +1300,7 @@ static bool pool_handles(const trnc_graph *g, const trnc_node *n) {
       const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
       if (!pool_geo(g, n, x, 1, mx, mx ? 5 : 4, &p) || !pool_fwd_rows(&p)) return false;
       if (mx && p.H * p.W >= (1 << 24)) return false; /* indices exact in fp32 */
-      if (!mx && iarg(n, 6, 0) < 0) return false;
+      if (!mx && trnc_arg_int(n, 6, 0) < 0) return false;
       return true;
     }
     case TRNC_OP_MAX_POOL2D_BACKWARD:
@@ -1327,7 +1313,7 @@ static bool pool_handles(const trnc_graph *g, const trnc_node *n) {
         const trnc_arg *ia = trnc_node_arg(n, 7);
         if (!ia || ia->kind != TRNC_ARG_VALUE || p.H * p.W >= (1 << 24)) return false;
       }
-      if (!mx && iarg(n, 7, 0) < 0) return false;
+      if (!mx && trnc_arg_int(n, 7, 0) < 0) return false;
       return true;
     }
     case TRNC_OP_ADAPTIVE_AVG_POOL2D:

@@ -769,29 +769,8 @@ static trnc_status copy_kernel(lw *L, kctx *K, const char *name) {
 
 /* ---- argument helpers ----------------------------------------------------------------------- */
 
-static int64_t iarg(const trnc_node *n, uint32_t i, int64_t dflt) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  if (!a) return dflt;
-  if (a->kind == TRNC_ARG_INT) return a->u.i;
-  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
-  return dflt;
-}
 
-static bool barg(const trnc_node *n, uint32_t i) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  return a && ((a->kind == TRNC_ARG_BOOL && a->u.b) || (a->kind == TRNC_ARG_INT && a->u.i));
-}
 
-static double narg(const trnc_node *n, uint32_t i) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  if (!a) return 0;
-  switch (a->kind) {
-    case TRNC_ARG_INT: return (double)a->u.i;
-    case TRNC_ARG_FLOAT: return a->u.f;
-    case TRNC_ARG_BOOL: return a->u.b;
-    default: return 0;
-  }
-}
 
 static trnc_ref vref(const trnc_node *n, uint32_t i) {
   const trnc_arg *a = trnc_node_arg(n, i);
@@ -948,9 +927,9 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     }
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: {
       trnc_ref go = vref(n, 0), ix = vref(n, 1);
-      if (go == TRNC_NO_REF || ix == TRNC_NO_REF || barg(n, 4)) return false; /* scale_grad_by_freq */
+      if (go == TRNC_NO_REF || ix == TRNC_NO_REF || trnc_arg_bool(n, 4, false)) return false; /* scale_grad_by_freq */
       if (!acc_dtype_ok(vt(g, go)->dtype)) return false;
-      int64_t T = iarg(n, 2, 0), N = trnc_type_numel(vt(g, ix));
+      int64_t T = trnc_arg_int(n, 2, 0), N = trnc_type_numel(vt(g, ix));
       int64_t D = vt(g, go)->shape[vt(g, go)->rank - 1];
       if (T <= 0 || N <= 0 || D <= 0 || T > INT32_MAX) return false;
       return ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(D, ACC_MAXF) <= ACC_BLOCKS;
@@ -961,7 +940,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_INDEX_SELECT: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      return x != TRNC_NO_REF && ix != TRNC_NO_REF && vt(g, x)->rank >= 1 && vt(g, x)->shape[wrapdim(iarg(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX;
+      return x != TRNC_NO_REF && ix != TRNC_NO_REF && vt(g, x)->rank >= 1 && vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX;
     }
     case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
@@ -995,7 +974,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       if (n->op == TRNC_OP_INDEX_PUT) {
         trnc_ref v = vref(n, 2);
         if (v == TRNC_NO_REF) return false;
-        if (barg(n, 3)) {
+        if (trnc_arg_bool(n, 3, false)) {
           if (!acc_dtype_ok(xt->dtype)) return false;
           /* the table rows must tile the output exactly: one index, or two
            * adjacent dims that merge in the output layout */
@@ -1079,7 +1058,7 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   J.pat.st[PT_R][0] = go->t.stride[r];
   J.r = go;
   J.rbase = go->t.offset;
-  int64_t pad = iarg(n, 3, -1);
+  int64_t pad = trnc_arg_int(n, 3, -1);
   J.has_skip = pad >= 0;
   J.skip = pad;
   return run_job(L, n, &J, J_ACC);
@@ -1088,7 +1067,7 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
 static trnc_status emit_index_select(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
-  int d = (int)wrapdim(iarg(n, 1, 0), x->t.rank);
+  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   job J;
   memset(&J, 0, sizeof J);
   J.rows.nops = 4;
@@ -1143,7 +1122,7 @@ static void elem_job(const lw_tv *t, const lw_tv *r, const lw_tv *ix, int d, job
 static trnc_status emit_gather(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
-  int d = (int)wrapdim(iarg(n, 1, 0), x->t.rank);
+  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   job J;
   elem_job(x, o, ix, d, &J);
   return run_job(L, n, &J, J_GATHER);
@@ -1154,13 +1133,13 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "scatter_self");
   if (st) return st;
-  int d = (int)wrapdim(iarg(n, 1, 0), x->t.rank);
+  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   const lw_tv *src = n->op == TRNC_OP_SCATTER_VALUE ? NULL : &L->tv[vref(n, 3)];
   job J;
   elem_job(o, src, ix, d, &J);
   if (!src) {
     J.r_is_value = true;
-    J.value = (float)narg(n, 3);
+    J.value = (float)trnc_arg_number(trnc_node_arg(n, 3), 0);
   }
   if (n->op == TRNC_OP_SCATTER_ADD) {
     J.base_is_out = true;
@@ -1192,7 +1171,7 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   job J;
   memset(&J, 0, sizeof J);
   adv_job(L->g, &A, o, v, itv, &J);
-  if (barg(n, 3)) {
+  if (trnc_arg_bool(n, 3, false)) {
     J.base_is_out = true;
     return run_job(L, n, &J, J_ACC);
   }
@@ -1204,7 +1183,7 @@ static trnc_status emit_cat(lw *L, const trnc_node *n) {
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
   const trnc_arg *l = trnc_node_arg(n, 0);
   bool stack = n->op == TRNC_OP_STACK;
-  int d = (int)wrapdim(iarg(n, 1, 0), stack ? o->t.rank : o->t.rank);
+  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), stack ? o->t.rank : o->t.rank);
   kctx K;
   trnc_status st = copy_kernel(L, &K, trnc_op_name(n->op));
   if (st) return st;
@@ -1238,7 +1217,7 @@ static trnc_status emit_pad(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
   const trnc_arg *pl = trnc_node_arg(n, 1);
-  float value = (float)narg(n, 2);
+  float value = (float)trnc_arg_number(trnc_node_arg(n, 2), 0);
   kctx K;
   trnc_status st = copy_kernel(L, &K, "constant_pad_nd");
   if (st) return st;
@@ -1270,10 +1249,10 @@ static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *src = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
   int rank = o->t.rank;
-  int d = (int)wrapdim(iarg(n, 2, 0), rank);
+  int d = (int)wrapdim(trnc_arg_int(n, 2, 0), rank);
   lw_tv dst = *o;
   if (n->op == TRNC_OP_SELECT_SCATTER) {
-    int64_t idx = iarg(n, 3, 0);
+    int64_t idx = trnc_arg_int(n, 3, 0);
     if (idx < 0) idx += o->t.shape[d];
     dst.t.offset += idx * o->t.stride[d];
     for (int j = d; j + 1 < rank; j++) {
@@ -1282,7 +1261,7 @@ static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
     }
     dst.t.rank = (uint8_t)(rank - 1);
   } else {
-    int64_t size = o->t.shape[d], step = iarg(n, 5, 1);
+    int64_t size = o->t.shape[d], step = trnc_arg_int(n, 5, 1);
     const trnc_arg *sa = trnc_node_arg(n, 3), *ea = trnc_node_arg(n, 4);
     int64_t start = sa && sa->kind == TRNC_ARG_INT ? sa->u.i : 0;
     int64_t end = ea && ea->kind == TRNC_ARG_INT ? ea->u.i : size;

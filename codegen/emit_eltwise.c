@@ -173,14 +173,6 @@ static trnc_status e_select(lw *L, egroup *G, int dst, int mask, int a, int b) {
 
 /* ---- operands ------------------------------------------------------------------ */
 
-static double num(const trnc_arg *a) {
-  switch (a->kind) {
-    case TRNC_ARG_INT: return (double)a->u.i;
-    case TRNC_ARG_FLOAT: return a->u.f;
-    case TRNC_ARG_BOOL: return a->u.b;
-    default: return 0;
-  }
-}
 
 static bool is_scalar(const trnc_arg *a) {
   return a && (a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL);
@@ -203,16 +195,16 @@ static trnc_status const_slot(lw *L, egroup *G, int t, float v, int *out) {
 static trnc_status binary(lw *L, egroup *G, const trnc_node *n, int dst, int alu) {
   int a = arg_slot(G, n, 0);
   const trnc_arg *b = trnc_node_arg(n, 1);
-  if (is_scalar(b)) return e_ts(L, G, dst, a, alu, (float)num(b), TRNC_NC_ALU_BYPASS, 0);
+  if (is_scalar(b)) return e_ts(L, G, dst, a, alu, (float)trnc_arg_number(b, 0), TRNC_NC_ALU_BYPASS, 0);
   return e_tt(L, G, dst, a, arg_slot(G, n, 1), alu);
 }
 
 /* x + alpha*y / x - alpha*y (add.Tensor, sub.Tensor, add.Scalar, sub.Scalar). */
 static trnc_status add_sub(lw *L, egroup *G, const trnc_node *n, int dst, int alu) {
-  double alpha = num(trnc_node_arg(n, 2));
+  double alpha = trnc_arg_number(trnc_node_arg(n, 2), 0);
   int a = arg_slot(G, n, 0);
   const trnc_arg *b = trnc_node_arg(n, 1);
-  if (is_scalar(b)) return e_ts(L, G, dst, a, alu, (float)(num(b) * alpha), TRNC_NC_ALU_BYPASS, 0);
+  if (is_scalar(b)) return e_ts(L, G, dst, a, alu, (float)(trnc_arg_number(b, 0) * alpha), TRNC_NC_ALU_BYPASS, 0);
   int bs = arg_slot(G, n, 1);
   if (alpha != 1.0) {
     trnc_status st = e_ts(L, G, tmp(G, 0), bs, TRNC_NC_ALU_MUL, (float)alpha, TRNC_NC_ALU_BYPASS, 0);
@@ -334,11 +326,11 @@ static trnc_status emit_node(lw *L, egroup *G, const trnc_node *n) {
       const trnc_arg *lo = trnc_node_arg(n, 1), *hi = trnc_node_arg(n, 2);
       bool hl = is_scalar(lo), hh = is_scalar(hi);
       return e_ts(L, G, dst, x, hl ? TRNC_NC_ALU_MAX : (hh ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_BYPASS),
-                  hl ? (float)num(lo) : (float)num(hi), hl && hh ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_BYPASS,
-                  hh ? (float)num(hi) : 0);
+                  hl ? (float)trnc_arg_number(lo, 0) : (float)trnc_arg_number(hi, 0), hl && hh ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_BYPASS,
+                  hh ? (float)trnc_arg_number(hi, 0) : 0);
     }
     case TRNC_OP_POW_SCALAR: {
-      double e = num(trnc_node_arg(n, 1));
+      double e = trnc_arg_number(trnc_node_arg(n, 1), 0);
       if (e == 2) return e_act(L, G, dst, x, TRNC_NC_ACT_SQUARE, 1, 0);
       if (e == 1) return e_copy(L, G, dst, x);
       if (e == 0.5) return e_act(L, G, dst, x, TRNC_NC_ACT_SQRT, 1, 0);
@@ -353,7 +345,7 @@ static trnc_status emit_node(lw *L, egroup *G, const trnc_node *n) {
     case TRNC_OP_SUB_SCALAR: return add_sub(L, G, n, dst, TRNC_NC_ALU_SUB);
     case TRNC_OP_RSUB_SCALAR: {
       /* other - alpha * self */
-      double alpha = num(trnc_node_arg(n, 2)), other = num(trnc_node_arg(n, 1));
+      double alpha = trnc_arg_number(trnc_node_arg(n, 2), 0), other = trnc_arg_number(trnc_node_arg(n, 1), 0);
       return e_ts(L, G, dst, x, TRNC_NC_ALU_MUL, (float)alpha, TRNC_NC_ALU_RSUB, (float)other);
     }
     case TRNC_OP_MUL:
@@ -388,17 +380,17 @@ static trnc_status emit_node(lw *L, egroup *G, const trnc_node *n) {
       return binary(L, G, n, dst, n->op == TRNC_OP_BITWISE_AND ? TRNC_NC_ALU_AND : TRNC_NC_ALU_OR);
     case TRNC_OP_WHERE: {
       int m = x, a = arg_slot(G, n, 1), b = arg_slot(G, n, 2);
-      if (a < 0 && (st = const_slot(L, G, 0, (float)num(trnc_node_arg(n, 1)), &a))) return st;
-      if (b < 0 && (st = const_slot(L, G, 1, (float)num(trnc_node_arg(n, 2)), &b))) return st;
+      if (a < 0 && (st = const_slot(L, G, 0, (float)trnc_arg_number(trnc_node_arg(n, 1), 0), &a))) return st;
+      if (b < 0 && (st = const_slot(L, G, 1, (float)trnc_arg_number(trnc_node_arg(n, 2), 0), &b))) return st;
       return e_select(L, G, dst, m, a, b);
     }
     case TRNC_OP_MASKED_FILL:
-      if ((st = const_slot(L, G, 0, (float)num(trnc_node_arg(n, 2)), &c))) return st;
+      if ((st = const_slot(L, G, 0, (float)trnc_arg_number(trnc_node_arg(n, 2), 0), &c))) return st;
       return e_select(L, G, dst, arg_slot(G, n, 1), c, x);
     case TRNC_OP_THRESHOLD_BACKWARD: {
       /* grad where self > threshold else 0 */
       int self = arg_slot(G, n, 1), z;
-      float th = (float)num(trnc_node_arg(n, 2));
+      float th = (float)trnc_arg_number(trnc_node_arg(n, 2), 0);
       st = e_ts(L, G, tmp(G, 2), self, TRNC_NC_ALU_GT, th, TRNC_NC_ALU_BYPASS, 0);
       if (!st) st = const_slot(L, G, 1, 0, &z);
       return st ? st : e_select(L, G, dst, tmp(G, 2), x, z);

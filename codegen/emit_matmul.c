@@ -33,15 +33,6 @@ typedef struct mm {
   lw_pool st_pool, mv_pool, ps_pool, out_pool, bias_pool;
 } mm;
 
-static double num(const trnc_arg *a) {
-  if (!a) return 1;
-  switch (a->kind) {
-    case TRNC_ARG_INT: return (double)a->u.i;
-    case TRNC_ARG_FLOAT: return a->u.f;
-    case TRNC_ARG_BOOL: return a->u.b;
-    default: return 1;
-  }
-}
 
 /* Strides of a batched 2-D view: the last two dims (rows, cols) and batch. */
 static void dims2(const lw_tv *t, int64_t *sb, int64_t *sr, int64_t *sc) {
@@ -247,8 +238,8 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   m.b = &L->tv[n->args[ai + 1].u.ref];
   m.act = ep->act;
   m.bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
-  m.alpha = (has_bias ? num(trnc_node_arg(n, 4)) : 1) * ep->scale;
-  m.beta = (has_bias ? num(trnc_node_arg(n, 3)) : 1) * ep->scale;
+  m.alpha = (has_bias ? trnc_arg_number(trnc_node_arg(n, 4), 1) : 1) * ep->scale;
+  m.beta = (has_bias ? trnc_arg_number(trnc_node_arg(n, 3), 1) : 1) * ep->scale;
   const trnc_type *at = &g->values[n->args[ai].u.ref].type, *bt = &g->values[n->args[ai + 1].u.ref].type;
   m.M = at->shape[at->rank - 2];
   m.K = at->shape[at->rank - 1];

@@ -123,15 +123,6 @@ typedef struct rk {
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static double num(const trnc_arg *a, double dflt) {
-  if (!a) return dflt;
-  switch (a->kind) {
-    case TRNC_ARG_INT: return (double)a->u.i;
-    case TRNC_ARG_FLOAT: return a->u.f;
-    case TRNC_ARG_BOOL: return a->u.b;
-    default: return dflt;
-  }
-}
 
 static bool argb(const trnc_node *n, uint32_t i, bool dflt) {
   const trnc_arg *a = trnc_node_arg(n, i);
@@ -679,7 +670,7 @@ static trnc_status emit_softmax(lw *L, const trnc_node *n) {
   const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
   if (!o || !x) return TRNC_OK;
   bool red[RMAX] = {false};
-  int d = wrapdim((int64_t)num(trnc_node_arg(n, 1), 0), xt->rank);
+  int d = wrapdim((int64_t)trnc_arg_number(trnc_node_arg(n, 1), 0), xt->rank);
   if (d >= 0) red[d] = true;
   rk K;
   rk_init(&K, L, n, xt, red);
@@ -747,7 +738,7 @@ static trnc_status emit_softmax_bw(lw *L, const trnc_node *n) {
   const lw_tv *g = tvof(L, gr), *y = tvof(L, argref(n, 1)), *o = tvof(L, n->outs[0]);
   if (!o || !g || !y) return TRNC_OK;
   bool red[RMAX] = {false};
-  int d = wrapdim((int64_t)num(trnc_node_arg(n, 2), 0), gt->rank);
+  int d = wrapdim((int64_t)trnc_arg_number(trnc_node_arg(n, 2), 0), gt->rank);
   if (d >= 0) red[d] = true;
   rk K;
   rk_init(&K, L, n, gt, red);
@@ -852,7 +843,7 @@ static trnc_status emit_layer_norm(lw *L, const trnc_node *n) {
   c.o = add_full(&K, o);
   c.mean = add_row(&K, tvof(L, n->outs[1]));
   c.rstd = add_row(&K, tvof(L, n->outs[2]));
-  c.eps = (float)num(trnc_node_arg(n, 4), 1e-5);
+  c.eps = (float)trnc_arg_number(trnc_node_arg(n, 4), 1e-5);
   c.odt = o ? o->t.dtype : TRNC_F32;
   if (!o) return lw_fail(L, n, TRNC_ERR_INTERNAL, "layer_norm output has no buffer");
   trnc_status st = lw_kernel_begin(L, "layer_norm");
@@ -899,7 +890,7 @@ static trnc_status emit_var(lw *L, const trnc_node *n) {
   int64_t R = 1;
   for (int i = 0; i < xt->rank; i++)
     if (red[i]) R *= xt->shape[i];
-  double corr = num(trnc_node_arg(n, 2), 1.0);
+  double corr = trnc_arg_number(trnc_node_arg(n, 2), 1.0);
   double den = (double)R - corr;
   c.denom = (float)(den > 0 ? den : 0);
   trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
@@ -1246,7 +1237,7 @@ static trnc_status emit_batch_norm(lw *L, const trnc_node *n) {
     c.sm = add_row(&K, tvof(L, argref(n, 5)));
     c.si = add_row(&K, tvof(L, argref(n, 6)));
     c.training = argb(n, 7, true);
-    c.eps = (float)num(trnc_node_arg(n, 8), 1e-5);
+    c.eps = (float)trnc_arg_number(trnc_node_arg(n, 8), 1e-5);
     c.o = add_full(&K, tvof(L, n->outs[0]));
     c.gw = add_row(&K, tvof(L, n->outs[1]));
     c.gb = add_row(&K, tvof(L, n->outs[2]));
@@ -1262,8 +1253,8 @@ static trnc_status emit_batch_norm(lw *L, const trnc_node *n) {
     c.rm = add_row(&K, tvof(L, argref(n, 3)));
     c.rv = add_row(&K, tvof(L, argref(n, 4)));
     c.training = functional && argb(n, 5, true);
-    c.momentum = (float)num(trnc_node_arg(n, functional ? 6 : 5), 0.1);
-    c.eps = (float)num(trnc_node_arg(n, functional ? 7 : 6), 1e-5);
+    c.momentum = (float)trnc_arg_number(trnc_node_arg(n, functional ? 6 : 5), 0.1);
+    c.eps = (float)trnc_arg_number(trnc_node_arg(n, functional ? 7 : 6), 1e-5);
     c.o = add_full(&K, tvof(L, n->outs[0]));
     c.smean = add_row(&K, trnc_type_numel(&L->g->values[n->outs[1]].type) ? tvof(L, n->outs[1]) : NULL);
     c.srstd = add_row(&K, trnc_type_numel(&L->g->values[n->outs[2]].type) ? tvof(L, n->outs[2]) : NULL);
@@ -1454,8 +1445,8 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
   N_.x = tvof(L, xr);
   N_.t = tvof(L, argref(n, a0 + 1));
   N_.w = tvof(L, argref(n, a0 + 2));
-  N_.reduction = (int)num(trnc_node_arg(n, a0 + 3), 1);
-  N_.ignore = (float)num(trnc_node_arg(n, a0 + 4), -100);
+  N_.reduction = (int)trnc_arg_number(trnc_node_arg(n, a0 + 3), 1);
+  N_.ignore = (float)trnc_arg_number(trnc_node_arg(n, a0 + 4), -100);
   if (N_.bw) {
     N_.go = tvof(L, argref(n, 0));
     N_.tw = tvof(L, argref(n, 6));

@@ -340,14 +340,6 @@ static trnc_status fill_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, vo
   return lw_dma(L, t, sb, lw_hbm_ap(s, 0, c->dst->buffer, c->dst->t.dtype, tp), true);
 }
 
-static double argnum(const trnc_arg *a) {
-  switch (a->kind) {
-    case TRNC_ARG_INT: return (double)a->u.i;
-    case TRNC_ARG_FLOAT: return a->u.f;
-    case TRNC_ARG_BOOL: return a->u.b;
-    default: return 0;
-  }
-}
 
 static trnc_status lower_fill(lw *L, const trnc_node *n) {
   const lw_tv *dst = &L->tv[n->outs[0]];
@@ -357,17 +349,17 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
   c.dst = dst;
   c.step = 1;
   switch (n->op) {
-    case TRNC_OP_FULL: c.value = (float)argnum(&n->args[1]); break;
-    case TRNC_OP_FULL_LIKE: c.value = (float)argnum(&n->args[1]); break;
-    case TRNC_OP_SCALAR_TENSOR: c.value = (float)argnum(&n->args[0]); break;
+    case TRNC_OP_FULL: c.value = (float)trnc_arg_number(&n->args[1], 0); break;
+    case TRNC_OP_FULL_LIKE: c.value = (float)trnc_arg_number(&n->args[1], 0); break;
+    case TRNC_OP_SCALAR_TENSOR: c.value = (float)trnc_arg_number(&n->args[0], 0); break;
     case TRNC_OP_ONES: c.value = 1; break;
     case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED: c.value = 0; break;
     case TRNC_OP_ARANGE: c.iota = true; break;
-    case TRNC_OP_ARANGE_START: c.iota = true; c.start = argnum(&n->args[0]); break;
+    case TRNC_OP_ARANGE_START: c.iota = true; c.start = trnc_arg_number(&n->args[0], 0); break;
     case TRNC_OP_ARANGE_START_STEP:
       c.iota = true;
-      c.start = argnum(&n->args[0]);
-      c.step = argnum(&n->args[2]);
+      c.start = trnc_arg_number(&n->args[0], 0);
+      c.step = trnc_arg_number(&n->args[2], 0);
       break;
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "not a creation op");
   }

@@ -11,12 +11,15 @@
  *      caps);
  *   3. conversion node by node: tensor metadata (dtype, rank, dims, strides,
  *      overflow, symbols), argument kinds against the op table, references
- *      (dangling, forward, None slots), constants' byte sizes;
+ *      (dangling, forward, None slots, Python scalars), constants' byte sizes;
  *   4. trnc_graph_verify() for the per-op shape rules.
  *
  * Every failure is a status plus a diagnostic naming the node; nothing
  * aborts, and the graph arena and the protobuf message are freed on every
- * path.
+ * path. Statuses say whose problem it is: TRNC_ERR_UNSUPPORTED and
+ * TRNC_ERR_DYNAMIC_SHAPE are the model's (rank > 8, data-dependent sizes and
+ * scalars; backed symbolic sizes), INVALID_GRAPH/MALFORMED/VERSION/LIMIT the
+ * bytes'.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "frontend/import.h"
@@ -31,8 +34,13 @@
 #include "ir/ir.h"
 
 #define DYN_ADVICE                                                                 \
-  "trnc compiles static shapes; pass dynamic=False to torch.compile or pad inputs " \
-  "to bucket shapes (trnc.buckets)"
+  "trnc compiles static shapes: pass dynamic=False to torch.compile, or pad inputs " \
+  "to shape buckets (trnc.buckets)"
+
+/* Why a data-dependent (unbacked) size or scalar cannot be compiled. */
+#define DATA_DEP_WHY                                                                       \
+  "it depends on the values in a tensor, and trnc compiles static-shape graphs that run " \
+  "without host round trips"
 
 /* ------------------------------------------------------------------------ */
 /* Counting allocator for protobuf-c                                         */
@@ -179,6 +187,40 @@ static const char *node_word(const trnc_node *n) {
   return n->op == TRNC_OP_PLACEHOLDER ? "input" : "node";
 }
 
+/*
+ * Symbols in a SymInt expression, as torch names them
+ * (torch/utils/_sympy/symbol.py): backed sizes s0, s77 (and zf0 floats) come
+ * from inputs marked dynamic; unbacked ones, u0 (and zuf0 floats), from data
+ * (nonzero, x[mask], .item()). Returns true if `expr` names an unbacked one.
+ */
+static bool sym_data_dependent(const char *expr) {
+  if (!expr) return false;
+  for (const char *p = expr; *p;) {
+    bool start = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_';
+    if (!start) {
+      p++;
+      continue;
+    }
+    const char *id = p;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+           (*p >= '0' && *p <= '9'))
+      p++;
+    size_t plen = id[0] == 'u' ? 1 : (!strncmp(id, "zuf", 3) ? 3 : 0);
+    if (!plen || (size_t)(p - id) <= plen) continue;
+    bool digits = true;
+    for (const char *q = id + plen; q < p; q++) digits = digits && *q >= '0' && *q <= '9';
+    if (digits) return true;
+  }
+  return false;
+}
+
+/* True if `expr` contains a symbol at all (a plain number such as "3" does not). */
+static bool sym_symbolic(const char *expr) {
+  for (const char *p = expr ? expr : ""; *p; p++)
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') return true;
+  return false;
+}
+
 /* Element size used for overflow checks: OTHER (unknown size) counts as 1. */
 static int64_t itemsize(trnc_dtype dt) {
   size_t s = trnc_dtype_size(dt);
@@ -188,28 +230,53 @@ static int64_t itemsize(trnc_dtype dt) {
 /* ------------------------------------------------------------------------ */
 /* Tensor metadata                                                           */
 
-/* Symbolic dims/strides/offset -> TRNC_ERR_DYNAMIC_SHAPE naming the input. */
+/* "input 'x'" for a placeholder (one output, so `what` is left out), else
+ * "node 'add' output 0". */
+static const char *value_name(const trnc_node *n, const char *what, char *buf, size_t len) {
+  if (n->op == TRNC_OP_PLACEHOLDER) snprintf(buf, len, "input '%s'", n->name);
+  else snprintf(buf, len, "%s '%s' %s", node_word(n), n->name, what);
+  return buf;
+}
+
+/* One symbolic dim/stride/offset `sym` of `what` ("size in dim 0"): an
+ * unbacked symbol (data-dependent shape) is TRNC_ERR_UNSUPPORTED, any other
+ * TRNC_ERR_DYNAMIC_SHAPE. */
+static trnc_status symbol_err(imp *im, const trnc_node *n, const char *who, const char *what,
+                              const char *sym) {
+  if (sym_data_dependent(sym))
+    return node_err(im, n, TRNC_ERR_UNSUPPORTED,
+                    "%s has a data-dependent %s (%s): the shape of this op's result depends on "
+                    "the values in its input tensors, which a static-shape compiler cannot "
+                    "lower; keep shapes fixed by rewriting with a mask (torch.where(mask, x, 0), "
+                    "x * mask) instead of selecting elements",
+                    who, what, sym);
+  return node_err(im, n, TRNC_ERR_DYNAMIC_SHAPE, "%s has a symbolic %s (%s): %s", who, what, sym,
+                  DYN_ADVICE);
+}
+
+/* Symbolic dims/strides/offset -> TRNC_ERR_DYNAMIC_SHAPE naming the input
+ * (TRNC_ERR_UNSUPPORTED for data-dependent ones, see symbol_err). */
 static trnc_status meta_symbols(imp *im, const trnc_node *n, const char *what,
                                 const Trnc__Fx__TensorMeta *tm) {
+  char who[300], part[64];
   for (size_t i = 0; i < tm->n_shape; i++) {
     const Trnc__Fx__Dim *dm = tm->shape[i];
-    if (dm->symbol && dm->symbol[0])
-      return node_err(im, n, TRNC_ERR_DYNAMIC_SHAPE,
-                      "%s '%s' %s has a symbolic size in dim %zu (%s): %s",
-                      node_word(n), n->name, what, i, dm->symbol, DYN_ADVICE);
+    if (dm->symbol && dm->symbol[0]) {
+      snprintf(part, sizeof part, "size in dim %zu", i);
+      return symbol_err(im, n, value_name(n, what, who, sizeof who), part, dm->symbol);
+    }
   }
   for (size_t i = 0; i < tm->n_stride; i++) {
     const Trnc__Fx__Dim *dm = tm->stride[i];
-    if (dm->symbol && dm->symbol[0])
-      return node_err(im, n, TRNC_ERR_DYNAMIC_SHAPE,
-                      "%s '%s' %s has a symbolic stride in dim %zu (%s): %s",
-                      node_word(n), n->name, what, i, dm->symbol, DYN_ADVICE);
+    if (dm->symbol && dm->symbol[0]) {
+      snprintf(part, sizeof part, "stride in dim %zu", i);
+      return symbol_err(im, n, value_name(n, what, who, sizeof who), part, dm->symbol);
+    }
   }
   const Trnc__Fx__Dim *off = tm->storage_offset;
   if (off && off->symbol && off->symbol[0])
-    return node_err(im, n, TRNC_ERR_DYNAMIC_SHAPE,
-                    "%s '%s' %s has a symbolic storage offset (%s): %s", node_word(n), n->name,
-                    what, off->symbol, DYN_ADVICE);
+    return symbol_err(im, n, value_name(n, what, who, sizeof who), "storage offset",
+                      off->symbol);
   return TRNC_OK;
 }
 
@@ -247,9 +314,13 @@ static trnc_status conv_meta(imp *im, const trnc_node *n, const char *what,
   if (layout < 0 || layout > TRNC__FX__LAYOUT__JAGGED)
     return node_err(im, n, TRNC_ERR_INVALID_GRAPH, "%s has unknown layout enum value %d", what,
                     layout);
-  if (tm->n_shape > TRNC_MAX_RANK)
-    return node_err(im, n, TRNC_ERR_LIMIT, "%s has rank %zu; trnc supports rank <= %d", what,
+  if (tm->n_shape > TRNC_MAX_RANK) {
+    /* a limit of the model, not of the bytes: the user sees an unsupported tensor */
+    char who[300];
+    return node_err(im, n, TRNC_ERR_UNSUPPORTED, "%s has rank %zu; trnc supports rank <= %d",
+                    n->op == TRNC_OP_CONSTANT ? what : value_name(n, what, who, sizeof who),
                     tm->n_shape, TRNC_MAX_RANK);
+  }
   if (tm->n_stride != tm->n_shape)
     return node_err(im, n, TRNC_ERR_INVALID_GRAPH,
                     "%s has %zu dims but %zu strides (shape and stride must have equal length)",
@@ -315,6 +386,26 @@ static trnc_status conv_ref(imp *im, const trnc_node *user, uint32_t ui, const c
                     "%s refers to node %" PRIu32 ", which comes later in the graph", what,
                     r->node);
   const trnc_node *src = &g->nodes[r->node];
+  const Trnc__Fx__Node *fsrc = im->m->nodes[r->node];
+  if (src->nouts == 0 && fsrc->n_scalar_outputs > 0) {
+    /* a Python scalar (SymInt, .item()) used as an operand */
+    const char *sym = fsrc->scalar_outputs[0] ? fsrc->scalar_outputs[0] : "";
+    if (sym_data_dependent(sym))
+      return node_err(im, src, TRNC_ERR_UNSUPPORTED,
+                      "node '%s' reads a value out of a tensor into a Python scalar (%s, as "
+                      ".item(), .tolist() or int(tensor) do) that node '%s' uses: " DATA_DEP_WHY
+                      "; keep the value a tensor (e.g. multiply by the 0-d tensor instead of a "
+                      "Python number)",
+                      src->name, sym, user->name);
+    if (sym_symbolic(sym))
+      return node_err(im, src, TRNC_ERR_DYNAMIC_SHAPE,
+                      "node '%s' is a symbolic size (%s) that node '%s' uses: %s", src->name,
+                      sym, user->name, DYN_ADVICE);
+    return node_err(im, src, TRNC_ERR_UNSUPPORTED,
+                    "node '%s' produces a Python scalar (%s), not a tensor, and node '%s' uses "
+                    "it as an operand: trnc lowers tensor operands only",
+                    src->name, sym, user->name);
+  }
   if (r->output >= src->nouts)
     return node_err(im, user, TRNC_ERR_INVALID_GRAPH,
                     "%s refers to output %" PRIu32 " of node %" PRIu32
@@ -418,6 +509,10 @@ static trnc_status conv_arg(imp *im, const trnc_node *n, uint32_t ui, const char
       return TRNC_OK;
     }
     case TRNC__FX__ARG__KIND_SYM:
+      if (sym_data_dependent(a->sym))
+        return node_err(im, n, TRNC_ERR_UNSUPPORTED,
+                        "%s of %s '%s' is a data-dependent value (%s): " DATA_DEP_WHY, what,
+                        node_word(n), n->name, a->sym);
       return node_err(im, n, TRNC_ERR_DYNAMIC_SHAPE, "%s of %s '%s' is symbolic (%s): %s", what,
                       node_word(n), n->name, a->sym ? a->sym : "", DYN_ADVICE);
     case TRNC__FX__ARG__KIND_LIST: {
@@ -502,7 +597,7 @@ static trnc_status check_schema(imp *im, trnc_node *n, const Trnc__Fx__Node *fn)
       return node_err(im, n, TRNC_ERR_INVALID_GRAPH,
                       "argument %" PRIu32 " ('%s') of %s must be %s, got %s", i,
                       n->args[i].name, n->target, trnc_arg_spec_name(kinds[i]),
-                      fx_kind_name(fn->args[i]->kind_case));
+                      i < fn->n_args ? fx_kind_name(fn->args[i]->kind_case) : "None");
   }
   return TRNC_OK;
 }
@@ -532,9 +627,14 @@ static trnc_status conv_placeholder(imp *im, trnc_node *n, uint32_t ni, const Tr
   n->op = TRNC_OP_PLACEHOLDER;
   n->role = dup(im, fn->placeholder_role);
   if (!n->role) return nomem(im);
-  if (fn->n_outputs == 0 && fn->n_scalar_outputs > 0)
+  if (fn->n_outputs == 0 && fn->n_scalar_outputs > 0) {
+    const char *sym = fn->scalar_outputs[0] ? fn->scalar_outputs[0] : "";
+    if (sym_data_dependent(sym))
+      return node_err(im, n, TRNC_ERR_UNSUPPORTED,
+                      "input '%s' is a data-dependent scalar (%s): " DATA_DEP_WHY, n->name, sym);
     return node_err(im, n, TRNC_ERR_DYNAMIC_SHAPE, "input '%s' is a symbolic size (%s): %s",
-                    n->name, fn->scalar_outputs[0] ? fn->scalar_outputs[0] : "", DYN_ADVICE);
+                    n->name, sym, DYN_ADVICE);
+  }
   if (fn->n_outputs != 1)
     return node_err(im, n, TRNC_ERR_INVALID_GRAPH,
                     "input '%s' must have exactly one tensor output, has %zu", n->name,
@@ -602,9 +702,55 @@ static trnc_status conv_constant(imp *im, trnc_node *n, uint32_t ni, const Trnc_
   return TRNC_OK;
 }
 
+/*
+ * FX targets imported as a table op with the same meaning. The alias takes
+ * the op's first arguments; the op's remaining (optional) arguments are None,
+ * named by `none_args` (comma-separated). The node's target becomes the op's.
+ */
+static const struct {
+  const char *fx_target;
+  trnc_op op;
+  const char *none_args;
+} op_aliases[] = {
+    /* torch.tensor(data) in a model: a fresh copy of a get_attr constant */
+    {"aten.lift_fresh_copy.default", TRNC_OP_CLONE, "memory_format"},
+};
+
+/* Index into op_aliases of target, or -1. */
+static int alias_lookup(const char *target) {
+  for (size_t i = 0; i < sizeof op_aliases / sizeof op_aliases[0]; i++)
+    if (!strcmp(op_aliases[i].fx_target, target)) return (int)i;
+  return -1;
+}
+
+/* Appends op_aliases[ai].none_args to n->args as None arguments. */
+static trnc_status alias_args(imp *im, trnc_node *n, int ai) {
+  const char *names = op_aliases[ai].none_args;
+  uint32_t extra = 1;
+  for (const char *p = names; *p; p++) extra += *p == ',';
+  trnc_arg *args = trnc_arena_array(&im->g->arena, n->nargs + extra, sizeof(trnc_arg));
+  if (!args) return nomem(im);
+  if (n->nargs) memcpy(args, n->args, n->nargs * sizeof(trnc_arg));
+  for (uint32_t k = 0; k < extra; k++) {
+    const char *end = strchr(names, ',');
+    size_t len = end ? (size_t)(end - names) : strlen(names);
+    char *name = trnc_arena_alloc(&im->g->arena, len + 1);
+    if (!name) return nomem(im);
+    memcpy(name, names, len);
+    name[len] = '\0';
+    args[n->nargs + k] = (trnc_arg){.kind = TRNC_ARG_NONE, .name = name};
+    names = end ? end + 1 : names + len;
+  }
+  n->args = args;
+  n->nargs += extra;
+  n->target = trnc_op_defs[op_aliases[ai].op].target;
+  return TRNC_OK;
+}
+
 /* CALL_FUNCTION: table op or TRNC_OP_UNKNOWN; args converted, outputs typed. */
 static trnc_status conv_call(imp *im, trnc_node *n, uint32_t ni, const Trnc__Fx__Node *fn) {
-  n->op = trnc_op_lookup(n->target);
+  int alias = alias_lookup(n->target);
+  n->op = alias >= 0 ? op_aliases[alias].op : trnc_op_lookup(n->target);
   if (fn->n_args > UINT32_MAX) return node_err(im, n, TRNC_ERR_LIMIT, "too many arguments");
   trnc_status st = alloc_outs(im, n, fn->n_outputs);
   if (st != TRNC_OK) return st;
@@ -624,6 +770,10 @@ static trnc_status conv_call(imp *im, trnc_node *n, uint32_t ni, const Trnc__Fx_
     char what[300];
     snprintf(what, sizeof what, "argument %" PRIu32 " ('%s')", i, fn->args[i]->name);
     st = conv_arg(im, n, ni, what, fn->args[i], 0, &n->args[i]);
+    if (st != TRNC_OK) return st;
+  }
+  if (alias >= 0) {
+    st = alias_args(im, n, alias);
     if (st != TRNC_OK) return st;
   }
   if (n->op < TRNC_OP_COUNT) {
@@ -684,6 +834,9 @@ static trnc_status conv_output(imp *im) {
       trnc_status st = conv_ref(im, &out_node, g->nnodes, what, a->ref, &g->outputs[i]);
       if (st != TRNC_OK) return st;
     } else if (a->kind_case == TRNC__FX__ARG__KIND_SYM) {
+      if (sym_data_dependent(a->sym))
+        return node_err(im, &out_node, TRNC_ERR_UNSUPPORTED,
+                        "%s is a data-dependent value (%s): " DATA_DEP_WHY, what, a->sym);
       return node_err(im, &out_node, TRNC_ERR_DYNAMIC_SHAPE, "%s is symbolic (%s): %s", what,
                       a->sym ? a->sym : "", DYN_ADVICE);
     } else {
@@ -723,8 +876,10 @@ static trnc_status build(imp *im) {
     const Trnc__Fx__Node *fn = m->nodes[i];
     if (fn->op != TRNC__FX__NODE_OP__PLACEHOLDER || fn->n_outputs != 1 || !fn->outputs[0])
       continue;
-    trnc_node tmp = {.op = TRNC_OP_PLACEHOLDER, .name = fn->name ? fn->name : "",
-                     .target = "", .loc = {"", 0, "", ""}};
+    const Trnc__Fx__SourceLoc *fl = fn->loc; /* where the user first uses the input */
+    trnc_node tmp = {.op = TRNC_OP_PLACEHOLDER, .name = fn->name ? fn->name : "", .target = "",
+                     .loc = {fl && fl->file ? fl->file : "", fl && fl->line > 0 ? fl->line : 0,
+                             fl && fl->code ? fl->code : "", ""}};
     trnc_status st = meta_symbols(im, &tmp, "output 0", fn->outputs[0]);
     if (st != TRNC_OK) return st;
   }

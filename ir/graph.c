@@ -117,6 +117,32 @@ char *trnc_node_operands_str(const trnc_graph *g, const trnc_node *n, char *buf,
   return buf;
 }
 
+int64_t trnc_arg_int(const trnc_node *n, uint32_t i, int64_t dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return dflt;
+  if (a->kind == TRNC_ARG_INT) return a->u.i;
+  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
+  return dflt;
+}
+
+bool trnc_arg_bool(const trnc_node *n, uint32_t i, bool dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return dflt;
+  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
+  if (a->kind == TRNC_ARG_INT) return a->u.i != 0;
+  return dflt;
+}
+
+double trnc_arg_number(const trnc_arg *a, double dflt) {
+  if (!a) return dflt;
+  switch (a->kind) {
+    case TRNC_ARG_INT: return (double)a->u.i;
+    case TRNC_ARG_FLOAT: return a->u.f;
+    case TRNC_ARG_BOOL: return a->u.b;
+    default: return dflt;
+  }
+}
+
 void trnc_arg_visit_refs(const trnc_arg *a, trnc_ref_visitor f, void *ctx) {
   if (a->kind == TRNC_ARG_VALUE) f(a->u.ref, ctx);
   else if (a->kind == TRNC_ARG_LIST)

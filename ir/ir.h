@@ -199,6 +199,15 @@ trnc_diag_loc trnc_node_loc(const trnc_node *n);
 /** "(f32[2,3], f32[3], alpha=1)" — operand summary for diagnostics. */
 char *trnc_node_operands_str(const trnc_graph *g, const trnc_node *n, char *buf, size_t len);
 
+/** Argument i of n as an int (INT, or BOOL as 0/1); dflt if absent or of
+ *  another kind. */
+int64_t trnc_arg_int(const trnc_node *n, uint32_t i, int64_t dflt);
+/** Argument i of n as a bool (BOOL, or INT != 0); dflt if absent/other. */
+bool trnc_arg_bool(const trnc_node *n, uint32_t i, bool dflt);
+/** A Scalar argument (INT, FLOAT or BOOL) as a double; dflt if a is NULL
+ *  or of another kind (None, a tensor, ...). */
+double trnc_arg_number(const trnc_arg *a, double dflt);
+
 /** Walks every value ref in an argument (recursing into lists). */
 typedef void (*trnc_ref_visitor)(trnc_ref r, void *ctx);
 void trnc_arg_visit_refs(const trnc_arg *a, trnc_ref_visitor f, void *ctx);

@@ -40,21 +40,7 @@ static const trnc_type *targ(const trnc_graph *g, const trnc_node *n, uint32_t i
   return (a && a->kind == TRNC_ARG_VALUE) ? trnc_ref_type(g, a->u.ref) : NULL;
 }
 
-static int64_t iarg(const trnc_node *n, uint32_t i, int64_t dflt) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  if (!a) return dflt;
-  if (a->kind == TRNC_ARG_INT) return a->u.i;
-  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
-  return dflt;
-}
 
-static bool barg(const trnc_node *n, uint32_t i, bool dflt) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  if (!a) return dflt;
-  if (a->kind == TRNC_ARG_BOOL) return a->u.b;
-  if (a->kind == TRNC_ARG_INT) return a->u.i != 0;
-  return dflt;
-}
 
 static bool is_none(const trnc_node *n, uint32_t i) {
   const trnc_arg *a = trnc_node_arg(n, i);
@@ -374,7 +360,7 @@ trnc_status rule_reduce(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   trnc_dtype dt = x->dtype;
   if (n->op == TRNC_OP_SUM && dt_category(dt) <= 1) dt = TRNC_I64;
   out[0].dtype = dtarg(n, 3, dt);
-  return reduce_shape(n, x, dims, nd, barg(n, 2, false), &out[0], d);
+  return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
 trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
@@ -393,15 +379,15 @@ trnc_status rule_reduce_keep(const trnc_graph *g, const trnc_node *n, trnc_type 
   int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
   CHECK(nd >= 0, "reduction: dim must be a list of at most %d ints", TRNC_MAX_RANK);
   out[0].dtype = x->dtype;
-  return reduce_shape(n, x, dims, nd, barg(n, 2, false), &out[0], d);
+  return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
 trnc_status rule_argmax(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                         trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   out[0].dtype = TRNC_I64;
-  return reduce_shape(n, x, &dim, is_none(n, 1) ? 0 : 1, barg(n, 2, false), &out[0], d);
+  return reduce_shape(n, x, &dim, is_none(n, 1) ? 0 : 1, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
 trnc_status rule_var(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
@@ -410,7 +396,7 @@ trnc_status rule_var(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   int64_t dims[TRNC_MAX_RANK] = {0};
   int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
   CHECK(nd >= 0 || is_none(n, 1), "var: dim must be a list of at most %d ints", TRNC_MAX_RANK);
-  trnc_status s = reduce_shape(n, x, dims, nd, barg(n, 3, false), &out[0], d);
+  trnc_status s = reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 3, false), &out[0], d);
   out[0].dtype = x->dtype;
   for (uint32_t k = 1; k < nout; k++) out[k] = out[0];
   return s;
@@ -427,10 +413,10 @@ trnc_status rule_var_mean(const trnc_graph *g, const trnc_node *n, trnc_type *ou
 trnc_status rule_softmax(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   CHECK(wrap_dim(&dim, x->rank), "softmax dim %lld out of range for rank %d",
-        (long long)iarg(n, 1, 0), x->rank);
-  copy_shape(&out[0], x, barg(n, 2, false) ? TRNC_F32 : x->dtype);
+        (long long)trnc_arg_int(n, 1, 0), x->rank);
+  copy_shape(&out[0], x, trnc_arg_bool(n, 2, false) ? TRNC_F32 : x->dtype);
   return TRNC_OK;
 }
 
@@ -440,7 +426,7 @@ trnc_status rule_softmax_bw(const trnc_graph *g, const trnc_node *n, trnc_type *
   CHECK(trnc_type_same_shape(go, y) || (go->rank == y->rank &&
         !memcmp(go->shape, y->shape, sizeof(int64_t) * go->rank)),
         "softmax backward: grad_output and output shapes differ");
-  int64_t dim = iarg(n, 2, 0);
+  int64_t dim = trnc_arg_int(n, 2, 0);
   CHECK(wrap_dim(&dim, go->rank), "softmax backward dim out of range");
   copy_shape(&out[0], go, dtarg(n, 3, go->dtype));
   return TRNC_OK;
@@ -533,7 +519,7 @@ static trnc_status bn_common(const trnc_graph *g, const trnc_node *n, trnc_type 
 trnc_status rule_bn_functional(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                                uint32_t nout, trnc_diags *d) {
   CHECK(nout == 5, "batch_norm (functional) has 5 outputs, the graph declares %u", nout);
-  return bn_common(g, n, out, nout, barg(n, 5, true), d);
+  return bn_common(g, n, out, nout, trnc_arg_bool(n, 5, true), d);
 }
 
 trnc_status rule_bn_no_training(const trnc_graph *g, const trnc_node *n, trnc_type *out,
@@ -680,8 +666,8 @@ trnc_status rule_conv(const trnc_graph *g, const trnc_node *n, trnc_type *out, u
                       trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0), *w = targ(g, n, 1), *b = targ(g, n, 2);
   int64_t o[TRNC_MAX_RANK];
-  bool tr = barg(n, 6, false);
-  trnc_status s = conv_out(n, x, w, 3, tr, 7, iarg(n, 8, 1), o, d);
+  bool tr = trnc_arg_bool(n, 6, false);
+  trnc_status s = conv_out(n, x, w, 3, tr, 7, trnc_arg_int(n, 8, 1), o, d);
   if (s) return s;
   CHECK(!b || (b->rank == 1 && b->shape[0] == o[1]), "convolution: bias must have shape [%lld]",
         (long long)o[1]);
@@ -694,7 +680,7 @@ trnc_status rule_conv_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out
   CHECK(nout == 3, "convolution_backward has 3 outputs, the graph declares %u", nout);
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *w = targ(g, n, 2);
   int64_t o[TRNC_MAX_RANK];
-  trnc_status s = conv_out(n, x, w, 4, barg(n, 7, false), 8, iarg(n, 9, 1), o, d);
+  trnc_status s = conv_out(n, x, w, 4, trnc_arg_bool(n, 7, false), 8, trnc_arg_int(n, 9, 1), o, d);
   if (s) return s;
   CHECK(go->rank == x->rank && !memcmp(go->shape, o, sizeof(int64_t) * x->rank),
         "convolution_backward: grad_output shape does not match the convolution's output");
@@ -741,7 +727,7 @@ static trnc_status pool2d(const trnc_node *n, const trnc_type *x, uint32_t a_k, 
 trnc_status rule_maxpool(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   CHECK(nout == 2, "max_pool2d_with_indices has 2 outputs, the graph declares %u", nout);
-  trnc_status s = pool2d(n, targ(g, n, 0), 1, true, barg(n, 5, false), &out[0], d);
+  trnc_status s = pool2d(n, targ(g, n, 0), 1, true, trnc_arg_bool(n, 5, false), &out[0], d);
   out[1] = out[0];
   out[1].dtype = TRNC_I64;
   return s;
@@ -751,7 +737,7 @@ trnc_status rule_maxpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *idx = targ(g, n, 7);
   trnc_type pooled = {0};
-  trnc_status s = pool2d(n, x, 2, true, barg(n, 6, false), &pooled, d);
+  trnc_status s = pool2d(n, x, 2, true, trnc_arg_bool(n, 6, false), &pooled, d);
   if (s) return s;
   CHECK(trnc_type_same_shape(&pooled, go) || (go->rank == pooled.rank &&
         !memcmp(go->shape, pooled.shape, sizeof(int64_t) * go->rank)),
@@ -764,14 +750,14 @@ trnc_status rule_maxpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *
 
 trnc_status rule_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
-  return pool2d(n, targ(g, n, 0), 1, false, barg(n, 4, false), &out[0], d);
+  return pool2d(n, targ(g, n, 0), 1, false, trnc_arg_bool(n, 4, false), &out[0], d);
 }
 
 trnc_status rule_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
   trnc_type pooled = {0};
-  trnc_status s = pool2d(n, x, 2, false, barg(n, 5, false), &pooled, d);
+  trnc_status s = pool2d(n, x, 2, false, trnc_arg_bool(n, 5, false), &pooled, d);
   if (s) return s;
   CHECK(go->rank == pooled.rank && !memcmp(go->shape, pooled.shape, sizeof(int64_t) * go->rank),
         "avg_pool2d backward: grad_output shape does not match the pooled shape");
@@ -824,6 +810,13 @@ trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
 static void view_of(trnc_type *o, const trnc_type *x) {
   o->dtype = x->dtype;
   o->offset = x->offset;
+}
+
+/* alias: the same tensor, a view with the input's strides and offset. */
+trnc_status rule_alias(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  out[0] = *targ(g, n, 0);
+  return TRNC_OK;
 }
 
 /* torch's computeStride: strides for viewing x as `shape` without a copy,
@@ -926,8 +919,8 @@ trnc_status rule_transpose(const trnc_graph *g, const trnc_node *n, trnc_type *o
     CHECK(x->rank <= 2, "t: input must be at most 2-D");
     if (x->rank < 2) a = b = 0;
   } else {
-    a = iarg(n, 1, 0);
-    b = iarg(n, 2, 1);
+    a = trnc_arg_int(n, 1, 0);
+    b = trnc_arg_int(n, 2, 1);
     CHECK(wrap_dim(&a, x->rank) && wrap_dim(&b, x->rank), "transpose: dim out of range");
   }
   out[0] = *x;
@@ -971,7 +964,7 @@ trnc_status rule_expand(const trnc_graph *g, const trnc_node *n, trnc_type *out,
 trnc_status rule_unsqueeze(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                            uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   if (dim < 0) dim += x->rank + 1;
   CHECK(dim >= 0 && dim <= x->rank && x->rank < TRNC_MAX_RANK, "unsqueeze: dim out of range");
   view_of(&out[0], x);
@@ -1021,12 +1014,12 @@ trnc_status rule_slice(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
                        trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
   CHECK(x->rank > 0, "slice: cannot slice a 0-d tensor");
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   CHECK(wrap_dim(&dim, x->rank), "slice: dim out of range");
-  int64_t size = x->shape[dim], step = iarg(n, 4, 1);
+  int64_t size = x->shape[dim], step = trnc_arg_int(n, 4, 1);
   CHECK(step > 0, "slice: step must be positive");
-  int64_t start = is_none(n, 2) ? 0 : iarg(n, 2, 0);
-  int64_t end = is_none(n, 3) ? size : iarg(n, 3, size);
+  int64_t start = is_none(n, 2) ? 0 : trnc_arg_int(n, 2, 0);
+  int64_t end = is_none(n, 3) ? size : trnc_arg_int(n, 3, size);
   if (start < 0) start += size;
   if (end < 0) end += size;
   start = start < 0 ? 0 : (start > size ? size : start);
@@ -1042,11 +1035,11 @@ trnc_status rule_select(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                         trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
   CHECK(x->rank > 0, "select: cannot select from a 0-d tensor");
-  int64_t dim = iarg(n, 1, 0), idx = iarg(n, 2, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0), idx = trnc_arg_int(n, 2, 0);
   CHECK(wrap_dim(&dim, x->rank), "select: dim out of range");
   if (idx < 0) idx += x->shape[dim];
   CHECK(idx >= 0 && idx < x->shape[dim], "select: index %lld out of range for size %lld",
-        (long long)iarg(n, 2, 0), (long long)x->shape[dim]);
+        (long long)trnc_arg_int(n, 2, 0), (long long)x->shape[dim]);
   view_of(&out[0], x);
   out[0].offset = x->offset + idx * x->stride[dim];
   int r = 0;
@@ -1063,13 +1056,13 @@ trnc_status rule_select(const trnc_graph *g, const trnc_node *n, trnc_type *out,
 trnc_status rule_split(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                        trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = iarg(n, 2, 0);
+  int64_t dim = trnc_arg_int(n, 2, 0);
   CHECK(x->rank > 0 && wrap_dim(&dim, x->rank), "split: dim out of range");
   int64_t size = x->shape[dim];
   int64_t sizes[64];
   uint32_t k;
   if (n->op == TRNC_OP_SPLIT) {
-    int64_t chunk = iarg(n, 1, 1);
+    int64_t chunk = trnc_arg_int(n, 1, 1);
     CHECK(chunk > 0 || (chunk == 0 && size == 0), "split: split_size must be positive");
     k = chunk ? (uint32_t)((size + chunk - 1) / chunk) : 1;
     if (k == 0) k = 1;
@@ -1123,7 +1116,7 @@ trnc_status rule_cat(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
     if (!ref && !cat_skipped(t)) ref = t;
   }
   if (!ref) ref = trnc_ref_type(g, l->u.list.items[0].u.ref);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   CHECK(wrap_dim(&dim, ref->rank) && ref->rank > 0, "cat: dim out of range");
   copy_shape(&out[0], ref, dt);
   out[0].shape[dim] = 0;
@@ -1152,7 +1145,7 @@ trnc_status rule_stack(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
           "stack: tensor %u has a different shape", i);
     dt = promote2(dt, t->dtype);
   }
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   if (dim < 0) dim += ref->rank + 1;
   CHECK(dim >= 0 && dim <= ref->rank && ref->rank < TRNC_MAX_RANK, "stack: dim out of range");
   out[0].dtype = dt;
@@ -1185,7 +1178,7 @@ trnc_status rule_embedding_bw(const trnc_graph *g, const trnc_node *n, trnc_type
   CHECK(is_index_dtype(idx->dtype), "embedding backward: indices must be int64 or int32");
   CHECK(go->rank == idx->rank + 1 && !memcmp(go->shape, idx->shape, sizeof(int64_t) * idx->rank),
         "embedding backward: grad_output must have shape indices.shape + [D]");
-  int64_t nw = iarg(n, 2, 0);
+  int64_t nw = trnc_arg_int(n, 2, 0);
   CHECK(nw >= 0, "embedding backward: num_weights must be >= 0");
   int64_t s[2] = {nw, go->shape[go->rank - 1]};
   set_shape(&out[0], go->dtype, 2, s);
@@ -1195,7 +1188,7 @@ trnc_status rule_embedding_bw(const trnc_graph *g, const trnc_node *n, trnc_type
 trnc_status rule_index_select(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                               uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0), *idx = targ(g, n, 2);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   CHECK(wrap_dim(&dim, x->rank), "index_select: dim out of range");
   CHECK(idx->rank <= 1 && is_index_dtype(idx->dtype),
         "index_select: index must be a 0-D or 1-D int64/int32 tensor");
@@ -1207,7 +1200,7 @@ trnc_status rule_index_select(const trnc_graph *g, const trnc_node *n, trnc_type
 trnc_status rule_gather(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                         trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0), *idx = targ(g, n, 2);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   CHECK(wrap_dim(&dim, x->rank), "gather: dim out of range");
   CHECK(is_index_dtype(idx->dtype), "gather: index must be int64 or int32");
   CHECK(idx->rank == x->rank || (idx->rank <= 1 && x->rank <= 1),
@@ -1291,7 +1284,7 @@ trnc_status rule_index_put(const trnc_graph *g, const trnc_node *n, trnc_type *o
 trnc_status rule_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0), *idx = targ(g, n, 2), *src = targ(g, n, 3);
-  int64_t dim = iarg(n, 1, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
   CHECK(wrap_dim(&dim, x->rank), "scatter: dim out of range");
   CHECK(is_index_dtype(idx->dtype), "scatter: index must be int64 or int32");
   CHECK(idx->rank == x->rank || (idx->rank <= 1 && x->rank <= 1),
@@ -1301,6 +1294,58 @@ trnc_status rule_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out
     CHECK(!src || src->rank != idx->rank || idx->shape[i] <= src->shape[i],
           "scatter: index dim %d larger than src", i);
   }
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+/* slice_scatter / select_scatter: self with a slice (select) replaced by
+ * src, which must have exactly the slice's shape. Result: self's shape. */
+trnc_status rule_slice_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  trnc_node m = *n;
+  trnc_arg args[5];
+  CHECK(n->nargs >= 2, "slice_scatter: needs self and src");
+  args[0] = n->args[0];
+  for (uint32_t i = 2; i < 6; i++) {
+    const trnc_arg *a = trnc_node_arg(n, i);
+    args[i - 1] = a ? *a : (trnc_arg){.kind = TRNC_ARG_NONE};
+  }
+  if (!trnc_node_arg(n, 2)) args[1] = (trnc_arg){.kind = TRNC_ARG_INT, .u.i = 0};
+  if (!trnc_node_arg(n, 5)) args[4] = (trnc_arg){.kind = TRNC_ARG_INT, .u.i = 1};
+  m.args = args;
+  m.nargs = 5;
+  trnc_type slice = {0};
+  trnc_status s = rule_slice(g, &m, &slice, 1, d);
+  if (s) return s;
+  CHECK(src->rank == slice.rank, "slice_scatter: src rank %d differs from the slice's %d",
+        src->rank, slice.rank);
+  for (int i = 0; i < src->rank; i++)
+    CHECK(src->shape[i] == slice.shape[i], "slice_scatter: src dim %d is %lld, the slice's %lld",
+          i, (long long)src->shape[i], (long long)slice.shape[i]);
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+trnc_status rule_select_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  trnc_node m = *n;
+  trnc_arg args[3];
+  CHECK(n->nargs >= 4, "select_scatter: needs self, src, dim and index");
+  args[0] = n->args[0];
+  args[1] = n->args[2];
+  args[2] = n->args[3];
+  m.args = args;
+  m.nargs = 3;
+  trnc_type sel = {0};
+  trnc_status s = rule_select(g, &m, &sel, 1, d);
+  if (s) return s;
+  CHECK(src->rank == sel.rank, "select_scatter: src rank %d differs from the selection's %d",
+        src->rank, sel.rank);
+  for (int i = 0; i < src->rank; i++)
+    CHECK(src->shape[i] == sel.shape[i], "select_scatter: src dim %d is %lld, the selection's %lld",
+          i, (long long)src->shape[i], (long long)sel.shape[i]);
   copy_shape(&out[0], x, x->dtype);
   return TRNC_OK;
 }
@@ -1328,6 +1373,36 @@ trnc_status rule_full(const trnc_graph *g, const trnc_node *n, trnc_type *out, u
   return TRNC_OK;
 }
 
+/* new_empty_strided(self, size, stride, dtype): a new tensor of `size`
+ * (contents unspecified: trnc fills zeros), dtype `dtype` or self's. */
+trnc_status rule_new_empty_strided(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                   uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t s[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int k = ilist(n, 1, s, TRNC_MAX_RANK), ks = ilist(n, 2, st, TRNC_MAX_RANK);
+  CHECK(k >= 0 && ks == k, "new_empty_strided: size and stride must be lists of equal length");
+  for (int i = 0; i < k; i++) CHECK(s[i] >= 0, "negative size %lld", (long long)s[i]);
+  set_shape(&out[0], dtarg(n, 3, x->dtype), k, s);
+  return TRNC_OK;
+}
+
+/* copy(self, src): src broadcast to self's shape, in self's dtype. */
+trnc_status rule_copy(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  CHECK(src->rank <= x->rank, "copy: src of rank %d does not broadcast to rank %d", src->rank,
+        x->rank);
+  for (int i = 0; i < src->rank; i++) {
+    int64_t a = src->shape[i], b = x->shape[x->rank - src->rank + i];
+    CHECK(a == b || a == 1, "copy: src dim %d (%lld) does not broadcast to %lld", i,
+          (long long)a, (long long)b);
+  }
+  copy_shape(&out[0], x, x->dtype);
+  if (!trnc_type_is_dense(x)) /* torch keeps self's strided layout, storage offset included */
+    out[0] = *x;
+  return TRNC_OK;
+}
+
 trnc_status rule_full_like(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                            uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
@@ -1342,14 +1417,6 @@ trnc_status rule_scalar_tensor(const trnc_graph *g, const trnc_node *n, trnc_typ
   return TRNC_OK;
 }
 
-static double num(const trnc_arg *a) {
-  switch (a->kind) {
-    case TRNC_ARG_INT: return (double)a->u.i;
-    case TRNC_ARG_FLOAT: return a->u.f;
-    case TRNC_ARG_BOOL: return a->u.b;
-    default: return 0;
-  }
-}
 
 trnc_status rule_arange(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                         trnc_diags *d) {
@@ -1358,11 +1425,11 @@ trnc_status rule_arange(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   bool all_int = true;
   for (int i = 0; i < nnum; i++) all_int &= n->args[i].kind == TRNC_ARG_INT;
   if (nnum == 1) {
-    end = num(&n->args[0]);
+    end = trnc_arg_number(&n->args[0], 0);
   } else {
-    start = num(&n->args[0]);
-    end = num(&n->args[1]);
-    if (nnum == 3) step = num(&n->args[2]);
+    start = trnc_arg_number(&n->args[0], 0);
+    end = trnc_arg_number(&n->args[1], 0);
+    if (nnum == 3) step = trnc_arg_number(&n->args[2], 0);
   }
   CHECK(step != 0 && isfinite(start) && isfinite(end) && isfinite(step),
         "arange: step must be non-zero and bounds finite");
@@ -1394,7 +1461,7 @@ trnc_status rule_nll(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   int64_t c = x->shape[x->rank - 1];
   CHECK(!w || (w->rank == 1 && w->shape[0] == c), "nll_loss: weight must have shape [%lld]",
         (long long)c);
-  int64_t red = iarg(n, 3, 1);
+  int64_t red = trnc_arg_int(n, 3, 1);
   CHECK(red >= 0 && red <= 2, "nll_loss: reduction must be 0, 1 or 2");
   out[0].dtype = x->dtype;
   out[0].rank = (red == 0 && x->rank == 2) ? 1 : 0;
@@ -1418,7 +1485,7 @@ trnc_status rule_dropout(const trnc_graph *g, const trnc_node *n, trnc_type *out
   CHECK(nout == 2, "native_dropout has 2 outputs, the graph declares %u", nout);
   const trnc_type *x = targ(g, n, 0);
   const trnc_arg *p = trnc_node_arg(n, 1);
-  double pv = num(p);
+  double pv = trnc_arg_number(p, 0);
   CHECK(pv >= 0 && pv <= 1, "native_dropout: p must be in [0, 1]");
   copy_shape(&out[0], x, x->dtype);
   copy_shape(&out[1], x, TRNC_BOOL);

@@ -3,7 +3,8 @@
  *
  * NeuronCore engines have no float64 datapath. Like the Neuron SDK, trnc
  * executes float64 graphs in float32: every f64 value, dtype argument and
- * constant becomes f32, and one warning names the affected graph inputs so
+ * constant becomes f32, and one warning counts the affected graph inputs
+ * by kind (parameters/buffers/user inputs, saved values, gradients) so
  * the user knows their results carry float32 precision. Outputs keep their
  * declared dtype at the Python boundary (the runtime converts back).
  */
@@ -18,9 +19,27 @@ static void retype_arg(trnc_arg *a) {
     for (uint32_t i = 0; i < a->u.list.n; i++) retype_arg(&a->u.list.items[i]);
 }
 
+/* "2 parameters/buffers/user inputs, 1 output gradient" into buf: float64
+ * graph inputs counted by placeholder role (the FX names, primals_1 or
+ * tangents_1, mean nothing to the user). */
+static void describe_inputs(char *buf, size_t len, size_t user, size_t saved, size_t grads) {
+  size_t used = 0;
+  buf[0] = '\0';
+  if (user) {
+    const char *s = user == 1 ? "" : "s";
+    used += (size_t)snprintf(buf + used, len - used, "%zu parameter%s/buffer%s/user input%s",
+                             user, s, s, s);
+  }
+  if (saved && used < len)
+    used += (size_t)snprintf(buf + used, len - used, "%s%zu value%s saved by the forward graph",
+                             used ? ", " : "", saved, saved == 1 ? "" : "s");
+  if (grads && used < len)
+    snprintf(buf + used, len - used, "%s%zu output gradient%s", used ? ", " : "", grads,
+             grads == 1 ? "" : "s");
+}
+
 trnc_status trnc_pass_legalize_f64(trnc_graph *g, trnc_diags *d) {
-  char inputs[1024] = "";
-  size_t len = 0, ninputs = 0, nother = 0;
+  size_t ninputs = 0, nother = 0, nuser = 0, nsaved = 0, ngrads = 0;
   const char *first_op = NULL;
   for (uint32_t i = 0; i < g->nnodes; i++) {
     trnc_node *n = &g->nodes[i];
@@ -37,11 +56,10 @@ trnc_status trnc_pass_legalize_f64(trnc_graph *g, trnc_diags *d) {
     if (!touched) continue;
     if (n->op == TRNC_OP_PLACEHOLDER) {
       ninputs++;
-      if (len < sizeof inputs - 64) {
-        int w = snprintf(inputs + len, sizeof inputs - len, "%s'%s'", len ? ", " : "",
-                         n->name ? n->name : "?");
-        if (w > 0) len += (size_t)w;
-      }
+      const char *role = n->role ? n->role : "";
+      if (!strcmp(role, "tangent")) ngrads++;
+      else if (!strcmp(role, "saved")) nsaved++;
+      else nuser++; /* primal, input: parameters, buffers and the user's tensors */
     } else {
       nother++;
       if (!first_op) first_op = n->target;
@@ -62,12 +80,14 @@ trnc_status trnc_pass_legalize_f64(trnc_graph *g, trnc_diags *d) {
   }
   if (ninputs || nother) {
     g->f64_legalized = true;
-    if (ninputs)
+    if (ninputs) {
+      char what[256];
+      describe_inputs(what, sizeof what, nuser, nsaved, ngrads);
       trnc_diag_add(d, TRNC_SEV_WARNING, TRNC_OK, NULL, NULL,
-                    "float64 is executed as float32 on NeuronCore: input%s %s%s will be computed "
-                    "in float32 (results carry float32 precision)",
-                    ninputs > 1 ? "s" : "", inputs, len >= sizeof inputs - 64 ? ", ..." : "");
-    else
+                    "float64 is executed as float32 on NeuronCore: %zu float64 graph input%s "
+                    "(%s) will be computed in float32 (results carry float32 precision)",
+                    ninputs, ninputs > 1 ? "s" : "", what);
+    } else
       trnc_diag_add(d, TRNC_SEV_WARNING, TRNC_OK, NULL, NULL,
                     "float64 is executed as float32 on NeuronCore: %zu float64 values (first "
                     "from %s) will be computed in float32", nother, first_op ? first_op : "?");

@@ -158,9 +158,13 @@ typedef struct trnc_import_limits {
  * On success *out owns a new graph (destroy with trnc_graph_destroy).
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointers), TRNC_ERR_LIMIT (size,
  * node count or allocation cap exceeded), TRNC_ERR_MALFORMED (not a Graph
- * message), TRNC_ERR_VERSION, TRNC_ERR_DYNAMIC_SHAPE (a SymInt dim; the
- * diagnostic names the input and dim), TRNC_ERR_INVALID_GRAPH (every other
- * inconsistency; the diagnostic names the node), TRNC_ERR_NOMEM.
+ * message), TRNC_ERR_VERSION, TRNC_ERR_DYNAMIC_SHAPE (a backed SymInt dim
+ * such as s0; the diagnostic names the input and dim), TRNC_ERR_UNSUPPORTED
+ * (a limit of the model, named at its node: a tensor of rank > TRNC_MAX_RANK,
+ * a data-dependent size or scalar -- unbacked u0 from nonzero, x[mask],
+ * .item()), TRNC_ERR_INVALID_GRAPH (every other inconsistency; the diagnostic
+ * names the node), TRNC_ERR_NOMEM. An aten target with the meaning of a table
+ * op (aten.lift_fresh_copy: clone) imports as that op.
  */
 trnc_status trnc_graph_import(const void *bytes, size_t len,
                               const trnc_import_limits *limits,

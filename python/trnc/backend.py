@@ -30,7 +30,8 @@ from typing import Any, Callable, Sequence
 import torch
 
 from . import cache, errors, pipeline
-from .serialize import serialize
+from . import random as trnc_random
+from .serialize import dynamo_inputs, serialize
 
 __all__ = ["neuron", "decompositions", "last_graphs", "last_report", "stats", "reset",
            "GraphRecord", "KNOWN_OPTIONS", "TARGETS", "make_aot_backend"]
@@ -48,6 +49,9 @@ KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
     "no_fusion": (bool, "one kernel per op, for debugging and comparisons (default False)"),
     "execute": (bool, "internal, for trnc's own front-end tests only: False stops after the "
                       "IR and runs the captured graph with torch (default True)"),
+    "compile_only": (bool, "internal, set by `trnc precompile` only: compile into the cache "
+                           "and return zero outputs of the right shape/dtype/strides without "
+                           "running the program (default False)"),
 }
 _IGNORED_MODES = {None, "default", "reduce-overhead", "max-autotune",
                   "max-autotune-no-cudagraphs"}
@@ -147,6 +151,11 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
 # options
 
 
+def _env_flag(name: str) -> bool:
+    """An on/off environment variable: unset, empty, 0, false, no, off -> off."""
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     unknown_kwargs = sorted(set(kwargs) - {"options", "mode"})
     if unknown_kwargs:
@@ -163,9 +172,10 @@ def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
         raise errors.InvalidOptionError(
             f"trnc backend: options must be a dict, not {type(options).__name__}")
     known = ", ".join(f"{k} ({t.__name__}: {h})" for k, (t, h) in KNOWN_OPTIONS.items())
-    opts: dict[str, Any] = {"dump_ir": os.environ.get("TRNC_DUMP_IR", "") not in ("", "0"),
+    opts: dict[str, Any] = {"dump_ir": _env_flag("TRNC_DUMP_IR"),
                             "warn_float64": True, "name": "", "target": None,
-                            "autocast_bf16": False, "no_fusion": False, "execute": True}
+                            "autocast_bf16": False, "no_fusion": False, "execute": True,
+                            "compile_only": False}
     for key, value in options.items():
         if key not in KNOWN_OPTIONS:
             raise errors.InvalidOptionError(
@@ -260,7 +270,7 @@ def _check_input(i: int, t: Any, spec: _Spec, names: Sequence[str], graph: str) 
 
 
 def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
-                compiled: Any) -> Callable[..., Any]:
+                compiled: Any, rng: trnc_random.RandomInputs | None = None) -> Callable[..., Any]:
     """The boxed callable aot_autograd runs for one graph.
 
     It takes the list of inputs (and clears it, per the boxed convention),
@@ -268,7 +278,9 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
     shapes), allocates every output with the dtype, shape and strides of the
     output node's ``meta["val"]`` (``torch.empty_strided``), runs the program on
     the NeuronCore simulator with the tensors' addresses and returns the
-    outputs (None slots stay None).
+    outputs (None slots stay None). A graph with random ops (``rng``, see
+    random.py) gets its uniforms appended to the inputs, one seed drawn from
+    torch's default generator per call.
     """
     name = lowered.name
     ins = [_Spec.of(d, name) for d in compiled.inputs()]
@@ -279,6 +291,8 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
     def run(args: list[Any]) -> list[torch.Tensor | None]:
         inputs = list(args)
         args.clear()
+        if rng:
+            inputs += rng.draw()
         if len(inputs) != len(ins):
             raise errors.InputMismatchError(
                 f"trnc: {name} takes {len(ins)} inputs, got {len(inputs)}", graph=name)
@@ -298,6 +312,24 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
 
     run._boxed_call = True  # type: ignore[attr-defined]
     run.__name__ = f"trnc_{lowered.kind}_program"
+    return run
+
+
+def _compile_only(lowered: pipeline.LoweredGraph, compiled: Any) -> Callable[..., Any]:
+    """options={"compile_only": True}, set only by ``trnc precompile``: the
+    program is compiled (and cached) but never run; each call returns zero
+    tensors with the dtype, shape and strides of the graph's outputs, so that
+    a forward's outputs can drive the backward's compile."""
+    outs = [_Spec.of(d, lowered.name) for d in compiled.outputs()]
+
+    def run(args: list[Any]) -> list[torch.Tensor | None]:
+        args.clear()
+        return [None if s.dtype is None else
+                torch.empty_strided(s.shape, s.stride, dtype=s.dtype, device="cpu").zero_()
+                for s in outs]
+
+    run._boxed_call = True  # type: ignore[attr-defined]
+    run.__name__ = f"trnc_{lowered.kind}_compile_only"
     return run
 
 
@@ -321,7 +353,8 @@ def _log_line(rec: GraphRecord) -> str:
             f"SBUF peak {_bytes(r.get('sbuf_peak_bytes', 0))}/partition, "
             f"est. {_seconds(r.get('est_time_s', 0.0))} on {r.get('target', '?')}, "
             f"TensorE util {100.0 * r.get('tensor_flop_util', 0.0):.3g}%, "
-            f"compile {r.get('compile_s', 0.0) * 1e3:.1f} ms")
+            f"compile {r.get('compile_s', 0.0) * 1e3:.1f} ms"
+            + (f" (cache {r['cache']})" if r.get("cache") in ("hit", "miss") else ""))
 
 
 def _bytes(n: int) -> str:
@@ -356,8 +389,10 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
     name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}"
     t0 = time.perf_counter()
     try:
-        data = serialize(gm, kind, name)
-        lowered = pipeline.lower(data, name, kind, warn=opts["warn_float64"], stacklevel=3)
+        # random ops -> host uniforms as extra inputs (random.py)
+        rng = trnc_random.functionalize(gm) if opts["execute"] else None
+        data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
+        lowered = pipeline.lower(data, name, kind, warn=opts["warn_float64"])
         rec = GraphRecord(name=name, kind=kind, text=lowered.text(), hash=lowered.hash(),
                           summary=lowered.summary(), warnings=lowered.warnings,
                           serialized=data)
@@ -366,9 +401,11 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                   flush=True)
         compiled = None
         if opts["execute"]:
-            compiled, outcome = cache.compile_program(lowered, opts, example_inputs)
+            compiled, outcome = cache.compile_program(
+                lowered, opts, list(example_inputs) + (rng.examples() if rng else []))
             rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
-            fn = _executable(gm, lowered, compiled)
+            fn = (_compile_only(lowered, compiled) if opts["compile_only"]
+                  else _executable(gm, lowered, compiled, rng))
         else:
             fn = _eager_for_tests(gm)
     except errors.TrncError:
@@ -401,14 +438,31 @@ def make_aot_backend(graph_compiler: GraphCompiler) -> Callable[..., Any]:
         fn.__name__ = f"trnc_{kind}_compiler"
         return fn
 
-    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                        inference_compiler=compiler("inference"),
-                        decompositions=decompositions())
+    aot = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                       inference_compiler=compiler("inference"),
+                       decompositions=decompositions())
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
+        # The backward is traced (with the forward, as one joint graph) here.
+        # torch's default traces it under the forward's ambient autocast, so the
+        # backward of a region with autocast disabled inside an autocast region
+        # ran in bf16. Eager's backward ops run in their inputs' dtypes, autocast
+        # never applies to them: trace the backward with autocast off, as eager.
+        with torch._functorch.config.patch(backward_pass_autocast="off"):
+            return aot(gm, example_inputs, **kw)
+
+    return backend
 
 
 def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any):
     """torch.compile backend entry point (names ``neuron`` and ``trnc``)."""
     opts = _parse_options(kwargs)
+    # static shapes under dynamic=None and recompile reports: see specialize.py
+    from .specialize import note_compile, specialize_automatic_dynamic
+
+    note_compile(gm, example_inputs)
+    gm, example_inputs, wrap = specialize_automatic_dynamic(gm, example_inputs)
+    opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
         lambda kind, g, ex: _compile_graph(kind, opts, g, ex))
-    return backend(gm, example_inputs)
+    return wrap(backend(gm, example_inputs))

@@ -4,6 +4,7 @@
     trnc ops [--markdown]  the operator table (docs/operators.md with --markdown)
     trnc version           trnc, LLVM and (if installed) torch versions
     trnc cache ...         the artifact cache: stats, ls, verify, prune, clear, export, import
+    trnc precompile M:F    compile every shape bucket of a model into the cache
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import warnings
 from typing import Sequence
 
-from . import cache, errors, pipeline
+from . import cache, errors, pipeline, precompile
 
 
 def _cmd_dump(args: argparse.Namespace) -> int:
@@ -27,6 +28,11 @@ def _cmd_dump(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         try:
             lowered = pipeline.lower(data, args.graph)
+        except errors.GraphImportError as e:
+            # a file the user handed us, not a graph trnc just serialized
+            print(f"trnc: {type(e).__name__}: {not_a_graph_message(args.graph, data, e)}",
+                  file=sys.stderr)
+            return 1
         except errors.TrncError as e:
             print(f"trnc: {type(e).__name__}: {e}", file=sys.stderr)
             return 1
@@ -39,6 +45,25 @@ def _cmd_dump(args: argparse.Namespace) -> int:
         text = lowered.text()
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
+
+
+def not_a_graph_message(path: str, data: bytes, e: errors.TrncError) -> str:
+    """What ``trnc dump`` says when a file does not import: the file is not a
+    trnc graph, is truncated or corrupt, or comes from another trnc release."""
+    first = next((d for d in e.diagnostics if d.get("severity") == "error"), {})
+    code = first.get("code", "")
+    detail = f"{code}: {first.get('message', '')}" if code else "no diagnostics"
+    if not data:
+        return f"{path} is empty: it is not a trnc graph (fx.proto bytes written by trnc)"
+    if code == "TRNC_ERR_VERSION":
+        import re  # noqa: PLC0415
+
+        m = re.search(r"schema version (\d+)", first.get("message", ""))
+        if m and m.group(1) != "0":
+            return (f"{path} was written by a different trnc release (fx schema version "
+                    f"{m.group(1)}), which this trnc cannot read; re-create it with this trnc")
+    return (f"{path} is not a trnc graph (fx.proto bytes written by trnc), or it is truncated "
+            f"or corrupt ({detail})")
 
 
 def _cmd_ops(args: argparse.Namespace) -> int:
@@ -85,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     v = sub.add_parser("version", help="versions")
     v.set_defaults(fn=_cmd_version)
     cache.add_subparser(sub)
+    precompile.add_subparser(sub)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

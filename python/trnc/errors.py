@@ -80,8 +80,11 @@ class ExecutionError(TrncError):
 
 
 def _where(d: dict[str, Any]) -> str:
+    """``file:line``; a pseudo-file without a line (``<nn.LeakyReLU module>``,
+    for nodes without a stack trace) as is."""
     if d.get("file"):
-        return f"{d['file']}:{d.get('line', 0)}"
+        line = d.get("line") or 0
+        return f"{d['file']}:{line}" if line > 0 else str(d["file"])
     return "<unknown location>"
 
 
@@ -108,19 +111,88 @@ def format_diagnostics(diags: Iterable[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def unsupported_message(diags: list[dict[str, Any]], graph: str) -> tuple[str, dict[str, int]]:
-    """One block per distinct aten overload: count, operand shapes/dtypes and
-    every distinct user source line that uses it."""
+def describe_input(info: dict[str, Any]) -> str:
+    """``input 2 ('y')``: a graph input by position and, when known, by the
+    user's name for it (else by what it is: a gradient, a saved value)."""
+    head = f"input {info.get('index', '?')}"
+    if info.get("user_name"):
+        return f"{head} ('{info['user_name']}')"
+    role = info.get("role")
+    if role == "tangent":
+        return f"{head} (the gradient of a forward output)"
+    if role == "saved":
+        return f"{head} (a value saved by the forward graph)"
+    return head
+
+
+def _name_inputs(text: str, inputs: dict[str, dict[str, Any]] | None) -> str:
+    """Replaces the C library's ``input 'arg2_1'`` (an FX placeholder name) in a
+    message with ``input 2 ('y')``."""
+    import re  # noqa: PLC0415
+
+    if not inputs:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        info = inputs.get(m.group(1))
+        return describe_input(info) if info is not None else m.group(0)
+
+    return re.sub(r"\binput '([^']*)'", repl, text)
+
+
+def _input_of(d: dict[str, Any], inputs: dict[str, dict[str, Any]] | None
+              ) -> dict[str, Any] | None:
+    """The placeholder a diagnostic is about, if it is about a graph input."""
+    if not inputs or d.get("target") or not d.get("node"):
+        return None
+    return inputs.get(d["node"])
+
+
+def _input_problem(d: dict[str, Any], info: dict[str, Any],
+                   inputs: dict[str, dict[str, Any]]) -> str:
+    msg = d.get("message") or ""
+    if "has dtype" in msg and info.get("torch_dtype"):
+        return f"{describe_input(info)} has dtype {info['torch_dtype']}, which trnc does not lower"
+    return _name_inputs(msg, inputs)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def unsupported_message(diags: list[dict[str, Any]], graph: str,
+                        inputs: dict[str, dict[str, Any]] | None = None
+                        ) -> tuple[str, dict[str, int]]:
+    """Problems with graph inputs first (``input 0 ('x') has dtype
+    torch.uint16, ...``, named by position and the user's name from
+    ``inputs``), then one block per distinct aten overload: count, operand
+    shapes/dtypes and every distinct user source line that uses it. Returns the
+    message and the operator counts (inputs are not operators)."""
     errors = [d for d in diags if d.get("severity") == "error"]
+    input_errs = [(d, info) for d in errors if (info := _input_of(d, inputs)) is not None]
+    op_errs = [d for d in errors if _input_of(d, inputs) is None]
     by_target: dict[str, list[dict[str, Any]]] = {}
-    for d in errors:
+    for d in op_errs:
         by_target.setdefault(d.get("target") or d.get("node") or "<unknown>", []).append(d)
     counts = {t: len(v) for t, v in by_target.items()}
     n = len(by_target)
-    out = [f"trnc cannot lower {n} operator{'s' if n != 1 else ''} "
-           f"({len(errors)} use{'s' if len(errors) != 1 else ''}) in {graph or 'the graph'}:"]
+    what = []
+    if input_errs:
+        what.append(_plural(len({info["index"] for _, info in input_errs}), "input"))
+    if by_target or not input_errs:
+        what.append(f"{_plural(n, 'operator')} ({_plural(len(op_errs), 'use')})")
+    out = [f"trnc cannot lower {' and '.join(what)} in {graph or 'the graph'}:"]
+    seen_inputs: set[str] = set()
+    for d, info in input_errs:
+        line = f"  {_input_problem(d, info, inputs or {})}"
+        if line in seen_inputs:
+            continue
+        seen_inputs.add(line)
+        out.append(line)
+        if d.get("file"):
+            out.append(f"    first used at {_where(d)}{_src(d)}")
     for target, ds in by_target.items():
-        out.append(f"  {target}  ({len(ds)} use{'s' if len(ds) != 1 else ''})")
+        out.append(f"  {target}  ({_plural(len(ds), 'use')})")
         seen: set[tuple[str, str, str]] = set()
         for d in ds:
             key = (_where(d), d.get("detail", ""), d.get("message", ""))
@@ -128,7 +200,7 @@ def unsupported_message(diags: list[dict[str, Any]], graph: str) -> tuple[str, d
                 continue
             seen.add(key)
             detail = d.get("detail") or ""
-            msg = d.get("message") or ""
+            msg = _name_inputs(d.get("message") or "", inputs)
             out.append(f"    at {_where(d)}{_src(d)}")
             if detail:
                 out.append(f"       operands {detail}")
@@ -139,17 +211,28 @@ def unsupported_message(diags: list[dict[str, Any]], graph: str) -> tuple[str, d
     return "\n".join(out), counts
 
 
-def dynamic_shape_message(diags: list[dict[str, Any]], graph: str) -> str:
+# the advice the C library appends to each dynamic-shape diagnostic (frontend/import.c)
+_C_DYN_ADVICE = (": trnc compiles static shapes: pass dynamic=False to torch.compile, "
+                 "or pad inputs to shape buckets (trnc.buckets)")
+
+
+def dynamic_shape_message(diags: list[dict[str, Any]], graph: str,
+                          inputs: dict[str, dict[str, Any]] | None = None) -> str:
+    """Each symbolic input by position and the user's name (``inputs``), with
+    where it is first used; then the advice, once."""
     errors = [d for d in diags if d.get("severity") == "error"] or list(diags)
     out = [f"trnc compiles static shapes only, but {graph or 'the graph'} has symbolic dims:"]
     for d in errors:
-        who = d.get("node") or "<unknown input>"
-        line = f"  input {who}: {d.get('message', '')}"
-        if d.get("detail"):
-            line += f" [{d['detail']}]"
-        out.append(line)
-    out.append("Pass dynamic=False to torch.compile (torch.compile(model, backend=\"neuron\", "
-               "dynamic=False)), or pad inputs to a fixed set of shape buckets.")
+        msg = (d.get("message") or "").replace(_C_DYN_ADVICE, "")
+        info = _input_of(d, inputs)
+        out.append(f"  {_name_inputs(msg, inputs)}")
+        if d.get("file"):
+            first = "first used at" if info is not None else "at"
+            out.append(f"    {first} {_where(d)}{_src(d)}")
+    out.append("Compile with torch.compile(model, backend=\"neuron\", dynamic=False): trnc "
+               "compiles one program per input shape; to bound recompiles, pad inputs to a "
+               "fixed set of shape buckets (trnc.buckets; `trnc precompile` compiles them "
+               "ahead of time, see docs/deploying.md).")
     return "\n".join(out)
 
 

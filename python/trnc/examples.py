@@ -153,3 +153,20 @@ def gpt_decoder_example(batch: int = 2, seq: int = 37, d_model: int = 96, seed: 
 
 EXAMPLES = {"mlp": mlp_example, "cnn": cnn_example, "gpt": gpt_example,
             "gpt_decoder": gpt_decoder_example}
+
+
+def gpt_buckets(vocab: int = 64, d_model: int = 32, n_heads: int = 2, max_len: int = 128):
+    """A ``trnc precompile`` factory: the GPT-style block with its token ids and
+    targets bucketed along batch {1, 4} and sequence {32, 64, 128}::
+
+        trnc precompile trnc.examples:gpt_buckets --train
+    """
+    from .buckets import BucketSpec, Input
+
+    torch.manual_seed(0)
+    model = GPTBlock(vocab=vocab, d_model=d_model, n_heads=n_heads, max_len=max_len)
+    spec = BucketSpec(
+        inputs=[Input("idx", ("batch", "seq"), torch.int64),
+                Input("targets", ("batch", "seq"), torch.int64)],
+        buckets={"batch": [1, 4], "seq": [32, 64, 128]})
+    return model, spec

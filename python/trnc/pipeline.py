@@ -25,15 +25,41 @@ def _lib():
     return _trnc
 
 
-def raise_for(status: str, diags: list[dict[str, Any]], graph: str, stage: str) -> None:
-    """Raises the trnc exception for a non-OK status from ``stage``."""
+def graph_inputs(data: bytes) -> dict[str, dict[str, Any]]:
+    """The placeholders of serialized graph ``data`` for messages: FX name ->
+    {index, role, user_name, torch_dtype}. Empty if ``data`` does not parse."""
+    try:
+        from . import fx_pb2  # noqa: PLC0415
+
+        g = fx_pb2.Graph.FromString(data)
+    except Exception:  # noqa: BLE001 (malformed bytes: no names to give)
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for n in g.nodes:
+        if n.op != fx_pb2.PLACEHOLDER:
+            continue
+        out[n.name] = {"index": len(out), "role": n.placeholder_role, "user_name": n.user_name,
+                       "torch_dtype": n.outputs[0].torch_dtype if n.outputs else ""}
+    return out
+
+
+def raise_for(status: str, diags: list[dict[str, Any]], graph: str, stage: str,
+              inputs: dict[str, dict[str, Any]] | None = None) -> None:
+    """Raises the trnc exception for a non-OK status from ``stage``. ``inputs``
+    (``graph_inputs()``) names the graph's inputs as the user knows them.
+
+    Statuses: TRNC_ERR_UNSUPPORTED (an op, dtype, rank > 8 or data-dependent
+    shape or scalar the model uses) -> UnsupportedOperatorError;
+    TRNC_ERR_DYNAMIC_SHAPE -> DynamicShapeError; NOMEM -> TrncError; anything
+    else (malformed or inconsistent bytes) -> GraphImportError."""
     if status == OK:
         return
     if status == "TRNC_ERR_UNSUPPORTED":
-        msg, counts = errors.unsupported_message(diags, graph)
+        msg, counts = errors.unsupported_message(diags, graph, inputs)
         raise errors.UnsupportedOperatorError(msg, diags, graph, counts)
     if status == "TRNC_ERR_DYNAMIC_SHAPE":
-        raise errors.DynamicShapeError(errors.dynamic_shape_message(diags, graph), diags, graph)
+        raise errors.DynamicShapeError(errors.dynamic_shape_message(diags, graph, inputs),
+                                       diags, graph)
     if status == "TRNC_ERR_NOMEM":
         raise errors.TrncError(f"trnc ran out of memory during {stage} of {graph}.\n"
                                + errors.format_diagnostics(diags), diags, graph)
@@ -61,26 +87,71 @@ class LoweredGraph:
         return self.graph.summary()
 
 
+def _library_dirs() -> tuple[str, ...]:
+    """Directories whose frames are not the user's: trnc, torch (if imported)
+    and the standard library."""
+    import os  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    import sysconfig  # noqa: PLC0415
+
+    dirs = {os.path.dirname(os.path.abspath(__file__))}
+    torch = sys.modules.get("torch")
+    if torch is not None and getattr(torch, "__file__", None):
+        dirs.add(os.path.dirname(os.path.abspath(torch.__file__)))
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(os.path.abspath(path))
+    return tuple(os.path.join(d, "") for d in dirs)
+
+
+def user_stacklevel() -> int:
+    """``stacklevel`` for a ``warnings.warn`` called in the function that
+    calls this: the innermost frame outside trnc, torch and the standard library
+    (the user's line that called the compiled model, or ``.backward()``); 2 if
+    there is none."""
+    import sys  # noqa: PLC0415
+
+    dirs = _library_dirs()
+    frame = sys._getframe(1)  # the caller of user_stacklevel, level 1 for warn
+    level = 1
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        internal = filename.startswith("<frozen ") or filename.startswith("<eval_with_key")
+        if not internal and not any(filename.startswith(d) for d in dirs):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 2
+
+
 def lower(data: bytes, name: str = "graph", kind: str = "", *, warn: bool = True,
-          stacklevel: int = 2) -> LoweredGraph:
+          stacklevel: int | None = None) -> LoweredGraph:
     """Runs the C pipeline on serialized bytes; raises a ``TrncError`` subclass on
-    failure. Legalization warnings are issued as ``UserWarning`` when ``warn``."""
+    failure. Legalization warnings (one per graph at most: float64) are issued
+    as ``UserWarning`` when ``warn``, attributed to the user's code (the
+    innermost frame outside trnc, torch and the standard library) unless
+    ``stacklevel`` is given."""
     lib = _lib()
     t0 = time.perf_counter()
     g, status, diags = lib.import_graph(data)
-    raise_for(status, diags, name, "import")
+    if status != OK:
+        raise_for(status, diags, name, "import", graph_inputs(data))
     if g is None:  # defensive: OK without a graph is a binding bug
         raise errors.GraphImportError(
             errors.import_error_message("no graph returned", diags, name), diags, name)
     status, diags = g.check_lowerable()
-    raise_for(status, diags, name, "the legality scan")
+    if status != OK:
+        raise_for(status, diags, name, "the legality scan", graph_inputs(data))
     status, legal_diags = g.legalize()
-    raise_for(status, legal_diags, name, "legalization")
+    if status != OK:
+        raise_for(status, legal_diags, name, "legalization", graph_inputs(data))
     warns = [d for d in legal_diags if d.get("severity") == "warning"]
-    if warn:
+    if warn and warns:
+        level = stacklevel if stacklevel is not None else user_stacklevel()
         for d in warns:
             warnings.warn(f"trnc ({name}): {d.get('message', '')}", UserWarning,
-                          stacklevel=stacklevel)
+                          stacklevel=level)
     status, diags = g.verify()
     if status != OK:
         # the graph imported and legalized, so a verifier failure is ours

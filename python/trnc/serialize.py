@@ -28,15 +28,24 @@ Rules (the contract with frontend/import.c):
   little-endian bytes. A ``get_attr`` of anything else (a submodule of a
   higher-order op) is emitted as CALL_FUNCTION with target ``get_attr:<path>``
   so that it shows up, by name, in the unsupported-operator error.
-* ``Node.loc`` is the innermost frame of ``meta["stack_trace"]``.
+* ``Node.user_name`` of a placeholder: the user's name for that input
+  (``x``, ``self.fc.weight``), when the caller passes dynamo's inputs
+  (``user_inputs=dynamo_inputs(dynamo_gm)``); its ``loc`` is then where the
+  user first uses it.
+* ``Node.loc`` is the innermost frame of ``meta["stack_trace"]`` outside torch's
+  and trnc's package directories (else the innermost); a node without a stack
+  trace gets a pseudo-file naming its module (``<nn.LeakyReLU module 'act'>``,
+  line 0) from ``nn_module_stack``/``source_fn_stack`` (``meta_location``).
 """
 
 from __future__ import annotations
 
+import functools
 import operator
+import os
 import re
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 import torch.fx
@@ -114,13 +123,40 @@ def _is_sym(x: Any) -> bool:
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.*)$')
 
 
-def parse_stack_trace(stack_trace: str | None) -> tuple[str, int, str, str] | None:
-    """Innermost user frame of an FX ``meta["stack_trace"]``:
-    (file, line, code, function), or None."""
+@functools.lru_cache(maxsize=1)
+def _package_dirs() -> tuple[str, ...]:
+    """Directories whose frames are never the user's: torch's and trnc's."""
+    dirs = []
+    for path in (torch.__file__, __file__):
+        d = os.path.dirname(os.path.abspath(path))
+        dirs.append(d)
+        real = os.path.realpath(d)
+        if real != d:
+            dirs.append(real)
+    return tuple(os.path.join(d, "") for d in dirs)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_file(path: str, dirs: tuple[str, ...]) -> bool:
+    if not os.path.isabs(path):
+        return False
+    return any(path.startswith(d) for d in dirs) or \
+        any(os.path.realpath(path).startswith(d) for d in dirs)
+
+
+def parse_stack_trace(stack_trace: str | None,
+                      library_dirs: tuple[str, ...] | None = None
+                      ) -> tuple[str, int, str, str] | None:
+    """Innermost user frame of an FX ``meta["stack_trace"]``: (file, line, code,
+    function), or None. Frames inside torch's or trnc's package directories
+    (``library_dirs``) are skipped (``F.pad`` is reported where the user calls
+    it, not inside torch/nn/functional.py); if every frame is inside them, the
+    innermost frame is returned."""
     if not stack_trace:
         return None
+    dirs = _package_dirs() if library_dirs is None else library_dirs
     lines = stack_trace.splitlines()
-    best = None
+    best = innermost = None
     for i, text in enumerate(lines):
         m = _FRAME_RE.match(text)
         if not m:
@@ -128,8 +164,82 @@ def parse_stack_trace(stack_trace: str | None) -> tuple[str, int, str, str] | No
         code = ""
         if i + 1 < len(lines) and not _FRAME_RE.match(lines[i + 1]):
             code = lines[i + 1].strip()
-        best = (m.group("file"), int(m.group("line")), code, m.group("func").strip())
-    return best
+        frame = (m.group("file"), int(m.group("line")), code, m.group("func").strip())
+        innermost = frame
+        if not _is_library_file(frame[0], dirs):
+            best = frame
+    return best or innermost
+
+
+def _class_name(cls: Any) -> str:
+    """``torch.nn.modules.activation.LeakyReLU`` -> ``nn.LeakyReLU``; a user
+    class by its qualified name."""
+    if not isinstance(cls, type):
+        return str(cls)
+    name = cls.__qualname__
+    if getattr(torch.nn, name, None) is cls:
+        return f"nn.{name}"
+    mod = cls.__module__ or ""
+    return name if mod in ("", "__main__", "builtins") else f"{mod}.{name}"
+
+
+def _pretty_source(text: str) -> str:
+    """dynamo's source text as the user writes it: ``L['self']._modules['fc']
+    ._parameters['weight']`` -> ``self.fc.weight``, ``G['W']`` -> ``W``."""
+    text = re.sub(r"\._(?:modules|parameters|buffers)\[['\"]([^'\"]*)['\"]\]", r".\1", text)
+    return re.sub(r"^[LG]\[['\"]([^'\"]*)['\"]\]", r"\1", text)
+
+
+def _module_path(path: str) -> str:
+    """dynamo's module path (``L['self']._modules['act']``, ``L['fn']``) as
+    the path inside the compiled module (``act``; "" for the module itself)."""
+    text = _pretty_source(path)
+    if path.startswith(("L[", "G[")):
+        text = text.partition(".")[2]
+    return text
+
+
+def meta_location(meta: dict[str, Any]) -> tuple[str, int, str, str] | None:
+    """(file, line, code, function) of an FX node: the user's frame from
+    ``stack_trace``; else, when the node has no stack trace (the compiled
+    module's own forward is in torch, e.g. a bare ``nn.LeakyReLU()``), a
+    pseudo-file naming the module from ``nn_module_stack`` (backward graphs:
+    ``fwd_nn_module_stack``) or the function from ``source_fn_stack`` -- such
+    as ``<nn.LeakyReLU module>`` -- with line 0; None if there is neither."""
+    loc = parse_stack_trace(meta.get("stack_trace"))
+    if loc is not None:
+        return loc
+    fn_name = ""
+    sfs = meta.get("source_fn_stack") or meta.get("fwd_source_fn_stack")
+    if sfs:
+        try:
+            fn_name = str(sfs[-1][0])
+            fn_target = sfs[-1][1]
+        except (IndexError, TypeError):
+            fn_target = None
+    else:
+        fn_target = None
+    stack = meta.get("nn_module_stack") or meta.get("fwd_nn_module_stack")
+    if stack:
+        try:
+            path, cls = list(stack.values())[-1][:2]
+        except (IndexError, TypeError, ValueError):
+            path, cls = "", None
+        if cls is not None:
+            user_path = _module_path(str(path))
+            what = f"<{_class_name(cls)} module" + (f" '{user_path}'>" if user_path else ">")
+            return (what, 0, "", fn_name)
+    if fn_target is not None:
+        if isinstance(fn_target, type):
+            return (f"<{_class_name(fn_target)} module>", 0, "", fn_name)
+        short = getattr(fn_target, "__name__", "") or ""
+        for prefix, ns in (("torch.", torch), ("torch.nn.functional.", torch.nn.functional)):
+            if short and getattr(ns, short, None) is fn_target:
+                return (f"<{prefix}{short}>", 0, "", fn_name)
+        name = getattr(fn_target, "__qualname__", None) or fn_name or str(fn_target)
+        mod = getattr(fn_target, "__module__", "") or ""
+        return (f"<{mod + '.' if mod else ''}{name}>", 0, "", fn_name)
+    return None
 
 
 # --------------------------------------------------------------------------- #
@@ -206,8 +316,10 @@ def _fill_outputs(pbnode, val: Any) -> None:
 
 
 class _Writer:
-    def __init__(self, gm: torch.fx.GraphModule, kind: str, name: str) -> None:
+    def __init__(self, gm: torch.fx.GraphModule, kind: str, name: str,
+                 user_inputs: Sequence[tuple[str, str]] | None = None) -> None:
         pb = _pb()
+        self.user_inputs = list(user_inputs or ())
         if kind not in _KIND_NAMES:
             raise ValueError(f"graph kind must be one of {sorted(_KIND_NAMES)}, not {kind!r}")
         self.gm = gm
@@ -294,7 +406,7 @@ class _Writer:
         pbnode.op = op
         pbnode.name = node.name
         pbnode.target = target
-        loc = parse_stack_trace(node.meta.get("stack_trace"))
+        loc = meta_location(node.meta)
         if loc is not None:
             pbnode.loc.file, pbnode.loc.line, pbnode.loc.code, pbnode.loc.function = loc
         self.refs[node] = (len(self.g.nodes) - 1, 0)
@@ -304,8 +416,32 @@ class _Writer:
         pb = _pb()
         pbnode = self._new_node(node, pb.PLACEHOLDER, "")
         pbnode.placeholder_role = placeholder_role(node.name, self.g.kind)
+        self._user_input(pbnode, node)
         val = node.meta.get("val")
         _fill_outputs(pbnode, val)
+
+    def _user_input(self, pbnode, node: torch.fx.Node) -> None:
+        """``Node.user_name`` (and, if the node has none, ``loc``: where the
+        user first uses it) of a placeholder, from aot_autograd's input
+        descriptor (``meta["desc"]``) and dynamo's graph inputs."""
+        desc = node.meta.get("desc")
+        while desc is not None and not hasattr(desc, "idx") and hasattr(desc, "base"):
+            desc = desc.base  # SubclassGetAttrAOTInput and friends
+        target = getattr(desc, "target", None)
+        if isinstance(target, str) and target:  # ParamAOTInput/BufferAOTInput (export)
+            pbnode.user_name = target
+            return
+        idx = getattr(desc, "idx", None)
+        if type(desc).__name__ != "PlainAOTInput" or not isinstance(idx, int):
+            return
+        if not 0 <= idx < len(self.user_inputs):
+            return
+        uname, stack_trace = self.user_inputs[idx]
+        pbnode.user_name = uname
+        if not pbnode.HasField("loc"):
+            loc = parse_stack_trace(stack_trace)
+            if loc is not None:
+                pbnode.loc.file, pbnode.loc.line, pbnode.loc.code, pbnode.loc.function = loc
 
     def get_attr(self, node: torch.fx.Node) -> None:
         pb = _pb()
@@ -437,16 +573,34 @@ def placeholder_role(name: str, kind: int | None = None) -> str:
 
 
 def tensor_bytes(t: torch.Tensor) -> bytes:
-    """Contiguous little-endian bytes of a real (non-fake) dense tensor."""
+    """Contiguous little-endian bytes of a dense constant tensor.
+
+    The backend runs inside dynamo's active ``FakeTensorMode``: reading a real
+    constant (``x * torch.tensor([1., 2.])`` lifts one into a ``get_attr``)
+    under it fails, so the bytes are read with fake mode unset. A FakeTensor
+    that carries its real value (``FakeTensor.constant``, set for tensors
+    created from data during tracing) is read through that value."""
     if t.layout != torch.strided or getattr(t, "is_nested", False):
         # C rejects the layout from TensorMeta; no bytes to write
         return b""
-    from torch._subclasses.fake_tensor import FakeTensor
+    from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
 
-    if isinstance(t, FakeTensor) or t.device.type == "meta":
+    if isinstance(t, FakeTensor):
+        real = getattr(t, "constant", None)
+        if real is None:
+            raise GraphImportError(
+                "trnc serializer: a get_attr constant is a fake tensor without data "
+                "(trnc bug or unsupported tracing mode)")
+        t = real
+    if t.device.type == "meta":
         raise GraphImportError(
-            "trnc serializer: a get_attr constant is a fake/meta tensor without data "
+            "trnc serializer: a get_attr constant is a meta tensor without data "
             "(trnc bug or unsupported tracing mode)")
+    with unset_fake_temporarily():
+        return _real_tensor_bytes(t)
+
+
+def _real_tensor_bytes(t: torch.Tensor) -> bytes:
     t = t.detach().to("cpu").contiguous()
     if t.numel() == 0:
         return b""
@@ -462,15 +616,50 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     return raw
 
 
-def graph_to_proto(gm: torch.fx.GraphModule, kind: str, name: str = ""):
-    """Builds the ``trnc.fx.Graph`` message for ``gm`` (see module docstring)."""
-    return _Writer(gm, kind, name or kind).run()
+def _source_name(source: Any) -> str:
+    """dynamo's source of a graph input as the user writes it:
+    ``L['x']`` -> ``x``, ``L['self']._modules['fc']._parameters['weight']`` ->
+    ``self.fc.weight``, ``G['W']`` -> ``W``; for a compiled module called as
+    ``model(x)``, ``L['fn']._parameters['weight']`` -> ``weight`` and
+    ``L['args'][0]`` -> ``args[0]``."""
+    name = getattr(source, "name", "")
+    if callable(name):
+        try:
+            name = name()
+        except Exception:  # noqa: BLE001
+            return ""
+    text = _pretty_source(str(name or ""))
+    return text[len("fn."):] if text.startswith("fn.") else text
 
 
-def serialize(gm: torch.fx.GraphModule, kind: str, name: str = "") -> bytes:
+def dynamo_inputs(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
+    """(user name, stack trace) of each input of a dynamo graph, in order: what
+    ``serialize(..., user_inputs=)`` takes to name aot_autograd's placeholders
+    (``PlainAOTInput(idx)`` indexes this list)."""
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        source = getattr(node, "_dynamo_source", None)
+        if source is None:
+            source = getattr(node.meta.get("grapharg"), "source", None)
+        out.append((_source_name(source) if source is not None else "",
+                    node.meta.get("stack_trace") or ""))
+    return out
+
+
+def graph_to_proto(gm: torch.fx.GraphModule, kind: str, name: str = "",
+                   user_inputs: Sequence[tuple[str, str]] | None = None):
+    """Builds the ``trnc.fx.Graph`` message for ``gm`` (see module docstring).
+    ``user_inputs``: ``dynamo_inputs()`` of the dynamo graph ``gm`` came from."""
+    return _Writer(gm, kind, name or kind, user_inputs).run()
+
+
+def serialize(gm: torch.fx.GraphModule, kind: str, name: str = "",
+              user_inputs: Sequence[tuple[str, str]] | None = None) -> bytes:
     """``gm`` as fx.proto bytes. Deterministic: same graph, same bytes."""
-    return graph_to_proto(gm, kind, name).SerializeToString(deterministic=True)
+    return graph_to_proto(gm, kind, name, user_inputs).SerializeToString(deterministic=True)
 
 
-__all__ = ["serialize", "graph_to_proto", "parse_stack_trace", "placeholder_role",
-           "tensor_bytes", "target_name", "SCHEMA_VERSION"]
+__all__ = ["serialize", "graph_to_proto", "parse_stack_trace", "meta_location", "dynamo_inputs",
+           "placeholder_role", "tensor_bytes", "target_name", "SCHEMA_VERSION"]

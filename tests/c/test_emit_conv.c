@@ -62,13 +62,8 @@ static int64_t numel(int rank, const int64_t *s) {
 static const trnc_compile_options *g_opt; /* NULL: defaults */
 
 static trnc_compiled *build(tu_fx *b, trnc_status *st_out, trnc_diags *d) {
-  trnc_graph *g = NULL;
-  trnc_status st = tu_fx_import(b, NULL, &g, d);
-  if (!st) st = trnc_graph_check_lowerable(g, d);
-  if (!st) st = trnc_graph_legalize(g, d);
   trnc_compiled *c = NULL;
-  if (!st) st = trnc_compile(g, g_opt, &c, d);
-  trnc_graph_destroy(g);
+  trnc_status st = tu_fx_compile(b, g_opt, &c, d);
   if (st_out) *st_out = st;
   return c;
 }

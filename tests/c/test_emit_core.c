@@ -25,15 +25,10 @@
 
 static trnc_compiled *compile_opt(tu_fx *b, const trnc_compile_options *o) {
   trnc_diags *d = trnc_diags_create();
-  trnc_graph *g = NULL;
-  trnc_status st = tu_fx_import(b, NULL, &g, d);
-  if (!st) st = trnc_graph_check_lowerable(g, d);
-  if (!st) st = trnc_graph_legalize(g, d);
   trnc_compiled *c = NULL;
-  if (!st) st = trnc_compile(g, o, &c, d);
+  trnc_status st = tu_fx_compile(b, o, &c, d);
   if (st) tu_diags_dump(d);
   assert_int_equal(st, TRNC_OK);
-  trnc_graph_destroy(g);
   trnc_diags_destroy(d);
   return c;
 }

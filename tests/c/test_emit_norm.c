@@ -40,15 +40,10 @@ static Trnc__Fx__TensorMeta *mk(tu_fx *b, Trnc__Fx__DType dt, int rank, const in
 
 static trnc_compiled *compile(tu_fx *b) {
   trnc_diags *d = trnc_diags_create();
-  trnc_graph *g = NULL;
-  trnc_status st = tu_fx_import(b, NULL, &g, d);
-  if (!st) st = trnc_graph_check_lowerable(g, d);
-  if (!st) st = trnc_graph_legalize(g, d);
   trnc_compiled *c = NULL;
-  if (!st) st = trnc_compile(g, NULL, &c, d);
+  trnc_status st = tu_fx_compile(b, NULL, &c, d);
   if (st) tu_diags_dump(d);
   assert_int_equal(st, TRNC_OK);
-  trnc_graph_destroy(g);
   trnc_diags_destroy(d);
   return c;
 }

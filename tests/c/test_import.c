@@ -397,12 +397,34 @@ static void test_rejects_missing_dtype_on_input(void **state) {
   expect_reject(b, TRNC_ERR_INVALID_GRAPH, "has no dtype (DTYPE_UNSPECIFIED)");
 }
 
+/* Rank > 8 is a limit of the model (UNSUPPORTED, named at the input or at the
+ * node with the user's line), not of the serialized bytes (LIMIT). */
 static void test_rejects_rank_9(void **state) {
   (void)state;
   static const int64_t s9[9] = {1, 1, 1, 1, 1, 1, 1, 2, 3};
   tu_fx *b = add_graph(NULL);
   tu_node(b, 0)->outputs[0] = tu_meta(b, F32, 9, s9);
-  expect_reject(b, TRNC_ERR_LIMIT, "has rank 9; trnc supports rank <= 8");
+  expect_reject(b, TRNC_ERR_UNSUPPORTED, "input 'x' has rank 9; trnc supports rank <= 8");
+}
+
+static void test_rejects_rank_9_intermediate_with_line(void **state) {
+  (void)state;
+  static const int64_t s9[9] = {1, 1, 1, 1, 1, 1, 1, 2, 3};
+  uint32_t add;
+  tu_fx *b = add_graph(&add);
+  tu_node(b, add)->outputs[0] = tu_meta(b, F32, 9, s9);
+  trnc_diags *d = trnc_diags_create();
+  trnc_graph *g = NULL;
+  trnc_status s = tu_fx_import(b, NULL, &g, d);
+  tu_fx_free(b);
+  assert_int_equal(s, TRNC_ERR_UNSUPPORTED);
+  assert_null(g);
+  assert_true(tu_diags_have(d, "node 'add' output 0 has rank 9; trnc supports rank <= 8"));
+  const trnc_diag *e = trnc_diags_get(d, 0);
+  assert_string_equal(e->target, "aten.add.Tensor");
+  assert_string_equal(e->file, "model.py");
+  assert_int_equal(e->line, 12);
+  trnc_diags_destroy(d);
 }
 
 static void test_rejects_negative_dim(void **state) {
@@ -480,8 +502,9 @@ static void test_rejects_symbolic_dim_naming_input(void **state) {
   tu_fx_free(b);
   assert_int_equal(s, TRNC_ERR_DYNAMIC_SHAPE);
   assert_null(g);
-  assert_true(tu_diags_have(d, "input 'y' output 0 has a symbolic size in dim 0 (s0)"));
+  assert_true(tu_diags_have(d, "input 'y' has a symbolic size in dim 0 (s0)"));
   assert_true(tu_diags_have(d, "dynamic=False"));
+  assert_true(tu_diags_have(d, "trnc.buckets"));
   assert_true(tu_diags_have_node(d, TRNC_ERR_DYNAMIC_SHAPE, "y"));
   trnc_diags_destroy(d);
 }
@@ -490,8 +513,7 @@ static void test_rejects_symbolic_stride(void **state) {
   (void)state;
   tu_fx *b = add_graph(NULL);
   tu_node(b, 0)->outputs[0]->stride[0] = tu_dim(b, 3, "s1");
-  expect_reject(b, TRNC_ERR_DYNAMIC_SHAPE,
-                "input 'x' output 0 has a symbolic stride in dim 0 (s1)");
+  expect_reject(b, TRNC_ERR_DYNAMIC_SHAPE, "input 'x' has a symbolic stride in dim 0 (s1)");
 }
 
 /* A placeholder whose value is a SymInt (scalar output, no tensor). */
@@ -504,8 +526,89 @@ static void test_rejects_symint_input(void **state) {
   n->scalar_outputs = tu_alloc(b, sizeof(char *));
   n->scalar_outputs[0] = tu_str(b, "s0");
   expect_reject(b, TRNC_ERR_DYNAMIC_SHAPE,
-                "input 's0' is a symbolic size (s0): trnc compiles static shapes; pass "
-                "dynamic=False to torch.compile or pad inputs to bucket shapes (trnc.buckets)");
+                "input 's0' is a symbolic size (s0): trnc compiles static shapes: pass "
+                "dynamic=False to torch.compile");
+}
+
+/* x[x > 0], nonzero: a size from the data (unbacked symbol u0) is not a
+ * dynamic=False problem: UNSUPPORTED at the op, with the user's line. */
+static void test_rejects_data_dependent_size_at_the_op(void **state) {
+  (void)state;
+  uint32_t add;
+  tu_fx *b = add_graph(&add);
+  tu_node(b, add)->target = tu_str(b, "aten.index.Tensor");
+  tu_node(b, add)->outputs[0]->shape[0] = tu_dim(b, 0, "u0");
+  trnc_diags *d = trnc_diags_create();
+  trnc_graph *g = NULL;
+  trnc_status s = tu_fx_import(b, NULL, &g, d);
+  tu_fx_free(b);
+  if (s != TRNC_ERR_UNSUPPORTED) tu_diags_dump(d);
+  assert_int_equal(s, TRNC_ERR_UNSUPPORTED);
+  assert_null(g);
+  assert_true(tu_diags_have(d, "node 'add' output 0 has a data-dependent size in dim 0 (u0)"));
+  assert_true(tu_diags_have(d, "torch.where"));
+  assert_false(tu_diags_have(d, "dynamic=False"));
+  const trnc_diag *e = trnc_diags_get(d, 0);
+  assert_string_equal(e->target, "aten.index.Tensor");
+  assert_string_equal(e->file, "model.py");
+  assert_int_equal(e->line, 12);
+  trnc_diags_destroy(d);
+}
+
+/* Backed sizes (s0, s77 + 1) stay dynamic-shape errors; u12, zuf0 are
+ * unbacked; names that merely start with u (u, up0x) are not. */
+static void test_unbacked_symbol_names(void **state) {
+  (void)state;
+  static const struct {
+    const char *sym;
+    trnc_status st;
+  } cases[] = {{"u12", TRNC_ERR_UNSUPPORTED},      {"2*u0 + 1", TRNC_ERR_UNSUPPORTED},
+               {"zuf0", TRNC_ERR_UNSUPPORTED},     {"s0", TRNC_ERR_DYNAMIC_SHAPE},
+               {"s77 + 1", TRNC_ERR_DYNAMIC_SHAPE}, {"Max(1, s3)", TRNC_ERR_DYNAMIC_SHAPE},
+               {"up0x", TRNC_ERR_DYNAMIC_SHAPE},    {"u", TRNC_ERR_DYNAMIC_SHAPE}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tu_fx *b = add_graph(NULL);
+    tu_node(b, 2)->args[2] = tu_a_sym(b, "alpha", cases[i].sym);
+    expect_reject(b, cases[i].st, cases[i].sym);
+  }
+}
+
+/* n = int(x.sum().item()); x * n: the .item() node has only a scalar output
+ * (u0). Using it is UNSUPPORTED, named at the .item() node and its line. */
+static void test_rejects_use_of_item_scalar(void **state) {
+  (void)state;
+  static const int64_t s0[] = {0};
+  tu_fx *b = tu_fx_new(TRNC__FX__GRAPH_KIND__INFERENCE);
+  uint32_t x = tu_placeholder(b, "x", tu_meta(b, F32, 1, (const int64_t[]){3}));
+  uint32_t sum = tu_call(b, "sum", "aten.sum.default", tu_meta(b, F32, 0, s0));
+  tu_arg(b, sum, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, sum, tu_a_none(b, "dtype"));
+  uint32_t item = tu_call(b, "_local_scalar_dense", "aten._local_scalar_dense.default", NULL);
+  tu_arg(b, item, tu_a_ref(b, "self", sum, 0));
+  Trnc__Fx__Node *n = tu_node(b, item);
+  n->n_scalar_outputs = 1;
+  n->scalar_outputs = tu_alloc(b, sizeof(char *));
+  n->scalar_outputs[0] = tu_str(b, "u0");
+  tu_set_loc(b, item, "model.py", 7, "n = int(x.sum().item())");
+  uint32_t tr = tu_call(b, "trunc", "math.trunc", NULL);
+  tu_arg(b, tr, tu_a_ref(b, "", item, 0));
+  tu_output_ref(b, x, 0);
+  trnc_diags *d = trnc_diags_create();
+  trnc_graph *g = NULL;
+  trnc_status s = tu_fx_import(b, NULL, &g, d);
+  tu_fx_free(b);
+  if (s != TRNC_ERR_UNSUPPORTED) tu_diags_dump(d);
+  assert_int_equal(s, TRNC_ERR_UNSUPPORTED);
+  assert_null(g);
+  assert_true(tu_diags_have(d, "node '_local_scalar_dense' reads a value out of a tensor into a "
+                               "Python scalar (u0"));
+  assert_true(tu_diags_have(d, "that node 'trunc' uses"));
+  assert_true(tu_diags_have(d, "without host round trips"));
+  const trnc_diag *e = trnc_diags_get(d, 0);
+  assert_string_equal(e->node, "_local_scalar_dense");
+  assert_string_equal(e->target, "aten._local_scalar_dense.default");
+  assert_int_equal(e->line, 7);
+  trnc_diags_destroy(d);
 }
 
 static void test_rejects_symbolic_argument(void **state) {
@@ -677,6 +780,44 @@ static void test_rejects_constant_index_out_of_range(void **state) {
   expect_reject(b, TRNC_ERR_INVALID_GRAPH, "constant index 4 is out of range");
 }
 
+/* torch.tensor([...]) in a model: lift_fresh_copy(_tensor_constant0) is
+ * imported as clone(self, memory_format=None), a table op. */
+static void test_lift_fresh_copy_imports_as_clone(void **state) {
+  (void)state;
+  static const int64_t s3[] = {3};
+  tu_fx *b = tu_fx_new(TRNC__FX__GRAPH_KIND__INFERENCE);
+  float w[3] = {1, 2, 3};
+  uint32_t c = tu_get_attr(b, "_tensor_constant0", tu_meta(b, F32, 1, s3), w, sizeof w);
+  uint32_t l =
+      tu_call(b, "lift_fresh_copy", "aten.lift_fresh_copy.default", tu_meta(b, F32, 1, s3));
+  tu_arg(b, l, tu_a_ref(b, "self", c, 0));
+  tu_output_ref(b, l, 0);
+  trnc_diags *d = trnc_diags_create();
+  trnc_graph *g = NULL;
+  trnc_status s = tu_fx_import(b, NULL, &g, d);
+  tu_fx_free(b);
+  if (s != TRNC_OK) tu_diags_dump(d);
+  assert_int_equal(s, TRNC_OK);
+  const trnc_node *n = &g->nodes[l];
+  assert_int_equal(n->op, trnc_op_lookup("aten.clone.default"));
+  assert_string_equal(n->target, "aten.clone.default");
+  assert_int_equal(n->nargs, 2);
+  assert_int_equal(n->args[0].kind, TRNC_ARG_VALUE);
+  assert_int_equal(n->args[1].kind, TRNC_ARG_NONE);
+  assert_string_equal(n->args[1].name, "memory_format");
+  assert_int_equal(trnc_graph_check_lowerable(g, d), TRNC_OK);
+  trnc_graph_destroy(g);
+  /* an alias with an extra argument fails the op's schema, it is not read past */
+  b = tu_fx_new(TRNC__FX__GRAPH_KIND__INFERENCE);
+  c = tu_get_attr(b, "_tensor_constant0", tu_meta(b, F32, 1, s3), w, sizeof w);
+  l = tu_call(b, "lift_fresh_copy", "aten.lift_fresh_copy.default", tu_meta(b, F32, 1, s3));
+  tu_arg(b, l, tu_a_ref(b, "self", c, 0));
+  tu_arg(b, l, tu_a_int(b, "", 1));
+  tu_output_ref(b, l, 0);
+  expect_reject(b, TRNC_ERR_INVALID_GRAPH, "aten.clone.default takes 2 schema arguments, got 3");
+  trnc_diags_destroy(d);
+}
+
 static void test_rejects_constant_meta_mismatch(void **state) {
   (void)state;
   static const int64_t s32[] = {3, 2};
@@ -710,6 +851,7 @@ int main(void) {
       cmocka_unit_test(test_rejects_unknown_dtype_enum),
       cmocka_unit_test(test_rejects_missing_dtype_on_input),
       cmocka_unit_test(test_rejects_rank_9),
+      cmocka_unit_test(test_rejects_rank_9_intermediate_with_line),
       cmocka_unit_test(test_rejects_negative_dim),
       cmocka_unit_test(test_rejects_negative_stride),
       cmocka_unit_test(test_rejects_negative_storage_offset),
@@ -721,6 +863,9 @@ int main(void) {
       cmocka_unit_test(test_rejects_symbolic_dim_naming_input),
       cmocka_unit_test(test_rejects_symbolic_stride),
       cmocka_unit_test(test_rejects_symint_input),
+      cmocka_unit_test(test_rejects_data_dependent_size_at_the_op),
+      cmocka_unit_test(test_unbacked_symbol_names),
+      cmocka_unit_test(test_rejects_use_of_item_scalar),
       cmocka_unit_test(test_rejects_symbolic_argument),
       cmocka_unit_test(test_rejects_dangling_ref),
       cmocka_unit_test(test_rejects_forward_ref),
@@ -739,6 +884,7 @@ int main(void) {
       cmocka_unit_test(test_rejects_constant_byte_size_mismatch),
       cmocka_unit_test(test_rejects_constant_index_out_of_range),
       cmocka_unit_test(test_rejects_constant_meta_mismatch),
+      cmocka_unit_test(test_lift_fresh_copy_imports_as_clone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,8 +151,9 @@ static inline void nc_run(const trnc_nc_program *p, const void *const *inputs, v
   nc_check_roundtrip(p);
 }
 
-/* Asserts that verification fails and some error message contains every
- * one of the given substrings (NULL-terminated list). */
+/* Asserts that verification fails and some error diagnostic, as
+ * "<node>: <message>" (the node is the instruction, "k#1 scalar.activation"),
+ * contains every one of the given substrings (NULL-terminated list). */
 static inline void nc_expect_reject(const trnc_nc_program *p, ...) {
   trnc_diags *d = trnc_diags_create();
   trnc_status st = trnc_nc_program_verify(p, d);
@@ -167,9 +168,11 @@ static inline void nc_expect_reject(const trnc_nc_program *p, ...) {
   bool found = false;
   for (size_t i = 0; i < trnc_diags_count(d) && !found; i++) {
     const trnc_diag *g = trnc_diags_get(d, i);
+    char text[2048];
+    snprintf(text, sizeof text, "%s: %s", g->node ? g->node : "", g->message);
     bool all = true;
     for (int k = 0; k < nn; k++)
-      if (!strstr(g->message, needles[k])) all = false;
+      if (!strstr(text, needles[k])) all = false;
     found = all;
   }
   if (!found) {

@@ -90,6 +90,25 @@ static void test_engine_rules(void **state) {
          "main#5 vector.tensor_tensor", "may not both be in PSUM");
 }
 
+/* The instruction is the diagnostic's node; the message does not repeat it
+ * ("node main#2 vector.matmul: main#2 vector.matmul: ..." before). */
+static void test_diagnostic_names_instruction_once(void **state) {
+  trnc_nc_program *p = base();
+  ins(p, 2)->engine = TRNC_NC_VECTOR;
+  trnc_diags *d = trnc_diags_create();
+  assert_int_equal(trnc_nc_program_verify(p, d), TRNC_ERR_INVALID_GRAPH);
+  const trnc_diag *g = trnc_diags_get(d, 0);
+  assert_string_equal(g->node, "main#2 vector.matmul");
+  assert_null(strstr(g->message, "main#2"));
+  assert_non_null(strstr(g->message, "may not run on vector"));
+  char *text = trnc_diags_format(d);
+  assert_non_null(strstr(text, "node main#2 vector.matmul: "));
+  assert_null(strstr(text, "main#2 vector.matmul: main#2"));
+  trnc_free(text);
+  trnc_diags_destroy(d);
+  trnc_nc_program_destroy(p);
+}
+
 static void test_partition_rules(void **state) {
   REJECT(ins(p, 3)->dst.partitions = 129, "main#3 vector.tensor_copy", "partition count 129 exceeds 128");
   REJECT((ins(p, 3)->dst.start_partition = 100, ins(p, 3)->dst.partitions = 28, ins(p, 3)->src[0].partitions = 28),
@@ -269,6 +288,7 @@ static void test_semaphore_rules(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_base_ok),          cmocka_unit_test(test_engine_rules),
+      cmocka_unit_test(test_diagnostic_names_instruction_once),
       cmocka_unit_test(test_partition_rules),  cmocka_unit_test(test_capacity_rules),
       cmocka_unit_test(test_matmul_rules),     cmocka_unit_test(test_operand_rules),
       cmocka_unit_test(test_dependency_rules), cmocka_unit_test(test_uninitialised_read),

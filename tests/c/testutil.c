@@ -393,3 +393,15 @@ trnc_status tu_fx_import(tu_fx *b, const trnc_import_limits *limits, trnc_graph 
   free(buf);
   return st;
 }
+
+trnc_status tu_fx_compile(tu_fx *b, const trnc_compile_options *opts, trnc_compiled **out,
+                          trnc_diags *d) {
+  trnc_graph *g = NULL;
+  *out = NULL;
+  trnc_status st = tu_fx_import(b, NULL, &g, d);
+  if (!st) st = trnc_graph_check_lowerable(g, d);
+  if (!st) st = trnc_graph_legalize(g, d);
+  if (!st) st = trnc_compile(g, opts, out, d);
+  trnc_graph_destroy(g);
+  return st;
+}

@@ -1,0 +1,306 @@
+"""One measurement in its own process, for bench/run.py (prints one JSON line).
+
+    python bench/worker.py start    --entry E --backend trnc|inductor
+    python bench/worker.py steady   --entry E [--steps N]
+    python bench/worker.py overhead [--calls N] [--rounds R]
+
+``start``: compile + first training step in a fresh process; run.py points
+TRNC_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR at an empty directory (cold) or at
+the one a cold run populated (warm). Times: BENCH_T0 (wall clock taken by the
+parent just before it spawned this process) to the first forward output and to
+the end of the first step; the first step; the second step (the execution
+part, subtracted to get the compile part); for trnc the split between Python
+(FX serialization), the C front end (import, legality scan, legalize, verify),
+the C compiler (trnc_compile: passes, emitter, program verifier, cost model)
+and the cache; and the compile reports (cost-model estimates).
+
+``steady``: eager, inductor and trnc in one process (caches warm), training
+steps interleaved round-robin so that all three see the same machine noise;
+also the FLOPs and minimum bytes of one step for the roofline.
+
+``overhead``: per-call host time of a compiled one-add graph on 8 elements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+T_PROC = time.time()  # before importing torch
+
+import torch  # noqa: E402
+
+if os.environ.get("BENCH_THREADS", "0") != "0":
+    torch.set_num_threads(int(os.environ["BENCH_THREADS"]))
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import suite  # noqa: E402
+
+T_IMPORTED = time.time()
+
+
+def _emit(obj: dict) -> None:
+    print("BENCH_JSON " + json.dumps(obj), flush=True)
+
+
+def _error(e: BaseException) -> dict:
+    inner = getattr(e, "inner_exception", None) or e
+    msg = str(inner)
+    return {"type": type(inner).__name__, "message": msg[:4000],
+            "first_line": msg.strip().splitlines()[0][:300] if msg.strip() else ""}
+
+
+class _Timers:
+    """Wraps the trnc backend's stages to time them (monkeypatching, no change
+    to trnc itself)."""
+
+    def __init__(self) -> None:
+        import trnc.backend as be
+        import trnc.cache as tc
+        import trnc.pipeline as pl
+
+        self.t = {"serialize_s": 0.0, "c_frontend_s": 0.0, "compile_program_s": 0.0,
+                  "graph_total_s": 0.0}
+
+        def wrap(mod, name, key):
+            orig = getattr(mod, name)
+
+            def f(*a, **k):
+                t0 = time.perf_counter()
+                try:
+                    return orig(*a, **k)
+                finally:
+                    self.t[key] += time.perf_counter() - t0
+            setattr(mod, name, f)
+
+        wrap(be, "serialize", "serialize_s")
+        wrap(pl, "lower", "c_frontend_s")
+        wrap(tc, "compile_program", "compile_program_s")
+        wrap(be, "_compile_graph", "graph_total_s")
+
+
+def cmd_start(a: argparse.Namespace) -> dict:
+    e = suite.SUITE[a.entry]
+    res: dict = {"entry": a.entry, "backend": a.backend,
+                 "import_s": T_IMPORTED - T_PROC}
+    t0_parent = float(os.environ.get("BENCH_T0", T_PROC))
+    timers = None
+    if a.backend == "trnc":
+        import trnc
+        res["trnc_file"] = trnc.__file__
+        timers = _Timers()
+        backend = "trnc"
+    else:
+        backend = "inductor"
+    model, args = e.build()
+    cm = torch.compile(model, backend=backend, dynamic=False)
+    for p in model.parameters():
+        p.grad = None
+    prof = None
+    if a.profile:
+        import cProfile
+        prof = cProfile.Profile()
+        prof.enable()
+    try:
+        t0 = time.perf_counter()
+        out = cm(*args)
+        t1 = time.perf_counter()
+        t_first_out = time.time()
+        suite.loss_of(out).backward()
+        t2 = time.perf_counter()
+        t_first_step = time.time()
+        if prof:
+            prof.disable()
+            res["profile"] = _components(prof)
+    except Exception as ex:  # noqa: BLE001
+        res["error"] = _error(ex)
+        res["elapsed_s"] = time.perf_counter() - t0
+        if timers:
+            res["trnc_split"] = timers.t
+        return res
+    res.update(first_fwd_s=t1 - t0, first_bwd_s=t2 - t1, first_step_s=t2 - t0,
+               proc_to_first_output_s=t_first_out - t0_parent,
+               proc_to_first_step_s=t_first_step - t0_parent)
+    t3 = time.perf_counter()
+    suite.step(cm, model, args)
+    res["second_step_s"] = time.perf_counter() - t3
+    res["compile_s"] = max(0.0, res["first_step_s"] - res["second_step_s"])
+    if a.backend == "trnc":
+        res["trnc_split"] = timers.t
+        recs = trnc.last_graphs()
+        res["graphs"] = [{"kind": r.kind, "compile_seconds": r.compile_seconds,
+                          "report": r.report} for r in recs]
+        res["c_compile_s"] = sum((r.report or {}).get("compile_s", 0.0) for r in recs)
+        res["stats"] = trnc.stats()
+    else:
+        from torch._dynamo.utils import counters
+        res["inductor_counters"] = {k: dict(v) for k, v in counters.items()
+                                    if k in ("inductor", "aot_autograd")}
+    return res
+
+
+_COMPONENTS = [  # (component, substring of the function's file), first match wins
+    ("dynamo", "torch/_dynamo/"),
+    ("aot_autograd", "torch/_functorch/"),
+    ("decompositions/refs", "torch/_decomp/"), ("decompositions/refs", "torch/_refs/"),
+    ("decompositions/refs", "torch/_prims"),
+    ("fake tensors/dispatch", "torch/_subclasses/"), ("fake tensors/dispatch", "torch/_ops.py"),
+    ("fake tensors/dispatch", "torch/utils/_python_dispatch"),
+    ("symbolic shapes/sympy", "torch/fx/experimental/"), ("symbolic shapes/sympy", "sympy/"),
+    ("torch.fx", "torch/fx/"),
+    ("inductor", "torch/_inductor/"),
+    ("trnc Python", "/trnc/"),
+    ("torch other", "torch/"),
+]
+
+
+def _components(prof) -> dict:
+    """Self time of a cProfile run grouped by component (file path; C
+    functions of trnc's extension count as "trnc C")."""
+    import pstats
+    st = pstats.Stats(prof)
+    by: dict[str, float] = {}
+    top: list[tuple[float, str]] = []
+    for (file, line, fn), (cc, nc, tt, ct, callers) in st.stats.items():
+        comp = "other"
+        if file == "~":
+            if "trnc" in fn:
+                comp = "trnc C"
+            elif "torch._C" in fn or "torch" in fn:
+                comp = "torch C++ (ops)"
+            else:
+                comp = "builtins"
+        else:
+            for c, sub in _COMPONENTS:
+                if sub in file:
+                    comp = c
+                    break
+        by[comp] = by.get(comp, 0.0) + tt
+        top.append((tt, f"{os.path.basename(file)}:{line}({fn})"))
+    top.sort(reverse=True)
+    return {"by_component": by, "top_self": [[t, n] for t, n in top[:15]]}
+
+
+def _roofline_inputs(e: suite.Entry) -> dict:
+    """FLOPs (torch's FlopCounterMode: matmul/conv/attention) and the minimum
+    HBM bytes of one eager training step: parameters read in the forward and
+    again in the backward, their gradients written, the inputs read (and their
+    gradients written when they require grad), and each tensor autograd saves
+    for the backward written once and read once (deduplicated by storage;
+    saved parameters and inputs are not counted twice)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model, args = e.build()
+    params = list(model.parameters())
+    param_bytes = sum(p.numel() * p.element_size() for p in params)
+    known = {p.untyped_storage().data_ptr() for p in params}
+    known |= {a.untyped_storage().data_ptr() for a in args}
+    in_bytes = sum(a.numel() * a.element_size() * (2 if a.requires_grad else 1) for a in args)
+    saved: dict[int, int] = {}
+
+    def pack(t):
+        st = t.untyped_storage()
+        if st.data_ptr() not in known:
+            saved[st.data_ptr()] = max(saved.get(st.data_ptr(), 0), st.nbytes())
+        return t
+
+    fc = FlopCounterMode(display=False)
+    with fc:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = model(*args)
+        suite.loss_of(out).backward()
+    act = sum(saved.values())
+    return {"flops": fc.get_total_flops(), "param_bytes": param_bytes, "input_bytes": in_bytes,
+            "saved_bytes": act, "min_bytes": 3 * param_bytes + in_bytes + 2 * act,
+            "params": sum(p.numel() for p in params)}
+
+
+def cmd_steady(a: argparse.Namespace) -> dict:
+    e = suite.SUITE[a.entry]
+    steps = a.steps or e.steps
+    res: dict = {"entry": a.entry, "steps": steps, "times": {}, "errors": {}}
+    res["roofline"] = _roofline_inputs(e)
+    model, args = e.build()
+    fns = {"eager": model}
+    for b in ("inductor", "trnc"):
+        if b == "trnc":
+            import trnc  # noqa: F401
+        cm = torch.compile(model, backend=b, dynamic=False)
+        try:
+            for _ in range(2):     # compile (warm caches) + one warm-up step
+                suite.step(cm, model, args)
+            fns[b] = cm
+        except Exception as ex:  # noqa: BLE001
+            res["errors"][b] = _error(ex)
+    suite.step(model, model, args)
+    for name in fns:
+        res["times"][name] = []
+    deadline = time.perf_counter() + a.budget
+    for i in range(steps):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            suite.step(fn, model, args)
+            res["times"][name].append(time.perf_counter() - t0)
+        if time.perf_counter() > deadline and i >= 1:
+            res["truncated_at"] = i + 1
+            break
+    return res
+
+
+def cmd_overhead(a: argparse.Namespace) -> dict:
+    import trnc  # noqa: F401
+
+    def f(x, y):
+        return x + y
+
+    x, y = torch.randn(8), torch.randn(8)
+    fns = {"eager": f}
+    errors = {}
+    for b in ("inductor", "trnc"):
+        torch._dynamo.reset()
+        cm = torch.compile(f, backend=b, dynamic=False)
+        try:
+            ref = f(x, y)
+            for _ in range(3):
+                got = cm(x, y)
+            assert torch.allclose(got, ref)
+            fns[b] = cm
+        except Exception as ex:  # noqa: BLE001
+            errors[b] = _error(ex)
+    per_call: dict[str, list[float]] = {k: [] for k in fns}
+    with torch.no_grad():
+        for _ in range(a.rounds):
+            for name, fn in fns.items():
+                t0 = time.perf_counter()
+                for _ in range(a.calls):
+                    fn(x, y)
+                per_call[name].append((time.perf_counter() - t0) / a.calls)
+    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call, "errors": errors}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=("start", "steady", "overhead"))
+    p.add_argument("--entry")
+    p.add_argument("--backend", choices=("trnc", "inductor"))
+    p.add_argument("--steps", type=int, default=0)
+    p.add_argument("--profile", action="store_true", help="start: cProfile the first step")
+    p.add_argument("--budget", type=float, default=120.0,
+                   help="steady: stop after this many seconds (at least 2 rounds)")
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--rounds", type=int, default=7)
+    a = p.parse_args()
+    try:
+        res = {"start": cmd_start, "steady": cmd_steady, "overhead": cmd_overhead}[a.mode](a)
+    except Exception as ex:  # noqa: BLE001
+        res = {"fatal": _error(ex), "traceback": traceback.format_exc()[-4000:]}
+    _emit(res)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
