@@ -38,6 +38,50 @@ static interval hull(interval a, interval b) {
 }
 static bool fits_i32(interval a) { return a.lo >= I32_MIN && a.hi <= I32_MAX; }
 
+/* Integer dtypes: the values a tensor of that dtype can hold. */
+static bool is_int_dtype(trnc_dtype t) {
+  return t == TRNC_I64 || t == TRNC_I32 || t == TRNC_I16 || t == TRNC_I8 || t == TRNC_U8;
+}
+
+static interval dtype_range(trnc_dtype t) {
+  switch (t) {
+    case TRNC_I16: return iv(-32768, 32767);
+    case TRNC_I8: return iv(-128, 127);
+    case TRNC_U8: return iv(0, 255);
+    case TRNC_BOOL: return iv(0, 1);
+    default: return iv(-I64_INPUT_BOUND, I64_INPUT_BOUND); /* i64/i32: runtime-checked */
+  }
+}
+
+/* True if n's integer result comes out of an engine's fp32 datapath
+ * (arithmetic, comparisons, selects, reductions) rather than being moved or
+ * converted exactly (views, copies, casts, gathers: DMA and same-dtype copies
+ * are bit-exact, and a float -> int32 store converts exactly). */
+static bool computes(const trnc_node *n) {
+  if (n->op >= TRNC_OP_COUNT) return false;
+  const char *cat = trnc_op_defs[n->op].category;
+  return !strcmp(cat, "elementwise") || !strcmp(cat, "compare") || !strcmp(cat, "reduction");
+}
+
+/* Interval of a graph input or constant of integer dtype. */
+static interval input_iv(const trnc_node *n, const trnc_type *t) {
+  if (n->op == TRNC_OP_PLACEHOLDER) return dtype_range(t->dtype);
+  size_t es = trnc_dtype_size(t->dtype);
+  if (!is_int_dtype(t->dtype) || !n->data || !es) return iv_unknown();
+  size_t cnt = n->data_len / es;
+  if (cnt == 0) return iv(0, 0);
+  interval r = {INFINITY, -INFINITY, false};
+  for (size_t i = 0; i < cnt; i++) {
+    uint64_t u = 0;
+    for (size_t b = es; b-- > 0;) u = u << 8 | n->data[i * es + b];
+    int64_t v = t->dtype == TRNC_U8 ? (int64_t)u
+                : (int64_t)(u << (64 - 8 * es)) >> (64 - 8 * es); /* sign-extend */
+    r.lo = fmin(r.lo, (double)v);
+    r.hi = fmax(r.hi, (double)v);
+  }
+  return r;
+}
+
 static double mul_(double a, double b) {
   if (a == 0 || b == 0) return 0;   /* 0 * inf is 0 for bounds */
   return a * b;
@@ -73,20 +117,6 @@ static interval list_hull(const trnc_graph *g, const interval *vals, const trnc_
   interval r = {INFINITY, -INFINITY, false};
   if (a->kind == TRNC_ARG_LIST)
     for (uint32_t i = 0; i < a->u.list.n; i++) r = hull(r, list_hull(g, vals, &a->u.list.items[i]));
-  return r;
-}
-
-static interval constant_iv(const trnc_node *n, const trnc_type *t) {
-  if (t->dtype != TRNC_I64 || !n->data) return iv_unknown();
-  size_t cnt = n->data_len / 8;
-  if (cnt == 0) return iv(0, 0);
-  interval r = {INFINITY, -INFINITY, false};
-  for (size_t i = 0; i < cnt; i++) {
-    int64_t v = 0;
-    for (int b = 7; b >= 0; b--) v = (int64_t)((uint64_t)v << 8 | n->data[i * 8 + (size_t)b]);
-    r.lo = fmin(r.lo, (double)v);
-    r.hi = fmax(r.hi, (double)v);
-  }
   return r;
 }
 
@@ -129,6 +159,7 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       interval a = arg_iv(g, vals, a0);
       return (interval){-a.hi, -a.lo, a.poison};
     }
+    case TRNC_OP_SIGN: return iv(-1, 1);
     case TRNC_OP_ABS: {
       interval a = arg_iv(g, vals, a0);
       double m = fmax(fabs(a.lo), fabs(a.hi));
@@ -171,7 +202,20 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       if (x->dtype == TRNC_I64 || x->dtype == TRNC_I32 || x->dtype == TRNC_I16 ||
           x->dtype == TRNC_I8 || x->dtype == TRNC_U8)
         return arg_iv(g, vals, a0);
-      return iv_unknown();   /* float -> int64: unbounded */
+      /* float -> int truncates toward zero: bounded when the input is an
+       * fp32 constant, unbounded otherwise */
+      const trnc_node *p = &g->nodes[g->values[a0->u.ref].node];
+      if (p->op == TRNC_OP_CONSTANT && x->dtype == TRNC_F32 && p->data && p->data_len >= 4) {
+        interval r = {INFINITY, -INFINITY, false};
+        for (size_t e = 0; e < p->data_len / 4; e++) {
+          float f;
+          memcpy(&f, p->data + e * 4, 4);
+          r.lo = fmin(r.lo, trunc((double)f));
+          r.hi = fmax(r.hi, trunc((double)f));
+        }
+        return r;
+      }
+      return iv_unknown();
     }
     default: break;
   }
@@ -275,8 +319,7 @@ trnc_status trnc_graph_check_lowerable(const trnc_graph *g, trnc_diags *d) {
       snprintf(what, sizeof what, "%s '%s'", n->op == TRNC_OP_PLACEHOLDER ? "input" : "constant",
                n->name ? n->name : "");
       ok = value_ok(g, n, v, 0, TRNC_MAX_RANK, what, d);
-      vals[n->outs[0]] = n->op == TRNC_OP_PLACEHOLDER ? iv(-I64_INPUT_BOUND, I64_INPUT_BOUND)
-                                                      : constant_iv(n, &v->type);
+      vals[n->outs[0]] = input_iv(n, &v->type);
       vals[n->outs[0]].poison = !ok;
       continue;
     }
@@ -312,21 +355,35 @@ trnc_status trnc_graph_check_lowerable(const trnc_graph *g, trnc_diags *d) {
         vals[n->outs[k]].poison = true;
         continue;
       }
-      if (v->is_none || v->type.dtype != TRNC_I64) {
-        vals[n->outs[k]] = iv_unknown();
+      if (v->is_none || !is_int_dtype(v->type.dtype)) {
+        vals[n->outs[k]] = v->type.dtype == TRNC_BOOL ? iv(0, 1) : iv_unknown();
         continue;
       }
       interval r = node_iv(g, n, k, vals);
       vals[n->outs[k]] = r;
       if (r.poison) continue;
-      if (!fits_i32(r)) {
+      interval range = dtype_range(v->type.dtype);
+      bool small = v->type.dtype == TRNC_I16 || v->type.dtype == TRNC_I8 || v->type.dtype == TRNC_U8;
+      const char *dn = trnc_dtype_name(v->type.dtype);
+      if (small && !(r.lo >= range.lo && r.hi <= range.hi)) {
         if (isinf(r.lo) || isinf(r.hi))
-          report(g, n, d, "int64 result %u cannot be proven to stay within +-2^24, the integers "
-                 "NeuronCore engines compute exactly (through fp32): cast to int32 where you know "
-                 "the values are small (or bound them) before this op", k);
+          report(g, n, d, "%s result %u cannot be proven to stay within %s's range; eager PyTorch "
+                 "would wrap around, which trnc does not emulate: compute in a wider dtype", dn,
+                 k, dn);
         else
-          report(g, n, d, "int64 result %u may reach [%.0f, %.0f], outside +-2^24, the integers "
-                 "NeuronCore engines compute exactly (through fp32): reduce the range", k, r.lo, r.hi);
+          report(g, n, d, "%s result %u may reach [%.0f, %.0f], outside %s's range [%.0f, %.0f]; "
+                 "eager PyTorch would wrap around, which trnc does not emulate: compute in a wider "
+                 "dtype", dn, k, r.lo, r.hi, dn, range.lo, range.hi);
+        vals[n->outs[k]].poison = true;
+      } else if (!fits_i32(r) && computes(n)) {
+        if (isinf(r.lo) || isinf(r.hi))
+          report(g, n, d, "%s result %u cannot be proven to stay within +-2^24, the integers "
+                 "NeuronCore engines compute exactly (through fp32): bound the values before "
+                 "this op", dn, k);
+        else
+          report(g, n, d, "%s result %u may reach [%.0f, %.0f], outside +-2^24, the integers "
+                 "NeuronCore engines compute exactly (through fp32): reduce the range", dn, k,
+                 r.lo, r.hi);
         vals[n->outs[k]].poison = true;
       }
     }

@@ -262,6 +262,30 @@ static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype 
   return TRNC_OK;
 }
 
+/** int32 inputs are read in place, but like int64 ones they must lie in
+ *  +-TRNC_I64_INPUT_BOUND (the legality scan assumes it: engines compute
+ *  integers exactly only up to 2^24). TRNC_ERR_LIMIT names the value. */
+static trnc_status check_int32_in(const trnc_io *io, const void *src, size_t which,
+                                  trnc_diags *diags) {
+  int64_t n = io_numel(io);
+  walk w;
+  walk_init(&w, io);
+  for (int64_t k = 0; k < n; k++, walk_next(&w)) {
+    int32_t v;
+    memcpy(&v, (const uint8_t *)src + w.off * 4, 4);
+    if (v < -TRNC_I64_INPUT_BOUND || v > TRNC_I64_INPUT_BOUND) {
+      char ix[160];
+      return trnc_diag_error(
+          diags, TRNC_ERR_LIMIT,
+          "input %zu: int32 value %" PRId32 " at index %s is outside [%" PRId64 ", %" PRId64
+          "], the range trnc accepts for int32/int64 graph inputs (NeuronCore engines compute "
+          "integers exactly up to 2^24; see docs/dtypes.md)",
+          which, v, walk_index(&w, ix, sizeof ix), -TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND);
+    }
+  }
+  return TRNC_OK;
+}
+
 /** Contiguous device buffer of `ddt` -> torch layout of `io` at dst (output
  *  conversion: int32 -> int64 sign-extends, float32 -> float64 is exact). */
 static void convert_out(const trnc_io *io, uint8_t *dst, trnc_dtype ddt, const uint8_t *src) {
@@ -475,6 +499,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
       st = convert_in(io, inputs[i], b->device_dtype, m.owned[b->buffer], i, diags);
       if (st) goto out;
     } else {
+      if (io->dtype == TRNC_I32 && (st = check_int32_in(io, inputs[i], i, diags))) goto out;
       m.sim_in[slot] = inputs[i];
     }
   }
