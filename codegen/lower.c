@@ -104,6 +104,7 @@ static bool is_view_op(trnc_op op) {
     case TRNC_OP_EXPAND: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE: case TRNC_OP_SQUEEZE_DIM:
     case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_T:
     case TRNC_OP_TRANSPOSE: case TRNC_OP_ALIAS: case TRNC_OP_SPLIT: case TRNC_OP_SPLIT_WITH_SIZES:
+    case TRNC_OP_AS_STRIDED:
       return true;
     default: return false;
   }
@@ -178,12 +179,34 @@ static void release_after(cstate *C, uint32_t i) {
 
 /* ---- views ------------------------------------------------------------------------- */
 
+/* as_strided addresses the input's *storage*: valid on trnc's buffer only if
+ * trnc holds the input in the layout torch declared (same strides); the
+ * storage offset is taken relative to the input's declared offset. */
+static trnc_status lower_as_strided(cstate *C, const trnc_node *n) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  trnc_ref in = n->args[0].u.ref;
+  const trnc_type *meta = &g->values[in].type, *have = &L->tv[in].t;
+  for (int i = 0; i < meta->rank; i++)
+    if (meta->shape[i] > 1 && meta->stride[i] != have->stride[i])
+      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED,
+                     "as_strided over a tensor trnc laid out differently from torch's strides");
+  trnc_type out = g->values[n->outs[0]].type;
+  out.dtype = have->dtype;
+  out.offset = have->offset + (out.offset - meta->offset);
+  if (out.offset < 0)
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "as_strided before the start of trnc's buffer");
+  set_tv(C, n->outs[0], L->tv[in].buffer, &out);
+  return TRNC_OK;
+}
+
 static trnc_status lower_view(cstate *C, const trnc_node *n) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
   trnc_ref in = n->args[0].u.ref;
   if (L->tv[in].buffer < 0 && trnc_type_numel(&g->values[in].type) != 0)
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "view of a value that has no buffer");
+  if (n->op == TRNC_OP_AS_STRIDED) return lower_as_strided(C, n);
   trnc_graph shadow = *g;
   shadow.values = C->shadow;
   trnc_type out[64];

@@ -892,6 +892,28 @@ trnc_status rule_view(const trnc_graph *g, const trnc_node *n, trnc_type *out, u
   return TRNC_OK;
 }
 
+/* as_strided: the given sizes and strides over the input's storage; the
+ * storage offset defaults to the input's. */
+trnc_status rule_as_strided(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                            trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t sz[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int k = ilist(n, 1, sz, TRNC_MAX_RANK), k2 = ilist(n, 2, st, TRNC_MAX_RANK);
+  CHECK(k >= 0 && k == k2, "as_strided: size and stride must be int lists of equal length <= %d",
+        TRNC_MAX_RANK);
+  for (int i = 0; i < k; i++)
+    CHECK(sz[i] >= 0 && st[i] >= 0, "as_strided: negative size or stride in dim %d", i);
+  out[0].dtype = x->dtype;
+  out[0].rank = (uint8_t)k;
+  for (int i = 0; i < k; i++) {
+    out[0].shape[i] = sz[i];
+    out[0].stride[i] = st[i];
+  }
+  out[0].offset = is_none(n, 3) ? x->offset : trnc_arg_int(n, 3, 0);
+  CHECK(out[0].offset >= 0, "as_strided: negative storage offset");
+  return TRNC_OK;
+}
+
 trnc_status rule_permute(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
