@@ -530,6 +530,10 @@ trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n) {
   if (max_free > 4096) max_free = 4096;
   max_free &= ~(int64_t)15;
   if (max_free < 16) return lw_fail(L, nodes[0], TRNC_ERR_INTERNAL, "elementwise group too large");
+  /* no tile needs more than the whole tensor: small tensors get small tiles
+   * (less SBUF to reserve, and to NaN-fill in the simulator) */
+  int64_t numel = trnc_type_numel(S);
+  if (numel < max_free) max_free = (numel + 15) & ~(int64_t)15;
   for (int i = 0; i < G->nslots; i++) {
     st = lw_pool_init(L, &G->slots[i].pool, TRNC_NC_MEM_SBUF, max_free * 4, 2);
     if (st) return st;

@@ -250,6 +250,7 @@ trnc_status lw_emit_reduce(lw *L, const trnc_node *n) {
   trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
   if (st) return st;
   R.max_free = 4096;
+  if (trnc_type_numel(xt) < R.max_free) R.max_free = (trnc_type_numel(xt) + 15) & ~(int64_t)15;
   if ((st = lw_pool_init(L, &R.in_pool, TRNC_NC_MEM_SBUF, R.max_free * 4, 3)) ||
       (st = lw_pool_init(L, &R.part_pool, TRNC_NC_MEM_SBUF, 64, 2)) ||
       (st = lw_pool_init(L, &R.acc_pool, TRNC_NC_MEM_SBUF, 64, 2)) ||

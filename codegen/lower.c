@@ -289,7 +289,8 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
   c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
   lw_space_order(&s, c.dop);
   lw_space_coalesce(&s);
-  int64_t max_free = 8192;
+  int64_t max_free = 8192, numel = trnc_type_numel(&dst->t);
+  if (numel < max_free) max_free = (numel + 15) & ~(int64_t)15;
   st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 3);
   if (st) return st;
   return lw_space_tiles(L, &s, -1, max_free, copy_tile, &c);
@@ -392,7 +393,8 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
   memset(&s, 0, sizeof s);
   lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
   if (!c.iota) lw_space_coalesce(&s);
-  int64_t max_free = 8192;
+  int64_t max_free = 8192, numel = trnc_type_numel(&dst->t);
+  if (numel < max_free) max_free = (numel + 15) & ~(int64_t)15;
   if ((st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 2))) return st;
   L->ops_per_engine[3]++;
   return lw_space_tiles(L, &s, -1, max_free, fill_tile, &c);
@@ -410,7 +412,8 @@ trnc_status lw_emit_fill(lw *L, const lw_tv *dst, float value, const char *name)
   memset(&s, 0, sizeof s);
   lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
   lw_space_coalesce(&s);
-  int64_t max_free = 8192;
+  int64_t max_free = 8192, numel = trnc_type_numel(&dst->t);
+  if (numel < max_free) max_free = (numel + 15) & ~(int64_t)15;
   if ((st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 2))) return st;
   L->ops_per_engine[3]++;
   return lw_space_tiles(L, &s, -1, max_free, fill_tile, &c);
