@@ -133,6 +133,8 @@ def run_entry(name: str, tmp: str, quick: bool, timeout: float) -> dict:
     cold_reps = 1 if quick else e.cold_reps
     warm_reps = 1 if quick else e.warm_reps
     out: dict = {"entry": name, "description": e.description, "dtype": e.dtype,
+                 "reps": f"{cold_reps} cold, {warm_reps} warm, "
+                         f"{max(2, e.steps // 10) if quick else e.steps} steps",
                  "cold": {"trnc": [], "inductor": []}, "warm": {"trnc": [], "inductor": []}}
     warm_env: dict[str, dict[str, str]] = {}
     for r in range(cold_reps):
@@ -337,6 +339,12 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
         w(f"| {s['entry']} | {e['description']} | {rl.get('params', '–'):,} | "
           f"{rl.get('flops', 0) / 1e9:.3g} G |" if rl else f"| {s['entry']} | {e['description']} | – | – |")
     w("")
+    w("Repetitions per entry (bench/suite.py): fresh-process cold compiles and warm starts "
+      "per backend, and timed steady-state steps — " + "; ".join(
+          f"{e['entry']}: {e.get('reps', '?')}" for e in ents) + ". The two big entries "
+      "take 1.5–3 s per step on the simulator, so they get few steps (and gpt-6l-384 "
+      "batch 1 and one cold compile, inductor's taking ~40–90 s); their min–max shows "
+      "the spread.\n")
 
     w("## Compile and start-up (fresh processes)\n")
     w("*Cold compile* = first training step (forward + backward) minus the second step, in a "
@@ -562,6 +570,8 @@ def main() -> int:
     p.add_argument("--out", default=HERE, help="directory for results.md/json, ratios.png")
     p.add_argument("--timeout", type=float, default=600.0, help="per worker process, seconds")
     p.add_argument("--keep-tmp", action="store_true")
+    p.add_argument("--render", action="store_true",
+                   help="only rewrite results.md and ratios.png from results.json")
     p.add_argument("--threads", type=int, default=1,
                    help="torch intra-op / OpenMP threads in the workers (0: torch's default). "
                         "Default 1: trnc's simulator is single-threaded, and on a shared "
@@ -569,6 +579,14 @@ def main() -> int:
     a = p.parse_args()
     global THREADS
     THREADS = a.threads
+    if a.render:
+        with open(os.path.join(a.out, "results.json")) as f:
+            d = json.load(f)
+        sums = [summarize(e) for e in d["entries"]]
+        write_markdown(os.path.join(a.out, "results.md"), d["machine"], sums, d["entries"],
+                       d["overhead"], d["total_s"], d.get("quick", False))
+        plot(os.path.join(a.out, "ratios.png"), sums, d["overhead"])
+        return 0
     names = [n for n in a.entries.split(",") if n]
     for n in names:
         if n not in suite.SUITE:
@@ -596,7 +614,7 @@ def main() -> int:
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"machine": m, "trn2": TRN2, "entries": ents, "overhead": overhead,
-                   "total_s": total}, f, indent=1, default=str)
+                   "total_s": total, "quick": a.quick}, f, indent=1, default=str)
     write_markdown(os.path.join(a.out, "results.md"), m, sums, ents, overhead, total, a.quick)
     plot(os.path.join(a.out, "ratios.png"), sums, overhead)
     log(f"done in {total / 60:.1f} min: {os.path.join(a.out, 'results.md')}")
