@@ -418,6 +418,48 @@ static trnc_status emit_node(lw *L, egroup *G, const trnc_node *n) {
       return st ? st : e_tt(L, G, dst, x, t, TRNC_NC_ALU_MUL);
     }
     case TRNC_OP_GELU_BACKWARD: return gelu_bw(L, G, n, dst);
+    case TRNC_OP_LEAKY_RELU: {
+      /* x > 0 ? x : slope * x (NaN stays NaN through the multiply) */
+      float slope = (float)trnc_arg_number(trnc_node_arg(n, 1), 0.01);
+      st = e_ts(L, G, tmp(G, 0), x, TRNC_NC_ALU_GT, 0, TRNC_NC_ALU_BYPASS, 0);
+      if (!st) st = e_ts(L, G, tmp(G, 1), x, TRNC_NC_ALU_MUL, slope, TRNC_NC_ALU_BYPASS, 0);
+      return st ? st : e_select(L, G, dst, tmp(G, 0), x, tmp(G, 1));
+    }
+    case TRNC_OP_HARDTANH:
+      return e_ts(L, G, dst, x, TRNC_NC_ALU_MAX, (float)trnc_arg_number(trnc_node_arg(n, 1), -1),
+                  TRNC_NC_ALU_MIN, (float)trnc_arg_number(trnc_node_arg(n, 2), 1));
+    case TRNC_OP_ELU: {
+      /* x > 0 ? scale x : scale alpha (exp(input_scale x) - 1) */
+      float alpha = (float)trnc_arg_number(trnc_node_arg(n, 1), 1);
+      float scale = (float)trnc_arg_number(trnc_node_arg(n, 2), 1);
+      float iscale = (float)trnc_arg_number(trnc_node_arg(n, 3), 1);
+      st = e_act(L, G, tmp(G, 0), x, TRNC_NC_ACT_EXP, iscale, 0);
+      if (!st) st = e_ts(L, G, tmp(G, 0), tmp(G, 0), TRNC_NC_ALU_ADD, -1, TRNC_NC_ALU_MUL, scale * alpha);
+      if (!st) st = e_ts(L, G, tmp(G, 1), x, TRNC_NC_ALU_MUL, scale, TRNC_NC_ALU_BYPASS, 0);
+      if (!st) st = e_ts(L, G, tmp(G, 2), x, TRNC_NC_ALU_GT, 0, TRNC_NC_ALU_BYPASS, 0);
+      return st ? st : e_select(L, G, dst, tmp(G, 2), tmp(G, 1), tmp(G, 0));
+    }
+    case TRNC_OP_HARDSIGMOID:
+    case TRNC_OP_HARDSWISH: {
+      /* relu6(x + 3) / 6, times x for hardswish */
+      int h = n->op == TRNC_OP_HARDSIGMOID ? dst : tmp(G, 0);
+      st = e_ts(L, G, h, x, TRNC_NC_ALU_ADD, 3, TRNC_NC_ALU_MAX, 0);
+      if (!st) st = e_ts(L, G, h, h, TRNC_NC_ALU_MIN, 6, TRNC_NC_ALU_DIV, 6);
+      if (st || n->op == TRNC_OP_HARDSIGMOID) return st;
+      return e_tt(L, G, dst, x, h, TRNC_NC_ALU_MUL);
+    }
+    case TRNC_OP_TRUNC:
+      if (!is_float_dt(G->slots[x].dt)) return e_copy(L, G, dst, x);
+      return trunc_to(L, G, dst, x, tmp(G, 3));
+    case TRNC_OP_EXP2: return e_act(L, G, dst, x, TRNC_NC_ACT_EXP, 0.69314718055994531f, 0);
+    case TRNC_OP_LOG2:
+      st = e_act(L, G, tmp(G, 0), x, TRNC_NC_ACT_LOG, 1, 0);
+      return st ? st : e_ts(L, G, dst, tmp(G, 0), TRNC_NC_ALU_MUL, 1.4426950408889634f, TRNC_NC_ALU_BYPASS, 0);
+    case TRNC_OP_ISNAN: return e_tt(L, G, dst, x, x, TRNC_NC_ALU_NE);
+    case TRNC_OP_BITWISE_XOR:
+      if (G->slots[x].dt != TRNC_BOOL)
+        return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "bitwise xor is lowered for bool tensors only");
+      return binary(L, G, n, dst, TRNC_NC_ALU_XOR);
     default:
       return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s in an elementwise kernel",
                      n->target);

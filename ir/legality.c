@@ -160,6 +160,7 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return (interval){-a.hi, -a.lo, a.poison};
     }
     case TRNC_OP_SIGN: return iv(-1, 1);
+    case TRNC_OP_TRUNC: case TRNC_OP_FLOOR: case TRNC_OP_CEIL: return arg_iv(g, vals, a0);
     case TRNC_OP_ABS: {
       interval a = arg_iv(g, vals, a0);
       double m = fmax(fabs(a.lo), fabs(a.hi));
