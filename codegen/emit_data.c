@@ -152,7 +152,6 @@ static lw_tile *token(lw *L) {
   }
   memset(t, 0, sizeof *t);
   t->mem = TRNC_NC_MEM_HBM;
-  t->writer_queue = -1;
   return t;
 }
 

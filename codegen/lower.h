@@ -36,8 +36,9 @@ typedef struct lw_tile {
   int32_t partitions;       /* allocated partitions (from 0) */
   int64_t offset;           /* byte offset within each partition */
   int64_t bytes;            /* bytes per partition */
-  int16_t writer_queue;     /* -1 = never written in this kernel */
-  uint32_t writer_count;    /* writer's signal count after that write */
+  /* per queue, the queue's signal count after its last write (0: none);
+   * several queues can hold disjoint parts of one write (lw_emit_split) */
+  uint32_t writer_count[LW_QUEUES];
   uint32_t reader_count[LW_QUEUES]; /* per queue, signal count after its last read */
 } lw_tile;
 
@@ -98,6 +99,11 @@ trnc_nc_ap lw_tile_ap_strided(const lw_tile *t, int np, int64_t byte_off, trnc_d
  *  semaphore. */
 trnc_status lw_emit(lw *L, trnc_nc_instr *in, lw_tile *const *reads, int nreads,
                     lw_tile *const *writes, int nwrites);
+/** Emits n instructions that each write a disjoint part of tile w (for
+ *  example DMAs of partition slices on different queues), so they run in
+ *  parallel: each waits only for accesses before the group. */
+trnc_status lw_emit_split(lw *L, trnc_nc_instr *ins, int n, lw_tile *const *reads, int nreads,
+                          lw_tile *w);
 /** Next DMA queue (round-robin over the target's DMA engines). */
 int lw_dma_queue(lw *L);
 

@@ -69,7 +69,6 @@ static lw_tile *new_tile(lw *L, uint8_t mem, int64_t offset, int64_t bytes) {
   t->partitions = L->target->partitions;
   t->offset = offset;
   t->bytes = bytes;
-  t->writer_queue = -1;
   return t;
 }
 
@@ -169,13 +168,16 @@ trnc_status lw_emit(lw *L, trnc_nc_instr *in, lw_tile *const *reads, int nreads,
   uint32_t waits[LW_QUEUES] = {0};
   for (int i = 0; i < nreads; i++) {
     const lw_tile *t = reads[i];
-    if (t->writer_queue >= 0 && t->writer_queue != q) need(waits, t->writer_queue, t->writer_count);
+    for (int r = 0; r < LW_QUEUES; r++)
+      if (r != q && t->writer_count[r]) need(waits, r, t->writer_count[r]);
   }
   for (int i = 0; i < nwrites; i++) {
     const lw_tile *t = writes[i];
-    if (t->writer_queue >= 0 && t->writer_queue != q) need(waits, t->writer_queue, t->writer_count);
-    for (int r = 0; r < LW_QUEUES; r++)
-      if (r != q && t->reader_count[r]) need(waits, r, t->reader_count[r]);
+    for (int r = 0; r < LW_QUEUES; r++) {
+      if (r == q) continue;
+      if (t->writer_count[r]) need(waits, r, t->writer_count[r]);
+      if (t->reader_count[r]) need(waits, r, t->reader_count[r]);
+    }
   }
   /* Up to TRNC_NC_MAX_WAIT waits ride on the instruction; more go on NOPs
    * issued just before it on the same (in-order) queue. */
@@ -213,10 +215,26 @@ trnc_status lw_emit(lw *L, trnc_nc_instr *in, lw_tile *const *reads, int nreads,
   for (int i = 0; i < nreads; i++) reads[i]->reader_count[q] = c;
   for (int i = 0; i < nwrites; i++) {
     lw_tile *t = writes[i];
-    t->writer_queue = (int16_t)q;
-    t->writer_count = c;
+    memset(t->writer_count, 0, sizeof t->writer_count);
     memset(t->reader_count, 0, sizeof t->reader_count);
+    t->writer_count[q] = c;
   }
+  return TRNC_OK;
+}
+
+trnc_status lw_emit_split(lw *L, trnc_nc_instr *ins, int n, lw_tile *const *reads, int nreads,
+                          lw_tile *w) {
+  lw_tile before = *w;
+  uint32_t writers[LW_QUEUES] = {0};
+  for (int i = 0; i < n; i++) {
+    *w = before; /* each part waits only for what came before the group */
+    trnc_status st = lw_emit(L, &ins[i], reads, nreads, &w, 1);
+    if (st) return st;
+    for (int r = 0; r < LW_QUEUES; r++)
+      if (w->writer_count[r]) writers[r] = w->writer_count[r];
+  }
+  memcpy(w->writer_count, writers, sizeof writers);
+  memset(w->reader_count, 0, sizeof w->reader_count);
   return TRNC_OK;
 }
 
