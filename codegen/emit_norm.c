@@ -17,10 +17,15 @@
  *
  *   softmax      VectorE max -> ScalarE exp(x - max) with the free-axis
  *                add-reduce giving the sum -> VectorE x / sum
- *   layer norm   VectorE sum -> ScalarE square(x - mean) add-reduce (two-pass
- *                variance, no cancellation) -> rsqrt -> VectorE
- *                (x - mean) * rstd, * w, + b (w/b broadcast to all partitions
- *                by a partition-stride-0 DMA, loaded once per kernel)
+ *   layer norm   ScalarE (x - K) add-reduce, K = the row's first element
+ *                (shifted sum: mean = K + sum(x - K)/R is exact for constant
+ *                rows and precise when |mean| >> std) -> ScalarE
+ *                square(x - mean) add-reduce (two-pass variance, no
+ *                cancellation) -> rsqrt -> ScalarE x - K (exact) -> VectorE
+ *                (. - mean(x - K)) * rstd, * w, + b (w/b broadcast to all
+ *                partitions by a partition-stride-0 DMA, loaded once per
+ *                kernel). var, var_mean and batch-norm training statistics
+ *                share this (mean_m2).
  *
  * Rows longer than one SBUF tile (max_free elements, ~4-8K fp32 depending on
  * how many row-sized tiles the op needs) are chunked: every pass streams the
@@ -43,7 +48,9 @@
  * stride1, exact in fp32 since the emitter keeps indices below 2^24 by
  * shrinking the rows per tile); ignore_index rows use a safe index 0 and are
  * zeroed by select, exactly as torch's decomposition does. nll_loss_backward
- * builds the one-hot rows with iota == target on the free axis.
+ * builds the one-hot rows with iota == target on the free axis. Both range-
+ * check every target against [0, C) with a one-element gather into a C-row
+ * table (nll_range_check): eager raises, the run fails with TRNC_ERR_LIMIT.
  *
  * Semantics follow eager PyTorch (torch/_decomp/decompositions.py and
  * torch/_refs): biased variance and rstd = 1/sqrt(var + eps) for
@@ -606,7 +613,9 @@ typedef struct sm_ctx {
   trnc_dtype odt;
 } sm_ctx;
 
-enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2 };
+enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2,
+       C_NSH,   /* mean_m2: -shift (minus the row's first element) */
+       C_MS };  /* mean_m2: mean of the shifted row, mean(x - shift) */
 
 static trnc_status sm_row(rk *K, lw_tile *S, void *vctx) {
   sm_ctx *c = vctx;
@@ -752,21 +761,33 @@ static trnc_status emit_softmax_bw(lw *L, const trnc_node *n) {
 
 /* ==== layer norm, var, var_mean ===================================================== */
 
-/* Mean into column C_A and the sum of squared deviations into C_C (two
- * passes over the row). Also -mean in C_B. */
+/* Row statistics with a shifted two-pass algorithm. The shift K is the
+ * row's first element: pass 1 sums x - K (exact for the x near K that
+ * matter, Sterbenz) on ScalarE, so mean = K + sum(x - K) / R is exactly K
+ * for a constant row and keeps its precision when |mean| >> std (a plain
+ * sum of x loses log2(R) bits of a large mean). Pass 2 sums (x - mean)^2.
+ * Columns: C_A mean, C_B -mean, C_C sum of squared deviations, C_NSH -K,
+ * C_MS mean(x - K) (what normalize() subtracts from the exact x - K). */
 static trnc_status mean_m2(rk *K, lw_tile *S, int xo, lw_tile **xc) {
   lw *L = K->L;
   int np = K->np;
   chunk ch;
   V x;
   trnc_status st;
+  V nsh = vcol(S, np, C_NSH), ms = vcol(S, np, C_MS), part = vcol(S, np, C_P1);
   for (int64_t k = 0; k < K->nch; k++) {
     rk_chunk(K, k, &ch);
     if ((st = ld(K, xo, &ch, &K->in[0], xc, &x))) return st;
-    if ((st = fold_red(K, S, C_A, C_P0, x, TRNC_NC_ALU_ADD, k))) return st;
+    /* chunk 0 starts at the row's first element */
+    if (k == 0 && (st = i_ts(L, nsh, vcol(x.t, np, 0), TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
+      return st;
+    V d = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = i_act(L, d, x, TRNC_NC_ACT_IDENTITY, 1, &nsh, 0, k ? &part : &ms))) return st;
+    if ((st = fold_add(K, S, C_MS, C_P1, k))) return st;
   }
-  V mean = vcol(S, np, C_A), nmean = vcol(S, np, C_B), m2 = vcol(S, np, C_C), part = vcol(S, np, C_P1);
-  if ((st = i_ts(L, mean, mean, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+  V mean = vcol(S, np, C_A), nmean = vcol(S, np, C_B), m2 = vcol(S, np, C_C);
+  if ((st = i_ts(L, ms, ms, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+      (st = i_ts(L, mean, ms, TRNC_NC_ALU_SUB, &nsh, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
       (st = i_ts(L, nmean, mean, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
     return st;
   for (int64_t k = 0; k < K->nch; k++) {
@@ -777,6 +798,15 @@ static trnc_status mean_m2(rk *K, lw_tile *S, int xo, lw_tile **xc) {
     if ((st = fold_add(K, S, C_C, C_P1, k))) return st;
   }
   return TRNC_OK;
+}
+
+/* d = ((x - K) - mean(x - K)) * rstd with the columns of mean_m2: x - K is
+ * exact (ScalarE, into scratch t), so no rounding of the mean to fp32 near
+ * a large K enters the output. t: an fp32 tile of x's shape (may be d). */
+static trnc_status normalize(rk *K, lw_tile *S, V d, V x, V t, V rstd) {
+  V nsh = vcol(S, K->np, C_NSH), ms = vcol(S, K->np, C_MS);
+  trnc_status st = i_act(K->L, t, x, TRNC_NC_ACT_IDENTITY, 1, &nsh, 0, NULL);
+  return st ? st : i_ts(K->L, d, t, TRNC_NC_ALU_SUB, &ms, 0, TRNC_NC_ALU_MUL, &rstd, 0);
 }
 
 typedef struct ln_ctx {
@@ -803,8 +833,8 @@ static trnc_status ln_row(rk *K, lw_tile *S, void *vctx) {
     V x, w, b;
     if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
     V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    V t = (hw || hb) ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : o;
-    if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0))) return st;
+    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = normalize(K, S, (hw || hb) ? t : o, x, t, rstd))) return st;
     if (hw) {
       if ((st = ld(K, c->w, &ch, &K->par[0], &K->pcache[0], &w))) return st;
       if ((st = i_tt(L, hb ? t : o, t, w, TRNC_NC_ALU_MUL))) return st;
@@ -1111,8 +1141,10 @@ static trnc_status bn_row(rk *K, lw_tile *S, void *vctx) {
     V x;
     if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
     V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    V t = (hw || hb) ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : o;
-    if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0))) return st;
+    V t = (hw || hb || c->training) ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : o;
+    if (c->training) st = normalize(K, S, (hw || hb) ? t : o, x, t, rstd);
+    else st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0);
+    if (st) return st;
     if (hw || hb) {
       st = i_ts(L, o, t, hw ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_ADD, hw ? &w : &b, 0,
                 hw && hb ? TRNC_NC_ALU_ADD : TRNC_NC_ALU_BYPASS, hw && hb ? &b : NULL, 0);
@@ -1371,6 +1403,36 @@ typedef struct nll {
   bool bw;
 } nll;
 
+/* Range check of the targets (eager raises "Target t is out of bounds"):
+ * a one-element indirect DMA gather per row whose index is the raw target
+ * (ignored rows: 0) into a C-row view of an [.., C] operand (row c = its
+ * class c, one element). A target outside [0, C) makes the gather, and so
+ * the run, fail with TRNC_ERR_LIMIT. The gathered value is not used. The
+ * x gather cannot check this itself: its table spans the whole row tile, so
+ * t = C + 2 silently reads row p + 1. */
+static trnc_status nll_range_check(nll *N_, lw_tile *S, lw_tile *I, int np) {
+  lw *L = N_->L;
+  const lw_tv *tab = N_->x ? N_->x : N_->out;  /* backward: grad_input if self is unused */
+  trnc_status st;
+  V safe = vcol(S, np, C_B), idx = vcol_dt(I, np, 2, TRNC_I32), sink = vcol(S, np, C_J);
+  if ((st = i_copy(L, idx, safe, TRNC_NC_VECTOR))) return st;
+  trnc_nc_instr in = blank(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  in.mode = TRNC_NC_DMA_GATHER;
+  in.dst = sink.ap;
+  in.src[0].mem = TRNC_NC_MEM_HBM;
+  in.src[0].dtype = (uint8_t)tab->t.dtype;
+  in.src[0].buffer = tab->buffer;
+  in.src[0].partitions = (int32_t)N_->C;
+  in.src[0].partition_stride = tab->t.stride[tab->t.rank - 1];
+  in.src[0].offset = tab->t.offset * lw_esize(tab->t.dtype);
+  in.src[0].nfree = 1;
+  in.src[0].free[0].stride = 1;
+  in.src[0].free[0].count = 1;
+  in.src[1] = idx.ap;
+  const V *r[1] = {&idx};
+  return em(L, &in, r, 1, &sink, NULL);
+}
+
 /* Loads target rows [p0, p0+np) and computes: valid (t != ignore) in C_A,
  * safe target (t or 0) in C_B, weight[t] (or 1) masked in C_D. */
 static trnc_status nll_prep(nll *N_, lw_tile *S, lw_tile *I, int64_t p0, int np) {
@@ -1394,6 +1456,7 @@ static trnc_status nll_prep(nll *N_, lw_tile *S, lw_tile *I, int64_t p0, int np)
     return st;
   V zero = vcol(S, np, C_K);
   if ((st = i_memset(L, zero, 0.0f)) || (st = i_sel(L, safe, valid, safe, zero))) return st;
+  if ((st = nll_range_check(N_, S, I, np))) return st;
   if (!N_->w) return i_copy(L, wv, valid, TRNC_NC_VECTOR);
   /* gather weight[safe] */
   V idx = vcol_dt(I, np, 1, TRNC_I32);

@@ -11,7 +11,9 @@
  * norm training (running stats) / inference / backward, var and var_mean,
  * nll_loss forward (weights, ignore_index, all-ignored mean = NaN,
  * reductions none/mean/sum, 1-D input) and backward, argmax with ties and
- * NaN.
+ * NaN. Regressions: nll_loss(_backward) targets outside [0, C) fail the run
+ * with TRNC_ERR_LIMIT; layer norm of constant rows is exactly 0 and rows
+ * with mean 300 / std 0.01 match fp64 to 1e-4.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -251,6 +253,84 @@ static void test_layer_norm(void **state) {
   layer_norm_case(1, 150, 64, true, false, false);
   layer_norm_case(1, 150, 64, false, true, false);
   layer_norm_case(1, 3, 9000, true, true, false); /* chunked row */
+}
+
+/* Layer norm numerics (shifted two-pass statistics): a constant row
+ * normalizes to exactly 0 (eager does; a plain sum of x rounds the mean)
+ * and rows with |mean| >> std keep eager-level precision vs fp64. */
+static void ln_numerics_case(int64_t rows, int64_t r, int kind, bool hwb) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", mk(b, F32, 2, SH(rows, r)));
+  uint32_t w = hwb ? tu_placeholder(b, "w", mk(b, F32, 1, SH(r))) : 0;
+  uint32_t bi = hwb ? tu_placeholder(b, "b", mk(b, F32, 1, SH(r))) : 0;
+  uint32_t ln = tu_call(b, "ln", "aten.native_layer_norm.default", mk(b, F32, 2, SH(rows, r)));
+  tu_add_output(b, ln, mk(b, F32, 2, SH(rows, 1)));
+  tu_add_output(b, ln, mk(b, F32, 2, SH(rows, 1)));
+  tu_node(b, ln)->outputs_tuple = true;
+  tu_arg(b, ln, tu_a_ref(b, "input", x, 0));
+  tu_arg(b, ln, tu_a_ints(b, "normalized_shape", 1, SH(r)));
+  tu_arg(b, ln, hwb ? tu_a_ref(b, "weight", w, 0) : tu_a_none(b, "weight"));
+  tu_arg(b, ln, hwb ? tu_a_ref(b, "bias", bi, 0) : tu_a_none(b, "bias"));
+  tu_arg(b, ln, tu_a_float(b, "eps", 1e-5));
+  tu_output_ref(b, ln, 0);
+  tu_output_ref(b, ln, 1);
+  tu_output_ref(b, ln, 2);
+  trnc_compiled *c = compile(b);
+  int64_t n = rows * r;
+  float *xv = malloc(sizeof(float) * n), *ov = malloc(sizeof(float) * n), *wv = malloc(sizeof(float) * r),
+        *bv = malloc(sizeof(float) * r), mv[8], rv[8];
+  const float consts[8] = {2.3131f, -7.75f, 1e4f, 0.1f, 300.0f, -1e-3f, 3.0e7f, 1.0f};
+  if (kind == 0) {
+    for (int64_t i = 0; i < rows; i++)
+      for (int64_t k = 0; k < r; k++) xv[i * r + k] = consts[i % 8];
+  } else {
+    fill(xv, n, 17 + (unsigned)r, 0.01 * sqrt(3.0), 300.0); /* mean 300, std 0.01 */
+  }
+  fill(wv, r, 12, 1.0, 1.0);
+  fill(bv, r, 13, 1.0, 0.0);
+  const void *in[3] = {xv, wv, bv};
+  void *out[3] = {ov, mv, rv};
+  run(c, in, out);
+  double maxerr = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < r; k++) mean += xv[i * r + k];
+    mean /= (double)r;
+    for (int64_t k = 0; k < r; k++) var += (xv[i * r + k] - mean) * (xv[i * r + k] - mean);
+    double rs = 1.0 / sqrt(var / (double)r + 1e-5);
+    if (kind == 0) {
+      assert_true(mv[i] == consts[i % 8]);
+      for (int64_t k = 0; k < r; k++) {
+        float want = hwb ? bv[k] : 0.0f;
+        if (ov[i * r + k] != want)
+          fail_msg("layer_norm of a constant row (%g, D=%lld)[%lld]: got %.9g want %.9g", (double)consts[i % 8],
+                   (long long)r, (long long)k, (double)ov[i * r + k], (double)want);
+      }
+      continue;
+    }
+    for (int64_t k = 0; k < r; k++) {
+      double y = (xv[i * r + k] - mean) * rs;
+      if (hwb) y = y * wv[k] + bv[k];
+      maxerr = fmax(maxerr, fabs(ov[i * r + k] - y));
+    }
+  }
+  /* eager: ~3e-3; the exact x - K centering gives ~1e-5 */
+  if (kind == 1 && !(maxerr <= 1e-4))
+    fail_msg("layer_norm mean 300 std 0.01 (D=%lld): max error %.3g vs fp64", (long long)r, maxerr);
+  free(xv); free(ov); free(wv); free(bv);
+  trnc_compiled_destroy(c);
+  tu_fx_free(b);
+}
+
+static void test_layer_norm_numerics(void **state) {
+  (void)state;
+  const int64_t ds[] = {17, 96, 768, 9000 /* chunked */};
+  for (int i = 0; i < 4; i++) {
+    ln_numerics_case(8, ds[i], 0, false);
+    ln_numerics_case(8, ds[i], 0, true);
+    ln_numerics_case(8, ds[i], 1, false);
+    ln_numerics_case(8, ds[i], 1, true);
+  }
 }
 
 /* layer_norm_backward over x [rows, r]; mask selects outputs. */
@@ -717,6 +797,119 @@ static void test_nll_loss_backward(void **state) {
   }
 }
 
+/* Targets outside [0, C) (eager: "IndexError: Target 7 is out of bounds")
+ * make the run fail with TRNC_ERR_LIMIT in forward and backward, for every
+ * reduction, with and without weight; in-range targets and ignore_index
+ * still give exact results through the same program. */
+static trnc_status nll_run_targets(trnc_compiled *c, bool bw, bool hw, int64_t N, int64_t C, const int64_t *tv,
+                                   float *o, float *tw) {
+  float xv[3 * 5], wv[5], go[3] = {1.0f, 2.0f, 3.0f}, twv = 2.0f;
+  fill(xv, N * C, 99, 3.0, 0.0);
+  fill(wv, C, 98, 0.5, 1.0);
+  trnc_diags *d = trnc_diags_create();
+  trnc_status st;
+  const void *in[5];
+  int ni = 0;
+  if (bw) in[ni++] = go;
+  in[ni++] = xv;
+  in[ni++] = tv;
+  if (hw) in[ni++] = wv;
+  if (bw) in[ni++] = &twv;
+  void *out[2] = {o, tw};
+  st = trnc_compiled_run(c, in, out, d);
+  if (st && st != TRNC_ERR_LIMIT) tu_diags_dump(d);
+  if (st == TRNC_ERR_LIMIT) {
+    /* the diagnostic names the gather that failed */
+    char *msg = trnc_diags_format(d);
+    assert_non_null(strstr(msg, "outside the"));
+    trnc_free(msg);
+  }
+  trnc_diags_destroy(d);
+  return st;
+}
+
+static void nll_oob_case(bool bw, bool hw, int red) {
+  enum { N = 3, C = 5 };
+  tu_fx *b = tu_fx_new(FWD);
+  bool vec = red == 0;
+  uint32_t go = 0;
+  if (bw) go = vec ? tu_placeholder(b, "go", mk(b, F32, 1, SH(N))) : tu_placeholder(b, "go", mk(b, F32, 0, NULL));
+  uint32_t x = tu_placeholder(b, "x", mk(b, F32, 2, SH(N, C)));
+  uint32_t t = tu_placeholder(b, "t", mk(b, I64, 1, SH(N)));
+  uint32_t w = hw ? tu_placeholder(b, "w", mk(b, F32, 1, SH(C))) : 0;
+  uint32_t twp = bw ? tu_placeholder(b, "tw", mk(b, F32, 0, NULL)) : 0;
+  uint32_t n;
+  if (bw) {
+    n = tu_call(b, "nllb", "aten.nll_loss_backward.default", mk(b, F32, 2, SH(N, C)));
+    tu_arg(b, n, tu_a_ref(b, "grad_output", go, 0));
+  } else {
+    n = tu_call(b, "nll", "aten.nll_loss_forward.default", vec ? mk(b, F32, 1, SH(N)) : mk(b, F32, 0, NULL));
+    tu_add_output(b, n, mk(b, F32, 0, NULL));
+    tu_node(b, n)->outputs_tuple = true;
+  }
+  tu_arg(b, n, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, n, tu_a_ref(b, "target", t, 0));
+  tu_arg(b, n, hw ? tu_a_ref(b, "weight", w, 0) : tu_a_none(b, "weight"));
+  tu_arg(b, n, tu_a_int(b, "reduction", red));
+  tu_arg(b, n, tu_a_int(b, "ignore_index", -100));
+  if (bw) tu_arg(b, n, tu_a_ref(b, "total_weight", twp, 0));
+  tu_output_ref(b, n, 0);
+  if (!bw) tu_output_ref(b, n, 1);
+  trnc_compiled *c = compile(b);
+  float o[N * C], tw;
+  const int64_t bad[][N] = {{0, 7, 1}, {0, -3, 1}, {5, 1, 2}, {4, 0, 5}};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    int64_t tv[N];
+    memcpy(tv, bad[k], sizeof tv);
+    trnc_status st = nll_run_targets(c, bw, hw, N, C, tv, o, &tw);
+    if (st != TRNC_ERR_LIMIT)
+      fail_msg("nll_loss%s (weight %d, reduction %d) targets {%lld, %lld, %lld}: status %d, want TRNC_ERR_LIMIT",
+               bw ? "_backward" : "", hw, red, (long long)tv[0], (long long)tv[1], (long long)tv[2], (int)st);
+  }
+  /* in range (0 and C - 1) and ignored: exact */
+  const int64_t good[N] = {0, -100, C - 1};
+  assert_int_equal(nll_run_targets(c, bw, hw, N, C, good, o, &tw), TRNC_OK);
+  float xv[N * C], wv[C];
+  fill(xv, N * C, 99, 3.0, 0.0);
+  fill(wv, C, 98, 0.5, 1.0);
+  const float gov[N] = {1.0f, 2.0f, 3.0f};
+  double wt[N], sum = 0, wsum = 0;
+  for (int i = 0; i < N; i++) {
+    wt[i] = good[i] == -100 ? 0.0 : hw ? (double)wv[good[i]] : 1.0;
+    wsum += wt[i];
+    if (good[i] != -100) sum += -(double)xv[i * C + good[i]] * wt[i];
+  }
+  if (bw) {
+    for (int i = 0; i < N; i++)
+      for (int k = 0; k < C; k++) {
+        double g = vec ? gov[i] : gov[0];
+        if (red == 1) g /= 2.0; /* total_weight input */
+        double want = good[i] != -100 && k == good[i] ? -g * wt[i] : 0.0;
+        if ((double)o[i * C + k] != (double)(float)want)
+          fail_msg("nll_loss_backward[%d,%d]: got %.9g want %.9g", i, k, (double)o[i * C + k], want);
+      }
+  } else if (vec) {
+    for (int i = 0; i < N; i++) {
+      double want = good[i] == -100 ? 0.0 : -(double)xv[i * C + good[i]] * wt[i];
+      if ((double)o[i] != (double)(float)want) fail_msg("nll_loss[%d]: got %.9g want %.9g", i, (double)o[i], want);
+    }
+  } else {
+    double want = red == 1 ? sum / wsum : sum;
+    double err = fabs((double)o[0] - want);
+    if (err > 1e-6 * fabs(want)) fail_msg("nll_loss: got %.9g want %.9g", (double)o[0], want);
+    if ((double)tw != (double)(float)wsum) fail_msg("nll_loss.total_weight: got %.9g want %.9g", (double)tw, wsum);
+  }
+  trnc_compiled_destroy(c);
+  tu_fx_free(b);
+}
+
+static void test_nll_loss_target_out_of_range(void **state) {
+  (void)state;
+  for (int bw = 0; bw < 2; bw++)
+    for (int hw = 0; hw < 2; hw++)
+      for (int red = 0; red < 3; red++) nll_oob_case(bw, hw, red);
+}
+
 /* ---- argmax --------------------------------------------------------------------------------- */
 
 static void test_argmax(void **state) {
@@ -763,6 +956,7 @@ int main(void) {
       cmocka_unit_test(test_softmax),
       cmocka_unit_test(test_softmax_backward),
       cmocka_unit_test(test_layer_norm),
+      cmocka_unit_test(test_layer_norm_numerics),
       cmocka_unit_test(test_layer_norm_backward),
       cmocka_unit_test(test_batch_norm_train),
       cmocka_unit_test(test_batch_norm_infer),
@@ -770,6 +964,7 @@ int main(void) {
       cmocka_unit_test(test_var),
       cmocka_unit_test(test_nll_loss),
       cmocka_unit_test(test_nll_loss_backward),
+      cmocka_unit_test(test_nll_loss_target_out_of_range),
       cmocka_unit_test(test_argmax),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
