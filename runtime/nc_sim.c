@@ -208,6 +208,14 @@ static float load_scalar(sim *S, const trnc_nc_ap *ap, int64_t p) {
 
 /* ---- ALU and activation functions --------------------------------------------- */
 
+/* NaN-propagating max/min (torch.maximum/minimum, amax/amin, clamp, relu):
+ * a NaN operand wins (the first one if both are NaN), otherwise the larger
+ * (smaller) value, and a on ties, so max(-0, +0) = -0 and max(+0, -0) = +0
+ * as torch's CPU kernels give. Plain compares and a select, which the
+ * compiler vectorizes (fmaxf/fminf drop NaNs and are library calls). */
+static inline float nc_max(float a, float b) { return (a != a || a >= b) ? a : b; }
+static inline float nc_min(float a, float b) { return (a != a || a <= b) ? a : b; }
+
 static void alu_rows(int op, float *restrict o, const float *restrict a, const float *restrict b,
                      int64_t n) {
   switch (op) {
@@ -217,8 +225,8 @@ static void alu_rows(int op, float *restrict o, const float *restrict a, const f
     case TRNC_NC_ALU_RSUB: for (int64_t i = 0; i < n; i++) o[i] = b[i] - a[i]; break;
     case TRNC_NC_ALU_MUL: for (int64_t i = 0; i < n; i++) o[i] = a[i] * b[i]; break;
     case TRNC_NC_ALU_DIV: for (int64_t i = 0; i < n; i++) o[i] = a[i] / b[i]; break;
-    case TRNC_NC_ALU_MAX: for (int64_t i = 0; i < n; i++) o[i] = fmaxf(a[i], b[i]); break;
-    case TRNC_NC_ALU_MIN: for (int64_t i = 0; i < n; i++) o[i] = fminf(a[i], b[i]); break;
+    case TRNC_NC_ALU_MAX: for (int64_t i = 0; i < n; i++) o[i] = nc_max(a[i], b[i]); break;
+    case TRNC_NC_ALU_MIN: for (int64_t i = 0; i < n; i++) o[i] = nc_min(a[i], b[i]); break;
     case TRNC_NC_ALU_POW: for (int64_t i = 0; i < n; i++) o[i] = powf(a[i], b[i]); break;
     case TRNC_NC_ALU_EQ: for (int64_t i = 0; i < n; i++) o[i] = a[i] == b[i]; break;
     case TRNC_NC_ALU_NE: for (int64_t i = 0; i < n; i++) o[i] = a[i] != b[i]; break;
@@ -229,7 +237,7 @@ static void alu_rows(int op, float *restrict o, const float *restrict a, const f
     case TRNC_NC_ALU_AND: for (int64_t i = 0; i < n; i++) o[i] = (a[i] != 0) && (b[i] != 0); break;
     case TRNC_NC_ALU_OR: for (int64_t i = 0; i < n; i++) o[i] = (a[i] != 0) || (b[i] != 0); break;
     case TRNC_NC_ALU_XOR: for (int64_t i = 0; i < n; i++) o[i] = (a[i] != 0) != (b[i] != 0); break;
-    case TRNC_NC_ALU_ABSMAX: for (int64_t i = 0; i < n; i++) o[i] = fmaxf(fabsf(a[i]), fabsf(b[i])); break;
+    case TRNC_NC_ALU_ABSMAX: for (int64_t i = 0; i < n; i++) o[i] = nc_max(fabsf(a[i]), fabsf(b[i])); break;
     default: break;
   }
 }
@@ -253,7 +261,7 @@ static float act_one(int f, float x) {
     case TRNC_NC_ACT_LOG: return logf(x);
     case TRNC_NC_ACT_TANH: return tanhf(x);
     case TRNC_NC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case TRNC_NC_ACT_RELU: return x > 0.0f ? x : (x != x ? x : 0.0f);
+    case TRNC_NC_ACT_RELU: return nc_max(x, 0.0f); /* NaN stays NaN */
     case TRNC_NC_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
     case TRNC_NC_ACT_GELU_TANH:
       return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
@@ -279,6 +287,7 @@ static void act_rows(int f, float *o, const float *x, float scale, float bias, i
       for (int64_t i = 0; i < n; i++) { float y = x[i] * scale + bias; o[i] = y * y; }
       break;
     case TRNC_NC_ACT_EXP: for (int64_t i = 0; i < n; i++) o[i] = expf(x[i] * scale + bias); break;
+    case TRNC_NC_ACT_RELU: for (int64_t i = 0; i < n; i++) o[i] = nc_max(x[i] * scale + bias, 0.0f); break;
     default: for (int64_t i = 0; i < n; i++) o[i] = act_one(f, x[i] * scale + bias); break;
   }
 }
@@ -465,6 +474,14 @@ static trnc_status run_compute(sim *S, const trnc_nc_instr *in) {
           float r = in->alu0 == TRNC_NC_ALU_ABSMAX ? fabsf(x[0]) : x[0];
           if (in->alu0 == TRNC_NC_ALU_ADD) {
             for (int64_t i = 1; i < inner; i++) r += x[i];
+          } else if (in->alu0 == TRNC_NC_ALU_MAX || in->alu0 == TRNC_NC_ALU_MIN) {
+            /* running max/min (r kept on ties) plus a NaN flag, inline (no per-element
+             * alu_one); GCC keeps this loop scalar, like the ADD reduction above */
+            bool mx = in->alu0 == TRNC_NC_ALU_MAX;
+            int nan = r != r;
+            if (mx) for (int64_t i = 1; i < inner; i++) { r = x[i] > r ? x[i] : r; nan |= x[i] != x[i]; }
+            else for (int64_t i = 1; i < inner; i++) { r = x[i] < r ? x[i] : r; nan |= x[i] != x[i]; }
+            if (nan) r = NAN;
           } else {
             for (int64_t i = 1; i < inner; i++) r = alu_one(in->alu0, r, x[i]);
           }

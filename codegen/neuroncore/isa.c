@@ -130,15 +130,21 @@ const char *trnc_nc_dtype_name(trnc_dtype dt) {
  * Round-to-nearest-even encoding of an fp32 value into a small binary float
  * format with M mantissa bits and exponent bias B (exponent field E bits).
  * fn: the OCP e4m3fn variant (no inf; S.1111.111 is NaN; max 448).
+ * NaN keeps its sign; its payload is the quiet bit (fp16) or, for fp8, all
+ * mantissa bits (S.11111.11, S.1111.111), as torch's casts give.
+ * Overflow (a value rounding above the largest finite, and +-inf): inf for
+ * the IEEE-like formats; e4m3fn saturates to +-448 (torch 2.13's
+ * .to(torch.float8_e4m3fn), not ml_dtypes' NaN).
  */
 static uint32_t enc_small(float f, int E, int M, int B, bool fn) {
   uint32_t u = nc_f2u(f);
   uint32_t sign = (u >> 31) << (E + M);
   uint32_t a = u & 0x7fffffffu;
   uint32_t expmask = ((1u << E) - 1u) << M;
-  uint32_t nan = fn ? (expmask | ((1u << M) - 1u)) : (expmask | (1u << (M - 1)));
+  uint32_t nan = (fn || M < 8) ? (expmask | ((1u << M) - 1u)) : (expmask | (1u << (M - 1)));
+  uint32_t fnmax = expmask | ((1u << M) - 2u); /* e4m3fn: S.1111.110 = 448 */
   if (a > 0x7f800000u) return sign | nan;
-  if (a == 0x7f800000u) return sign | (fn ? nan : expmask);
+  if (a == 0x7f800000u) return sign | (fn ? fnmax : expmask);
   int e32 = (int)(a >> 23);
   if (e32 == 0) return sign; /* fp32 subnormals are far below every target's min subnormal */
   int e = e32 - 127;
@@ -157,7 +163,7 @@ static uint32_t enc_small(float f, int E, int M, int B, bool fn) {
   uint32_t bits = ((uint32_t)(eq + B - 1) << M) + r; /* carries into the exponent */
   if (r == 0) return sign;
   if (fn) {
-    if (bits > (expmask | ((1u << M) - 2u))) return sign | nan; /* > 448: NaN (ml_dtypes) */
+    if (bits > fnmax) return sign | fnmax; /* rounds above 448: saturate (torch) */
   } else if (bits >= expmask) {
     return sign | expmask; /* overflow: inf */
   }

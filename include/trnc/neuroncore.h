@@ -21,9 +21,11 @@
  *
  * Numerics: every store to a bf16/fp16/fp8 location rounds to nearest even
  * (see trnc_nc_encode). Engines compute in fp32; TensorE accumulates in fp32
- * PSUM. fp8 e4m3 is the OCP "e4m3fn" format (no inf, max 448; a finite value
- * rounding above 448 and +-inf become NaN, as ml_dtypes float8_e4m3fn does).
- * fp8 e5m2 is IEEE-like (inf, max 57344; overflow -> inf).
+ * PSUM. fp8 e4m3 is the OCP "e4m3fn" format (no inf, max 448); a value
+ * rounding above 448 and +-inf saturate to +-448, as torch's
+ * .to(torch.float8_e4m3fn) does (not ml_dtypes' NaN). fp8 e5m2 is IEEE-like
+ * (inf, max 57344; a value rounding above it -> +-inf, as torch). NaN keeps
+ * its sign and stores as S.1111.111 (e4m3) / S.11111.11 (e5m2), as torch.
  * Float -> integer stores truncate toward zero and saturate; NaN -> 0
  * (numpy astype semantics for in-range values, as the NKI simulator).
  *
@@ -163,7 +165,13 @@ typedef enum trnc_nc_opcode {
 } trnc_nc_opcode;
 
 /** ALU operations of tensor_tensor / tensor_scalar / tensor_reduce /
- *  affine_select (comparisons yield 1.0 or 0.0; logical ops test != 0). */
+ *  affine_select (comparisons yield 1.0 or 0.0; logical ops test != 0).
+ *  MAX, MIN and ABSMAX propagate NaN (IEEE 754-2019 maximum/minimum, as
+ *  torch.maximum/minimum, amax/amin, clamp): a NaN operand gives NaN, not the
+ *  other operand as C fmaxf/fminf would; a tensor_reduce max/min over a run
+ *  holding a NaN is NaN. Equal operands give the first one (src0 / the running
+ *  value), so max(-0, +0) = -0, as torch's CPU kernels (not 754-2019's +0).
+ *  The RELU activation is max(x, 0) with the same rules: relu(NaN) = NaN. */
 #define TRNC_NC_ALUS(X) \
   X(BYPASS, "bypass") X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") \
   X(MAX, "max") X(MIN, "min") X(POW, "pow") X(EQ, "eq") X(NE, "ne")          \

@@ -1,6 +1,7 @@
 /*
  * test_nc_dtype.c — exact rounding of stores to every NeuronCore dtype,
- * checked against hand-computed bit patterns.
+ * checked against hand-computed bit patterns (fp8 overflow and NaN: the
+ * patterns torch 2.13 casts produce).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -57,10 +58,28 @@ static void test_f8e4m3(void **state) {
   assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 1.0f), 0x38);
   assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 448.0f), 0x7e);
   assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 464.0f), 0x7e);   /* tie between 448 and 480 -> even */
-  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 465.0f), 0x7f);   /* rounds to 480: not finite -> NaN */
-  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 1e6f), 0x7f);
-  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -1e6f), 0xff);
-  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, INFINITY), 0x7f); /* no inf in e4m3fn */
+  /* overflow saturates to +-448 and NaN keeps its sign: bit patterns from
+   * torch 2.13 torch.tensor([...]).to(torch.float8_e4m3fn).view(torch.uint8) */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 449.0f), 0x7e);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 463.99f), 0x7e);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 465.0f), 0x7e);   /* rounds to 480: saturates */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 500.0f), 0x7e);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 1000.0f), 0x7e);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -1000.0f), 0xfe);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -465.0f), 0xfe);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 1e6f), 0x7e);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -1e6f), 0xfe);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 3e38f), 0x7e);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, INFINITY), 0x7e); /* no inf in e4m3fn: saturates */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -INFINITY), 0xfe);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, NAN), 0x7f);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -NAN), 0xff);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, u2f(0x7f800001)), 0x7f); /* sNaN */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, u2f(0xffbfffff)), 0xff);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 240.0f), 0x77);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 232.0f), 0x76);   /* tie between 224 and 240 -> even */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, -0.0f), 0x80);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, u2f(0x00000001)), 0x00); /* fp32 subnormal */
   assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 1.0625f), 0x38);  /* tie -> even */
   assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, 1.1875f), 0x3a);  /* tie -> even (up) */
   assert_int_equal(trnc_nc_encode(TRNC_F8E4M3, ldexpf(1, -9)), 0x01);
@@ -82,7 +101,20 @@ static void test_f8e5m2(void **state) {
   assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 60000.0f), 0x7b);
   assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 61440.0f), 0x7c);  /* tie above max -> inf */
   assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, -INFINITY), 0xfc);
-  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, NAN), 0x7e);
+  /* torch 2.13 .to(torch.float8_e5m2): RNE, overflow -> inf, NaN = S.11111.11 */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 61439.0f), 0x7b);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 65536.0f), 0x7c);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 1e6f), 0x7c);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, -1e6f), 0xfc);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 3e38f), 0x7c);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, INFINITY), 0x7c);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 500.0f), 0x60);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, -1000.0f), 0xe4);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, NAN), 0x7f);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, -NAN), 0xff);
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, u2f(0x7f800001)), 0x7f); /* sNaN */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, ldexpf(1, -17)), 0x00); /* half ulp tie -> even 0 */
+  assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 3 * ldexpf(1, -17)), 0x02); /* 1.5 ulp tie -> 2 ulp */
   assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 1.125f), 0x3c);    /* tie -> even */
   assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, 1.375f), 0x3e);    /* tie -> even (up) */
   assert_int_equal(trnc_nc_encode(TRNC_F8E5M2, ldexpf(1, -16)), 0x01);

@@ -215,6 +215,10 @@ static void test_tensor_transpose(void **state) {
   trnc_nc_program_destroy(t.p);
 }
 
+/* torch.maximum/minimum: NaN wins, ties give the first operand */
+static float ref_max(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a >= b ? a : b; }
+static float ref_min(float a, float b) { return isnan(a) ? a : isnan(b) ? b : a <= b ? a : b; }
+
 static float ref_act(int f, float x) {
   switch (f) {
     case TRNC_NC_ACT_IDENTITY: return x;
@@ -222,7 +226,7 @@ static float ref_act(int f, float x) {
     case TRNC_NC_ACT_LOG: return logf(x);
     case TRNC_NC_ACT_TANH: return tanhf(x);
     case TRNC_NC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case TRNC_NC_ACT_RELU: return x > 0 ? x : 0.0f;
+    case TRNC_NC_ACT_RELU: return ref_max(x, 0.0f);
     case TRNC_NC_ACT_GELU: return 0.5f * x * (1.0f + erff(x / sqrtf(2.0f)));
     case TRNC_NC_ACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(sqrtf(2.0f / 3.14159265f) * (x + 0.044715f * x * x * x)));
     case TRNC_NC_ACT_SILU: return x / (1.0f + expf(-x));
@@ -300,8 +304,8 @@ static float ref_alu(int op, float a, float b) {
     case TRNC_NC_ALU_RSUB: return b - a;
     case TRNC_NC_ALU_MUL: return a * b;
     case TRNC_NC_ALU_DIV: return a / b;
-    case TRNC_NC_ALU_MAX: return a > b ? a : b;
-    case TRNC_NC_ALU_MIN: return a < b ? a : b;
+    case TRNC_NC_ALU_MAX: return ref_max(a, b);
+    case TRNC_NC_ALU_MIN: return ref_min(a, b);
     case TRNC_NC_ALU_POW: return powf(a, b);
     case TRNC_NC_ALU_EQ: return a == b;
     case TRNC_NC_ALU_NE: return a != b;
@@ -312,7 +316,7 @@ static float ref_alu(int op, float a, float b) {
     case TRNC_NC_ALU_AND: return a != 0 && b != 0;
     case TRNC_NC_ALU_OR: return a != 0 || b != 0;
     case TRNC_NC_ALU_XOR: return (a != 0) != (b != 0);
-    case TRNC_NC_ALU_ABSMAX: return fabsf(a) > fabsf(b) ? fabsf(a) : fabsf(b);
+    case TRNC_NC_ALU_ABSMAX: return ref_max(fabsf(a), fabsf(b));
     default: return NAN;
   }
 }
@@ -452,8 +456,8 @@ static void test_copy_casts(void **state) {
       assert_true(out[i] == want || (isnan(out[i]) && isnan(want)));
     }
     if (dts[di] == TRNC_F8E4M3) {
-      assert_true(isnan(out[2])); /* 500 rounds past 448 */
-      assert_true(isnan(out[4]));
+      assert_true(out[2] == 448.0f); /* 500 rounds past 448: saturates, as torch */
+      assert_true(out[4] == 448.0f);
       assert_true(out[11] == 448.0f);
     }
     if (dts[di] == TRNC_F16) assert_true(isinf(out[6]));
@@ -521,6 +525,125 @@ static void test_memset_iota_select(void **state) {
   trnc_nc_program_destroy(t.p);
 }
 
+/* got equals want bit for bit up to the NaN payload (signed zeros count) */
+static void same_float(float got, float want) {
+  if (isnan(want) ? isnan(got) : (got == want && signbit(got) == signbit(want))) return;
+  fprintf(stderr, "got %.9g want %.9g\n", (double)got, (double)want);
+  fail();
+}
+
+static void test_nan_max_min(void **state) {
+  /* MAX/MIN/ABSMAX propagate NaN (torch.maximum/minimum, amax/amin, clamp,
+   * relu) in tensor_tensor, tensor_scalar, tensor_reduce and ACT RELU */
+  enum { P = 8, F = 8 };
+  const float V[8] = {NAN, -NAN, INFINITY, -INFINITY, 1.0f, -2.0f, 0.0f, -0.0f};
+  int alus[] = {TRNC_NC_ALU_MAX, TRNC_NC_ALU_MIN, TRNC_NC_ALU_ABSMAX};
+  for (int ai = 0; ai < 3; ai++) {
+    /* every pair: x[p] = [V[p] x F | V[0..F)] ; tensor_tensor(a = V[p], b = V[i]) */
+    nct t;
+    nct_init(&t, NULL);
+    int x = trnc_nc_program_add_buffer(t.p, "x", TRNC_NC_BUF_INPUT, F32, P * 2 * F * 4, 0);
+    int s = trnc_nc_program_add_buffer(t.p, "s", TRNC_NC_BUF_INPUT, F32, P * 4, 0);
+    int o = trnc_nc_program_add_buffer(t.p, "tt", TRNC_NC_BUF_OUTPUT, F32, P * F * 4, 0);
+    int o2 = trnc_nc_program_add_buffer(t.p, "ts", TRNC_NC_BUF_OUTPUT, F32, P * F * 4, 0);
+    nct_add(&t, I_dma(0, SB(0, P, 0, F32, 1, S64(1), S64(2 * F)), HB(x, 0, F32, 2 * F, P, 1, S64(1), S64(2 * F))));
+    nct_add(&t, I_dma(1, SB(0, P, 512, F32, 0), HB(s, 0, F32, 1, P, 0)));
+    trnc_nc_instr tt = I(TRNC_NC_OP_TENSOR_TENSOR, ai == 1 ? TRNC_NC_GPSIMD : TRNC_NC_VECTOR);
+    tt.alu0 = (uint8_t)alus[ai];
+    tt.dst = SB(0, P, 1024, F32, 1, S64(1), S64(F));
+    tt.src[0] = SB(0, P, 0, F32, 1, S64(1), S64(F));
+    tt.src[1] = SB(0, P, F * 4, F32, 1, S64(1), S64(F));
+    nct_add(&t, tt);
+    /* tensor_scalar: b = V[i] row op per-partition scalar s[p] = V[p] */
+    trnc_nc_instr ts = I(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+    ts.alu0 = (uint8_t)alus[ai];
+    ts.dst = SB(0, P, 2048, F32, 1, S64(1), S64(F));
+    ts.src[0] = SB(0, P, F * 4, F32, 1, S64(1), S64(F));
+    ts.src[1] = SB(0, P, 512, F32, 0);
+    nct_add(&t, ts);
+    nct_add(&t, I_dma(2, HB(o, 0, F32, F, P, 1, S64(1), S64(F)), SB(0, P, 1024, F32, 1, S64(1), S64(F))));
+    nct_add(&t, I_dma(3, HB(o2, 0, F32, F, P, 1, S64(1), S64(F)), SB(0, P, 2048, F32, 1, S64(1), S64(F))));
+    float in[P * 2 * F], sc[P], out[P * F], out2[P * F];
+    for (int p = 0; p < P; p++) {
+      sc[p] = V[p];
+      for (int i = 0; i < F; i++) in[p * 2 * F + i] = V[p], in[p * 2 * F + F + i] = V[i];
+    }
+    const void *ins[] = {in, sc};
+    void *outs[] = {out, out2};
+    nc_run(t.p, ins, outs);
+    for (int p = 0; p < P; p++)
+      for (int i = 0; i < F; i++) {
+        same_float(out[p * F + i], ref_alu(alus[ai], V[p], V[i]));
+        same_float(out2[p * F + i], ref_alu(alus[ai], V[i], V[p]));
+      }
+    trnc_nc_program_destroy(t.p);
+  }
+  /* clamp(x, -1, 1) as tensor_scalar max/min, relu activation, reductions */
+  {
+    nct t;
+    nct_init(&t, NULL);
+    int x, o;
+    add_io(&t, 1, F, &x, &o);
+    int o2 = trnc_nc_program_add_buffer(t.p, "relu", TRNC_NC_BUF_OUTPUT, F32, F * 4, 0);
+    trnc_nc_instr ts = I(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+    ts.dst = SB(0, 1, 1024, F32, 1, S64(1), S64(F));
+    ts.src[0] = SB(0, 1, 0, F32, 1, S64(1), S64(F));
+    ts.alu0 = TRNC_NC_ALU_MAX;
+    ts.imm[0] = -1.0f;
+    ts.alu1 = TRNC_NC_ALU_MIN;
+    ts.imm[1] = 1.0f;
+    nct_add(&t, ts);
+    trnc_nc_instr a = I(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+    a.act = TRNC_NC_ACT_RELU;
+    a.dst = SB(0, 1, 2048, F32, 1, S64(1), S64(F));
+    a.src[0] = SB(0, 1, 0, F32, 1, S64(1), S64(F));
+    a.imm[0] = 1.0f;
+    nct_add(&t, a);
+    nct_add(&t, I_dma(1, HB(o, 0, F32, F, 1, 1, S64(1), S64(F)), SB(0, 1, 1024, F32, 1, S64(1), S64(F))));
+    nct_add(&t, I_dma(2, HB(o2, 0, F32, F, 1, 1, S64(1), S64(F)), SB(0, 1, 2048, F32, 1, S64(1), S64(F))));
+    float in[F], out[F], relu[F];
+    memcpy(in, V, sizeof in);
+    const void *ins[] = {in};
+    void *outs[] = {out, relu};
+    nc_run(t.p, ins, outs);
+    const float want_clamp[F] = {NAN, NAN, 1.0f, -1.0f, 1.0f, -1.0f, 0.0f, -0.0f};
+    /* relu(x * 1 + 0): the +0 bias turns -0 into +0 before the max */
+    const float want_relu[F] = {NAN, NAN, INFINITY, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+    for (int i = 0; i < F; i++) {
+      same_float(out[i], want_clamp[i]);
+      same_float(relu[i], want_relu[i]);
+    }
+    trnc_nc_program_destroy(t.p);
+  }
+  for (int ai = 0; ai < 3; ai++) {
+    /* rows with a NaN first, last, in the middle beside inf, and none */
+    enum { R = 4, C = 6 };
+    nct t;
+    nct_init(&t, NULL);
+    int x, o;
+    add_io(&t, R, C, &x, &o);
+    trnc_nc_instr r = I(TRNC_NC_OP_TENSOR_REDUCE, ai == 1 ? TRNC_NC_GPSIMD : TRNC_NC_VECTOR);
+    r.alu0 = (uint8_t)alus[ai];
+    r.mode = 1;
+    r.dst = SB(0, R, 1024, F32, 0);
+    r.src[0] = SB(0, R, 0, F32, 1, S64(1), S64(C));
+    nct_add(&t, r);
+    int o1 = trnc_nc_program_add_buffer(t.p, "red", TRNC_NC_BUF_OUTPUT, F32, R * 4, 0);
+    nct_add(&t, I_dma(1, HB(o1, 0, F32, 1, R, 0), SB(0, R, 1024, F32, 0)));
+    const float in[R * C] = {NAN,  1.0f, -2.0f, INFINITY, 0.0f, -0.0f,      /* */
+                             1.0f, -2.0f, INFINITY, -INFINITY, 0.0f, -NAN,  /* */
+                             -INFINITY, INFINITY, NAN, 3.0f, -5.0f, 0.0f,   /* */
+                             -0.0f, 0.0f, -INFINITY, 3.0f, -5.0f, 0.0f};
+    float out[R * C], red[R];
+    const void *ins[] = {in};
+    void *outs[] = {out, red};
+    nc_run(t.p, ins, outs);
+    const float want[3][R] = {{NAN, NAN, NAN, 3.0f}, {NAN, NAN, NAN, -INFINITY}, {NAN, NAN, NAN, INFINITY}};
+    for (int i = 0; i < R; i++) same_float(red[i], want[ai][i]);
+    trnc_nc_program_destroy(t.p);
+  }
+}
+
 static void test_nan_fill(void **state) {
   /* an internal HBM buffer never written reads back as NaN (0xFF bytes) */
   nct t;
@@ -547,6 +670,7 @@ int main(void) {
       cmocka_unit_test(test_tensor_tensor_all), cmocka_unit_test(test_tensor_scalar),
       cmocka_unit_test(test_tensor_reduce),     cmocka_unit_test(test_copy_casts),
       cmocka_unit_test(test_memset_iota_select), cmocka_unit_test(test_nan_fill),
+      cmocka_unit_test(test_nan_max_min),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
