@@ -132,6 +132,10 @@ class GPTDecoder(nn.Module):
             for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model)
         self.register_buffer("positions", torch.arange(max_len), persistent=False)
+        # GPT-2's initialization: small embeddings, so the tied head starts
+        # near the uniform next-byte distribution
+        nn.init.normal_(self.tok.weight, std=0.02)
+        nn.init.normal_(self.pos.weight, std=0.02)
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         t = idx.shape[1]
