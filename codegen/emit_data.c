@@ -1000,32 +1000,39 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
 
 /* ---- emitters ------------------------------------------------------------------------------ */
 
+/* The job of an embedding lookup (or its scatter-add backward): the rows
+ * indexed by ix (any shape) address rows of table t [V, D]; the row tensor
+ * r has shape ix.shape + [D]. */
+static void embedding_job(job *J, const lw_tv *ix, const lw_tv *t, const lw_tv *r) {
+  memset(J, 0, sizeof *J);
+  int rk = ix->t.rank;
+  J->rows.rank = rk;
+  J->rows.nops = 4;
+  for (int i = 0; i < rk; i++) {
+    J->rows.size[i] = ix->t.shape[i];
+    J->rows.st[OP_R][i] = r->t.stride[i];
+    J->rows.st[OP_I0][i] = ix->t.stride[i];
+  }
+  J->nc = 1;
+  J->c[0] = (icomp){ix, ix->t.offset, t->t.shape[0], 1, false};
+  J->t = t;
+  J->tbase = t->t.offset;
+  J->tps = t->t.stride[0];
+  J->trows = t->t.shape[0];
+  J->pat.nops = 2;
+  J->pat.rank = 1;
+  J->pat.size[0] = t->t.shape[1];
+  J->pat.st[PT_T][0] = t->t.stride[1];
+  J->pat.st[PT_R][0] = r->t.stride[rk];
+  J->r = r;
+  J->rbase = r->t.offset;
+}
+
 static trnc_status emit_embedding(lw *L, const trnc_node *n) {
   const lw_tv *w = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
   job J;
-  memset(&J, 0, sizeof J);
-  int r = ix->t.rank;
-  J.rows.rank = r;
-  J.rows.nops = 4;
-  for (int i = 0; i < r; i++) {
-    J.rows.size[i] = ix->t.shape[i];
-    J.rows.st[OP_R][i] = o->t.stride[i];
-    J.rows.st[OP_I0][i] = ix->t.stride[i];
-  }
-  J.nc = 1;
-  J.c[0] = (icomp){ix, ix->t.offset, w->t.shape[0], 1, false};
-  J.t = w;
-  J.tbase = w->t.offset;
-  J.tps = w->t.stride[0];
-  J.trows = w->t.shape[0];
-  J.pat.nops = 2;
-  J.pat.rank = 1;
-  J.pat.size[0] = w->t.shape[1];
-  J.pat.st[PT_T][0] = w->t.stride[1];
-  J.pat.st[PT_R][0] = o->t.stride[r];
-  J.r = o;
-  J.rbase = o->t.offset;
+  embedding_job(&J, ix, w, o);
   if (J.trows == 0 && trnc_type_numel(&ix->t) > 0)
     return lw_fail(L, n, TRNC_ERR_LIMIT, "embedding: index into an empty weight");
   return run_job(L, n, &J, J_GATHER);
@@ -1035,28 +1042,7 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   const lw_tv *go = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
   job J;
-  memset(&J, 0, sizeof J);
-  int r = ix->t.rank;
-  J.rows.rank = r;
-  J.rows.nops = 4;
-  for (int i = 0; i < r; i++) {
-    J.rows.size[i] = ix->t.shape[i];
-    J.rows.st[OP_R][i] = go->t.stride[i];
-    J.rows.st[OP_I0][i] = ix->t.stride[i];
-  }
-  J.nc = 1;
-  J.c[0] = (icomp){ix, ix->t.offset, o->t.shape[0], 1, false};
-  J.t = o;
-  J.tbase = o->t.offset;
-  J.tps = o->t.stride[0];
-  J.trows = o->t.shape[0];
-  J.pat.nops = 2;
-  J.pat.rank = 1;
-  J.pat.size[0] = o->t.shape[1];
-  J.pat.st[PT_T][0] = o->t.stride[1];
-  J.pat.st[PT_R][0] = go->t.stride[r];
-  J.r = go;
-  J.rbase = go->t.offset;
+  embedding_job(&J, ix, o, go);
   int64_t pad = trnc_arg_int(n, 3, -1);
   J.has_skip = pad >= 0;
   J.skip = pad;
