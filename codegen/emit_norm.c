@@ -1,6 +1,6 @@
 /*
- * emit_norm.c — normalization, softmax, variance, argmax and NLL-loss
- * kernels on the NeuronCore.
+ * emit_norm.c — normalization, softmax, variance, argmax/argmin, max/min.dim,
+ * any/all.dim and NLL-loss kernels on the NeuronCore.
  *
  * Row kernels. Every op here reduces a tensor x over a set of dims (the
  * "row": softmax dim, layer-norm normalized dims, var dims, batch-norm
@@ -56,12 +56,15 @@
  * torch/_refs): biased variance and rstd = 1/sqrt(var + eps) for
  * normalization, unbiased (n/(n-1)) running_var update with momentum,
  * var with correction (division by max(0, N - correction)), mean over an
- * all-ignored batch = 0/0 = NaN, argmax returns the first maximum and
- * treats NaN as the maximum.
+ * all-ignored batch = 0/0 = NaN, argmax/argmin and max/min.dim return the
+ * first maximum (minimum) and treat NaN as the extremum (its index and NaN
+ * value are reported); any/all.dim test x != 0 (NaN is true) and reduce
+ * with MAX/MIN (an empty dim gives any = false, all = true).
  *
  * Not lowered (handles() returns false, so the compile reports the node):
  * native_layer_norm_backward with rows longer than LNBW_MAX_ROW elements;
- * argmax of 32/64-bit integers or over more than 2^24 elements per row;
+ * argmax/argmin/max.dim/min.dim of 32/64-bit integers or over more than 2^24
+ * elements per row;
  * nll_loss with more than 2^24 classes.
  */
 #include <math.h>
@@ -1306,10 +1309,13 @@ static trnc_status emit_batch_norm(lw *L, const trnc_node *n) {
   return st ? st : rk_run(&K, bw ? bnb_row : bn_row, &c);
 }
 
-/* ==== argmax ============================================================================ */
+/* ==== argmax / argmin / max.dim / min.dim ==================================================== */
 
+/* x: input, o: indices, v: values (max/min.dim; -1 or absent for argmax/argmin);
+ * mn: minimum instead of maximum. */
 typedef struct am_ctx {
-  int x, o;
+  int x, o, v;
+  bool mn;
 } am_ctx;
 
 static trnc_status am_row(rk *K, lw_tile *S, void *vctx) {
@@ -1319,6 +1325,8 @@ static trnc_status am_row(rk *K, lw_tile *S, void *vctx) {
   lw_tile *xc = NULL;
   chunk ch;
   trnc_status st;
+  int red_alu = c->mn ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_MAX;
+  int better = c->mn ? TRNC_NC_ALU_LT : TRNC_NC_ALU_GT;
   V rm = vcol(S, np, C_A), ri = vcol(S, np, C_B), rn = vcol(S, np, C_C);
   V m = vcol(S, np, C_D), i = vcol(S, np, C_E), nn = vcol(S, np, C_F), up = vcol(S, np, C_G);
   V big = vcol(S, np, C_H);
@@ -1331,9 +1339,9 @@ static trnc_status am_row(rk *K, lw_tile *S, void *vctx) {
     V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
     V u = vbig(lw_pool_next(&K->tmp[1]), np, ch.n, TRNC_F32);
     V bigs = {big.t, big.ap};
-    /* candidates: first index of the max, first NaN */
+    /* candidates: first index of the max (min), first NaN */
     V mk = k ? m : rm, ik = k ? i : ri, nk = k ? nn : rn;
-    if ((st = i_red(L, mk, x, TRNC_NC_ALU_MAX)) ||
+    if ((st = i_red(L, mk, x, red_alu)) ||
         (st = i_ts(L, t, x, TRNC_NC_ALU_EQ, &mk, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
         (st = i_ts(L, u, io, TRNC_NC_ALU_BYPASS, NULL, 0, TRNC_NC_ALU_BYPASS, NULL, 0)))
       return st;
@@ -1352,22 +1360,35 @@ static trnc_status am_row(rk *K, lw_tile *S, void *vctx) {
                    (st = i_ts(L, nk, nk, TRNC_NC_ALU_ADD, NULL, (float)ch.lin, TRNC_NC_ALU_BYPASS, NULL, 0))))
       return st;
     if (k == 0) continue;
-    /* merge: a strictly larger chunk max wins (earlier index kept on ties) */
-    if ((st = i_tt(L, up, m, rm, TRNC_NC_ALU_GT)) || (st = i_sel(L, ri, up, i, ri)) ||
-        (st = i_tt(L, rm, rm, m, TRNC_NC_ALU_MAX)) || (st = i_tt(L, rn, rn, nn, TRNC_NC_ALU_MIN)))
+    /* merge: a strictly better chunk extremum wins (earlier index kept on ties) */
+    if ((st = i_tt(L, up, m, rm, better)) || (st = i_sel(L, ri, up, i, ri)) ||
+        (st = i_tt(L, rm, rm, m, red_alu)) || (st = i_tt(L, rn, rn, nn, TRNC_NC_ALU_MIN)))
       return st;
   }
   /* NaN present (index < BIG) wins */
   V res = vcol_dt(S, np, C_I, TRNC_I32);
   if ((st = i_tt(L, up, rn, big, TRNC_NC_ALU_LT)) || (st = i_sel(L, res, up, rn, ri))) return st;
-  return stcol(K, c->o, res);
+  if ((st = stcol(K, c->o, res))) return st;
+  if (c->v < 0 || !K->op[c->v].tv) return TRNC_OK;
+  /* values: the extremum, NaN when the row holds one (written in the output dtype) */
+  trnc_dtype vdt = K->op[c->v].tv->t.dtype;
+  V val = vcol_dt(S, np, C_J, vdt);
+  if (is_float(vdt)) {
+    V nanc = vcol(S, np, C_K);
+    if ((st = i_memset(L, nanc, NAN)) || (st = i_sel(L, val, up, nanc, rm))) return st;
+  } else if ((st = i_copy(L, val, rm, TRNC_NC_VECTOR))) {
+    return st;
+  }
+  return stcol(K, c->v, val);
 }
 
 static trnc_status emit_argmax(lw *L, const trnc_node *n) {
+  bool pair = n->op == TRNC_OP_MAX_DIM || n->op == TRNC_OP_MIN_DIM;
   trnc_ref xr = argref(n, 0);
   const trnc_type *xt = &L->g->values[xr].type;
-  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
-  if (!x || !o) return TRNC_OK;
+  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[pair ? 1 : 0]);
+  const lw_tv *v = pair ? tvof(L, n->outs[0]) : NULL;
+  if (!x || (!o && !v)) return TRNC_OK;
   bool red[RMAX] = {false};
   const trnc_arg *da = trnc_node_arg(n, 1);
   bool all = !da || da->kind != TRNC_ARG_INT;
@@ -1378,8 +1399,10 @@ static trnc_status emit_argmax(lw *L, const trnc_node *n) {
   }
   rk K;
   rk_init(&K, L, n, xt, red);
-  am_ctx c = {add_full(&K, x), add_row(&K, o)};
-  trnc_status st = lw_kernel_begin(L, "argmax");
+  am_ctx c = {add_full(&K, x), add_row(&K, o), -1,
+              n->op == TRNC_OP_ARGMIN || n->op == TRNC_OP_MIN_DIM};
+  if (pair) c.v = add_row(&K, v);
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
   if (!st) st = rk_pools(&K, 1, 2, false, 0, 4096);
   if (st) return st;
   int64_t f = K.nch == 1 ? K.R : K.maxf;
@@ -1387,6 +1410,59 @@ static trnc_status emit_argmax(lw *L, const trnc_node *n) {
   if ((st = i_iota(L, vbig(K.iota, K.npmax, f, TRNC_F32), 0, 0, 1))) return st;
   L->ops_per_engine[1]++;
   return rk_run(&K, am_row, &c);
+}
+
+/* ==== any.dim / all.dim ====================================================================== */
+
+/* x != 0 (NaN counts as true, as eager), reduced by MAX (any) or MIN (all). */
+typedef struct aa_ctx {
+  int x, o;
+  bool all;
+} aa_ctx;
+
+static trnc_status aa_row(rk *K, lw_tile *S, void *vctx) {
+  aa_ctx *c = vctx;
+  lw *L = K->L;
+  int np = K->np;
+  lw_tile *xc = NULL;
+  chunk ch;
+  trnc_status st;
+  int alu = c->all ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_MAX;
+  for (int64_t k = 0; k < K->nch; k++) {
+    rk_chunk(K, k, &ch);
+    V x;
+    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
+    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
+    if ((st = i_ts(L, t, x, TRNC_NC_ALU_NE, NULL, 0.0f, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
+        (st = fold_red(K, S, C_A, C_B, t, alu, k)))
+      return st;
+  }
+  if (!K->op[c->o].tv) return TRNC_OK;
+  V res = vcol_dt(S, np, C_C, K->op[c->o].tv->t.dtype);
+  if ((st = i_copy(L, res, vcol(S, np, C_A), TRNC_NC_VECTOR))) return st;
+  return stcol(K, c->o, res);
+}
+
+static trnc_status emit_any_all(lw *L, const trnc_node *n) {
+  bool all = n->op == TRNC_OP_ALL_DIM;
+  trnc_ref xr = argref(n, 0);
+  const trnc_type *xt = &L->g->values[xr].type;
+  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
+  if (!o || trnc_type_numel(&L->g->values[n->outs[0]].type) == 0) return TRNC_OK;
+  /* an empty reduced dim: all() is true, any() false (as eager) */
+  if (!x || trnc_type_numel(xt) == 0) return lw_emit_fill(L, o, all ? 1.0f : 0.0f, trnc_op_name(n->op));
+  bool red[RMAX] = {false};
+  const trnc_arg *da = trnc_node_arg(n, 1);
+  int d = wrapdim(da && da->kind == TRNC_ARG_INT ? da->u.i : 0, xt->rank);
+  if (d >= 0) red[d] = true;
+  rk K;
+  rk_init(&K, L, n, xt, red);
+  aa_ctx c = {add_full(&K, x), add_row(&K, o), all};
+  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
+  if (!st) st = rk_pools(&K, 1, 1, false, 0, MAX_FREE_CAP);
+  if (st) return st;
+  L->ops_per_engine[1]++;
+  return rk_run(&K, aa_row, &c);
 }
 
 /* ==== nll loss ============================================================================ */
@@ -1700,7 +1776,13 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
       for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) R *= x->shape[i];
       return R <= LNBW_MAX_ROW;
     }
-    case TRNC_OP_ARGMAX: {
+    case TRNC_OP_ANY_DIM:
+    case TRNC_OP_ALL_DIM:
+      return true;
+    case TRNC_OP_ARGMAX:
+    case TRNC_OP_ARGMIN:
+    case TRNC_OP_MAX_DIM:
+    case TRNC_OP_MIN_DIM: {
       const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
       trnc_dtype dt = x->dtype;
       if (!is_float(dt) && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8) return false;
@@ -1737,7 +1819,12 @@ trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
     case TRNC_OP_BATCH_NORM_TRAIN:
     case TRNC_OP_BATCH_NORM_INFER:
     case TRNC_OP_BATCH_NORM_BACKWARD: return emit_batch_norm(L, n);
-    case TRNC_OP_ARGMAX: return emit_argmax(L, n);
+    case TRNC_OP_ARGMAX:
+    case TRNC_OP_ARGMIN:
+    case TRNC_OP_MAX_DIM:
+    case TRNC_OP_MIN_DIM: return emit_argmax(L, n);
+    case TRNC_OP_ANY_DIM:
+    case TRNC_OP_ALL_DIM: return emit_any_all(L, n);
     case TRNC_OP_NLL_LOSS:
     case TRNC_OP_NLL_LOSS_BACKWARD: return emit_nll(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "norm family: unexpected op %s", n->target);

@@ -181,6 +181,22 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
       return iv(0, (double)trnc_type_numel(x));
     }
+    case TRNC_OP_ARGMIN: {
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      if (a1 && a1->kind == TRNC_ARG_INT && x->rank > 0) {
+        int64_t d = a1->u.i < 0 ? a1->u.i + x->rank : a1->u.i;
+        if (d >= 0 && d < x->rank) return iv(0, fmax(0, (double)x->shape[d] - 1));
+      }
+      return iv(0, fmax(0, (double)trnc_type_numel(x) - 1));
+    }
+    case TRNC_OP_MAX_DIM: case TRNC_OP_MIN_DIM: {
+      if (k == 0) return arg_iv(g, vals, a0);
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = a1 && a1->kind == TRNC_ARG_INT ? a1->u.i : 0;
+      if (d < 0) d += x->rank;
+      return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
+    }
+    case TRNC_OP_ANY_DIM: case TRNC_OP_ALL_DIM: return iv(0, 1);
     case TRNC_OP_MAX_POOL2D: {
       if (k == 0) break;
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);

@@ -390,6 +390,28 @@ trnc_status rule_argmax(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return reduce_shape(n, x, &dim, is_none(n, 1) ? 0 : 1, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
+/* max.dim / min.dim: (values: self's dtype, indices: int64), reduced over one dim. */
+trnc_status rule_minmax_dim(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  trnc_status s = reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, 2, false), &out[0], d);
+  out[0].dtype = x->dtype;
+  out[1] = out[0];
+  out[1].dtype = TRNC_I64;
+  return s;
+}
+
+/* any.dim / all.dim: bool (uint8 for uint8 input, as eager), reduced over one dim. */
+trnc_status rule_any_all(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  out[0].dtype = x->dtype == TRNC_U8 ? TRNC_U8 : TRNC_BOOL;
+  return reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, 2, false), &out[0], d);
+}
+
 trnc_status rule_var(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                      trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);

@@ -11,7 +11,8 @@
  * norm training (running stats) / inference / backward, var and var_mean,
  * nll_loss forward (weights, ignore_index, all-ignored mean = NaN,
  * reductions none/mean/sum, 1-D input) and backward, argmax with ties and
- * NaN. Regressions: nll_loss(_backward) targets outside [0, C) fail the run
+ * NaN, argmin and max/min.dim (values and indices, keepdim, strided dim,
+ * chunked rows) with ties and NaN, any/all.dim on float (NaN, -0) and bool. Regressions: nll_loss(_backward) targets outside [0, C) fail the run
  * with TRNC_ERR_LIMIT; layer norm of constant rows is exactly 0 and rows
  * with mean 300 / std 0.01 match fp64 to 1e-4.
  */
@@ -951,6 +952,131 @@ static void test_argmax(void **state) {
   }
 }
 
+/* ---- max.dim / min.dim / argmin / any.dim / all.dim ---------------------------------------- */
+
+/* Eager reference of max/min over element k = 0..len-1 at(k): first index of
+ * the extremum; a NaN is the extremum (first NaN). */
+static int ref_ext(const float *x, int64_t len, int64_t step, bool mn) {
+  int best = 0;
+  for (int64_t k = 1; k < len; k++) {
+    float b = x[best * step], v = x[k * step];
+    if (isnan(b)) break;
+    if (isnan(v) || (mn ? v < b : v > b)) best = (int)k;
+  }
+  return best;
+}
+
+/* max.dim / min.dim (pair) or argmin over dim of x [a, c]; keepdim both ways. */
+static void minmax_case(int64_t a, int64_t cc, int dim, bool mn, bool pair, bool keep) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", mk(b, F32, 2, SH(a, cc)));
+  int64_t rows = dim == 0 ? cc : a, len = dim == 0 ? a : cc;
+  int64_t oshape[2];
+  int orank = keep ? 2 : 1;
+  if (keep) oshape[0] = dim == 0 ? 1 : a, oshape[1] = dim == 0 ? cc : 1;
+  else oshape[0] = rows;
+  const char *tgt = pair ? (mn ? "aten.min.dim" : "aten.max.dim") : "aten.argmin.default";
+  uint32_t n = tu_call(b, "mm", tgt, mk(b, pair ? F32 : I64, orank, oshape));
+  if (pair) tu_add_output(b, n, mk(b, I64, orank, oshape));
+  tu_arg(b, n, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, n, tu_a_int(b, "dim", dim - 2));
+  tu_arg(b, n, tu_a_bool(b, "keepdim", keep));
+  tu_output_ref(b, n, 0);
+  if (pair) tu_output_ref(b, n, 1);
+  trnc_compiled *c = compile(b);
+  float *xv = malloc(sizeof(float) * a * cc), *vals = malloc(sizeof(float) * rows);
+  int64_t *idx = malloc(sizeof(int64_t) * rows);
+  fill(xv, a * cc, 17, 5.0, 0.0);
+#define AT(r, k) (dim == 1 ? (r) * cc + (k) : (k) * cc + (r))
+  for (int64_t k = 0; k < len; k++) xv[AT(3, k)] = 1.0f;             /* all ties: index 0 */
+  xv[AT(5, 7)] = xv[AT(5, len - 2)] = mn ? -100.0f : 100.0f;          /* tie: first */
+  xv[AT(9, len - 1)] = NAN;                                          /* NaN wins */
+  xv[AT(9, 2)] = mn ? -1000.0f : 1000.0f;
+  xv[AT(11, 4)] = NAN;                                               /* first NaN */
+  xv[AT(11, len - 3)] = NAN;
+  const void *in[1] = {xv};
+  void *out[2] = {pair ? (void *)vals : (void *)idx, idx};
+  run(c, in, out);
+  for (int64_t r = 0; r < rows; r++) {
+    int best = ref_ext(xv + AT(r, 0), len, dim == 1 ? 1 : cc, mn);
+    if (idx[r] != best) fail_msg("%s row %lld: index %lld want %d", tgt, (long long)r, (long long)idx[r], best);
+    float want = xv[AT(r, best)];
+    if (pair && !(isnan(want) ? isnan(vals[r]) : vals[r] == want))
+      fail_msg("%s row %lld: value %g want %g", tgt, (long long)r, (double)vals[r], (double)want);
+  }
+#undef AT
+  free(xv);
+  free(vals);
+  free(idx);
+  trnc_compiled_destroy(c);
+  tu_fx_free(b);
+}
+
+static void test_minmax_dim(void **state) {
+  (void)state;
+  for (int mn = 0; mn < 2; mn++)
+    for (int pair = 0; pair < 2; pair++)
+      for (int keep = 0; keep < 2; keep++) {
+        if (!pair && mn == 0) continue; /* argmax: test_argmax */
+        minmax_case(140, 33, 1, mn, pair, keep);
+        minmax_case(140, 33, 0, mn, pair, keep);
+      }
+  /* rows longer than one chunk: ties and NaN across chunks */
+  minmax_case(13, 9001, 1, false, true, false);
+  minmax_case(13, 9001, 1, true, true, true);
+}
+
+static void anyall_case(int64_t a, int64_t cc, int dim, bool all, bool boolin) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", mk(b, boolin ? TRNC__FX__DTYPE__BOOL : F32, 2, SH(a, cc)));
+  int64_t rows = dim == 0 ? cc : a, len = dim == 0 ? a : cc;
+  uint32_t n = tu_call(b, "aa", all ? "aten.all.dim" : "aten.any.dim", mk(b, TRNC__FX__DTYPE__BOOL, 1, SH(rows)));
+  tu_arg(b, n, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, n, tu_a_int(b, "dim", dim));
+  tu_arg(b, n, tu_a_bool(b, "keepdim", false));
+  tu_output_ref(b, n, 0);
+  trnc_compiled *c = compile(b);
+  float *xv = malloc(sizeof(float) * a * cc);
+  uint8_t *xb = malloc((size_t)(a * cc)), *o = malloc((size_t)rows);
+#define AT(r, k) (dim == 1 ? (r) * cc + (k) : (k) * cc + (r))
+  for (int64_t i = 0; i < a * cc; i++) xv[i] = all ? 1.5f : 0.0f;
+  for (int64_t r = 0; r < rows; r++) {
+    if (r % 3 == 1) xv[AT(r, (r * 7) % len)] = all ? 0.0f : -2.0f;   /* one flip */
+    if (r % 5 == 2) xv[AT(r, len - 1)] = all ? -0.0f : 1e-30f;       /* -0 is false, tiny is true */
+    if (r % 7 == 3) xv[AT(r, 0)] = all ? 1.0f : NAN;                 /* NaN is true */
+  }
+#undef AT
+  for (int64_t i = 0; i < a * cc; i++) xb[i] = xv[i] != 0.0f;
+  const void *in[1] = {boolin ? (const void *)xb : (const void *)xv};
+  void *out[1] = {o};
+  run(c, in, out);
+  for (int64_t r = 0; r < rows; r++) {
+    bool want = all;
+    for (int64_t k = 0; k < len; k++) {
+      float v = xv[dim == 1 ? r * cc + k : k * cc + r];
+      if (all && !(v != 0.0f)) want = false;
+      if (!all && v != 0.0f) want = true;
+    }
+    if (o[r] != (uint8_t)want) fail_msg("%s row %lld: got %d want %d", all ? "all" : "any", (long long)r, o[r], want);
+  }
+  free(xv);
+  free(xb);
+  free(o);
+  trnc_compiled_destroy(c);
+  tu_fx_free(b);
+}
+
+static void test_any_all_dim(void **state) {
+  (void)state;
+  for (int all = 0; all < 2; all++)
+    for (int bi = 0; bi < 2; bi++) {
+      anyall_case(140, 33, 1, all, bi);
+      anyall_case(140, 33, 0, all, bi);
+    }
+  anyall_case(5, 9001, 1, false, false);
+  anyall_case(5, 9001, 1, true, true);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_softmax),
@@ -966,6 +1092,8 @@ int main(void) {
       cmocka_unit_test(test_nll_loss_backward),
       cmocka_unit_test(test_nll_loss_target_out_of_range),
       cmocka_unit_test(test_argmax),
+      cmocka_unit_test(test_minmax_dim),
+      cmocka_unit_test(test_any_all_dim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
