@@ -21,7 +21,10 @@
  * row position (gather / scatter along a dim address single elements). When
  * several terms are combined, each index is clamped to [-1, size] and an
  * out-of-range one pushes the flat row below zero (flat - 2^24 * bad), so
- * the DMA still refuses it instead of touching another element. All of that
+ * the DMA still refuses it instead of touching another element; an index
+ * that is not wrapped is also range-checked as written first (a one-element
+ * DMA gather, check_raw), so the error names the user's value and the dim's
+ * size rather than the combined row. All of that
  * arithmetic is exact in fp32 because tables with combined indices are
  * limited to 2^21 rows (handles() checks).
  *
@@ -186,8 +189,8 @@ static trnc_nc_ap hbm(const lw_tv *tv, int64_t off, int64_t ps, int np, int nd, 
 
 /* tensor_scalar dst = (src op0 s0) op1 s1 on [np,1] columns; s1col (if
  * non-NULL) is a per-partition s1. */
-static trnc_status ts_col(lw *L, lw_tile *dst, lw_tile *src, trnc_dtype sdt, int np, int op0, float s0,
-                          int op1, float s1, lw_tile *s1col) {
+static trnc_status ts_col_after(lw *L, lw_tile *dst, lw_tile *src, trnc_dtype sdt, int np, int op0,
+                                float s0, int op1, float s1, lw_tile *s1col, lw_tile *after) {
   trnc_nc_instr in;
   memset(&in, 0, sizeof in);
   in.op = TRNC_NC_OP_TENSOR_SCALAR;
@@ -198,9 +201,36 @@ static trnc_status ts_col(lw *L, lw_tile *dst, lw_tile *src, trnc_dtype sdt, int
   in.imm[1] = s1;
   in.dst = col(dst, np, TRNC_F32);
   in.src[0] = col(src, np, sdt);
-  lw_tile *rd[2] = {src, s1col};
+  /* `after` (optional): a tile only read for ordering */
+  lw_tile *rd[3] = {src, s1col ? s1col : after, s1col ? after : NULL};
   if (s1col) in.src[2] = col(s1col, np, TRNC_F32);
-  return lw_emit(L, &in, rd, s1col ? 2 : 1, &dst, 1);
+  return lw_emit(L, &in, rd, 1 + (s1col != NULL) + (after != NULL), &dst, 1);
+}
+
+static trnc_status ts_col(lw *L, lw_tile *dst, lw_tile *src, trnc_dtype sdt, int np, int op0, float s0,
+                          int op1, float s1, lw_tile *s1col) {
+  return ts_col_after(L, dst, src, sdt, np, op0, s0, op1, s1, s1col, NULL);
+}
+
+/* Range check of a raw (unwrapped) index column against c's `size` rows: a
+ * one-element DMA gather per row from the table along c's dim, so an
+ * out-of-range value is reported as the user wrote it (the combined flat
+ * row is not). Returns the scratch tile the check writes: later work on
+ * the index reads it, which orders the check first. */
+static trnc_status check_raw(lw *L, kctx *K, const job *J, const icomp *c, lw_tile *raw, int np,
+                             lw_tile **done) {
+  lw_tile *scratch = lw_pool_next(&K->sm);
+  trnc_nc_instr ck;
+  memset(&ck, 0, sizeof ck);
+  ck.op = TRNC_NC_OP_DMA_COPY;
+  ck.engine = (uint8_t)lw_dma_queue(L);
+  ck.mode = TRNC_NC_DMA_GATHER;
+  ck.dst = col(scratch, np, J->t->t.dtype);
+  ck.src[0] = hbm(J->t, J->tbase, c->mult, (int)c->size, 0, NULL, NULL);
+  ck.src[1] = col(raw, np, TRNC_I32);
+  lw_tile *rd[2] = {raw, K->tok};
+  *done = scratch;
+  return lw_emit(L, &ck, rd, 2, &scratch, 1);
 }
 
 /* One tile of the row space: partition dim pdim (-1: one row), rows
@@ -303,7 +333,10 @@ static trnc_status row_index(lw *L, kctx *K, const job *J, const rtile *rt, lw_t
     if (masked) {
       /* c = clamp(w, -1, size); bad += |2c - (size-1)| > size-1 */
       lw_tile *cl = lw_pool_next(&K->sm), *y = lw_pool_next(&K->sm), *b = lw_pool_next(&K->sm);
-      if ((st = ts_col(L, cl, w, wdt, np, TRNC_NC_ALU_MAX, -1.0f, TRNC_NC_ALU_MIN, (float)c->size, NULL)))
+      lw_tile *checked = NULL;
+      if (!c->wrap && c->size > 0 && (st = check_raw(L, K, J, c, w, np, &checked))) return st;
+      if ((st = ts_col_after(L, cl, w, wdt, np, TRNC_NC_ALU_MAX, -1.0f, TRNC_NC_ALU_MIN, (float)c->size,
+                             NULL, checked)))
         return st;
       if ((st = ts_col(L, y, cl, TRNC_F32, np, TRNC_NC_ALU_MUL, 2.0f, TRNC_NC_ALU_ADD,
                        (float)-(c->size - 1), NULL)))

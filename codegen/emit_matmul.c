@@ -31,6 +31,7 @@ typedef struct mm {
   bool transposed;
   int act;              /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
   lw_pool st_pool, mv_pool, ps_pool, out_pool, bias_pool;
+  lw_tile *zero;        /* K == 0: an SBUF tile of zeros stands for A.B */
 } mm;
 
 
@@ -108,7 +109,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
   dims2(m->a, &asb, &asr, &asc);
   dims2(m->b, &bsb, &bsr, &bsc);
   int64_t abase = m->a->t.offset + bi * asb, bbase = m->b->t.offset + bi * bsb;
-  lw_tile *ps = lw_pool_next(&m->ps_pool);
+  lw_tile *ps = m->zero ? m->zero : lw_pool_next(&m->ps_pool);
   trnc_status st;
   for (int64_t k0 = 0; k0 < m->K; k0 += 128) {
     int64_t kt = m->K - k0 < 128 ? m->K - k0 : 128;
@@ -287,10 +288,8 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   }
   m.out = &outv;
   if (m.out->buffer < 0 || m.M == 0 || m.N == 0 || m.batch == 0) return TRNC_OK;
-  if (m.K == 0 || m.a->buffer < 0 || m.b->buffer < 0) {
-    /* empty contraction: beta*bias or zeros */
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul with an empty contraction dim is not lowered");
-  }
+  if (m.K > 0 && (m.a->buffer < 0 || m.b->buffer < 0))
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operand is not materialized");
   trnc_dtype dt = m.a->t.dtype;
   if (L->opt.autocast_bf16 && dt == TRNC_F32) dt = TRNC_BF16;
   m.in_dt = dt;
@@ -317,8 +316,21 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   /* With several column blocks, the stationary tiles of a row block (all K
    * steps) stay resident in SBUF and are loaded once, double-buffered
    * across row blocks. */
+  if (m.K == 0) {
+    /* empty contraction: A.B is all zeros (eager: zeros, or beta*bias for
+     * addmm/baddbmm); the epilogue reads a zero tile instead of PSUM, so
+     * bias, scale and a fused activation apply exactly as usual */
+    int64_t zp = rows < 128 ? rows : 128;
+    if (!(m.zero = lw_sbuf(L, ctile * 4))) return L->status;
+    trnc_nc_instr z;
+    memset(&z, 0, sizeof z);
+    z.op = TRNC_NC_OP_MEMSET;
+    z.engine = TRNC_NC_GPSIMD;
+    z.dst = lw_tile_ap(m.zero, (int)zp, 0, TRNC_F32, 1, &ctile);
+    if ((st = lw_emit(L, &z, NULL, 0, &m.zero, 1))) return st;
+  }
   int64_t nk = (m.K + 127) / 128;
-  bool reuse = cols > ctile && nk * 128 * isz <= 32 * 1024;
+  bool reuse = m.K > 0 && cols > ctile && nk * 128 * isz <= 32 * 1024;
   lw_pool res_pool[2];
   if (reuse)
     for (int b = 0; b < 2; b++)

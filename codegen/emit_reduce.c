@@ -10,6 +10,7 @@
  * a transpose of the [P, 1] column into a PSUM row [1, P], which VectorE
  * then reduces along the free axis.
  */
+#include <math.h>
 #include <string.h>
 
 #include "codegen/lower.h"
@@ -221,8 +222,16 @@ trnc_status lw_emit_reduce(lw *L, const trnc_node *n) {
     }
   }
   if (trnc_type_numel(xt) == 0 || R.x->buffer < 0) {
+    /* eager: the sum of no elements is 0, their mean 0/0 = NaN; amax/amin
+     * of an empty dim raise (no identity), so they stay refused */
     if (trnc_type_numel(&R.o->t) == 0) return TRNC_OK;
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "reduction over an empty tensor is not lowered");
+    if (trnc_type_numel(xt) != 0)
+      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "reduction input is not materialized");
+    if (R.alu != TRNC_NC_ALU_ADD)
+      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED,
+                     "%s over an empty dim has no identity (eager raises); reduce a non-empty dim",
+                     trnc_op_name(n->op));
+    return lw_emit_fill(L, R.o, R.mean ? NAN : 0.0f, trnc_op_name(n->op));
   }
   /* coalesce kept dims (X and O contiguous across) and reduced dims (X) */
   for (int i = 0; i < nk; i++) {

@@ -249,6 +249,25 @@ def import_error_message(status: str, diags: list[dict[str, Any]], graph: str) -
             f"Please report it with TRNC_DUMP_IR=1 output.\n{body}")
 
 
+def operand_dtype_message(diags: list[dict[str, Any]], graph: str) -> str | None:
+    """The message for a graph whose only errors are matmul operands of
+    different dtypes (``mm: operand dtypes differ (bf16 vs f32)``): a mistake
+    in the model that eager also raises on (``mat1 and mat2 must have the
+    same dtype``), e.g. a float32 ``nn.Linear`` called on a bfloat16 input
+    without autocast. None when other errors are present."""
+    import re  # noqa: PLC0415
+
+    errs = [d for d in diags if d.get("severity", "error") == "error"]
+    if not errs or not all(re.search(r"operand dtypes differ", d.get("message", ""))
+                           for d in errs):
+        return None
+    body = format_diagnostics(errs)
+    return (f"trnc cannot compile {graph or 'the graph'}: the operands of a matrix multiply "
+            f"have different dtypes, which eager PyTorch rejects too (RuntimeError: mat1 and "
+            f"mat2 must have the same dtype). Cast the input to the module's dtype (or the "
+            f"module with .to(dtype)), or run it under torch.autocast.\n{body}")
+
+
 def compiler_error_message(status: str, diags: list[dict[str, Any]], graph: str) -> str:
     """Message of a ``CompilerError``: what failed, that it is a trnc bug, and
     how to report it (TRNC_DUMP_DIR)."""

@@ -50,8 +50,10 @@ def raise_for(status: str, diags: list[dict[str, Any]], graph: str, stage: str,
 
     Statuses: TRNC_ERR_UNSUPPORTED (an op, dtype, rank > 8 or data-dependent
     shape or scalar the model uses) -> UnsupportedOperatorError;
-    TRNC_ERR_DYNAMIC_SHAPE -> DynamicShapeError; NOMEM -> TrncError; anything
-    else (malformed or inconsistent bytes) -> GraphImportError."""
+    TRNC_ERR_DYNAMIC_SHAPE -> DynamicShapeError; NOMEM -> TrncError; matmul
+    operands of different dtypes (a model error eager raises on too) ->
+    TrncError; anything else (malformed or inconsistent bytes) ->
+    GraphImportError."""
     if status == OK:
         return
     if status == "TRNC_ERR_UNSUPPORTED":
@@ -63,6 +65,10 @@ def raise_for(status: str, diags: list[dict[str, Any]], graph: str, stage: str,
     if status == "TRNC_ERR_NOMEM":
         raise errors.TrncError(f"trnc ran out of memory during {stage} of {graph}.\n"
                                + errors.format_diagnostics(diags), diags, graph)
+    dtype_msg = errors.operand_dtype_message(diags, graph)
+    if dtype_msg is not None:
+        # a user error eager raises on too, not a trnc bug
+        raise errors.TrncError(dtype_msg, diags, graph)
     raise errors.GraphImportError(
         errors.import_error_message(f"{status} in {stage}", diags, graph), diags, graph)
 

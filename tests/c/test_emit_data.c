@@ -330,11 +330,16 @@ static void test_gather(void **state) {
     void *outs[] = {out};
     assert_int_equal(run(c, in, outs, NULL), TRNC_OK);
     assert_memory_equal(out, want, (size_t)(ir * C1) * sizeof(float));
-    /* an index just past its dim must not read the neighbouring element */
-    iv[3] = dim ? C0 : R0;
-    assert_int_equal(run(c, in, outs, "outside"), TRNC_ERR_LIMIT);
+    /* an index just past its dim must not read the neighbouring element;
+     * the error names the index as written and the dim's size */
+    iv[3] = dim ? C0 + 2 : R0 + 2;
+    assert_int_equal(run(c, in, outs, dim ? "index 9 in partition 0 outside the 7 rows"
+                                          : "index 152 in partition 0 outside the 150 rows"),
+                     TRNC_ERR_LIMIT);
     iv[3] = -1;
-    assert_int_equal(run(c, in, outs, "outside"), TRNC_ERR_LIMIT);
+    assert_int_equal(run(c, in, outs, dim ? "index -1 in partition 0 outside the 7 rows"
+                                          : "index -1 in partition 0 outside the 150 rows"),
+                     TRNC_ERR_LIMIT);
     trnc_compiled_destroy(c);
     tu_fx_free(b);
     free(xv);
