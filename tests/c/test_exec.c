@@ -92,7 +92,7 @@ enum { NIN = 5, NOUT = 7 };
  *                2 oi i64[2,3] (convert); 3 copy of input 3, contiguous;
  *                4 od f64[5] (convert); 5 copy of output 2 with strides [1,2];
  *                6 f32[0] (zero elements, buffer -1).
- * The lead's allocation contract: each array one calloc, the struct calloc.
+ * trnc_compile's allocation contract: each array one calloc, the struct calloc.
  */
 static trnc_compiled *make_artifact(void) {
   trnc_diags *d = trnc_diags_create();
