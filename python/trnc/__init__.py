@@ -48,6 +48,9 @@ __all__ = [
 
 _LAZY = {"neuron", "last_graphs", "last_report", "stats", "reset", "decompositions",
          "GraphRecord"}
+# submodules that import torch, loaded on first use: `trnc.buckets.pad(...)`
+# works after a plain `import trnc`
+_LAZY_MODULES = {"buckets", "examples", "precompile", "cache"}
 
 
 def __getattr__(name: str):
@@ -56,6 +59,10 @@ def __getattr__(name: str):
         from . import backend
 
         return getattr(backend, name)
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'trnc' has no attribute {name!r}")
 
 

@@ -226,3 +226,12 @@ def test_readme_deploying_section(repo, own_cache):
         exec(compile(code, "README.md", "exec"), ns)
         assert ns["logits"].shape == (3, 50, 64)
         torch.testing.assert_close(ns["logits"], ns["lm"](ns["idx"]), rtol=1e-4, atol=1e-4)
+
+
+def test_buckets_reachable_after_plain_import():
+    import subprocess
+    import sys
+
+    code = "import trnc; print(trnc.buckets.__name__, callable(trnc.buckets.Bucketed))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "trnc.buckets True"
