@@ -41,34 +41,6 @@ static const char *severity_name(trnc_severity s) {
   return "error";
 }
 
-static int dict_set_str(PyObject *d, const char *key, const char *val) {
-  PyObject *v = str_from_c(val);
-  if (v == NULL)
-    return -1;
-  int rc = PyDict_SetItemString(d, key, v);
-  Py_DECREF(v);
-  return rc;
-}
-
-static int dict_set_long(PyObject *d, const char *key, long long val) {
-  PyObject *v = PyLong_FromLongLong(val);
-  if (v == NULL)
-    return -1;
-  int rc = PyDict_SetItemString(d, key, v);
-  Py_DECREF(v);
-  return rc;
-}
-
-/* Sets d[key] = float(val); -1 on error. */
-static int dict_set_double(PyObject *d, const char *key, double val) {
-  PyObject *v = PyFloat_FromDouble(val);
-  if (v == NULL)
-    return -1;
-  int rc = PyDict_SetItemString(d, key, v);
-  Py_DECREF(v);
-  return rc;
-}
-
 /* Sets d[key] = val and drops the reference to val (which may be NULL: the
  * error is passed on); -1 on error. */
 static int dict_set_new(PyObject *d, const char *key, PyObject *val) {
@@ -79,13 +51,21 @@ static int dict_set_new(PyObject *d, const char *key, PyObject *val) {
   return rc;
 }
 
+/* d[key] = str / int / float of a C value; -1 on error. */
+static int dict_set_str(PyObject *d, const char *key, const char *val) {
+  return dict_set_new(d, key, str_from_c(val));
+}
+
+static int dict_set_long(PyObject *d, const char *key, long long val) {
+  return dict_set_new(d, key, PyLong_FromLongLong(val));
+}
+
+static int dict_set_double(PyObject *d, const char *key, double val) {
+  return dict_set_new(d, key, PyFloat_FromDouble(val));
+}
+
 static int dict_set_size(PyObject *d, const char *key, size_t val) {
-  PyObject *v = PyLong_FromSize_t(val);
-  if (v == NULL)
-    return -1;
-  int rc = PyDict_SetItemString(d, key, v);
-  Py_DECREF(v);
-  return rc;
+  return dict_set_new(d, key, PyLong_FromSize_t(val));
 }
 
 static PyObject *diag_to_dict(const trnc_diag *dg) {
