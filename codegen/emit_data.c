@@ -212,13 +212,13 @@ static trnc_status ts_col(lw *L, lw_tile *dst, lw_tile *src, trnc_dtype sdt, int
   return ts_col_after(L, dst, src, sdt, np, op0, s0, op1, s1, s1col, NULL);
 }
 
-/* Range check of a raw (unwrapped) index column against c's `size` rows: a
- * one-element DMA gather per row from the table along c's dim, so an
- * out-of-range value is reported as the user wrote it (the combined flat
- * row is not). Returns the scratch tile the check writes: later work on
- * the index reads it, which orders the check first. */
-static trnc_status check_raw(lw *L, kctx *K, const job *J, const icomp *c, lw_tile *raw, int np,
-                             lw_tile **done) {
+/* A one-element DMA gather per row from the table (rows of `pstride`
+ * elements, `rows` of them) at the indices in tile idx: an index outside
+ * [0, rows) makes the run fail with TRNC_ERR_LIMIT, as eager raises. The
+ * gathered value is discarded; *done is the scratch tile it wrote (reading
+ * it orders later work after the check). */
+static trnc_status gather_check(lw *L, kctx *K, const job *J, int64_t pstride, int64_t rows,
+                                lw_tile *idx, int np, lw_tile **done) {
   lw_tile *scratch = lw_pool_next(&K->sm);
   trnc_nc_instr ck;
   memset(&ck, 0, sizeof ck);
@@ -226,11 +226,21 @@ static trnc_status check_raw(lw *L, kctx *K, const job *J, const icomp *c, lw_ti
   ck.engine = (uint8_t)lw_dma_queue(L);
   ck.mode = TRNC_NC_DMA_GATHER;
   ck.dst = col(scratch, np, J->t->t.dtype);
-  ck.src[0] = hbm(J->t, J->tbase, c->mult, (int)c->size, 0, NULL, NULL);
-  ck.src[1] = col(raw, np, TRNC_I32);
-  lw_tile *rd[2] = {raw, K->tok};
+  ck.src[0] = hbm(J->t, J->tbase, pstride, (int)rows, 0, NULL, NULL);
+  ck.src[1] = col(idx, np, TRNC_I32);
+  lw_tile *rd[2] = {idx, K->tok};
   *done = scratch;
   return lw_emit(L, &ck, rd, 2, &scratch, 1);
+}
+
+/* Range check of a raw (unwrapped) index column against c's `size` rows: a
+ * one-element DMA gather per row from the table along c's dim, so an
+ * out-of-range value is reported as the user wrote it (the combined flat
+ * row is not). Returns the scratch tile the check writes: later work on
+ * the index reads it, which orders the check first. */
+static trnc_status check_raw(lw *L, kctx *K, const job *J, const icomp *c, lw_tile *raw, int np,
+                             lw_tile **done) {
+  return gather_check(L, K, J, c->mult, c->size, raw, np, done);
 }
 
 /* One tile of the row space: partition dim pdim (-1: one row), rows
@@ -570,17 +580,8 @@ static trnc_status acc_rows(lw *L, kctx *K, const job *J, const rtile *rt, void 
   if (A->check) {
     /* range check of the indices: a one-element gather per row (eager
      * raises on an out-of-range index; the DMA reports TRNC_ERR_LIMIT) */
-    lw_tile *scratch = lw_pool_next(&K->sm);
-    trnc_nc_instr ck;
-    memset(&ck, 0, sizeof ck);
-    ck.op = TRNC_NC_OP_DMA_COPY;
-    ck.engine = (uint8_t)lw_dma_queue(L);
-    ck.mode = TRNC_NC_DMA_GATHER;
-    ck.dst = col(scratch, np, J->t->t.dtype);
-    ck.src[0] = hbm(J->t, J->tbase, J->tps, (int)J->trows, 0, NULL, NULL);
-    ck.src[1] = col(ii, np, TRNC_I32);
-    lw_tile *rd[2] = {ii, K->tok};
-    if ((st = lw_emit(L, &ck, rd, 2, &scratch, 1))) return st;
+    lw_tile *scratch;
+    if ((st = gather_check(L, K, J, J->tps, J->trows, ii, np, &scratch))) return st;
   }
   /* one-hot [np, tc] */
   lw_tile *oh = lw_pool_next(&K->oh);
