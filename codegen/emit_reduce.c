@@ -317,7 +317,10 @@ trnc_status lw_emit_reduce(lw *L, const trnc_node *n) {
   for (int i = 1; i < R.nr; i++)
     if (R.rsize[i] > R.rsize[pd]) pd = i;
   if (R.nr == 1) pd = -1; /* single dim: keep it on the free axis */
-  lw_tile *total = lw_pool_next(&R.acc_pool);
+  /* the running total lives across the whole loop: its own tile, never a
+   * pool tile (the acc pool rotates under it once psize > 128) */
+  lw_tile *total = lw_sbuf(L, 64);
+  if (!total) return L->status;
   bool first = true;
   int64_t psize = pd >= 0 ? R.rsize[pd] : 1;
   for (int64_t p0 = 0; p0 < psize; p0 += P) {
