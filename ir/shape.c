@@ -936,6 +936,27 @@ trnc_status rule_as_strided(const trnc_graph *g, const trnc_node *n, trnc_type *
   return TRNC_OK;
 }
 
+/* as_strided_scatter: self with the as_strided view (size, stride,
+ * storage_offset over self's storage) replaced by src, which has the view's
+ * shape. Result: self's shape, contiguous. */
+trnc_status rule_as_strided_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                    uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  int64_t sz[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int k = ilist(n, 2, sz, TRNC_MAX_RANK), k2 = ilist(n, 3, st, TRNC_MAX_RANK);
+  CHECK(k >= 0 && k == k2, "as_strided_scatter: size and stride must be int lists of equal length <= %d",
+        TRNC_MAX_RANK);
+  CHECK(src->rank == k, "as_strided_scatter: src rank %d differs from the view's %d", src->rank, k);
+  for (int i = 0; i < k; i++) {
+    CHECK(sz[i] >= 0 && st[i] >= 0, "as_strided_scatter: negative size or stride in dim %d", i);
+    CHECK(src->shape[i] == sz[i], "as_strided_scatter: src dim %d is %lld, the view's %lld", i,
+          (long long)src->shape[i], (long long)sz[i]);
+  }
+  CHECK(is_none(n, 4) || trnc_arg_int(n, 4, 0) >= 0, "as_strided_scatter: negative storage offset");
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
 trnc_status rule_permute(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);

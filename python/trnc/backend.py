@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from . import cache, errors, pipeline
+from . import aliasing, cache, errors, pipeline
 from . import random as trnc_random
 from .serialize import dynamo_inputs, serialize
 
@@ -465,4 +465,9 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
         lambda kind, g, ex: _compile_graph(kind, opts, g, ex))
-    return wrap(backend(gm, example_inputs))
+    compiled = backend(gm, example_inputs)
+    # a graph that writes to an input is recompiled for each new pattern of
+    # inputs aliasing it (dynamo does not guard on aliasing): aliasing.py
+    mutated = aliasing.mutated_inputs(len(example_inputs))
+    compiled = aliasing.guard(compiled, lambda args: backend(gm, args), example_inputs, mutated)
+    return wrap(compiled)
