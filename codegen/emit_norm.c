@@ -852,11 +852,23 @@ static trnc_status ln_row(rk *K, lw_tile *S, void *vctx) {
   return stcol(K, c->rstd, rstd);
 }
 
+/* Outputs of a row kernel over an empty input: each non-empty output k is
+ * filled with fill[k] (eager's value for statistics of no elements). */
+static trnc_status fill_empty_outs(lw *L, const trnc_node *n, const float *fill, uint32_t nfill) {
+  for (uint32_t k = 0; k < n->nouts && k < nfill; k++) {
+    const lw_tv *o = tvof(L, n->outs[k]);
+    trnc_status st = o ? lw_emit_fill(L, o, fill[k], trnc_op_name(n->op)) : TRNC_OK;
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
 static trnc_status emit_layer_norm(lw *L, const trnc_node *n) {
   trnc_ref xr = argref(n, 0);
   const trnc_type *xt = &L->g->values[xr].type;
   const lw_tv *x = tvof(L, xr);
-  if (!x || trnc_type_numel(xt) == 0) return TRNC_OK;
+  /* no elements: y is empty; rows of zero length have mean 0, rstd NaN */
+  if (!x || trnc_type_numel(xt) == 0) return fill_empty_outs(L, n, (const float[]){0, 0, NAN}, 3);
   const trnc_arg *ns = trnc_node_arg(n, 1);
   int axis = xt->rank - (int)ns->u.list.n;
   bool red[RMAX] = {false};
@@ -905,7 +917,8 @@ static trnc_status emit_var(lw *L, const trnc_node *n) {
   trnc_ref xr = argref(n, 0);
   const trnc_type *xt = &L->g->values[xr].type;
   const lw_tv *x = tvof(L, xr);
-  if (!x || trnc_type_numel(xt) == 0) return TRNC_OK;
+  /* no elements: var (and var_mean's mean) of an empty dim is NaN */
+  if (!x || trnc_type_numel(xt) == 0) return fill_empty_outs(L, n, (const float[]){NAN, NAN}, 2);
   bool red[RMAX] = {false};
   const trnc_arg *dl = trnc_node_arg(n, 1);
   bool all = !dl || dl->kind != TRNC_ARG_LIST || dl->u.list.n == 0;

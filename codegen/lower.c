@@ -287,6 +287,9 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
   memset(&s, 0, sizeof s);
   c.dop = lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
   c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
+  if (!lw_space_unique_writes(&s, c.dop))
+    return lw_fail(L, NULL, TRNC_ERR_INTERNAL,
+                   "%s: a broadcast destination would receive different values", name);
   lw_space_order(&s, c.dop);
   lw_space_coalesce(&s);
   int64_t max_free = 8192, numel = trnc_type_numel(&dst->t);

@@ -132,6 +132,12 @@ int lw_space_add(lw_space *s, const lw_tv *tv, int r, const int64_t *shape);
  *  accesses become contiguous runs). Only for kernels whose result does
  *  not depend on iteration order (elementwise, copies). */
 void lw_space_order(lw_space *s, int op);
+/** Makes a kernel that writes operand op (a broadcast view: stride 0 in
+ *  some dims, such as an expanded graph output) write each element once:
+ *  every dim where op has stride 0 and all operands do too shrinks to size 1.
+ *  Returns false if some operand varies along such a dim (different values
+ *  for one element: the caller reports it). */
+bool lw_space_unique_writes(lw_space *s, int op);
 /** Merges adjacent dims that are contiguous for every operand and drops
  *  size-1 dims; `keep_boundary` (if >= 0) is a dim index that must not be
  *  merged with its inner neighbour (reduction boundary). */
