@@ -974,7 +974,8 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_INDEX_SELECT: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      return x != TRNC_NO_REF && ix != TRNC_NO_REF && vt(g, x)->rank >= 1 && vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX;
+      return x != TRNC_NO_REF && ix != TRNC_NO_REF &&
+             (vt(g, x)->rank == 0 || vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX);
     }
     case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
@@ -1084,8 +1085,21 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   return run_job(L, n, &J, J_ACC);
 }
 
+/* A 0-d tensor as the 1-element vector that index_select sees (torch: a 0-d
+ * self is indexed as one row along dim 0, the result 0-d too). */
+static lw_tv as_vector(const lw_tv *t) {
+  lw_tv v = *t;
+  if (v.t.rank == 0) {
+    v.t.rank = 1;
+    v.t.shape[0] = 1;
+    v.t.stride[0] = 1;
+  }
+  return v;
+}
+
 static trnc_status emit_index_select(lw *L, const trnc_node *n) {
-  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
+  lw_tv xv = as_vector(&L->tv[vref(n, 0)]), ov = as_vector(&L->tv[n->outs[0]]);
+  const lw_tv *x = &xv, *ix = &L->tv[vref(n, 2)], *o = &ov;
   if (o->buffer < 0) return TRNC_OK;
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   job J;
