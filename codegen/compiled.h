@@ -47,4 +47,16 @@ struct trnc_compiled {
   char target_name[16];
 };
 
+/**
+ * Checks the binding contract that trnc_compiled_run checks before every
+ * run (runtime/exec.c): every input, output and constant binding fits its
+ * boundary descriptor and program buffer, and every INPUT/OUTPUT buffer is
+ * bound exactly once. trnc_compiled_deserialize calls it, so an artifact
+ * loaded from bytes never fails this at run time.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL artifact or program),
+ * TRNC_ERR_MALFORMED (one diagnostic names the binding and the rule),
+ * TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_compiled_check_bindings(const trnc_compiled *c, trnc_diags *diags);
+
 #endif

@@ -323,8 +323,21 @@ typedef struct bufmap {
   int slot; /* position among the INPUT (resp. OUTPUT) buffers */
 } bufmap;
 
-/** Reports a violation of the binding contract (a trnc bug). */
-static trnc_status bad_artifact(trnc_diags *diags, const char *what, size_t i, const char *why) {
+/** Where validation records the bindings, and whether the artifact was
+ *  loaded from bytes (then a violation is malformed input, not a bug). */
+typedef struct bindcheck {
+  bufmap *map;
+  bool loaded;
+} bindcheck;
+
+/** Reports a violation of the binding contract: a trnc bug in a compiled
+ *  artifact (TRNC_ERR_INTERNAL), or TRNC_ERR_MALFORMED for one loaded from
+ *  bytes (bc->loaded). */
+static trnc_status bad_artifact(trnc_diags *diags, const bindcheck *bc, const char *what, size_t i,
+                                const char *why) {
+  if (bc->loaded)
+    return trnc_diag_error(diags, TRNC_ERR_MALFORMED,
+                           "compiled artifact bytes: %s %zu %s", what, i, why);
   return trnc_diag_error(diags, TRNC_ERR_INTERNAL,
                          "compiled artifact: %s %zu %s (a trnc bug: please report it with "
                          "TRNC_DUMP_DIR output)",
@@ -334,59 +347,114 @@ static trnc_status bad_artifact(trnc_diags *diags, const char *what, size_t i, c
 /** Checks one binding against the program and its boundary descriptor and
  *  records it in map. out: true for an output binding. */
 static trnc_status check_binding(const trnc_compiled *c, const trnc_io *io,
-                                 const trnc_io_binding *b, bool out, size_t i, bufmap *map,
-                                 trnc_diags *diags) {
+                                 const trnc_io_binding *b, bool out, size_t i,
+                                 const bindcheck *bc, trnc_diags *diags) {
   const char *what = out ? "output" : "input";
+  bufmap *map = bc->map;
   if (out && io->is_none) return TRNC_OK;
   if (!dt_convertible(io->dtype) || trnc_dtype_size(io->dtype) == 0)
-    return bad_artifact(diags, what, i, "has a dtype the runtime cannot bind");
+    return bad_artifact(diags, bc, what, i, "has a dtype the runtime cannot bind");
   if (io->rank < 0 || io->rank > TRNC_MAX_RANK)
-    return bad_artifact(diags, what, i, "has an invalid rank");
+    return bad_artifact(diags, bc, what, i, "has an invalid rank");
   for (int d = 0; d < io->rank; d++)
-    if (io->shape[d] < 0) return bad_artifact(diags, what, i, "has a negative dim");
+    if (io->shape[d] < 0) return bad_artifact(diags, bc, what, i, "has a negative dim");
   int64_t n = io_numel(io);
   if (out && b->copy_of_input >= 0) {
     if ((size_t)b->copy_of_input >= c->ninputs)
-      return bad_artifact(diags, what, i, "copies an input that does not exist");
+      return bad_artifact(diags, bc, what, i, "copies an input that does not exist");
     const trnc_io *s = &c->inputs[b->copy_of_input];
     if (s->dtype != io->dtype || s->rank != io->rank ||
         memcmp(s->shape, io->shape, sizeof(int64_t) * (size_t)io->rank))
-      return bad_artifact(diags, what, i, "copies an input of another dtype or shape");
+      return bad_artifact(diags, bc, what, i, "copies an input of another dtype or shape");
     return TRNC_OK;
   }
   if (out && b->copy_of_output >= 0) {
     if ((size_t)b->copy_of_output >= i)
-      return bad_artifact(diags, what, i, "copies an output that is not an earlier one");
+      return bad_artifact(diags, bc, what, i, "copies an output that is not an earlier one");
     const trnc_io *s = &c->outputs[b->copy_of_output];
     if (s->is_none || s->dtype != io->dtype || s->rank != io->rank ||
         memcmp(s->shape, io->shape, sizeof(int64_t) * (size_t)io->rank))
-      return bad_artifact(diags, what, i, "copies an output of another dtype or shape");
+      return bad_artifact(diags, bc, what, i, "copies an output of another dtype or shape");
     return TRNC_OK;
   }
   if (b->buffer < 0) {
-    if (out && n > 0) return bad_artifact(diags, what, i, "is written by nothing");
+    if (out && n > 0) return bad_artifact(diags, bc, what, i, "is written by nothing");
     return TRNC_OK;
   }
   const trnc_nc_buffer *pb = trnc_nc_program_buffer(c->prog, (size_t)b->buffer);
-  if (!pb) return bad_artifact(diags, what, i, "names a program buffer that does not exist");
+  if (!pb) return bad_artifact(diags, bc, what, i, "names a program buffer that does not exist");
   if (pb->kind != (out ? TRNC_NC_BUF_OUTPUT : TRNC_NC_BUF_INPUT))
-    return bad_artifact(diags, what, i, "is bound to a program buffer of another kind");
+    return bad_artifact(diags, bc, what, i, "is bound to a program buffer of another kind");
   if (map[b->buffer].io >= 0 || map[b->buffer].cnst >= 0)
-    return bad_artifact(diags, what, i, "shares its program buffer with another binding");
+    return bad_artifact(diags, bc, what, i, "shares its program buffer with another binding");
   map[b->buffer].io = (int)i;
   if (n == 0) return TRNC_OK; /* a private block stands in; nothing to check */
   if (!b->convert) {
     if (b->device_dtype != io->dtype)
-      return bad_artifact(diags, what, i, "is zero-copy but has another device dtype");
+      return bad_artifact(diags, bc, what, i, "is zero-copy but has another device dtype");
     if (pb->bytes > (int64_t)io->extent_bytes)
-      return bad_artifact(diags, what, i, "has a program buffer larger than the tensor");
+      return bad_artifact(diags, bc, what, i, "has a program buffer larger than the tensor");
   } else {
     if (!dt_convertible(b->device_dtype) || !trnc_nc_dtype_supported(b->device_dtype))
-      return bad_artifact(diags, what, i, "converts to an unsupported device dtype");
+      return bad_artifact(diags, bc, what, i, "converts to an unsupported device dtype");
     if (pb->bytes < n * (int64_t)trnc_dtype_size(b->device_dtype))
-      return bad_artifact(diags, what, i, "has a device buffer too small for its elements");
+      return bad_artifact(diags, bc, what, i, "has a device buffer too small for its elements");
   }
   return TRNC_OK;
+}
+
+/**
+ * Checks every binding against the program and the boundary descriptors,
+ * then that every INPUT/OUTPUT buffer is bound exactly once, filling
+ * bc->map (one per program buffer: binding io/constant and simulator slot).
+ */
+static trnc_status validate(const trnc_compiled *c, const bindcheck *bc, trnc_diags *diags) {
+  const trnc_nc_program *p = c->prog;
+  size_t nbufs = trnc_nc_program_buffer_count(p), nin = 0, nout = 0;
+  bufmap *map = bc->map;
+  trnc_status st = TRNC_OK;
+  for (size_t b = 0; b < nbufs; b++) {
+    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
+    map[b].io = -1;
+    map[b].cnst = -1;
+    map[b].slot = pb->kind == TRNC_NC_BUF_INPUT ? (int)nin++
+                  : pb->kind == TRNC_NC_BUF_OUTPUT ? (int)nout++ : -1;
+  }
+  for (size_t i = 0; i < c->ninputs && !st; i++)
+    st = check_binding(c, &c->inputs[i], &c->in_bind[i], false, i, bc, diags);
+  for (size_t j = 0; j < c->noutputs && !st; j++)
+    st = check_binding(c, &c->outputs[j], &c->out_bind[j], true, j, bc, diags);
+  for (size_t k = 0; k < c->nconsts && !st; k++) {
+    const trnc_const_binding *cb = &c->consts[k];
+    const trnc_nc_buffer *pb = cb->buffer >= 0 ? trnc_nc_program_buffer(p, (size_t)cb->buffer) : NULL;
+    if (!pb || pb->kind != TRNC_NC_BUF_INPUT)
+      st = bad_artifact(diags, bc, "constant", k, "is not bound to an INPUT program buffer");
+    else if (map[cb->buffer].io >= 0 || map[cb->buffer].cnst >= 0)
+      st = bad_artifact(diags, bc, "constant", k, "shares its program buffer with another binding");
+    else if (!cb->data || cb->bytes < pb->bytes)
+      st = bad_artifact(diags, bc, "constant", k, "holds fewer bytes than its program buffer");
+    else
+      map[cb->buffer].cnst = (int)k;
+  }
+  for (size_t b = 0; b < nbufs && !st; b++) {
+    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
+    if (pb->kind != TRNC_NC_BUF_INTERNAL && map[b].io < 0 && map[b].cnst < 0)
+      st = bad_artifact(diags, bc, "program buffer", b,
+                        "is bound by no graph input, output or constant");
+  }
+  return st;
+}
+
+trnc_status trnc_compiled_check_bindings(const trnc_compiled *c, trnc_diags *diags) {
+  if (!c || !c->prog)
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
+                           "trnc_compiled_check_bindings: NULL artifact");
+  size_t nbufs = trnc_nc_program_buffer_count(c->prog);
+  bufmap *map = malloc((nbufs ? nbufs : 1) * sizeof *map);
+  if (!map) return trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
+  trnc_status st = validate(c, &(bindcheck){map, true}, diags);
+  free(map);
+  return st;
 }
 
 /* ---- run --------------------------------------------------------------------- */
@@ -424,7 +492,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
                            "trnc_compiled_run: NULL input or output pointer array");
   const trnc_nc_program *p = c->prog;
-  size_t nbufs = trnc_nc_program_buffer_count(p), nin = 0, nout = 0;
+  size_t nbufs = trnc_nc_program_buffer_count(p);
   runmem m;
   memset(&m, 0, sizeof m);
   trnc_status st = TRNC_OK;
@@ -436,37 +504,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_run: out of memory");
     goto out;
   }
-  for (size_t b = 0; b < nbufs; b++) {
-    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
-    m.map[b].io = -1;
-    m.map[b].cnst = -1;
-    m.map[b].slot = pb->kind == TRNC_NC_BUF_INPUT ? (int)nin++
-                    : pb->kind == TRNC_NC_BUF_OUTPUT ? (int)nout++ : -1;
-  }
-
-  /* validate: every binding, then every INPUT/OUTPUT buffer bound once */
-  for (size_t i = 0; i < c->ninputs && !st; i++)
-    st = check_binding(c, &c->inputs[i], &c->in_bind[i], false, i, m.map, diags);
-  for (size_t j = 0; j < c->noutputs && !st; j++)
-    st = check_binding(c, &c->outputs[j], &c->out_bind[j], true, j, m.map, diags);
-  for (size_t k = 0; k < c->nconsts && !st; k++) {
-    const trnc_const_binding *cb = &c->consts[k];
-    const trnc_nc_buffer *pb = cb->buffer >= 0 ? trnc_nc_program_buffer(p, (size_t)cb->buffer) : NULL;
-    if (!pb || pb->kind != TRNC_NC_BUF_INPUT)
-      st = bad_artifact(diags, "constant", k, "is not bound to an INPUT program buffer");
-    else if (m.map[cb->buffer].io >= 0 || m.map[cb->buffer].cnst >= 0)
-      st = bad_artifact(diags, "constant", k, "shares its program buffer with another binding");
-    else if (!cb->data || cb->bytes < pb->bytes)
-      st = bad_artifact(diags, "constant", k, "holds fewer bytes than its program buffer");
-    else
-      m.map[cb->buffer].cnst = (int)k;
-  }
-  for (size_t b = 0; b < nbufs && !st; b++) {
-    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
-    if (pb->kind != TRNC_NC_BUF_INTERNAL && m.map[b].io < 0 && m.map[b].cnst < 0)
-      st = bad_artifact(diags, "program buffer", b,
-                        "is bound by no graph input, output or constant");
-  }
+  st = validate(c, &(bindcheck){m.map, false}, diags);
   if (st) goto out;
 
   /* inputs */

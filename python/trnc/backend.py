@@ -305,6 +305,8 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
         out_ptrs = [0 if r is None or r.numel() == 0 else r.data_ptr() for r in results]
         status, diags = run_program(in_ptrs, out_ptrs)
         if status != pipeline.OK:
+            if status == "TRNC_ERR_INTERNAL":  # a bad artifact: never load it again
+                cache.discard(compiled)
             raise errors.ExecutionError(
                 errors.execution_error_message(status, diags, name, names), diags, name)
         del inputs  # the tensors stayed alive (and their memory valid) during the run
