@@ -121,6 +121,8 @@ typedef struct rk {
   int64_t kc, nch, maxf;
   int npmax;                 /* partitions of the largest row tile */
   int pchunk;                /* rows per tile (<= 128) */
+  bool whole_row;            /* the row must be one chunk: rk_pools single-buffers
+                                when double buffers would split it */
   /* current row tile */
   int np;
   int64_t koff[NOPS];
@@ -544,22 +546,36 @@ static trnc_status stfull(rk *K, int o, const chunk *ch, V v) {
 /* Pools: nin input, ntmp scratch and (when out) one output pool of row
  * tiles, npar parameter tiles, the stats pool. The row-tile size max_free
  * comes from the SBUF budget. */
-static trnc_status rk_pools(rk *K, int nin, int ntmp, bool out, int npar, int64_t cap) {
-  lw *L = K->L;
-  int bufs = nin * 3 + ntmp * 2 + (out ? 2 : 0) + npar * 2;
+/* Elements per partition of each of `bufs` fp32 buffers in the kernel's SBUF
+ * (8 KiB kept for statistics columns), at most cap, a multiple of 128. */
+static int64_t rk_buffer_elems(const lw *L, int bufs, int64_t cap) {
   int64_t budget = L->target->sbuf_bytes_per_partition - 8 * 1024;
   int64_t maxf = budget / (bufs ? bufs : 1) / 4;
   if (maxf > cap) maxf = cap;
   maxf &= ~(int64_t)127;
-  if (maxf < 128) maxf = 128;
+  return maxf < 128 ? 128 : maxf;
+}
+
+static trnc_status rk_pools(rk *K, int nin, int ntmp, bool out, int npar, int64_t cap) {
+  lw *L = K->L;
+  /* inputs triple-, temporaries and outputs double-buffered; one buffer each
+   * when a whole row must fit and would not otherwise */
+  int din = 3, dtmp = 2;
+  int64_t row = 1;
+  for (int i = 0; i < K->rank; i++)
+    if (K->red[i]) row *= K->shape[i];
+  if (K->whole_row && row > rk_buffer_elems(L, nin * 3 + ntmp * 2 + (out ? 2 : 0) + npar * 2, cap))
+    din = dtmp = 1;
+  int bufs = nin * din + ntmp * dtmp + (out ? dtmp : 0) + npar * dtmp;
+  int64_t maxf = rk_buffer_elems(L, bufs, cap);
   rk_layout(K, maxf);
   trnc_status st = TRNC_OK;
   int64_t bytes = (K->nch == 1 ? K->R : maxf) * 4;
-  for (int i = 0; i < nin && !st; i++) st = lw_pool_init(L, &K->in[i], TRNC_NC_MEM_SBUF, bytes, 3);
-  for (int i = 0; i < ntmp && !st; i++) st = lw_pool_init(L, &K->tmp[i], TRNC_NC_MEM_SBUF, bytes, 2);
-  if (out && !st) st = lw_pool_init(L, &K->out, TRNC_NC_MEM_SBUF, bytes, 2);
+  for (int i = 0; i < nin && !st; i++) st = lw_pool_init(L, &K->in[i], TRNC_NC_MEM_SBUF, bytes, din);
+  for (int i = 0; i < ntmp && !st; i++) st = lw_pool_init(L, &K->tmp[i], TRNC_NC_MEM_SBUF, bytes, dtmp);
+  if (out && !st) st = lw_pool_init(L, &K->out, TRNC_NC_MEM_SBUF, bytes, dtmp);
   for (int i = 0; i < npar && !st; i++)
-    st = lw_pool_init(L, &K->par[i], TRNC_NC_MEM_SBUF, bytes, K->nch == 1 ? 1 : 2);
+    st = lw_pool_init(L, &K->par[i], TRNC_NC_MEM_SBUF, bytes, K->nch == 1 ? 1 : dtmp);
   if (!st) st = lw_pool_init(L, &K->stats, TRNC_NC_MEM_SBUF, NCOL * 4, 2);
   return st;
 }
@@ -1092,6 +1108,7 @@ static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
   c.odt = dx ? dx->t.dtype : TRNC_F32;
   if (!dx && !dw && !db) return TRNC_OK;
   trnc_status st = lw_kernel_begin(L, "layer_norm_backward");
+  K.whole_row = true;
   if (!st) st = rk_pools(&K, 2, 3, true, 1, LNBW_MAX_ROW);
   if (st) return st;
   if (K.nch != 1)

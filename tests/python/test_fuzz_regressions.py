@@ -57,3 +57,42 @@ def test_backward_of_sum_writes_expanded_gradient_once(shape):
     assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
     want, = torch.autograd.grad(fn(x).mean(), [x])
     torch.testing.assert_close(g, want, rtol=0, atol=0)
+
+
+def test_backward_of_full_sum_fp16():
+    x = torch.randn(144, 225).to(torch.float16).requires_grad_()
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: torch.sum(x), backend="neuron", dynamic=False)
+    g, = torch.autograd.grad(f(x).float().mean(), [x])
+    assert g.dtype == torch.float16 and g.shape == x.shape and bool((g == 1).all())
+
+
+@pytest.mark.parametrize("n", [2944, 3500, 4095, 4096])
+def test_layer_norm_backward_rows_up_to_the_stated_limit(n):
+    """Rows of 2945..4096 elements (within the table's 4096) did not fit the
+    kernel's double-buffered SBUF and failed as an internal error; such rows
+    now run single-buffered."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(n)
+    x = torch.randn(2, n, requires_grad=True)
+    w = torch.randn(n, requires_grad=True)
+    ramp = torch.linspace(-1, 1, n)
+    fn = lambda x, w: (F.layer_norm(x, (n,), w) * ramp).sum()  # noqa: E731
+    torch._dynamo.reset()
+    before = trnc.stats()["compiles"] + trnc.stats()["hits"]
+    got = torch.autograd.grad(torch.compile(fn, backend="neuron", dynamic=False)(x, w), [x, w])
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
+    want = torch.autograd.grad(fn(x, w), [x, w])
+    for a, b in zip(got, want):
+        assert (a - b).abs().max().item() <= 1e-5 * max(b.abs().max().item(), 1e-3)
+
+
+def test_layer_norm_backward_longer_rows_are_refused():
+    import torch.nn.functional as F
+
+    x = torch.randn(2, 4097, requires_grad=True)
+    torch._dynamo.reset()
+    out = torch.compile(lambda x: F.layer_norm(x, (4097,)), backend="neuron", dynamic=False)(x)
+    with pytest.raises(trnc.UnsupportedOperatorError, match="native_layer_norm_backward"):
+        out.sum().backward()
