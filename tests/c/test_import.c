@@ -723,7 +723,7 @@ static void test_rejects_table_call_without_output_meta(void **state) {
 static void test_diagnostic_names_node_and_source_line(void **state) {
   (void)state;
   tu_fx *b = add_graph(NULL);
-  tu_node(b, 2)->args[0] = tu_a_int(b, "self", 5);
+  tu_node(b, 2)->args[0] = tu_a_str(b, "self", "x");
   trnc_diags *d = trnc_diags_create();
   trnc_graph *g = NULL;
   assert_int_equal(tu_fx_import(b, NULL, &g, d), TRNC_ERR_INVALID_GRAPH);
