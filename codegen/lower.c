@@ -10,9 +10,11 @@
  *     transpose, split, alias) become tensor views over their base's buffer:
  *     no kernel, no copy. A copy is made only when strides cannot express
  *     the view.
- *  3. Fusion: consecutive elementwise nodes with the same output shape form
- *     one kernel (emit_eltwise.c). Matmuls (emit_matmul.c), reductions
- *     (emit_reduce.c) and data movement get kernels of their own.
+ *  3. Fusion: consecutive elementwise nodes with the same output shape, and
+ *     a reduction of their last value, form one kernel, built and scheduled
+ *     as kernel IR (codegen/kir/). Matmuls (emit_matmul.c) and the other
+ *     families (emit_data.c, emit_norm.c, emit_conv.c) get kernels of their
+ *     own.
  *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
  *     first-fit with reuse once a value (and every view of it) is dead.
  *  5. The program is verified against the target's hardware rules and
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/kir/kir.h"
 #include "codegen/lower.h"
 #include "ir/shape.h"
 
@@ -439,20 +442,11 @@ static bool is_matmul(trnc_op op) {
   return op == TRNC_OP_MM || op == TRNC_OP_BMM || op == TRNC_OP_ADDMM || op == TRNC_OP_BADDBMM;
 }
 
-static bool is_reduce(trnc_op op) {
-  switch (op) {
-    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_MEAN_ALL: case TRNC_OP_AMAX:
-    case TRNC_OP_AMIN:
-      return true;
-    default: return false;
-  }
-}
-
 /** True if trnc can emit node n (the emitter covers it). */
 static bool can_lower(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return true;
-  if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || is_reduce(n->op)) return true;
-  if (lw_is_eltwise(g, n)) return true;
+  if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || kir_is_reduce(n->op)) return true;
+  if (kir_is_eltwise(g, n)) return true;
   for (int f = 0; f < lw_nfamilies; f++)
     if (lw_families[f].handles(g, n)) return true;
   return false;
@@ -462,7 +456,7 @@ static const trnc_type *vtype(const trnc_graph *g, trnc_ref r) { return &g->valu
 
 /* Can node n join the elementwise group ending with `last`? */
 static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size) {
-  if (size >= 24 || !lw_is_eltwise(g, n)) return false;
+  if (size >= 24 || !kir_is_eltwise(g, n)) return false;
   const trnc_type *a = vtype(g, last->outs[0]), *b = vtype(g, n->outs[0]);
   return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);
 }
@@ -712,7 +706,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return TRNC_OK;
   if (is_view_op(n->op)) return lower_view(C, n);
   trnc_status st;
-  if (lw_is_eltwise(g, n)) {
+  if (kir_is_eltwise(g, n)) {
     const trnc_node *group[64];
     int k = 0;
     group[k++] = n;
@@ -727,7 +721,18 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       group[k++] = m;
       j++;
     }
-    /* a group value needs HBM only if it is read after the group or is a
+    /* a reduction of the group's last value joins the group's kernel */
+    const trnc_node *red = NULL;
+    uint32_t after = j;
+    while (after < g->nnodes && g->nodes[after].dead) after++;
+    if (!L->opt.no_fusion && after < g->nnodes && kir_is_reduce(g->nodes[after].op) &&
+        g->nodes[after].args[0].kind == TRNC_ARG_VALUE &&
+        g->nodes[after].args[0].u.ref == group[k - 1]->outs[0]) {
+      red = &g->nodes[after];
+      j = after + 1;
+      if ((st = alloc_outputs_of(C, red))) return st;
+    }
+    /* a group value needs HBM only if it is read after the kernel or is a
      * graph output (which already has its OUTPUT buffer) */
     for (int a = 0; a < k; a++) {
       trnc_ref r = group[a]->outs[0];
@@ -737,7 +742,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       if ((st = lw_alloc_internal(L, r, "t"))) return st;
     }
     *i = j - 1;
-    return lw_emit_eltwise(L, group, k);
+    return kir_emit_group(L, group, k, red);
   }
   if (is_matmul(n->op) && !L->opt.no_fusion) {
     /* Epilogue fusion: follow the chain of single-use consumers of the
@@ -784,7 +789,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
     return lw_emit_matmul(L, n, &ep);
   }
-  if (is_reduce(n->op)) return lw_emit_reduce(L, n);
+  if (kir_is_reduce(n->op)) return kir_emit_group(L, NULL, 0, n);
   for (int f = 0; f < lw_nfamilies; f++)
     if (lw_families[f].handles(g, n)) return lw_families[f].emit(L, n);
   return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s", n->target);

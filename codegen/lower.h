@@ -176,9 +176,6 @@ int64_t lw_tile_free_elems(const lw_tile_pos *tp);
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm);
 
 /* ---- emitters (one per op family) --------------------------------------- */
-/** A fused elementwise group: nodes[0..n) share the output shape. */
-trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n);
-bool lw_is_eltwise(const trnc_graph *g, const trnc_node *n);
 /** What a matmul kernel applies while evacuating PSUM: out = act(scale *
  *  (A.B + bias)), written to value `out` (the matmul's result, or the last
  *  fused consumer's: a reshape view's result is written through the same
@@ -189,7 +186,6 @@ typedef struct lw_epilogue {
   trnc_ref out;
 } lw_epilogue;
 trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
-trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 /** Data movement and indexing (emit_data.c): embedding (+ backward), cat,
  *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */

@@ -11,9 +11,11 @@ list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)
 list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lower.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lw_core.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_eltwise.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/kir.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/rules.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/build.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/emit.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_matmul.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_reduce.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_norm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
