@@ -442,11 +442,16 @@ static bool is_matmul(trnc_op op) {
   return op == TRNC_OP_MM || op == TRNC_OP_BMM || op == TRNC_OP_ADDMM || op == TRNC_OP_BADDBMM;
 }
 
+/* A node that starts or joins an elementwise group (codegen/kir/build.c). */
+static bool groups(const trnc_graph *g, const trnc_node *n) {
+  return kir_is_eltwise(g, n) || kir_is_row(n->op);
+}
+
 /** True if trnc can emit node n (the emitter covers it). */
 static bool can_lower(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return true;
   if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || kir_is_reduce(n->op)) return true;
-  if (kir_is_eltwise(g, n)) return true;
+  if (groups(g, n)) return true;
   for (int f = 0; f < lw_nfamilies; f++)
     if (lw_families[f].handles(g, n)) return true;
   return false;
@@ -454,11 +459,19 @@ static bool can_lower(const trnc_graph *g, const trnc_node *n) {
 
 static const trnc_type *vtype(const trnc_graph *g, trnc_ref r) { return &g->values[r].type; }
 
-/* Can node n join the elementwise group ending with `last`? */
-static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size) {
-  if (size >= 24 || !kir_is_eltwise(g, n)) return false;
+/* Can node n join the group ending with `last`, whose row nodes fold the
+ * dims in *rows (0: none yet)? */
+static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size,
+                  uint32_t *rows) {
+  if (size >= 24 || !groups(g, n)) return false;
   const trnc_type *a = vtype(g, last->outs[0]), *b = vtype(g, n->outs[0]);
-  return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);
+  if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank)) return false;
+  if (!kir_is_row(n->op)) return true;
+  bool kd;
+  uint32_t m = kir_reduced_dims(n, b->rank, &kd);
+  if (*rows && m != *rows) return false;
+  *rows = m;
+  return true;
 }
 
 static void note_use(cstate *C, trnc_ref r, uint32_t i) {
@@ -706,9 +719,11 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return TRNC_OK;
   if (is_view_op(n->op)) return lower_view(C, n);
   trnc_status st;
-  if (kir_is_eltwise(g, n)) {
+  if (groups(g, n)) {
     const trnc_node *group[64];
     int k = 0;
+    bool kd;
+    uint32_t rows = kir_is_row(n->op) ? kir_reduced_dims(n, vtype(g, n->outs[0])->rank, &kd) : 0;
     group[k++] = n;
     uint32_t j = *i + 1;
     while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
@@ -717,7 +732,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         j++;
         continue;
       }
-      if (!fuses(g, group[k - 1], m, k)) break;
+      if (!fuses(g, group[k - 1], m, k, &rows)) break;
       group[k++] = m;
       j++;
     }
@@ -727,7 +742,8 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     while (after < g->nnodes && g->nodes[after].dead) after++;
     if (!L->opt.no_fusion && after < g->nnodes && kir_is_reduce(g->nodes[after].op) &&
         g->nodes[after].args[0].kind == TRNC_ARG_VALUE &&
-        g->nodes[after].args[0].u.ref == group[k - 1]->outs[0]) {
+        g->nodes[after].args[0].u.ref == group[k - 1]->outs[0] &&
+        (!rows || kir_reduced_dims(&g->nodes[after], vtype(g, group[k - 1]->outs[0])->rank, &kd) == rows)) {
       red = &g->nodes[after];
       j = after + 1;
       if ((st = alloc_outputs_of(C, red))) return st;

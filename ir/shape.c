@@ -318,6 +318,15 @@ trnc_status rule_binary_div(const trnc_graph *g, const trnc_node *n, trnc_type *
   return s;
 }
 
+/* div.Tensor_mode: rounding_mode None is true division (div.Tensor's float
+ * result); 'trunc' and 'floor' keep the promoted dtype. */
+trnc_status rule_div_mode(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                          trnc_diags *d) {
+  const trnc_arg *m = trnc_node_arg(n, 2);
+  if (!m || m->kind == TRNC_ARG_NONE) return rule_binary_div(g, n, out, nout, d);
+  return rule_binary(g, n, out, nout, d);
+}
+
 trnc_status rule_compare(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   static const int a[] = {0, 1};

@@ -1,8 +1,10 @@
 /*
- * build.c — graph nodes to one kernel: an elementwise group (nodes sharing
- * one output shape, codegen/lower.c picks them), optionally followed by a
- * reduction (sum, mean, amax, amin over any dims) of the group's last value,
- * which then never goes to HBM: `(x * x).sum()` is one kernel.
+ * build.c — graph nodes to one kernel: a group of elementwise and row nodes
+ * (softmax, log_softmax and their backwards) sharing one output shape
+ * (codegen/lower.c picks them), optionally followed by a reduction (sum,
+ * mean, amax, amin) of the group's last value, which then never goes to
+ * HBM: `(x * x).sum()` and `softmax(q @ k * scale + mask)`'s elementwise
+ * part are one kernel each.
  *
  * Axes are the dims of the iteration space: the group's output shape, or the
  * reduction's input shape with the reduced dims as reduction axes. Inputs
@@ -27,24 +29,6 @@ static bool in_group(const trnc_node *const *nodes, int n, const trnc_node *p) {
 /* Axis map of a tensor of rank r right-aligned to a space of rank R. */
 static void right_aligned(int r, int R, int *axis_of) {
   for (int d = 0; d < r; d++) axis_of[d] = R - r + d;
-}
-
-/* Reduced dims of reduction node red over an input of rank `rank`, as a mask. */
-static uint32_t reduced_mask(const trnc_node *red, int rank, bool *keepdim) {
-  bool whole = red->op == TRNC_OP_SUM_ALL || red->op == TRNC_OP_MEAN_ALL;
-  const trnc_arg *dl = whole ? NULL : trnc_node_arg(red, 1);
-  bool all = !dl || dl->kind == TRNC_ARG_NONE || (dl->kind == TRNC_ARG_LIST && dl->u.list.n == 0);
-  *keepdim = !whole && trnc_node_arg(red, 2) && trnc_node_arg(red, 2)->kind == TRNC_ARG_BOOL &&
-             trnc_node_arg(red, 2)->u.b;
-  uint32_t m = 0;
-  for (int i = 0; i < rank; i++)
-    if (all) m |= 1u << i;
-  for (uint32_t k = 0; !all && k < dl->u.list.n; k++) {
-    int64_t d = dl->u.list.items[k].u.i;
-    if (d < 0) d += rank;
-    if (d >= 0 && d < rank) m |= 1u << d;
-  }
-  return m;
 }
 
 /* The reduction's epilogue: mean scales by 1/count, the result is stored. */
@@ -93,8 +77,10 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
     return lw_fail(L, red, TRNC_ERR_UNSUPPORTED, "reduction input is not materialized");
   if (red && L->tv[red->outs[0]].buffer < 0) red = NULL; /* result unused */
   if (!n && !red) return TRNC_OK;
-  bool keepdim = false;
-  uint32_t rmask = red ? reduced_mask(red, S->rank, &keepdim) : 0;
+  bool keepdim = false, kd;
+  uint32_t rmask = red ? kir_reduced_dims(red, S->rank, &keepdim) : 0;
+  for (int i = 0; i < n; i++)
+    if (kir_is_row(nodes[i]->op)) rmask = kir_reduced_dims(nodes[i], S->rank, &kd);
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   int16_t *val = trnc_arena_array(&L->arena, g->nvalues ? g->nvalues : 1, sizeof *val);
   if (!k || !val) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
@@ -123,7 +109,7 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
     }
   }
   for (int i = 0; i < n; i++) {
-    trnc_status st = kir_lower_eltwise(&E, nodes[i]);
+    trnc_status st = kir_is_row(nodes[i]->op) ? kir_lower_row(&E, nodes[i]) : kir_lower_eltwise(&E, nodes[i]);
     if (st) return st;
   }
   /* group values with a buffer are read later (or are graph outputs): stored */

@@ -52,6 +52,14 @@ typedef struct sched {
   lw_tile *acc[KIR_MAX_VALUES];   /* per reduce value: accumulator of the block */
   lw_tile *total[KIR_MAX_VALUES]; /* per reduce value: across partition blocks */
   lw_pool part, ps;               /* reduce partials, PSUM rows */
+  bool map;                       /* no reduction axis of extent > 1 */
+  lw_pool scratch;                /* map kernels: fp32 tiles for per_element */
+  bool scratch_used;
+  int npasses;
+  bool single;                    /* one chunk per block: later passes reuse its tiles */
+  int opass[KIR_MAX_OPS];         /* pass of each op */
+  int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
+  int def[KIR_MAX_VALUES];        /* op defining each value */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -77,19 +85,118 @@ static trnc_nc_ap vap(const sched *S, int v, int np, int64_t n) {
   return lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, 1, &n);
 }
 
+static trnc_nc_instr instr(int op, int engine) {
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = (uint8_t)op;
+  in.engine = (uint8_t)engine;
+  return in;
+}
+
+/* True if ts/act op o reads a value operand (scalar or bias) that spans the
+ * whole tile: in a map kernel, whose reductions are over extent-1 axes. */
+static bool tile_scalars(const sched *S, const kir_op *o) {
+  if (o->code != KIR_TS && o->code != KIR_ACT) return false;
+  for (int s = 1; s < 3; s++)
+    if (o->src[s] >= 0 && S->map) return true;
+  return false;
+}
+
+/* ts/act op o with whole-tile operands, elementwise through an fp32 scratch
+ * tile: (a op0 s0) op1 s1 as two tensor_tensor ops, f(a * scale + b) as
+ * a * scale, + b, then f — each step rounds to fp32 as the fused
+ * instruction does. */
+static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
+  lw *L = S->L;
+  lw_tile *t = lw_pool_next(&S->scratch), *a = S->cur[o->src[0]], *d = S->cur[o->dst];
+  trnc_nc_ap ta = lw_tile_ap(t, np, 0, TRNC_F32, 1, &n), da = vap(S, o->dst, np, n);
+  trnc_nc_ap aa = vap(S, o->src[0], np, n);
+  trnc_status st;
+  if (o->code == KIR_TS) {
+    bool two = o->fn1 != TRNC_NC_ALU_BYPASS;
+    lw_tile *w1 = two ? t : d;
+    trnc_nc_instr i1 = instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+    i1.alu0 = o->fn;
+    i1.src[0] = aa;
+    i1.src[1] = vap(S, o->src[1], np, n);
+    i1.dst = two ? ta : da;
+    lw_tile *r1[2] = {a, S->cur[o->src[1]]};
+    L->ops_per_engine[1]++;
+    if ((st = lw_emit(L, &i1, r1, 2, &w1, 1)) || !two) return st;
+    trnc_nc_instr i2 = instr(o->src[2] >= 0 ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_SCALAR,
+                             TRNC_NC_VECTOR);
+    i2.alu0 = o->fn1;
+    i2.alu1 = TRNC_NC_ALU_BYPASS;
+    i2.src[0] = ta;
+    i2.imm[0] = o->imm[1];
+    lw_tile *r2[2] = {t, NULL};
+    int nr = 1;
+    if (o->src[2] >= 0) {
+      i2.src[1] = vap(S, o->src[2], np, n);
+      r2[nr++] = S->cur[o->src[2]];
+    }
+    i2.dst = da;
+    L->ops_per_engine[1]++;
+    return lw_emit(L, &i2, r2, nr, &d, 1);
+  }
+  trnc_nc_instr sc = instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  sc.alu0 = TRNC_NC_ALU_MUL;
+  sc.alu1 = TRNC_NC_ALU_BYPASS;
+  sc.imm[0] = o->imm[0];
+  sc.src[0] = aa;
+  sc.dst = ta;
+  trnc_nc_instr ad = instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  ad.alu0 = TRNC_NC_ALU_ADD;
+  ad.src[0] = ta;
+  ad.src[1] = vap(S, o->src[1], np, n);
+  ad.dst = ta;
+  trnc_nc_instr ac = instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ac.act = o->fn;
+  ac.imm[0] = 1.0f;
+  ac.src[0] = ta;
+  ac.dst = da;
+  lw_tile *r2[2] = {t, S->cur[o->src[1]]};
+  L->ops_per_engine[1] += 2;
+  L->ops_per_engine[2]++;
+  if ((st = lw_emit(L, &sc, &a, 1, &t, 1)) || (st = lw_emit(L, &ad, r2, 2, &t, 1))) return st;
+  return lw_emit(L, &ac, &t, 1, &d, 1);
+}
+
 /* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
 static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
   lw *L = S->L;
+  if (tile_scalars(S, o)) return per_element(S, o, np, n);
   trnc_nc_instr in;
   memset(&in, 0, sizeof in);
   in.engine = (uint8_t)engine_of(o->code);
   lw_tile *rd[3];
   int nr = 0;
-  for (int s = 0; s < 3 && o->src[s] >= 0; s++) {
-    in.src[s] = vap(S, o->src[s], np, n);
+  for (int s = 0; s < 3; s++) {
+    if (o->src[s] < 0) continue;
+    bool scalar = ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0) || o->code == KIR_BCAST; /* [np, 1] */
+    in.src[s] = vap(S, o->src[s], np, scalar ? 1 : n);
     rd[nr++] = S->cur[o->src[s]];
   }
   in.dst = vap(S, o->dst, np, n);
+  lw_tile *w = S->cur[o->dst];
+  if (o->code == KIR_BCAST) { /* dst = 1.0, then dst * a[p] (exact: -0, inf, NaN kept) */
+    trnc_nc_instr ms;
+    memset(&ms, 0, sizeof ms);
+    ms.op = TRNC_NC_OP_MEMSET;
+    ms.engine = TRNC_NC_VECTOR;
+    ms.dst = in.dst;
+    ms.imm[0] = 1.0f;
+    trnc_status st = lw_emit(L, &ms, NULL, 0, &w, 1);
+    if (st) return st;
+    in.op = TRNC_NC_OP_TENSOR_SCALAR;
+    in.alu0 = TRNC_NC_ALU_MUL;
+    in.alu1 = TRNC_NC_ALU_BYPASS;
+    in.src[1] = in.src[0];
+    in.src[0] = in.dst;
+    rd[nr++] = w;
+    L->ops_per_engine[1]++;
+    return lw_emit(L, &in, rd, nr, &w, 1);
+  }
   switch (o->code) {
     case KIR_ACT:
       in.op = TRNC_NC_OP_ACTIVATION;
@@ -112,7 +219,6 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
     default: return lw_fail(L, S->k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
   }
   if (o->code != KIR_CONST) L->ops_per_engine[o->code == KIR_ACT ? 2 : 1]++;
-  lw_tile *w = S->cur[o->dst];
   return lw_emit(L, &in, rd, nr, &w, 1);
 }
 
@@ -137,6 +243,7 @@ static int64_t tile_elems(const sched *S, int64_t numel) {
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += k->ops[i].code == KIR_LOAD ? 3 : 2;
+  bufs += S->scratch_used ? 2 : 0;
   int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
   int64_t m = budget / ((bufs ? bufs : 1) * 4);
   if (m > MAX_FREE) m = MAX_FREE;
@@ -196,9 +303,11 @@ static trnc_status emit_map(sched *S) {
     if (k->ops[i].code == KIR_STORE) first_store = k->ops[i].tensor;
   if (first_store >= 0) lw_space_order(&s, first_store);
   lw_space_coalesce(&s);
+  for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
   int64_t max_free = tile_elems(S, numel);
   if (max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "elementwise group too large");
   trnc_status st = make_pools(S, max_free);
+  if (!st && S->scratch_used) st = lw_pool_init(L, &S->scratch, TRNC_NC_MEM_SBUF, max_free * 4, 2);
   if (st) return st;
   /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
   int64_t P = L->target->partitions;
@@ -275,21 +384,67 @@ static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
   return lw_dma(S->L, S->cur[v], sb, tensor_ap(S, &k->tensors[o->tensor], r, red), o->code == KIR_STORE);
 }
 
-/* One chunk: loads, the prologue over the full tile, each reduce folded
- * into its accumulator (the first chunk of a block writes it directly). */
-static trnc_status reduce_chunk(sched *S, const rpos *r, bool first) {
+/* Passes. A full value is computed in pass p = the latest pass of its full
+ * operands, or one after the pass completing a reduced operand; a reduce
+ * runs in its input's pass and its value (and the values computed from it
+ * alone) is ready after that pass. */
+static void plan_passes(sched *S) {
+  const kir_kernel *k = S->k;
+  S->npasses = 1;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    int p = 0;
+    for (int s = 0; s < 3; s++) {
+      int v = o->src[s];
+      if (v < 0) continue;
+      int q = full(k, v) ? S->vpass[v] : S->vpass[v] + (o->code == KIR_STORE || o->dst < 0 ||
+                                                             !full(k, o->dst) ? 0 : 1);
+      if (q > p) p = q;
+    }
+    S->opass[i] = p;
+    if (o->dst >= 0) S->vpass[o->dst] = p;
+    if (p + 1 > S->npasses) S->npasses = p + 1;
+  }
+}
+
+/* Marks in need[] the ops pass p runs per chunk: its full ops, reduces and
+ * stores of full values, and (again) every full op they read from earlier
+ * passes. */
+static void chunk_ops(const sched *S, int p, bool *need) {
+  const kir_kernel *k = S->k;
+  memset(need, 0, (size_t)k->nops * sizeof *need);
+  for (int i = k->nops - 1; i >= 0; i--) {
+    const kir_op *o = &k->ops[i];
+    bool chunked = o->code == KIR_REDUCE || (o->code == KIR_STORE ? full(k, o->src[0]) : full(k, o->dst));
+    need[i] = chunked && (S->opass[i] == p || need[i]);
+    if (!need[i]) continue;
+    for (int s = 0; s < 3; s++) {
+      int v = o->src[s];
+      if (v < 0 || !full(k, v)) continue;
+      need[S->def[v]] = true;
+    }
+  }
+}
+
+/* One chunk of pass p: the marked ops over the full tile; each reduce folds
+ * into its accumulator (the first chunk of the block writes it). */
+static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, bool first) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
   int64_t counts[3];
   int64_t n = tile_counts(S, r, counts);
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
+    if (!need[i]) continue;
+    /* a block of one chunk still holds what earlier passes computed: a
+     * value's tile changes only when the value is computed again */
+    if (S->single && S->opass[i] < p) continue;
     trnc_status st = TRNC_OK;
     if (o->code == KIR_LOAD) {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = dma_value(S, o, r);
     } else if (o->code == KIR_STORE) {
-      if (full(k, o->src[0])) st = dma_value(S, o, r);
+      st = dma_value(S, o, r);
     } else if (o->code == KIR_REDUCE) {
       lw_tile *acc = S->acc[o->dst], *dst = first ? acc : lw_pool_next(&S->part);
       trnc_nc_instr rd;
@@ -316,7 +471,7 @@ static trnc_status reduce_chunk(sched *S, const rpos *r, bool first) {
       f.src[0] = rd.dst;
       lw_tile *fr[2] = {dst, acc};
       st = lw_emit(L, &f, fr, 2, &acc, 1);
-    } else if (full(k, o->dst)) {
+    } else {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = compute(S, o, r->np, n);
     }
@@ -369,19 +524,19 @@ static trnc_status fold_partitions(sched *S, const kir_op *o, int np, bool first
   return lw_emit(L, &f, fr, 2, &tot, 1);
 }
 
-/* The epilogue over [np, 1]: ops on reduced values and their stores; the
- * reduce values read their accumulators (or totals). */
-static trnc_status epilogue(sched *S, const rpos *r) {
+/* After pass p: the reduced values it completed (reduces read their
+ * accumulators or totals), the ops on them and their stores, over [np, 1]. */
+static trnc_status between(sched *S, int p, const rpos *r) {
   const kir_kernel *k = S->k;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
+    int v = o->code == KIR_STORE ? o->src[0] : o->dst;
+    if (S->opass[i] != p || full(k, v)) continue;
     trnc_status st = TRNC_OK;
-    if (o->code == KIR_REDUCE) {
-      S->cur[o->dst] = S->cross ? S->total[o->dst] : S->acc[o->dst];
-    } else if (o->code == KIR_STORE) {
-      if (!full(k, o->src[0])) st = dma_value(S, o, r);
-    } else if (o->code != KIR_LOAD && !full(k, o->dst)) {
-      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+    if (o->code == KIR_REDUCE) S->cur[v] = S->cross ? S->total[v] : S->acc[v];
+    else if (o->code == KIR_STORE) st = dma_value(S, o, r);
+    else {
+      S->cur[v] = lw_pool_next(&S->pool[v]);
       st = compute(S, o, r->np, 1);
     }
     if (st) return st;
@@ -389,10 +544,12 @@ static trnc_status epilogue(sched *S, const rpos *r) {
   return TRNC_OK;
 }
 
-/* Every chunk of the reduction axes at block position r (looped reduction
- * axes odometer, innermost free axis in chunks). */
-static trnc_status reduce_block(sched *S, rpos *r) {
+/* Pass p over every chunk of the reduction axes at block position r
+ * (looped reduction axes odometer, innermost free axis in chunks). */
+static trnc_status pass_block(sched *S, int p, rpos *r) {
   const kir_kernel *k = S->k;
+  bool need[KIR_MAX_OPS];
+  chunk_ops(S, p, need);
   for (int i = 0; i < S->nloop_r; i++) r->idx[S->loop_r[i]] = 0;
   int64_t last = S->nfree ? k->extent[S->fax[S->nfree - 1]] : 1;
   bool first = true;
@@ -400,7 +557,7 @@ static trnc_status reduce_block(sched *S, rpos *r) {
     for (int64_t f0 = 0; f0 < last; f0 += S->chunk) {
       r->f0 = f0;
       r->fc = last - f0 < S->chunk ? last - f0 : S->chunk;
-      trnc_status st = reduce_chunk(S, r, first);
+      trnc_status st = pass_chunk(S, p, need, r, first);
       if (st) return st;
       first = false;
     }
@@ -432,8 +589,10 @@ static void reduce_layout(sched *S) {
     S->pax = kept[best];
     for (int i = 0; i < nk; i++)
       if (i != best) S->loop_k[S->nloop_k++] = kept[i];
-  } else if (nr > 1) {
-    /* full reduction: the largest reduction axis on partitions */
+  } else if (nr > 1 && S->npasses == 1) {
+    /* full reduction: the largest reduction axis on partitions, folded
+     * across them at the end (a later pass would need the total broadcast
+     * to every partition: multi-pass full reductions stay on one) */
     int best = 0;
     for (int i = 1; i < nr; i++)
       if (k->extent[red[i]] > k->extent[red[best]]) best = i;
@@ -458,6 +617,7 @@ static void reduce_layout(sched *S) {
   S->chunk = S->max_free / inner;
   if (S->chunk > last) S->chunk = last;
   if (S->chunk < 1) S->chunk = 1;
+  S->single = S->nloop_r == 0 && S->chunk == last;
 }
 
 static trnc_status emit_reduce(sched *S, int64_t numel) {
@@ -465,6 +625,9 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   const kir_kernel *k = S->k;
   S->max_free = tile_elems(S, numel);
   if (S->max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "reduction kernel too large");
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
+  plan_passes(S);
   reduce_layout(S);
   trnc_status st = make_pools(S, S->max_free);
   if (!st) st = lw_pool_init(L, &S->part, TRNC_NC_MEM_SBUF, 64, 2);
@@ -481,24 +644,25 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   int64_t P = L->target->partitions, pext = S->pax >= 0 ? k->extent[S->pax] : 1;
   rpos r;
   memset(&r, 0, sizeof r);
+  if (S->cross) { /* one pass over every partition block, then the fold */
+    for (int64_t p0 = 0; p0 < pext; p0 += P) {
+      r.p0 = p0;
+      r.np = (int)(pext - p0 < P ? pext - p0 : P);
+      if ((st = pass_block(S, 0, &r))) return st;
+      for (int i = 0; i < k->nops && !st; i++)
+        if (k->ops[i].code == KIR_REDUCE) st = fold_partitions(S, &k->ops[i], r.np, p0 == 0);
+      if (st) return st;
+    }
+    r.p0 = 0;
+    r.np = 1;
+    return between(S, 0, &r);
+  }
   for (;;) {
     for (int64_t p0 = 0; p0 < pext; p0 += P) {
       r.p0 = p0;
       r.np = (int)(pext - p0 < P ? pext - p0 : P);
-      if ((st = reduce_block(S, &r))) return st;
-      if (S->cross) {
-        for (int i = 0; i < k->nops && !st; i++)
-          if (k->ops[i].code == KIR_REDUCE) st = fold_partitions(S, &k->ops[i], r.np, p0 == 0);
-        if (st) return st;
-      } else if ((st = epilogue(S, &r))) {
-        return st;
-      }
-    }
-    if (S->cross) {
-      rpos one = r;
-      one.p0 = 0;
-      one.np = 1;
-      return epilogue(S, &one);
+      for (int p = 0; p < S->npasses; p++)
+        if ((st = pass_block(S, p, &r)) || (st = between(S, p, &r))) return st;
     }
     int i = 0;
     for (; i < S->nloop_k; i++) {
@@ -557,5 +721,6 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
     numel *= k->extent[a];
     reduces |= (k->raxes & (1u << a)) && k->extent[a] > 1;
   }
+  S->map = !reduces;
   return reduces ? emit_reduce(S, numel) : emit_map(S);
 }

@@ -6,7 +6,7 @@
 #include "codegen/kir/kir.h"
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
-    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce"};
+    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -86,6 +86,16 @@ int kir_act(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, float bias
   return define(k, o, dt, axes_of(k, a));
 }
 
+int kir_actv(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, int bv) {
+  if (a < 0 || bv < 0) return -1;
+  kir_op o = blank(KIR_ACT);
+  o.fn = (uint8_t)fn;
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)bv;
+  o.imm[0] = scale;
+  return define(k, o, dt, axes_of(k, a));
+}
+
 int kir_tt(kir_kernel *k, trnc_dtype dt, int alu, int a, int b) {
   if (a < 0 || b < 0) return -1;
   kir_op o = blank(KIR_TT);
@@ -104,6 +114,24 @@ int kir_ts(kir_kernel *k, trnc_dtype dt, int a, int op0, float s0, int op1, floa
   o.imm[0] = s0;
   o.imm[1] = s1;
   return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_tsv(kir_kernel *k, trnc_dtype dt, int a, int op0, int s0v, int op1, int s1v) {
+  if (a < 0 || s0v < 0) return -1;
+  kir_op o = blank(KIR_TS);
+  o.fn = (uint8_t)op0;
+  o.fn1 = (uint8_t)(s1v >= 0 ? op1 : TRNC_NC_ALU_BYPASS);
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)s0v;
+  o.src[2] = (int16_t)s1v;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_bcast(kir_kernel *k, trnc_dtype dt, int a) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_BCAST);
+  o.src[0] = (int16_t)a;
+  return define(k, o, dt, all_axes(k));
 }
 
 int kir_copy(kir_kernel *k, trnc_dtype dt, int a) {
@@ -176,14 +204,23 @@ void kir_print(const kir_kernel *k, FILE *f) {
       case KIR_LOAD: fprintf(f, " T%d", o->tensor); break;
       case KIR_STORE: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
       case KIR_ACT:
-        fprintf(f, " %s, %%%d, %g, %g", trnc_nc_act_name(o->fn), o->src[0], o->imm[0], o->imm[1]);
+        fprintf(f, " %s, %%%d, %g, ", trnc_nc_act_name(o->fn), o->src[0], o->imm[0]);
+        if (o->src[1] >= 0) fprintf(f, "%%%d", o->src[1]);
+        else fprintf(f, "%g", o->imm[1]);
         break;
       case KIR_TT: fprintf(f, " %s, %%%d, %%%d", trnc_nc_alu_name(o->fn), o->src[0], o->src[1]); break;
       case KIR_TS:
-        fprintf(f, " %s, %%%d, %g", trnc_nc_alu_name(o->fn), o->src[0], o->imm[0]);
-        if (o->fn1 != TRNC_NC_ALU_BYPASS) fprintf(f, ", %s, %g", trnc_nc_alu_name(o->fn1), o->imm[1]);
+        fprintf(f, " %s, %%%d, ", trnc_nc_alu_name(o->fn), o->src[0]);
+        if (o->src[1] >= 0) fprintf(f, "%%%d", o->src[1]);
+        else fprintf(f, "%g", o->imm[0]);
+        if (o->fn1 != TRNC_NC_ALU_BYPASS) {
+          fprintf(f, ", %s, ", trnc_nc_alu_name(o->fn1));
+          if (o->src[2] >= 0) fprintf(f, "%%%d", o->src[2]);
+          else fprintf(f, "%g", o->imm[1]);
+        }
         break;
-      case KIR_COPY: fprintf(f, " %%%d", o->src[0]); break;
+      case KIR_COPY:
+      case KIR_BCAST: fprintf(f, " %%%d", o->src[0]); break;
       case KIR_CONST: fprintf(f, " %g", o->imm[0]); break;
       case KIR_SELECT: fprintf(f, " %%%d, %%%d, %%%d", o->src[0], o->src[1], o->src[2]); break;
       case KIR_REDUCE:
@@ -199,7 +236,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 1, 2, 1, 1, 0, 3, 1};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -209,6 +246,8 @@ const char *kir_verify(const kir_kernel *k) {
     const kir_op *o = &k->ops[i];
     if (o->code >= KIR_OPCODE_COUNT) return "unknown opcode";
     for (int s = 0; s < 3; s++) {
+      if ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0 && o->src[s] == -1)
+        continue; /* an immediate scalar or bias */
       bool used = s < nsrc[o->code];
       if (!used && o->src[s] != -1) return "an unused operand slot is set";
       if (used && (o->src[s] < 0 || o->src[s] >= k->nvalues || !defined[o->src[s]]))
@@ -241,6 +280,20 @@ const char *kir_verify(const kir_kernel *k) {
         if (ax != (k->values[o->src[0]].axes & ~o->raxes)) return "a reduce's result axes are wrong";
         break;
       case KIR_CONST: break;
+      case KIR_BCAST:
+        if (k->values[o->src[0]].axes & ~ax) return "a bcast drops axes";
+        break;
+      case KIR_TS:
+      case KIR_ACT:
+        if (k->values[o->src[0]].axes != ax) return "elementwise operands span different axes";
+        for (int s = 1; s < 3; s++) {
+          if (o->src[s] < 0) continue;
+          uint32_t sax = k->values[o->src[s]].axes;
+          if ((sax & ~ax) || ((ax & ~sax) & ~k->raxes))
+            return "a ts scalar must span the operand's axes less reduction axes";
+        }
+        if (o->src[2] >= 0 && o->fn1 == TRNC_NC_ALU_BYPASS) return "a ts scalar for a bypassed op1";
+        break;
       default:
         for (int s = 0; s < nsrc[o->code]; s++)
           if (k->values[o->src[s]].axes != ax) return "elementwise operands span different axes";

@@ -17,13 +17,21 @@
  *   %v = load  T            tile of tensor T (every axis)
  *        store T, %v        %v into tensor T (T's strides are 0 on axes %v
  *                           does not span)
- *   %v = act   f, %a, s, b  f(%a * s + b) on ScalarE
+ *   %v = act   f, %a, s, b  f(%a * s + b) on ScalarE (b an immediate or a
+ *                           value over fewer axes: one bias per partition)
  *   %v = tt    op, %a, %b   %a op %b on VectorE
- *   %v = ts    op0, %a, s0, op1, s1   (%a op0 s0) op1 s1 on VectorE
+ *   %v = ts    op0, %a, s0, op1, s1   (%a op0 s0) op1 s1 on VectorE; s0/s1
+ *                           are immediates or values over fewer axes (a
+ *                           row statistic: one scalar per partition)
  *   %v = copy  %a           %a converted to %v's dtype
  *   %v = const c            c (in %v's dtype)
  *   %v = select %m, %a, %b  %m != 0 ? %a : %b
  *   %v = reduce op, %a, R   %a folded with op over the axes in mask R
+ *   %v = bcast %a           %a (over fewer axes) repeated over every axis
+ *
+ * A kernel whose elementwise ops read reduced values (softmax's x - max)
+ * runs in passes over the reduction axes: pass p computes the reductions
+ * whose inputs need the results of pass p - 1 (loads are repeated).
  *
  * Every value has a device dtype: a bf16/fp16 value rounds to nearest even
  * when it is produced, as eager PyTorch rounds each op's result. Values are
@@ -57,6 +65,7 @@ typedef enum kir_opcode {
   KIR_CONST,
   KIR_SELECT,
   KIR_REDUCE,
+  KIR_BCAST,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -78,7 +87,8 @@ typedef struct kir_op {
   uint8_t fn;                     /* act: TRNC_NC_ACT_*; tt/reduce: TRNC_NC_ALU_*; ts: op0 */
   uint8_t fn1;                    /* ts: op1 (TRNC_NC_ALU_BYPASS = none) */
   int16_t dst;                    /* value defined (-1 for store) */
-  int16_t src[3];                 /* values read (-1 unused) */
+  int16_t src[3];                 /* values read (-1 unused); ts: src[1], src[2]
+                                     the scalar operands s0, s1 when set */
   int16_t tensor;                 /* load/store: tensor index */
   uint32_t raxes;                 /* reduce: axes folded */
   float imm[2];                   /* act: scale, bias; ts: s0, s1; const: value */
@@ -116,8 +126,15 @@ bool kir_op_add(kir_kernel *k, kir_op op);
 int kir_load(kir_kernel *k, int tensor, trnc_dtype dt);
 bool kir_store(kir_kernel *k, int tensor, int v);
 int kir_act(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, float bias);
+/** act with the bias a value bv over fewer axes. */
+int kir_actv(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, int bv);
 int kir_tt(kir_kernel *k, trnc_dtype dt, int alu, int a, int b);
 int kir_ts(kir_kernel *k, trnc_dtype dt, int a, int op0, float s0, int op1, float s1);
+/** ts whose scalars are values s0v, s1v over fewer axes (-1: none; op1 then
+ *  BYPASS). */
+int kir_tsv(kir_kernel *k, trnc_dtype dt, int a, int op0, int s0v, int op1, int s1v);
+/** a over every axis of the kernel. */
+int kir_bcast(kir_kernel *k, trnc_dtype dt, int a);
 int kir_copy(kir_kernel *k, trnc_dtype dt, int a);
 int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c);
 int kir_select(kir_kernel *k, trnc_dtype dt, int m, int a, int b);
@@ -147,12 +164,22 @@ bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n);
 trnc_status kir_lower_eltwise(kir_env *env, const trnc_node *n);
 /** True for sum / mean / amax / amin nodes (kir_lower_reduce). */
 bool kir_is_reduce(trnc_op op);
+/** True for the row ops kir lowers whole (softmax, log_softmax and their
+ *  backwards): their result has their input's shape. */
+bool kir_is_row(trnc_op op);
+/** Mask of the dims that reduction or row node n folds, for an input of
+ *  rank `rank` (rank 0: dim 0); *keepdim for reductions. */
+uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim);
+/** Appends the ops of row node n (kir_is_row) over the kernel's reduction
+ *  axes; sets env->val[n's output]. TRNC_ERR_INTERNAL when full. */
+trnc_status kir_lower_row(kir_env *env, const trnc_node *n);
 
 /* ---- kernels of the graph (build.c) and their emission (emit.c) ---------------- */
 
-/** Emits an elementwise group nodes[0..n) (one output shape), optionally
- *  followed by a reduction `red` of the group's last value (NULL: none),
- *  as one kernel. */
+/** Emits a group nodes[0..n) of elementwise and row nodes (one output
+ *  shape; every row node folds the same dims), optionally followed by a
+ *  reduction `red` of the group's last value (NULL: none; it folds the row
+ *  nodes' dims if there are any), as one kernel. */
 trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red);
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */

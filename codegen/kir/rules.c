@@ -80,6 +80,34 @@ bool kir_is_reduce(trnc_op op) {
   }
 }
 
+bool kir_is_row(trnc_op op) {
+  return op == TRNC_OP_SOFTMAX || op == TRNC_OP_LOG_SOFTMAX || op == TRNC_OP_SOFTMAX_BACKWARD ||
+         op == TRNC_OP_LOG_SOFTMAX_BACKWARD;
+}
+
+uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim) {
+  *keepdim = false;
+  if (kir_is_row(n->op)) { /* softmax(x, dim, ...), *_backward_data(g, y, dim, ...) */
+    int64_t d = trnc_arg_int(n, n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX ? 1 : 2, 0);
+    if (d < 0) d += rank ? rank : 1;
+    return d >= 0 && d < (rank ? rank : 1) ? 1u << d : 0;
+  }
+  bool whole = n->op == TRNC_OP_SUM_ALL || n->op == TRNC_OP_MEAN_ALL;
+  const trnc_arg *dl = whole ? NULL : trnc_node_arg(n, 1);
+  bool all = !dl || dl->kind == TRNC_ARG_NONE || (dl->kind == TRNC_ARG_LIST && dl->u.list.n == 0);
+  const trnc_arg *kd = whole ? NULL : trnc_node_arg(n, 2);
+  *keepdim = kd && kd->kind == TRNC_ARG_BOOL && kd->u.b;
+  uint32_t m = 0;
+  for (int i = 0; i < rank; i++)
+    if (all) m |= 1u << i;
+  for (uint32_t k = 0; !all && dl->kind == TRNC_ARG_LIST && k < dl->u.list.n; k++) {
+    int64_t d = dl->u.list.items[k].u.i;
+    if (d < 0) d += rank;
+    if (d >= 0 && d < rank) m |= 1u << d;
+  }
+  return m;
+}
+
 static bool is_scalar(const trnc_arg *a) {
   return a && (a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL);
 }
@@ -292,6 +320,44 @@ trnc_status kir_lower_eltwise(kir_env *E, const trnc_node *n) {
   else v = composite(E, n, dt, &why);
   if (why) return lw_fail(E->L, n, TRNC_ERR_UNSUPPORTED, "%s: %s", n->target, why);
   if (v < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one elementwise group");
+  E->val[n->outs[0]] = (int16_t)v;
+  return TRNC_OK;
+}
+
+/* Row ops over the kernel's reduction axes R, as eager computes them:
+ *   softmax      m = max_R x; e = exp(x - m); y = e / sum_R e
+ *   log_softmax  y = (x - m) - log(sum_R exp(x - m))
+ *   softmax backward      dx = y * (g - sum_R (g * y))
+ *   log_softmax backward  dx = g - exp(y) * sum_R g
+ * (exp(x - m) is one ScalarE activation with the bias -m per partition). */
+trnc_status kir_lower_row(kir_env *E, const trnc_node *n) {
+  kir_kernel *k = E->k;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, SUB = TRNC_NC_ALU_SUB;
+  trnc_dtype dt = lw_device_dtype(E->L->g->values[n->outs[0]].type.dtype);
+  uint32_t R = k->raxes;
+  int x = arg_val(E, n, 0), v;
+  if (n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX) {
+    int m = kir_reduce(k, TRNC_NC_ALU_MAX, x, R);
+    int nm = kir_ts(k, F, m, MUL, -1, B, 0);
+    int s = kir_reduce(k, TRNC_NC_ALU_ADD, kir_actv(k, F, TRNC_NC_ACT_EXP, x, 1, nm), R);
+    if (n->op == TRNC_OP_SOFTMAX) {
+      v = kir_tsv(k, dt, kir_actv(k, F, TRNC_NC_ACT_EXP, x, 1, nm), TRNC_NC_ALU_DIV, s, B, -1);
+    } else {
+      int lse = kir_act(k, F, TRNC_NC_ACT_LOG, s, 1, 0);
+      v = kir_tsv(k, dt, x, SUB, m, SUB, lse);
+    }
+  } else {
+    int y = arg_val(E, n, 1);
+    if (n->op == TRNC_OP_SOFTMAX_BACKWARD) {
+      int dot = kir_reduce(k, TRNC_NC_ALU_ADD, kir_tt(k, F, MUL, x, y), R);
+      v = kir_tt(k, dt, MUL, kir_tsv(k, F, x, SUB, dot, B, -1), y);
+    } else {
+      int s = kir_reduce(k, TRNC_NC_ALU_ADD, x, R);
+      v = kir_tt(k, dt, SUB, x, kir_tsv(k, F, kir_act(k, F, TRNC_NC_ACT_EXP, y, 1, 0), MUL, s, B, -1));
+    }
+  }
+  if (v < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
   E->val[n->outs[0]] = (int16_t)v;
   return TRNC_OK;
 }

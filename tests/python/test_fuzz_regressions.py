@@ -96,3 +96,13 @@ def test_layer_norm_backward_longer_rows_are_refused():
     out = torch.compile(lambda x: F.layer_norm(x, (4097,)), backend="neuron", dynamic=False)(x)
     with pytest.raises(trnc.UnsupportedOperatorError, match="native_layer_norm_backward"):
         out.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool])
+def test_div_rounding_mode_none_is_true_division(dtype):
+    a = torch.tensor([7, -7, 3, 0]).to(dtype)
+    b = torch.tensor([2, 2, 2, 1]).to(dtype)
+    fn = lambda a, b: torch.div(a, b, rounding_mode=None)  # noqa: E731
+    got = _compiled(fn, a, b)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, fn(a, b), rtol=0, atol=0)

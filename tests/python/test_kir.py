@@ -64,3 +64,33 @@ def test_dump_kir(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "kernel mul (a0:5 red, a1:3)" in out.stderr
     assert "= reduce add, %1, {a0}" in out.stderr
+
+
+@pytest.mark.parametrize("n", [1, 5, 128, 129, 4097, 16385])
+@pytest.mark.parametrize("log", [False, True])
+def test_scaled_masked_softmax_is_one_kernel(n, log):
+    """Attention's scores * scale + mask -> softmax: the elementwise prologue
+    and the three passes of the row op are one kernel."""
+    g = torch.Generator().manual_seed(n)
+    x, mask = torch.randn(3, n, generator=g) * 4, torch.randn(n, generator=g)
+    sm = torch.log_softmax if log else torch.softmax
+    fn = lambda x, m: sm(x * 0.125 + m, -1)  # noqa: E731
+    got, rep = _run(fn, x, mask)
+    assert rep["kernels"] == 1
+    want = fn(x.double(), mask.double()).float()
+    torch.testing.assert_close(got, want, rtol=n * 2e-9 + 2e-6, atol=n * 2e-9 + 2e-6)
+
+
+@pytest.mark.parametrize("shape, dim", [((4, 7), 0), ((2, 129, 3), 1), ((130, 5000), 1)])
+def test_softmax_backward_matches_eager(shape, dim):
+    torch.manual_seed(sum(shape))
+    for sm in (torch.softmax, torch.log_softmax):
+        x = torch.randn(*shape, requires_grad=True)
+        w = torch.randn(*shape)
+        fn = lambda x: (sm(x, dim) * w).sum()  # noqa: E731
+        torch._dynamo.reset()
+        before = trnc.stats()["compiles"] + trnc.stats()["hits"]
+        g, = torch.autograd.grad(torch.compile(fn, backend="neuron", dynamic=False)(x), [x])
+        assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
+        want, = torch.autograd.grad(fn(x.double()), [x])
+        torch.testing.assert_close(g, want.float(), rtol=1e-4, atol=1e-5)
