@@ -912,7 +912,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   }
   trnc_nc_cost cost;
   memset(&cost, 0, sizeof cost);
-  st = trnc_nc_cost_estimate(L->prog, NULL, &cost, diags);
+  st = trnc_nc_cost_estimate_verified(L->prog, NULL, &cost, diags); /* verified above */
   if (st) goto done;
   trnc_compile_report *rp = &c->report;
   for (uint32_t i = 0; i < g->nnodes; i++)

@@ -5,7 +5,8 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/program.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/asm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/serialize.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/cost.c)
 list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)
 # codegen/: the emitter (IR -> NeuronCore program).
 list(APPEND TRNC_SOURCES
