@@ -9,8 +9,10 @@
  * index checked against the program, and the program passes the hardware
  * verifier before the artifact is returned. The load limits (instructions
  * per kernel, scratch bytes) are checked first, and the binding contract of
- * runtime/exec.c (trnc_compiled_check_bindings) before the verifier, so a
- * loaded artifact that passes never fails it at run time.
+ * codegen/neuroncore/artifact.h (trnc_compiled_check_bindings) before the
+ * verifier, so a loaded artifact that passes never fails it at run time.
+ * The artifact is created, allocated and destroyed by its owner module
+ * (codegen/neuroncore/artifact.c); this file maps it to and from bytes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -19,7 +21,7 @@
 #include <string.h>
 
 #include "cache/artifact.pb-c.h"
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/arena.h"
 #include "ir/diag.h"
 #include "trnc/cache.h"
@@ -316,12 +318,11 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
                          "compiled artifact bytes: descriptor and binding counts differ");
     goto done;
   }
-  c = calloc(1, sizeof *c);
+  c = trnc_artifact_create(m->target);
   if (!c) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;
   }
-  snprintf(c->target_name, sizeof c->target_name, "%s", m->target);
   trnc_nc_program *prog = NULL;
   size_t mark = trnc_diags_count(diags);
   st = trnc_nc_program_deserialize(m->program.data, m->program.len, &prog, diags);
@@ -337,19 +338,12 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
     goto done;
   }
   size_t nbufs = trnc_nc_program_buffer_count(prog);
-  c->ninputs = m->n_inputs;
-  c->noutputs = m->n_outputs;
-  c->nconsts = m->n_consts;
-  c->inputs = calloc(c->ninputs ? c->ninputs : 1, sizeof *c->inputs);
-  c->in_bind = calloc(c->ninputs ? c->ninputs : 1, sizeof *c->in_bind);
-  c->outputs = calloc(c->noutputs ? c->noutputs : 1, sizeof *c->outputs);
-  c->out_bind = calloc(c->noutputs ? c->noutputs : 1, sizeof *c->out_bind);
-  c->consts = calloc(c->nconsts ? c->nconsts : 1, sizeof *c->consts);
-  if (!c->inputs || !c->in_bind || !c->outputs || !c->out_bind || !c->consts) {
-    c->nconsts = 0;
+  if (!trnc_artifact_alloc_inputs(c, m->n_inputs, m->n_consts) ||
+      !trnc_artifact_alloc_outputs(c, m->n_outputs)) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;
   }
+  c->nconsts = m->n_consts; /* data filled below; destroy frees what is there */
   for (size_t i = 0; i < c->ninputs; i++) {
     if (!io_from_pb(m->inputs[i], &c->inputs[i]) || c->inputs[i].is_none) {
       st = bad(diags, "%s %zu: bad dtype, rank, dims, strides or extent", "input", i);
@@ -411,7 +405,6 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
   rp->tensor_flop_util = r->tensor_flop_util;
   rp->dma_bw_util = r->dma_bw_util;
   rp->compile_s = 0.0;
-  rp->target = c->target_name;
   /* the run-time binding contract, so a loaded artifact never fails it */
   if ((st = trnc_compiled_check_bindings(c, diags))) goto done;
   /* last: the hardware verifier (the expensive check) */

@@ -536,11 +536,7 @@ static trnc_status bind_inputs(cstate *C) {
     ni += g->nodes[i].op == TRNC_OP_PLACEHOLDER;
     nconst += g->nodes[i].op == TRNC_OP_CONSTANT && !g->nodes[i].dead;
   }
-  c->ninputs = ni;
-  c->inputs = calloc(ni ? ni : 1, sizeof *c->inputs);
-  c->in_bind = calloc(ni ? ni : 1, sizeof *c->in_bind);
-  c->consts = calloc(nconst ? nconst : 1, sizeof *c->consts);
-  if (!c->inputs || !c->in_bind || !c->consts) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  if (!trnc_artifact_alloc_inputs(c, ni, nconst)) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   size_t k = 0;
   for (uint32_t i = 0; i < g->nnodes; i++) {
     const trnc_node *n = &g->nodes[i];
@@ -613,10 +609,7 @@ static trnc_status bind_outputs(cstate *C, bool *late_copy) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
   struct trnc_compiled *c = C->c;
-  c->noutputs = g->noutputs;
-  c->outputs = calloc(g->noutputs ? g->noutputs : 1, sizeof *c->outputs);
-  c->out_bind = calloc(g->noutputs ? g->noutputs : 1, sizeof *c->out_bind);
-  if (!c->outputs || !c->out_bind) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  if (!trnc_artifact_alloc_outputs(c, g->noutputs)) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   for (uint32_t k = 0; k < g->noutputs; k++) {
     trnc_ref r = g->outputs[k];
     trnc_io *io = &c->outputs[k];
@@ -857,10 +850,10 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   if (trnc_diags_error_count(diags) > before) return TRNC_ERR_UNSUPPORTED;
 
   cstate *C = calloc(1, sizeof *C);
-  struct trnc_compiled *c = calloc(1, sizeof *c);
+  struct trnc_compiled *c = trnc_artifact_create(target->name);
   if (!C || !c) {
     free(C);
-    free(c);
+    trnc_compiled_destroy(c);
     return trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
   }
   C->c = c;
@@ -871,7 +864,6 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   L->d = diags;
   L->kernel = -1;
   trnc_arena_init(&L->arena, 0);
-  snprintf(c->target_name, sizeof c->target_name, "%s", target->name);
   L->prog = trnc_nc_program_create(target);
   size_t nv = g->nvalues ? g->nvalues : 1;
   L->tv = trnc_arena_array(&L->arena, nv, sizeof(lw_tv));
@@ -933,7 +925,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   }
   trnc_nc_cost cost;
   memset(&cost, 0, sizeof cost);
-  st = trnc_nc_cost_estimate(L->prog, NULL, &cost, diags);
+  st = trnc_nc_cost_estimate_verified(L->prog, NULL, &cost, diags); /* verified above */
   if (st) goto done;
   trnc_compile_report *rp = &c->report;
   for (uint32_t i = 0; i < g->nnodes; i++)

@@ -18,7 +18,7 @@
 #ifndef TRNC_CODEGEN_LOWER_H
 #define TRNC_CODEGEN_LOWER_H
 
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/ir.h"
 #include "trnc/neuroncore.h"
 

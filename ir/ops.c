@@ -3,7 +3,6 @@
  * public names of statuses, dtypes and ops.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <llvm-c/Core.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,16 +174,6 @@ size_t trnc_dtype_size(trnc_dtype dt) {
 }
 
 const char *trnc_version(void) { return TRNC_VERSION_STRING; }
-
-const char *trnc_llvm_version(void) {
-  static char buf[32];
-  if (!buf[0]) {
-    unsigned major = 0, minor = 0, patch = 0;
-    LLVMGetVersion(&major, &minor, &patch);
-    snprintf(buf, sizeof buf, "%u.%u.%u", major, minor, patch);
-  }
-  return buf;
-}
 
 /* ---- op info and docs ------------------------------------------------------ */
 

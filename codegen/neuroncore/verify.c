@@ -895,8 +895,14 @@ static void check_uninit(vctx *v, const nc_schedule *s, initmap *im) {
   }
 }
 
+/* runs of the verifier on this thread (trnc_nc_verify_count) */
+static _Thread_local size_t verify_runs;
+
+size_t trnc_nc_verify_count(void) { return verify_runs; }
+
 trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) {
   if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
+  verify_runs++;
   vctx v = {p, diags, 0, 0, 0};
   initmap im = {{NULL, NULL}, {p->target->sbuf_bytes_per_partition, p->target->psum_bytes_per_partition},
                 p->target->partitions};

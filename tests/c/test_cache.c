@@ -27,7 +27,7 @@
 
 #include "cache/artifact.pb-c.h"
 #include "cache/internal.h"
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/ir.h"
 #include "testutil.h"
 #include "trnc/cache.h"
