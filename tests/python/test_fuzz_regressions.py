@@ -106,3 +106,23 @@ def test_div_rounding_mode_none_is_true_division(dtype):
     got = _compiled(fn, a, b)
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, fn(a, b), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("op", [torch.amax, torch.amin])
+def test_backward_of_extremum_over_every_dim_as_a_list(op):
+    """The backward views the 0-d saved result as [1, 1]: a view of a 0-d
+    tensor, which the importer refused."""
+    x = torch.randn(4, 3, requires_grad=True)
+    fn = lambda x: op(x, dim=(0, 1))  # noqa: E731
+    torch._dynamo.reset()
+    g, = torch.autograd.grad(torch.compile(fn, backend="neuron", dynamic=False)(x), [x])
+    want, = torch.autograd.grad(fn(x), [x])
+    torch.testing.assert_close(g, want, rtol=0, atol=0)
+
+
+def test_backward_of_sum_over_several_dims_keepdim():
+    x = torch.randn(1, 128, 5, 1, 198, requires_grad=True)
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: torch.sum(x, (1, 2, -2, 4), keepdim=True), backend="neuron", dynamic=False)
+    g, = torch.autograd.grad(f(x).mean(), [x])
+    assert bool((g == 1).all())
