@@ -676,46 +676,6 @@ static trnc_status normalize(rk *K, lw_tile *S, V d, V x, V t, V rstd) {
   return st ? st : i_ts(K->L, d, t, TRNC_NC_ALU_SUB, &ms, 0, TRNC_NC_ALU_MUL, &rstd, 0);
 }
 
-typedef struct ln_ctx {
-  int x, w, b, o, mean, rstd;
-  float eps;
-  trnc_dtype odt;
-} ln_ctx;
-
-static trnc_status ln_row(rk *K, lw_tile *S, void *vctx) {
-  ln_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *xc = NULL;
-  trnc_status st = mean_m2(K, S, c->x, &xc);
-  if (st) return st;
-  V mean = vcol(S, np, C_A), m2 = vcol(S, np, C_C), rstd = vcol(S, np, C_D);
-  if ((st = i_ts(L, rstd, m2, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_ADD, NULL, c->eps)) ||
-      (st = i_act(L, rstd, rstd, TRNC_NC_ACT_RSQRT, 1, NULL, 0, NULL)))
-    return st;
-  bool hw = K->op[c->w].tv != NULL, hb = K->op[c->b].tv != NULL;
-  chunk ch;
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    V x, w, b;
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = normalize(K, S, (hw || hb) ? t : o, x, t, rstd))) return st;
-    if (hw) {
-      if ((st = ld(K, c->w, &ch, &K->par[0], &K->pcache[0], &w))) return st;
-      if ((st = i_tt(L, hb ? t : o, t, w, TRNC_NC_ALU_MUL))) return st;
-    }
-    if (hb) {
-      if ((st = ld(K, c->b, &ch, &K->par[1], &K->pcache[1], &b))) return st;
-      if ((st = i_tt(L, o, t, b, TRNC_NC_ALU_ADD))) return st;
-    }
-    if ((st = stfull(K, c->o, &ch, o))) return st;
-  }
-  if ((st = stcol(K, c->mean, mean))) return st;
-  return stcol(K, c->rstd, rstd);
-}
-
 /* Outputs of a row kernel over an empty input: each non-empty output k is
  * filled with fill[k] (eager's value for statistics of no elements). */
 static trnc_status fill_empty_outs(lw *L, const trnc_node *n, const float *fill, uint32_t nfill) {
@@ -725,40 +685,6 @@ static trnc_status fill_empty_outs(lw *L, const trnc_node *n, const float *fill,
     if (st) return st;
   }
   return TRNC_OK;
-}
-
-static trnc_status emit_layer_norm(lw *L, const trnc_node *n) {
-  trnc_ref xr = argref(n, 0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  const lw_tv *x = tvof(L, xr);
-  /* no elements: y is empty; rows of zero length have mean 0, rstd NaN */
-  if (!x || trnc_type_numel(xt) == 0) return fill_empty_outs(L, n, (const float[]){0, 0, NAN}, 3);
-  const trnc_arg *ns = trnc_node_arg(n, 1);
-  int axis = xt->rank - (int)ns->u.list.n;
-  bool red[RMAX] = {false};
-  for (int i = axis; i < xt->rank; i++) red[i] = true;
-  rk K;
-  rk_init(&K, L, n, xt, red);
-  ln_ctx c;
-  memset(&c, 0, sizeof c);
-  c.x = add_full(&K, x);
-  const lw_tv *w = tvof(L, argref(n, 2)), *b = tvof(L, argref(n, 3));
-  int64_t stw[RMAX] = {0}, stb[RMAX] = {0};
-  if ((w && !st_param(w, xt->rank, xt->shape, axis, stw)) || (b && !st_param(b, xt->rank, xt->shape, axis, stb)))
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "layer_norm weight/bias of another shape that is not dense");
-  c.w = rk_add(&K, w, K_PARAM, stw);
-  c.b = rk_add(&K, b, K_PARAM, stb);
-  const lw_tv *o = tvof(L, n->outs[0]);
-  c.o = add_full(&K, o);
-  c.mean = add_row(&K, tvof(L, n->outs[1]));
-  c.rstd = add_row(&K, tvof(L, n->outs[2]));
-  c.eps = (float)trnc_arg_number(trnc_node_arg(n, 4), 1e-5);
-  c.odt = o ? o->t.dtype : TRNC_F32;
-  if (!o) return lw_fail(L, n, TRNC_ERR_INTERNAL, "layer_norm output has no buffer");
-  trnc_status st = lw_kernel_begin(L, "layer_norm");
-  if (!st) st = rk_pools(&K, 1, 1, true, 2, MAX_FREE_CAP);
-  L->ops_per_engine[1]++;
-  return st ? st : rk_run(&K, ln_row, &c);
 }
 
 typedef struct var_ctx {
@@ -1635,7 +1561,6 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
 
 bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_LAYER_NORM:
     case TRNC_OP_VAR:
     case TRNC_OP_VAR_MEAN:
     case TRNC_OP_BATCH_NORM_TRAIN:
@@ -1682,7 +1607,6 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
 
 trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_LAYER_NORM: return emit_layer_norm(L, n);
     case TRNC_OP_LAYER_NORM_BACKWARD: return emit_layer_norm_bw(L, n);
     case TRNC_OP_VAR:
     case TRNC_OP_VAR_MEAN: return emit_var(L, n);

@@ -72,7 +72,17 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
   const trnc_graph *g = L->g;
   const trnc_type *S = n ? &g->values[nodes[n - 1]->outs[0]].type
                          : &g->values[red->args[0].u.ref].type;
-  if (trnc_type_numel(S) == 0) return red ? empty_reduction(L, red) : TRNC_OK;
+  if (trnc_type_numel(S) == 0) { /* only statistics of empty rows can have elements */
+    for (int i = 0; i < n; i++)
+      for (uint32_t o = 1; kir_is_row(nodes[i]->op) && o < nodes[i]->nouts; o++) {
+        const lw_tv *tv = &L->tv[nodes[i]->outs[o]];
+        trnc_status st = tv->buffer >= 0 ? lw_emit_fill(L, tv, kir_row_empty_value(nodes[i], o),
+                                                        trnc_op_name(nodes[i]->op))
+                                         : TRNC_OK;
+        if (st) return st;
+      }
+    return red ? empty_reduction(L, red) : TRNC_OK;
+  }
   if (red && !n && L->tv[red->args[0].u.ref].buffer < 0)
     return lw_fail(L, red, TRNC_ERR_UNSUPPORTED, "reduction input is not materialized");
   if (red && L->tv[red->outs[0]].buffer < 0) red = NULL; /* result unused */
@@ -113,15 +123,16 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
     if (st) return st;
   }
   /* group values with a buffer are read later (or are graph outputs): stored */
-  for (int i = 0; i < n; i++) {
-    trnc_ref r = nodes[i]->outs[0];
-    const lw_tv *tv = &L->tv[r];
-    if (tv->buffer < 0) continue;
-    right_aligned(tv->t.rank, S->rank, axis_of);
-    int t = kir_tensor_add(k, tv, axis_of);
-    if (t < 0 || !kir_store(k, t, val[r]))
-      return lw_fail(L, nodes[i], TRNC_ERR_INTERNAL, "too many outputs for one kernel");
-  }
+  for (int i = 0; i < n; i++)
+    for (uint32_t o = 0; o < nodes[i]->nouts; o++) {
+      trnc_ref r = nodes[i]->outs[o];
+      const lw_tv *tv = &L->tv[r];
+      if (g->values[r].is_none || tv->buffer < 0 || trnc_type_numel(&tv->t) == 0) continue;
+      right_aligned(tv->t.rank, S->rank, axis_of);
+      int t = kir_tensor_add(k, tv, axis_of);
+      if (t < 0 || !kir_store(k, t, val[r]))
+        return lw_fail(L, nodes[i], TRNC_ERR_INTERNAL, "too many outputs for one kernel");
+    }
   if (red) {
     trnc_status st = add_reduction(&E, red, val[red->args[0].u.ref], rmask, keepdim);
     if (st) return st;

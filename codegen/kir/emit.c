@@ -56,6 +56,7 @@ typedef struct sched {
   lw_pool scratch;                /* map kernels: fp32 tiles for per_element */
   bool scratch_used;
   int npasses;
+  bool first_loads;               /* some value is loaded at the rows' first elements */
   bool single;                    /* one chunk per block: later passes reuse its tiles */
   int opass[KIR_MAX_OPS];         /* pass of each op */
   int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
@@ -393,7 +394,9 @@ static void plan_passes(sched *S) {
   S->npasses = 1;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    int p = 0;
+    /* a load of the first elements (a value over the space axes) is ready
+     * before pass 0 */
+    int p = o->code == KIR_LOAD && !full(k, o->dst) ? -1 : 0;
     for (int s = 0; s < 3; s++) {
       int v = o->src[s];
       if (v < 0) continue;
@@ -402,6 +405,7 @@ static void plan_passes(sched *S) {
       if (q > p) p = q;
     }
     S->opass[i] = p;
+    S->first_loads |= p < 0;
     if (o->dst >= 0) S->vpass[o->dst] = p;
     if (p + 1 > S->npasses) S->npasses = p + 1;
   }
@@ -535,7 +539,10 @@ static trnc_status between(sched *S, int p, const rpos *r) {
     trnc_status st = TRNC_OK;
     if (o->code == KIR_REDUCE) S->cur[v] = S->cross ? S->total[v] : S->acc[v];
     else if (o->code == KIR_STORE) st = dma_value(S, o, r);
-    else {
+    else if (o->code == KIR_LOAD) {
+      S->cur[v] = lw_pool_next(&S->pool[v]);
+      st = dma_value(S, o, r);
+    } else {
       S->cur[v] = lw_pool_next(&S->pool[v]);
       st = compute(S, o, r->np, 1);
     }
@@ -589,7 +596,7 @@ static void reduce_layout(sched *S) {
     S->pax = kept[best];
     for (int i = 0; i < nk; i++)
       if (i != best) S->loop_k[S->nloop_k++] = kept[i];
-  } else if (nr > 1 && S->npasses == 1) {
+  } else if (nr > 1 && S->npasses == 1 && !S->first_loads) {
     /* full reduction: the largest reduction axis on partitions, folded
      * across them at the end (a later pass would need the total broadcast
      * to every partition: multi-pass full reductions stay on one) */
@@ -661,6 +668,7 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
     for (int64_t p0 = 0; p0 < pext; p0 += P) {
       r.p0 = p0;
       r.np = (int)(pext - p0 < P ? pext - p0 : P);
+      if ((st = between(S, -1, &r))) return st;
       for (int p = 0; p < S->npasses; p++)
         if ((st = pass_block(S, p, &r)) || (st = between(S, p, &r))) return st;
     }

@@ -69,6 +69,12 @@ int kir_load(kir_kernel *k, int tensor, trnc_dtype dt) {
   return define(k, o, dt, all_axes(k));
 }
 
+int kir_load_first(kir_kernel *k, int tensor, trnc_dtype dt) {
+  kir_op o = blank(KIR_LOAD);
+  o.tensor = (int16_t)tensor;
+  return define(k, o, dt, all_axes(k) & ~k->raxes);
+}
+
 bool kir_store(kir_kernel *k, int tensor, int v) {
   kir_op o = blank(KIR_STORE);
   o.tensor = (int16_t)tensor;
@@ -163,6 +169,22 @@ int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes) {
   o.src[0] = (int16_t)a;
   o.raxes = raxes;
   return define(k, o, TRNC_F32, axes_of(k, a) & ~raxes);
+}
+
+int kir_first(kir_kernel *k, int v) {
+  if (v < 0) return -1;
+  uint32_t space = all_axes(k) & ~k->raxes;
+  if ((k->values[v].axes & ~space) == 0) return v;
+  int d = -1;
+  for (int i = 0; i < k->nops && d < 0; i++)
+    if (k->ops[i].dst == v) d = i;
+  if (d < 0) return -1;
+  kir_op o = k->ops[d];
+  if (o.code == KIR_LOAD) return kir_load_first(k, o.tensor, k->values[v].dtype);
+  if (o.code == KIR_BCAST) return o.src[0];
+  for (int s = 0; s < 3; s++)
+    if (o.src[s] >= 0 && (o.src[s] = (int16_t)kir_first(k, o.src[s])) < 0) return -1;
+  return define(k, o, k->values[v].dtype, space);
 }
 
 /* ---- printing -------------------------------------------------------------------- */
@@ -266,7 +288,8 @@ const char *kir_verify(const kir_kernel *k) {
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
     switch (o->code) {
       case KIR_LOAD:
-        if (ax != all_axes(k)) return "a load must span every axis";
+        if (ax != all_axes(k) && ax != (all_axes(k) & ~k->raxes))
+          return "a load spans every axis or every space axis";
         break;
       case KIR_STORE: {
         uint32_t vax = k->values[o->src[0]].axes;

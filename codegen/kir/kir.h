@@ -14,7 +14,9 @@
  * elementwise operations keep their operands' axes, a reduction drops the
  * axes it folds. Operations:
  *
- *   %v = load  T            tile of tensor T (every axis)
+ *   %v = load  T            tile of tensor T (every axis; or only the space
+ *                           axes: T's first element along the reduction axes,
+ *                           loaded before the first pass)
  *        store T, %v        %v into tensor T (T's strides are 0 on axes %v
  *                           does not span)
  *   %v = act   f, %a, s, b  f(%a * s + b) on ScalarE (b an immediate or a
@@ -124,6 +126,9 @@ bool kir_op_add(kir_kernel *k, kir_op op);
 /* Shorthands: each defines and returns a new value, -1 when the kernel is
  * full. Elementwise results span their first operand's axes. */
 int kir_load(kir_kernel *k, int tensor, trnc_dtype dt);
+/** A load of tensor's elements at index 0 of the reduction axes: a value over
+ *  the space axes only. */
+int kir_load_first(kir_kernel *k, int tensor, trnc_dtype dt);
 bool kir_store(kir_kernel *k, int tensor, int v);
 int kir_act(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, float bias);
 /** act with the bias a value bv over fewer axes. */
@@ -139,6 +144,11 @@ int kir_copy(kir_kernel *k, trnc_dtype dt, int a);
 int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c);
 int kir_select(kir_kernel *k, trnc_dtype dt, int m, int a, int b);
 int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
+
+/** Value v at index 0 of every reduction axis (a value over the space axes):
+ *  v's ops again over first-element loads; a value over the space axes
+ *  already is its own. -1 when the kernel is full. */
+int kir_first(kir_kernel *k, int v);
 
 /** Prints k in the text form of the header comment. */
 void kir_print(const kir_kernel *k, FILE *f);
@@ -165,14 +175,18 @@ trnc_status kir_lower_eltwise(kir_env *env, const trnc_node *n);
 /** True for sum / mean / amax / amin nodes (kir_lower_reduce). */
 bool kir_is_reduce(trnc_op op);
 /** True for the row ops kir lowers whole (softmax, log_softmax and their
- *  backwards): their result has their input's shape. */
+ *  backwards, layer norm): their (first) result has their input's shape. */
 bool kir_is_row(trnc_op op);
 /** Mask of the dims that reduction or row node n folds, for an input of
  *  rank `rank` (rank 0: dim 0); *keepdim for reductions. */
 uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim);
 /** Appends the ops of row node n (kir_is_row) over the kernel's reduction
- *  axes; sets env->val[n's output]. TRNC_ERR_INTERNAL when full. */
+ *  axes; sets env->val[n's outputs]. TRNC_ERR_INTERNAL when full. */
 trnc_status kir_lower_row(kir_env *env, const trnc_node *n);
+/** Value of output k of row node n over an input with no elements (eager:
+ *  layer norm's mean 0 and rstd NaN); NAN for outputs that are empty then. */
+float kir_row_empty_value(const trnc_node *n, uint32_t k);
+
 
 /* ---- kernels of the graph (build.c) and their emission (emit.c) ---------------- */
 

@@ -82,11 +82,23 @@ bool kir_is_reduce(trnc_op op) {
 
 bool kir_is_row(trnc_op op) {
   return op == TRNC_OP_SOFTMAX || op == TRNC_OP_LOG_SOFTMAX || op == TRNC_OP_SOFTMAX_BACKWARD ||
-         op == TRNC_OP_LOG_SOFTMAX_BACKWARD;
+         op == TRNC_OP_LOG_SOFTMAX_BACKWARD || op == TRNC_OP_LAYER_NORM;
+}
+
+float kir_row_empty_value(const trnc_node *n, uint32_t k) {
+  if (n->op == TRNC_OP_LAYER_NORM && k == 1) return 0.0f;
+  return NAN;
 }
 
 uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim) {
   *keepdim = false;
+  if (n->op == TRNC_OP_LAYER_NORM) { /* native_layer_norm(x, normalized_shape, ...) */
+    const trnc_arg *ns = trnc_node_arg(n, 1);
+    uint32_t m = 0, k = ns && ns->kind == TRNC_ARG_LIST ? ns->u.list.n : 0;
+    for (int i = rank - (int)k; i < rank; i++)
+      if (i >= 0) m |= 1u << i;
+    return rank ? m : 1u;
+  }
   if (kir_is_row(n->op)) { /* softmax(x, dim, ...), *_backward_data(g, y, dim, ...) */
     int64_t d = trnc_arg_int(n, n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX ? 1 : 2, 0);
     if (d < 0) d += rank ? rank : 1;
@@ -324,6 +336,43 @@ trnc_status kir_lower_eltwise(kir_env *E, const trnc_node *n) {
   return TRNC_OK;
 }
 
+/* Layer norm with shifted two-pass statistics, K = the row's first element:
+ *   ms = mean(x - K)           exact for constant rows, precise when |mean| >> std
+ *   mean = ms + K;  rstd = rsqrt(mean((x - mean)^2) + eps)
+ *   y = ((x - K) - ms) * rstd * w + b
+ * (x - K is one ScalarE identity with the bias -K, so the mean's rounding
+ * near a large K never enters y; K of an x computed in the kernel is its
+ * expression evaluated at the row's first element, kir_first). */
+static trnc_status layer_norm(kir_env *E, const trnc_node *n, int x, trnc_dtype dt) {
+  kir_kernel *k = E->k;
+  const trnc_graph *g = E->L->g;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  double R = 1;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->raxes & (1u << a)) R *= (double)k->extent[a];
+  float eps = num(n, 4, 1e-5);
+  int nsh = kir_ts(k, F, kir_first(k, x), MUL, -1, B, 0);
+  int ms = kir_ts(k, F, kir_reduce(k, ADD, kir_actv(k, F, TRNC_NC_ACT_IDENTITY, x, 1, nsh), k->raxes),
+                  TRNC_NC_ALU_DIV, (float)R, B, 0);
+  int mean = kir_tt(k, F, TRNC_NC_ALU_SUB, ms, nsh);
+  int nmean = kir_ts(k, F, mean, MUL, -1, B, 0);
+  int m2 = kir_reduce(k, ADD, kir_actv(k, F, TRNC_NC_ACT_SQUARE, x, 1, nmean), k->raxes);
+  int rstd = kir_act(k, F, TRNC_NC_ACT_RSQRT, kir_ts(k, F, m2, TRNC_NC_ALU_DIV, (float)R, ADD, eps), 1, 0);
+  int w = arg_val(E, n, 2), b = arg_val(E, n, 3);
+  int y = kir_tsv(k, (w >= 0 || b >= 0) ? F : dt, kir_actv(k, F, TRNC_NC_ACT_IDENTITY, x, 1, nsh),
+                  TRNC_NC_ALU_SUB, ms, MUL, rstd);
+  if (w >= 0) y = kir_tt(k, b >= 0 ? F : dt, MUL, y, w);
+  if (b >= 0) y = kir_tt(k, dt, ADD, y, b);
+  if (y < 0 || rstd < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
+  E->val[n->outs[0]] = (int16_t)y;
+  if (n->nouts > 1 && !g->values[n->outs[1]].is_none)
+    E->val[n->outs[1]] = (int16_t)kir_copy(k, lw_device_dtype(g->values[n->outs[1]].type.dtype), mean);
+  if (n->nouts > 2 && !g->values[n->outs[2]].is_none)
+    E->val[n->outs[2]] = (int16_t)kir_copy(k, lw_device_dtype(g->values[n->outs[2]].type.dtype), rstd);
+  return TRNC_OK;
+}
+
 /* Row ops over the kernel's reduction axes R, as eager computes them:
  *   softmax      m = max_R x; e = exp(x - m); y = e / sum_R e
  *   log_softmax  y = (x - m) - log(sum_R exp(x - m))
@@ -337,6 +386,7 @@ trnc_status kir_lower_row(kir_env *E, const trnc_node *n) {
   trnc_dtype dt = lw_device_dtype(E->L->g->values[n->outs[0]].type.dtype);
   uint32_t R = k->raxes;
   int x = arg_val(E, n, 0), v;
+  if (n->op == TRNC_OP_LAYER_NORM) return layer_norm(E, n, x, dt);
   if (n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX) {
     int m = kir_reduce(k, TRNC_NC_ALU_MAX, x, R);
     int nm = kir_ts(k, F, m, MUL, -1, B, 0);

@@ -94,3 +94,32 @@ def test_softmax_backward_matches_eager(shape, dim):
         assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
         want, = torch.autograd.grad(fn(x.double()), [x])
         torch.testing.assert_close(g, want.float(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 5, 129, 4097, 16385])
+def test_residual_add_and_layer_norm_are_one_kernel(n):
+    """x + residual -> layer_norm(w, b): one kernel; the shift K of the
+    two-pass statistics is the sum's first element, computed in the kernel."""
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(n)
+    x, r = torch.randn(3, n, generator=g) * 2 + 100, torch.randn(3, n, generator=g)
+    w, b = torch.randn(n, generator=g), torch.randn(n, generator=g)
+    fn = lambda x, r, w, b: F.layer_norm(x + r, (n,), w, b)  # noqa: E731
+    got, rep = _run(fn, x, r, w, b)
+    assert rep["kernels"] == 1
+    torch.testing.assert_close(got, fn(x, r, w, b), rtol=1e-4, atol=2e-5)
+
+
+def test_layer_norm_statistics_and_constant_rows():
+    import torch.nn.functional as F
+
+    x = torch.full((4, 33), 7.0)
+    got, rep = _run(lambda x: F.layer_norm(x + 1, (33,)), x)
+    assert rep["kernels"] == 1 and bool((got == 0).all())
+    x = torch.randn(2, 3, 40) * 3 + 1000
+    y, mean, rstd = _run(lambda x: torch.ops.aten.native_layer_norm(x, [3, 40], None, None, 1e-5), x)[0]
+    wy, wm, wr = torch.ops.aten.native_layer_norm(x.double(), [3, 40], None, None, 1e-5)
+    torch.testing.assert_close(mean, wm.float(), rtol=1e-6, atol=1e-4)
+    torch.testing.assert_close(rstd, wr.float(), rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(y, wy.float(), rtol=1e-4, atol=1e-4)
