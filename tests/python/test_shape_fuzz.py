@@ -44,10 +44,6 @@ from shape_fuzz import (ALL_DTYPES, BOUNDARIES, FLOAT_DTYPES, MM_BIG, MM_SIZES, 
 pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
 
 
-def _fmt_dims(dims, rank):
-    return dims[0] if len(dims) == 1 else tuple(dims)
-
-
 @st.composite
 def reduce_dims(draw, rank: int, single: bool = False, allow_full: bool = True):
     """None (every dim) or a dim / tuple of dims, sometimes negative."""
@@ -84,12 +80,14 @@ REDUCTION_OPS = ["sum", "mean", "amax", "amin", "max", "min", "max.dim", "min.di
                  "argmax", "argmin", "var", "std", "prod", "any", "all",
                  "vector_norm", "norm", "logsumexp"]
 FLOAT_ONLY = {"mean", "var", "std", "vector_norm", "norm", "logsumexp", "prod"}
+NO_GRAD = {"argmax", "argmin", "any", "all"}
 NO_BOOL = {"argmax", "argmin", "max.dim", "min.dim", "max", "min", "amax", "amin"}
 
 
 @st.composite
 def reduction_cases(draw, backward: bool = False):
-    op = draw(st.sampled_from(REDUCTION_OPS))
+    op = draw(st.sampled_from([o for o in REDUCTION_OPS if o not in NO_GRAD] if backward
+                              else REDUCTION_OPS))
     dtypes = FLOAT_DTYPES if op in FLOAT_ONLY or backward else (
         tuple(d for d in ALL_DTYPES if d != torch.bool) if op in NO_BOOL else ALL_DTYPES)
     dtype = draw(st.sampled_from(dtypes))
@@ -161,6 +159,8 @@ def reduction_cases(draw, backward: bool = False):
     if backward:
         compare = "maxrel"
         sc = None
+        if op in ("max.dim", "min.dim"):
+            expr += "[0]"          # the values; the indices have no gradient
     return Case("reduction-bw" if backward else "reduction", op, expr, [x], dtype,
                 compare=compare, scale=sc, rtol=rtol, red=red, backward=backward)
 
@@ -180,11 +180,10 @@ _VAR_EMPTY = Case("reduction", "var", "torch.var(x, dim=0, correction=1)",
                   scale="(x.double().square().sum(0) / max(0 - 1, 1))")
 
 
-@budget(ci=140, long=3)
+@budget(ci=200, long=3)
 @given(case=reduction_cases())
 @example(case=_ONES)
 @example(case=_ONES_MEAN)
-@example(case=_VAR_EMPTY)
 def test_fuzz_reductions(case):
     run_case(case)
 
@@ -275,7 +274,7 @@ def matmul_cases(draw, backward: bool = False):
     return Case("matmul", op, expr, ins, dtype, scale=sc)
 
 
-@budget(ci=70, long=2)
+@budget(ci=90, long=2)
 @given(case=matmul_cases())
 def test_fuzz_matmul(case):
     run_case(case)
@@ -332,7 +331,7 @@ def norm_cases(draw, backward: bool = False):
     return Case("norm", op, expr, ins, dtype, rtol=rtol, atol=atol)
 
 
-@budget(ci=60, long=2)
+@budget(ci=80, long=2)
 @given(case=norm_cases())
 def test_fuzz_norm_rows(case):
     run_case(case)
@@ -378,7 +377,7 @@ def gather_cases(draw, backward: bool = False):
                 compare="maxrel" if backward else "exact", backward=backward)
 
 
-@budget(ci=50, long=2)
+@budget(ci=70, long=2)
 @given(case=gather_cases())
 def test_fuzz_gather(case):
     run_case(case)
@@ -442,7 +441,7 @@ def movement_cases(draw, backward: bool = False):
                 compare="maxrel" if backward else "exact", backward=backward)
 
 
-@budget(ci=50, long=2)
+@budget(ci=70, long=2)
 @given(case=movement_cases())
 def test_fuzz_cat_slice_pad(case):
     run_case(case)
@@ -525,7 +524,7 @@ def conv_cases(draw, backward: bool = False):
     return Case("conv", op, expr, ins, dtype, compare=compare, scale=sc)
 
 
-@budget(ci=45, long=2)
+@budget(ci=60, long=2)
 @given(case=conv_cases())
 def test_fuzz_conv_pool(case):
     run_case(case)
@@ -587,7 +586,7 @@ def chain_cases(draw):
                 rtol=t[0], red=t[1], alt_fp32=True)
 
 
-@budget(ci=120, long=3)
+@budget(ci=150, long=3)
 @given(case=chain_cases())
 def test_fuzz_elementwise_chains(case):
     run_case(case)
@@ -611,8 +610,28 @@ _SUM_BW = Case("reduction-bw", "sum", "torch.sum(x, 0)",
                torch.float32, compare="maxrel", backward=True)
 
 
-@budget(ci=45, long=2)
+@budget(ci=80, long=2)
 @given(case=backward_cases())
-@example(case=_SUM_BW)
 def test_fuzz_backward(case):
     run_case(case)
+
+
+# --------------------------------------------------------------------------- #
+# regressions: one fixed case per bug the fuzzer found (/work/fuzz-findings.md
+# entry in the id), outside the families so an open bug does not stop a
+# family's random examples
+
+_LN_BW_4096 = Case("norm-bw", "layer_norm", "F.layer_norm(x, (4096,))",
+                   [Input("x", (2, 4096), torch.float32, "randn", 5, requires_grad=True)],
+                   torch.float32, compare="maxrel", backward=True)
+
+FOUND = {
+    "F1-var-empty-dim": _VAR_EMPTY,
+    "F2-sum-backward-16385": _SUM_BW,
+    "F3-layer-norm-backward-4096": _LN_BW_4096,
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_fuzz_found(name):
+    run_case(FOUND[name])
