@@ -354,8 +354,9 @@ class Case:
     at trnc's and eager's indices, so ties need not pick the same index).
     scale: an expression over the inputs giving float64 magnitudes of the
     result (``red`` tolerance), e.g. ``x.double().abs().sum(0)``.
-    backward: ``loss = f(*args).float().mean(); loss.backward()`` through
-    trnc's backward graph; the gradients of inputs with requires_grad compare.
+    backward: ``loss = (f(*args).float() * r).mean()`` (r: fixed random
+    weights) differentiated through trnc's backward graph; the gradients of
+    the inputs with requires_grad compare.
     """
 
     family: str
@@ -393,8 +394,10 @@ class Case:
         if self.backward:
             grads = [i.name for i in self.inputs if i.requires_grad]
             g = ", ".join(grads)
-            lines.append(f"got = torch.autograd.grad(f({self.args}).float().mean(), [{g}])")
-            lines.append(f"want = torch.autograd.grad(fn({self.args}).float().mean(), [{g}])")
+            lines.append(f"out, ref = f({self.args}), fn({self.args})")
+            lines.append(f"r = {WEIGHTS.format('out.shape')}")
+            lines.append(f"got = torch.autograd.grad((out.float() * r).mean(), [{g}])")
+            lines.append(f"want = torch.autograd.grad((ref.float() * r).mean(), [{g}])")
             lines.append("print(got, want)")
         else:
             lines.append(f"print(f({self.args}), fn({self.args}))")
@@ -576,9 +579,18 @@ def _first_lines(e: BaseException, n: int = 12) -> str:
     return "\n".join(text.splitlines()[:n])
 
 
+# the loss of a backward case is mean(out * r), r fixed random weights: a plain
+# mean would send the same gradient to every output element, so a backward
+# graph that permutes or drops positions would go unseen (and the mean of a
+# softmax or a normalized row has an exactly zero gradient)
+WEIGHTS = "torch.randn({}, generator=torch.Generator().manual_seed(0))"
+
+
 def _grads(case: Case, fn, args):
     out = fn(*args)
-    loss = (out if out.dtype == torch.float64 else out.float()).mean()
+    r = eval(WEIGHTS.format("out.shape"), {"torch": torch, "out": out})  # noqa: S307
+    out = out if out.dtype == torch.float64 else out.float()
+    loss = (out * r.to(out.dtype)).mean()
     leaves = [a for a, i in zip(args, case.inputs) if i.requires_grad]
     return tuple(torch.autograd.grad(loss, leaves))
 

@@ -15,8 +15,10 @@ matmul (mm, bmm, linear, addmm, broadcast matmul; M, N, K across 1, 127, 128,
 129, 511, 512, 513 and now and then 2048+), softmax/log_softmax/layer_norm
 row lengths, gather/index_select/embedding/indexing, cat/stack/slice/pad,
 conv1d/conv2d and max/avg/adaptive pooling, short elementwise chains with
-broadcasting, and backward: gradients through trnc's backward graph of
-reductions, norms, linear, conv, pooling and gathers.
+broadcasting and casts, fusion (chains feeding reductions and row kernels,
+matmul epilogues, several outputs), and backward: gradients of
+mean(f(x) * r), r fixed random weights, through trnc's backward graph of
+reductions, norms, matmuls, conv, pooling, gathers and cat/slice/pad.
 
 Tolerances are stated per dtype in shape_fuzz.TOLERANCES (accumulations are
 bounded relative to the same accumulation over |x|). A clear refusal
@@ -536,10 +538,13 @@ def test_fuzz_conv_pool(case):
 UNARY_F = ["torch.tanh({})", "torch.sigmoid({})", "torch.relu({})", "torch.abs({})", "(-{})",
            "torch.exp(torch.clamp({}, max=4.0))", "torch.log1p(torch.abs({}))",
            "torch.sqrt(torch.abs({}))", "torch.sin({})", "F.gelu({})", "F.silu({})",
-           "({} * 0.5 + 1.0)", "torch.clamp({}, -1.0, 1.0)", "torch.floor({})"]
+           "({} * 0.5 + 1.0)", "torch.clamp({}, -1.0, 1.0)", "torch.floor({})",
+           # casts: explicit roundings that a fused chain must keep, type promotion
+           "{}.float()", "{}.to(torch.bfloat16)", "{}.half()"]
 BINARY_F = ["({} + {})", "({} - {})", "({} * {})", "({} / (1.0 + torch.abs({})))",
             "torch.maximum({}, {})", "torch.minimum({}, {})", "torch.where({0} > {1}, {0}, {1})"]
-UNARY_I = ["torch.abs({})", "(-{})", "torch.relu({})", "torch.clamp({}, -7, 7)", "({} + 3)"]
+UNARY_I = ["torch.abs({})", "(-{})", "torch.relu({})", "torch.clamp({}, -7, 7)", "({} + 3)",
+           "({}.float() * 0.5)"]
 BINARY_I = ["({} + {})", "({} - {})", "torch.maximum({}, {})", "torch.minimum({}, {})",
             "torch.where({0} > {1}, {0}, {1})", "({} * {})"]
 UNARY_B = ["(~{})", "torch.logical_not({})"]
@@ -580,10 +585,21 @@ def chain_cases(draw):
     for nm in names[1:]:             # every input takes part
         if nm not in expr:
             expr = draw(st.sampled_from(bi)).format(expr, nm)
+    tdt = _loosest(dtype, expr)
     t = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (3e-2, 3e-2),
-         torch.float16: (4e-3, 4e-3)}.get(dtype, (0, 0))
-    return Case("elementwise", f"chain/{depth}", expr, ins, dtype, compare="maxrel",
+         torch.float16: (4e-3, 4e-3)}.get(tdt, (0, 0))
+    return Case("elementwise", f"chain/{depth}", expr, ins, tdt, compare="maxrel",
                 rtol=t[0], red=t[1], alt_fp32=True)
+
+
+def _loosest(dtype, expr):
+    """The dtype whose tolerance applies: a cast to bf16/fp16 inside a chain rounds
+    there, and a value one fp32 ulp from a rounding tie may round either way."""
+    if "torch.bfloat16" in expr:
+        return torch.bfloat16
+    if ".half()" in expr and dtype != torch.bfloat16:
+        return torch.float16
+    return dtype
 
 
 @budget(ci=150, long=3)
@@ -593,7 +609,7 @@ def test_fuzz_elementwise_chains(case):
 
 
 # --------------------------------------------------------------------------- #
-# backward: gradients through trnc's backward graphs (loss = f(x).float().mean())
+# backward: gradients through trnc's backward graphs (loss = mean(f(x) * r), r random)
 
 @st.composite
 def backward_cases(draw):
@@ -625,13 +641,115 @@ _LN_BW_4096 = Case("norm-bw", "layer_norm", "F.layer_norm(x, (4096,))",
                    [Input("x", (2, 4096), torch.float32, "randn", 5, requires_grad=True)],
                    torch.float32, compare="maxrel", backward=True)
 
+_AMAX_BW_ALL_DIMS = Case("reduction-bw", "amax", "torch.amax(x, dim=(0, 1))",
+                         [Input("x", (4, 3), torch.float32, "randn", 6, requires_grad=True)],
+                         torch.float32, compare="maxrel", backward=True)
+
 FOUND = {
     "F1-var-empty-dim": _VAR_EMPTY,
     "F2-sum-backward-16385": _SUM_BW,
     "F3-layer-norm-backward-4096": _LN_BW_4096,
+    "F4-amax-backward-all-dims-list": _AMAX_BW_ALL_DIMS,
 }
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))
 def test_fuzz_found(name):
     run_case(FOUND[name])
+
+
+# --------------------------------------------------------------------------- #
+# fusion: elementwise prologues into reductions and row kernels, matmul
+# epilogues, several outputs of one kernel
+
+@st.composite
+def _float_chain(draw, names, depth):
+    expr = names[0]
+    for _ in range(depth):
+        if draw(st.booleans()):
+            expr = draw(st.sampled_from(UNARY_F)).format(expr)
+        else:
+            other = draw(st.sampled_from(names))
+            a, b = (expr, other) if draw(st.booleans()) else (other, expr)
+            expr = draw(st.sampled_from(BINARY_F)).format(a, b)
+    for nm in names[1:]:
+        if nm not in expr:
+            expr = draw(st.sampled_from(BINARY_F[:3])).format(expr, nm)
+    return expr
+
+
+@st.composite
+def fused_cases(draw):
+    kind = draw(st.sampled_from(["reduce", "reduce", "rows", "epilogue", "multi"]))
+    dtype = draw(st.sampled_from(FLOAT_DTYPES))
+    t = tol_of(dtype)
+    if kind == "epilogue":
+        M, N, K = (draw(mm_size(False)) for _ in range(3))
+        while M * N * K > (1 << 27):
+            M, N = max(1, M // 2), max(1, N // 2)
+        ins = [Input("a", (M, K), dtype, "randn", draw(st.integers(0, 999)),
+                     draw(st.sampled_from([("contig",), ("transpose", 0, 1)]))),
+               Input("b", (K, N), dtype, "randn", draw(st.integers(0, 999)),
+                     draw(st.sampled_from([("contig",), ("transpose", 0, 1)]))),
+               Input("c", draw(st.sampled_from([(N,), (M, 1), (1, N), (M, N)])), dtype, "randn",
+                     draw(st.integers(0, 999)))]
+        ep = draw(st.sampled_from(["torch.relu({})", "torch.tanh({})", "F.gelu({})",
+                                   "({} * 0.5)", "torch.sigmoid({})", "({})"]))
+        expr = ep.format("a @ b + c")
+        # the epilogues are 1-Lipschitz (or less): the matmul's error bound carries over
+        sc = "a.double().abs() @ b.double().abs() + c.double().abs()"
+        return Case("fused", "matmul+" + ep.format("_"), expr, ins, dtype, scale=sc,
+                    alt_fp32=True)
+    cap = draw(element_cap(big=1 << 20))
+    shape = draw(shapes(min_rank=1, max_rank=4, cap=cap, zero=False))
+    rank = len(shape)
+    nin = draw(st.integers(1, 2))
+    ins = [draw(tensor_input("x", shape, dtype))]
+    if nin == 2:
+        r = draw(st.integers(0, rank))
+        shp = tuple(1 if draw(st.integers(0, 2)) == 0 else s for s in shape[rank - r:])
+        ins.append(draw(tensor_input("y", shp, dtype)))
+    names = [i.name for i in ins]
+    chain = draw(_float_chain(names, draw(st.integers(1, 3))))
+    dtype = _loosest(dtype, chain)
+    t = tol_of(dtype)
+    dbl = f"(lambda {', '.join(names)}: {{}})({', '.join(n + '.double()' for n in names)})"
+    keepdim = draw(st.booleans())
+    if kind == "reduce":
+        dims = draw(reduce_dims(rank))
+        red = draw(st.sampled_from(["sum", "mean", "amax", "amin"]))
+        ax = "" if dims is None else f", {dims!r}, keepdim={keepdim}"
+        if red in ("amax", "amin"):
+            ax = "" if dims is None else f", dim={dims!r}, keepdim={keepdim}"
+        expr = f"torch.{red}({chain}{ax})"
+        sc = dbl.format(f"torch.{'mean' if red == 'mean' else 'sum' if red == 'sum' else 'amax'}"
+                        f"(torch.abs({chain}){ax})")
+        return Case("fused", f"{red}(chain)", expr, ins, dtype, scale=sc, alt_fp32=True)
+    if kind == "rows":
+        op = draw(st.sampled_from(["softmax", "log_softmax", "layer_norm"]))
+        if op == "layer_norm":
+            expr = f"F.layer_norm({chain}, ({shape[-1]},))"
+            rtol, atol = t.rtol, {torch.float32: 1e-4}.get(dtype, 4 * t.atol)
+        else:
+            expr = f"torch.{op}({chain}, dim=-1)"
+            rtol, atol = t.rtol, (1e-8 if op == "softmax" else t.red)
+        return Case("fused", f"{op}(chain)", expr, ins, dtype, rtol=rtol, atol=atol,
+                    alt_fp32=True)
+    d1 = draw(st.integers(0, rank - 1))
+    expr = (f"(torch.sum({chain}, {d1}, keepdim={keepdim}), "
+            f"torch.amax({chain}, dim=-1), ({chain}) * 2.0)")
+    sc = dbl.format(f"(torch.abs({chain}).sum({d1}, keepdim={keepdim}), "
+                    f"torch.abs({chain}).amax(dim=-1), 2.0 * torch.abs({chain}))")
+    return Case("fused", "multi-output", expr, ins, dtype, scale=sc, alt_fp32=True)
+
+
+def tol_of(dtype):
+    from shape_fuzz import tol_for  # noqa: PLC0415
+
+    return tol_for(dtype)
+
+
+@budget(ci=80, long=3)
+@given(case=fused_cases())
+def test_fuzz_fusion(case):
+    run_case(case)
