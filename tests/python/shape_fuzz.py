@@ -512,13 +512,11 @@ def _fail(case: Case, what: str) -> None:
 
 def run_case(case: Case) -> str:
     """Runs ``case`` under trnc and eager; returns pass/refused/invalid or fails."""
-    from hypothesis import assume, note  # noqa: PLC0415
+    from hypothesis import assume  # noqa: PLC0415
     from hypothesis.errors import InvalidArgument  # noqa: PLC0415
 
-    try:
-        note(case.repro())
-    except InvalidArgument:   # outside @given (the regression cases)
-        pass
+    # the failure message and hypothesis' falsifying example (Case.__repr__)
+    # both carry the repro
     ns, fn, args = build(case)
     try:
         want = _eager(case, fn, args)
