@@ -79,7 +79,8 @@ test-py: install
 # per family budget unit (TRNC_FUZZ_EXAMPLES); FUZZ_ARGS=-x stops at the first
 # family that fails; FUZZ_KEEP_GOING=1 logs every failing example's repro to
 # build/fuzz-shapes-failures.txt and goes on; FUZZ_SIZES=big draws the
-# largest sizes (up to 2^21 elements) four times as often. Not part of `make test`.
+# largest sizes (up to 2^21 elements) four times as often. No captured logs
+# (torch's DEBUG trace would bury the repro). Not part of `make test`.
 FUZZ_EXAMPLES ?= 300
 FUZZ_KEEP_GOING ?= 0
 FUZZ_SIZES ?=
@@ -87,7 +88,7 @@ FUZZ_ARGS ?=
 fuzz-shapes: install
 	TRNC_FUZZ_PROFILE=long TRNC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	  TRNC_FUZZ_KEEP_GOING=$(FUZZ_KEEP_GOING) TRNC_FUZZ_SIZES=$(FUZZ_SIZES) \
-	  $(VENV)/bin/pytest -q -p no:cacheprovider tests/python/test_shape_fuzz.py $(FUZZ_ARGS)
+	  $(VENV)/bin/pytest -q -p no:cacheprovider -p no:logging tests/python/test_shape_fuzz.py $(FUZZ_ARGS)
 
 test-c: test-sanitize
 
