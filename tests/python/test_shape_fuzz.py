@@ -182,7 +182,7 @@ _VAR_EMPTY = Case("reduction", "var", "torch.var(x, dim=0, correction=1)",
                   scale="(x.double().square().sum(0) / max(0 - 1, 1))")
 
 
-@budget(ci=200, long=3)
+@budget(ci=160, long=3)
 @given(case=reduction_cases())
 @example(case=_ONES)
 @example(case=_ONES_MEAN)
@@ -276,7 +276,7 @@ def matmul_cases(draw, backward: bool = False):
     return Case("matmul", op, expr, ins, dtype, scale=sc)
 
 
-@budget(ci=90, long=2)
+@budget(ci=70, long=2)
 @given(case=matmul_cases())
 def test_fuzz_matmul(case):
     run_case(case)
@@ -333,7 +333,7 @@ def norm_cases(draw, backward: bool = False):
     return Case("norm", op, expr, ins, dtype, rtol=rtol, atol=atol)
 
 
-@budget(ci=80, long=2)
+@budget(ci=60, long=2)
 @given(case=norm_cases())
 def test_fuzz_norm_rows(case):
     run_case(case)
@@ -379,7 +379,7 @@ def gather_cases(draw, backward: bool = False):
                 compare="maxrel" if backward else "exact", backward=backward)
 
 
-@budget(ci=70, long=2)
+@budget(ci=50, long=2)
 @given(case=gather_cases())
 def test_fuzz_gather(case):
     run_case(case)
@@ -443,7 +443,7 @@ def movement_cases(draw, backward: bool = False):
                 compare="maxrel" if backward else "exact", backward=backward)
 
 
-@budget(ci=70, long=2)
+@budget(ci=50, long=2)
 @given(case=movement_cases())
 def test_fuzz_cat_slice_pad(case):
     run_case(case)
@@ -526,7 +526,7 @@ def conv_cases(draw, backward: bool = False):
     return Case("conv", op, expr, ins, dtype, compare=compare, scale=sc)
 
 
-@budget(ci=60, long=2)
+@budget(ci=50, long=2)
 @given(case=conv_cases())
 def test_fuzz_conv_pool(case):
     run_case(case)
@@ -602,7 +602,7 @@ def _loosest(dtype, expr):
     return dtype
 
 
-@budget(ci=150, long=3)
+@budget(ci=120, long=3)
 @given(case=chain_cases())
 def test_fuzz_elementwise_chains(case):
     run_case(case)
@@ -626,7 +626,7 @@ _SUM_BW = Case("reduction-bw", "sum", "torch.sum(x, 0)",
                torch.float32, compare="maxrel", backward=True)
 
 
-@budget(ci=80, long=2)
+@budget(ci=60, long=2)
 @given(case=backward_cases())
 def test_fuzz_backward(case):
     run_case(case)
@@ -749,7 +749,7 @@ def tol_of(dtype):
     return tol_for(dtype)
 
 
-@budget(ci=80, long=3)
+@budget(ci=60, long=3)
 @given(case=fused_cases())
 def test_fuzz_fusion(case):
     run_case(case)
