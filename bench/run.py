@@ -430,7 +430,7 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
     w("")
 
     w("## Cost model vs roofline (one trn2 NeuronCore)\n")
-    w("*Estimate*: the cost model's critical path (runtime/nc_cost.c), forward + backward "
+    w("*Estimate*: the cost model's critical path (codegen/neuroncore/cost.c), forward + backward "
       "programs summed; TensorE and DMA utilization are time-weighted over both. *Roofline*: "
       "max(FLOPs / TensorE peak, bytes / bandwidth). FLOPs are torch's `FlopCounterMode` "
       "count of the eager step (matmuls, convolutions: what TensorE does). Bytes are the "

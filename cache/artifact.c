@@ -7,8 +7,12 @@
  * protobuf-c unpacks with a capped allocator, then every field is range
  * checked, every extent recomputed from shape and strides, every binding
  * index checked against the program, and the program passes the hardware
- * verifier before the artifact is returned. The run-time binding checks of
- * runtime/exec.c still apply on every run.
+ * verifier before the artifact is returned. The load limits (instructions
+ * per kernel, scratch bytes) are checked first, and the binding contract of
+ * codegen/neuroncore/artifact.h (trnc_compiled_check_bindings) before the
+ * verifier, so a loaded artifact that passes never fails it at run time.
+ * The artifact is created, allocated and destroyed by its owner module
+ * (codegen/neuroncore/artifact.c); this file maps it to and from bytes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -17,13 +21,48 @@
 #include <string.h>
 
 #include "cache/artifact.pb-c.h"
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/arena.h"
 #include "ir/diag.h"
 #include "trnc/cache.h"
 
 /* protobuf-c may make at most this many allocations while unpacking */
 #define MAX_UNPACK_ALLOCS (16u << 20)
+
+/* ---- load limits ----------------------------------------------------------- */
+
+/** Checks the program against the load limits (trnc/cache.h): instructions
+ *  per kernel and scratch bytes. TRNC_ERR_LIMIT with one diagnostic. */
+static trnc_status check_limits(const trnc_nc_program *p, trnc_diags *diags) {
+  for (size_t k = 0; k < trnc_nc_program_kernel_count(p); k++) {
+    size_t n = trnc_nc_kernel_instr_count(p, k);
+    if (n > TRNC_ARTIFACT_MAX_KERNEL_INSTRS)
+      return trnc_diag_error(diags, TRNC_ERR_LIMIT,
+                             "compiled artifact: kernel %zu has %zu instructions, over the limit "
+                             "of %d per kernel an artifact may hold",
+                             k, n, TRNC_ARTIFACT_MAX_KERNEL_INSTRS);
+  }
+  int64_t need = 0, scratch = trnc_nc_program_scratch_bytes(p);
+  for (size_t b = 0; b < trnc_nc_program_buffer_count(p); b++) {
+    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
+    if (pb->kind != TRNC_NC_BUF_INTERNAL || pb->bytes <= 0) continue;
+    if (pb->bytes > TRNC_ARTIFACT_MAX_SCRATCH_BYTES || need > TRNC_ARTIFACT_MAX_SCRATCH_BYTES)
+      need = TRNC_ARTIFACT_MAX_SCRATCH_BYTES + 1; /* saturate: no overflow */
+    else
+      need += (pb->bytes + 63) / 64 * 64;
+  }
+  if (scratch > TRNC_ARTIFACT_MAX_SCRATCH_BYTES || scratch > need)
+    return trnc_diag_error(diags, TRNC_ERR_LIMIT,
+                           "compiled artifact: %" PRId64 " bytes of HBM scratch, over the %s (%" PRId64
+                           " bytes)",
+                           scratch,
+                           scratch > TRNC_ARTIFACT_MAX_SCRATCH_BYTES
+                               ? "limit an artifact may declare"
+                               : "sum of its internal buffers, each rounded up to 64 bytes",
+                           scratch > TRNC_ARTIFACT_MAX_SCRATCH_BYTES ? TRNC_ARTIFACT_MAX_SCRATCH_BYTES
+                                                                     : need);
+  return TRNC_OK;
+}
 
 /* ---- serialize ------------------------------------------------------------- */
 
@@ -85,9 +124,10 @@ trnc_status trnc_compiled_serialize(const trnc_compiled *c, uint8_t **bytes, siz
       (c->noutputs && (!c->outputs || !c->out_bind)) || (c->nconsts && !c->consts))
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
                            "trnc_compiled_serialize: NULL argument or incomplete artifact");
+  trnc_status st = check_limits(c->prog, diags);
+  if (st) return st;
   trnc_arena a;
   trnc_arena_init(&a, 0);
-  trnc_status st = TRNC_OK;
   uint8_t *prog = NULL, *out = NULL;
   size_t plen = 0;
   if ((st = trnc_nc_program_serialize(c->prog, &prog, &plen))) {
@@ -278,12 +318,11 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
                          "compiled artifact bytes: descriptor and binding counts differ");
     goto done;
   }
-  c = calloc(1, sizeof *c);
+  c = trnc_artifact_create(m->target);
   if (!c) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;
   }
-  snprintf(c->target_name, sizeof c->target_name, "%s", m->target);
   trnc_nc_program *prog = NULL;
   size_t mark = trnc_diags_count(diags);
   st = trnc_nc_program_deserialize(m->program.data, m->program.len, &prog, diags);
@@ -292,25 +331,19 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
     if (st == TRNC_ERR_INVALID_ARGUMENT) st = TRNC_ERR_MALFORMED;
     goto done;
   }
+  if ((st = check_limits(prog, diags))) goto done;
   if (strcmp(trnc_nc_program_target(prog)->name, c->target_name) != 0) {
     st = trnc_diag_error(diags, TRNC_ERR_MALFORMED,
                          "compiled artifact bytes: the program's target is not the artifact's");
     goto done;
   }
   size_t nbufs = trnc_nc_program_buffer_count(prog);
-  c->ninputs = m->n_inputs;
-  c->noutputs = m->n_outputs;
-  c->nconsts = m->n_consts;
-  c->inputs = calloc(c->ninputs ? c->ninputs : 1, sizeof *c->inputs);
-  c->in_bind = calloc(c->ninputs ? c->ninputs : 1, sizeof *c->in_bind);
-  c->outputs = calloc(c->noutputs ? c->noutputs : 1, sizeof *c->outputs);
-  c->out_bind = calloc(c->noutputs ? c->noutputs : 1, sizeof *c->out_bind);
-  c->consts = calloc(c->nconsts ? c->nconsts : 1, sizeof *c->consts);
-  if (!c->inputs || !c->in_bind || !c->outputs || !c->out_bind || !c->consts) {
-    c->nconsts = 0;
+  if (!trnc_artifact_alloc_inputs(c, m->n_inputs, m->n_consts) ||
+      !trnc_artifact_alloc_outputs(c, m->n_outputs)) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;
   }
+  c->nconsts = m->n_consts; /* data filled below; destroy frees what is there */
   for (size_t i = 0; i < c->ninputs; i++) {
     if (!io_from_pb(m->inputs[i], &c->inputs[i]) || c->inputs[i].is_none) {
       st = bad(diags, "%s %zu: bad dtype, rank, dims, strides or extent", "input", i);
@@ -372,7 +405,8 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
   rp->tensor_flop_util = r->tensor_flop_util;
   rp->dma_bw_util = r->dma_bw_util;
   rp->compile_s = 0.0;
-  rp->target = c->target_name;
+  /* the run-time binding contract, so a loaded artifact never fails it */
+  if ((st = trnc_compiled_check_bindings(c, diags))) goto done;
   /* last: the hardware verifier (the expensive check) */
   mark = trnc_diags_count(diags);
   if (trnc_nc_program_verify(prog, diags) != TRNC_OK) {

@@ -40,35 +40,47 @@ void trnc_entry_header(const uint8_t key[16], const uint8_t *payload, size_t len
   put64(hdr + 56, XXH3_64bits(hdr, 56));
 }
 
-trnc_status trnc_entry_check(const uint8_t *bytes, size_t len, const uint8_t *expect_key,
-                             uint8_t key_out[16], const uint8_t **payload, size_t *plen,
-                             char *why, size_t nwhy) {
+trnc_status trnc_entry_check_header(const uint8_t *hdr, uint64_t file_len, const uint8_t *expect_key,
+                                    size_t *plen, char *why, size_t nwhy) {
 #define FAIL(st, ...) do { snprintf(why, nwhy, __VA_ARGS__); return (st); } while (0)
-  if (!bytes || len < TRNC_ENTRY_HEADER_BYTES)
-    FAIL(TRNC_ERR_MALFORMED, "truncated: %zu bytes, shorter than the %d-byte header", len,
+  if (!hdr || file_len < TRNC_ENTRY_HEADER_BYTES)
+    FAIL(TRNC_ERR_MALFORMED, "truncated: %" PRIu64 " bytes, shorter than the %d-byte header", file_len,
          TRNC_ENTRY_HEADER_BYTES);
-  if (memcmp(bytes, TRNC_ENTRY_MAGIC, 8) != 0) FAIL(TRNC_ERR_MALFORMED, "not a trnc cache entry (bad magic)");
-  if (get64(bytes + 56) != XXH3_64bits(bytes, 56)) FAIL(TRNC_ERR_MALFORMED, "header checksum mismatch");
-  uint32_t ver = get32(bytes + 8);
+  if (memcmp(hdr, TRNC_ENTRY_MAGIC, 8) != 0) FAIL(TRNC_ERR_MALFORMED, "not a trnc cache entry (bad magic)");
+  if (get64(hdr + 56) != XXH3_64bits(hdr, 56)) FAIL(TRNC_ERR_MALFORMED, "header checksum mismatch");
+  uint32_t ver = get32(hdr + 8);
   if (ver != TRNC_ARTIFACT_FORMAT_VERSION)
     FAIL(TRNC_ERR_VERSION, "entry format version %" PRIu32 ", this trnc reads version %d", ver,
          TRNC_ARTIFACT_FORMAT_VERSION);
-  if (get32(bytes + 12) != TRNC_ENTRY_HEADER_BYTES || get64(bytes + 48) != 0)
+  if (get32(hdr + 12) != TRNC_ENTRY_HEADER_BYTES || get64(hdr + 48) != 0)
     FAIL(TRNC_ERR_MALFORMED, "bad header size or reserved field");
-  if (expect_key && memcmp(bytes + 16, expect_key, 16) != 0)
+  if (expect_key && memcmp(hdr + 16, expect_key, 16) != 0)
     FAIL(TRNC_ERR_MALFORMED, "the entry holds another key than its file name says");
-  uint64_t n = get64(bytes + 32);
+  uint64_t n = get64(hdr + 32);
   if (n > TRNC_ARTIFACT_MAX_BYTES) FAIL(TRNC_ERR_MALFORMED, "payload length %" PRIu64 " over the limit", n);
-  if (n != len - TRNC_ENTRY_HEADER_BYTES)
-    FAIL(TRNC_ERR_MALFORMED, "truncated or extended: header says %" PRIu64 " payload bytes, file has %zu",
-         n, len - TRNC_ENTRY_HEADER_BYTES);
-  const uint8_t *p = bytes + TRNC_ENTRY_HEADER_BYTES;
-  if (get64(bytes + 40) != XXH3_64bits(p, (size_t)n)) FAIL(TRNC_ERR_MALFORMED, "payload checksum mismatch");
-  if (key_out) memcpy(key_out, bytes + 16, 16);
-  if (payload) *payload = p;
+  if (n != file_len - TRNC_ENTRY_HEADER_BYTES)
+    FAIL(TRNC_ERR_MALFORMED, "truncated or extended: header says %" PRIu64 " payload bytes, file has %" PRIu64,
+         n, file_len - TRNC_ENTRY_HEADER_BYTES);
   if (plen) *plen = (size_t)n;
   return TRNC_OK;
 #undef FAIL
+}
+
+trnc_status trnc_entry_check(const uint8_t *bytes, size_t len, const uint8_t *expect_key,
+                             uint8_t key_out[16], const uint8_t **payload, size_t *plen,
+                             char *why, size_t nwhy) {
+  size_t n = 0;
+  trnc_status st = trnc_entry_check_header(bytes, len, expect_key, &n, why, nwhy);
+  if (st) return st;
+  const uint8_t *p = bytes + TRNC_ENTRY_HEADER_BYTES;
+  if (get64(bytes + 40) != XXH3_64bits(p, n)) {
+    snprintf(why, nwhy, "payload checksum mismatch");
+    return TRNC_ERR_MALFORMED;
+  }
+  if (key_out) memcpy(key_out, bytes + 16, 16);
+  if (payload) *payload = p;
+  if (plen) *plen = n;
+  return TRNC_OK;
 }
 
 trnc_status trnc_entry_load(const uint8_t *bytes, size_t len, const uint8_t *expect_key,

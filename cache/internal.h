@@ -51,10 +51,22 @@ void trnc_entry_header(const uint8_t key[16], const uint8_t *payload, size_t len
                        uint8_t hdr[TRNC_ENTRY_HEADER_BYTES]);
 
 /**
- * Checks a whole entry file's bytes (header + payload): magic, header
- * checksum, version, header size, key (when expect_key is non-NULL),
- * payload length against len, payload checksum. On success *payload /
- * *plen point into bytes and key_out (may be NULL) receives the key.
+ * Checks an entry's header alone (the first TRNC_ENTRY_HEADER_BYTES bytes
+ * of a file of file_len bytes), so a reader rejects a foreign file before
+ * reading its payload: magic, header checksum, version, header size and
+ * reserved field, key (when expect_key is non-NULL), payload length (at
+ * most TRNC_ARTIFACT_MAX_BYTES and equal to file_len minus the header).
+ * *plen (may be NULL) receives the payload length. Failure:
+ * TRNC_ERR_MALFORMED or TRNC_ERR_VERSION with the reason in why[0..nwhy).
+ */
+trnc_status trnc_entry_check_header(const uint8_t *hdr, uint64_t file_len, const uint8_t *expect_key,
+                                    size_t *plen, char *why, size_t nwhy);
+
+/**
+ * Checks a whole entry file's bytes (header + payload): the header as
+ * trnc_entry_check_header (with file_len = len), then the payload
+ * checksum. On success *payload / *plen point into bytes and key_out (may
+ * be NULL) receives the key.
  * Failure: TRNC_ERR_MALFORMED or TRNC_ERR_VERSION with the reason in
  * why[0..nwhy) (no diagnostic is added).
  */

@@ -43,10 +43,12 @@
 #define BUNDLE_MAGIC "TRNCBNDL"
 #define BUNDLE_VERSION 1
 #define RESCAN_EVERY 32      /* puts between full size scans */
+#define FLUSH_EVERY 4        /* counted events between flushes of the persisted counters */
 
 typedef struct slot {
   uint8_t key[16];
   trnc_compiled *art;        /* NULL: empty */
+  bool dropped;              /* removed by trnc_cache_remove: art stays valid, never found */
 } slot;
 
 typedef struct counters {
@@ -128,20 +130,103 @@ static bool mkdir_p(const char *path) {
   return mkdir0700(buf);
 }
 
-/** Reads the whole regular file behind fd (at most max bytes) into a
- *  malloc'd buffer. Returns NULL with *err = errno-like reason. */
-static uint8_t *read_fd(int fd, size_t size, size_t *got) {
-  uint8_t *buf = malloc(size ? size : 1);
-  if (!buf) return NULL;
+/* ---- trust ------------------------------------------------------------------------ */
+
+/*
+ * Everything the cache reads or writes below DIR must be ours: every
+ * directory on the way (DIR, the shards, stats/) and every entry or stats
+ * file must be of the expected type (a symlink never is: directories are
+ * opened with O_NOFOLLOW one component at a time, files with O_NOFOLLOW
+ * under a checked directory descriptor), owned by this user and not
+ * writable by group or others. Anything else is another user's plant: it is
+ * ignored (a miss with one warning), never followed and never removed.
+ */
+
+/** Why st (lstat/fstat of a file or directory) is not to be trusted, or
+ *  NULL when it is: type must be S_IFDIR or S_IFREG. */
+static const char *distrust(const struct stat *st, mode_t type) {
+  if ((st->st_mode & S_IFMT) != type)
+    return S_ISLNK(st->st_mode) ? "is a symbolic link"
+           : type == S_IFDIR    ? "is not a directory"
+                                : "is not a regular file";
+  if (st->st_uid != geteuid()) return "is owned by another user";
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) return "is writable by group or others";
+  return NULL;
+}
+
+/**
+ * Opens directory `name` under descriptor `at` (AT_FDCWD for an absolute
+ * path) without following a symlink and checks it (distrust). create: mkdir
+ * it (0700) first when missing. Returns the descriptor, or -1 with *why the
+ * problem, or *why NULL when it does not exist or cannot be opened (errno).
+ */
+static int open_dir_at(int at, const char *name, bool create, const char **why) {
+  *why = NULL;
+  if (create && mkdirat(at, name, 0700) != 0 && errno != EEXIST) return -1;
+  int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) {
+    int err = errno;
+    if ((err == ELOOP || err == ENOTDIR) && fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+      *why = distrust(&st, S_IFDIR);
+    errno = err;
+    return -1;
+  }
+  if (fstat(fd, &st) != 0 || (*why = distrust(&st, S_IFDIR))) {
+    if (!*why) *why = "cannot be examined";
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/** Opens DIR/<sub> (sub NULL: DIR itself) as open_dir_at does; the path at
+ *  fault goes to bad[0..nbad). */
+static int open_cache_dir(const trnc_cache *c, const char *sub, bool create, const char **why,
+                          char *bad, size_t nbad) {
+  pathf(bad, nbad, "%s", c->dir);
+  int top = open_dir_at(AT_FDCWD, c->dir, false, why);
+  if (top < 0 || !sub) return top;
+  pathf(bad, nbad, "%s/%s", c->dir, sub);
+  int fd = open_dir_at(top, sub, create, why);
+  close(top);
+  return fd;
+}
+
+/** Opens the shard directory DIR/ab/cd of key (create: making it and DIR/ab
+ *  when missing), every level checked; -1 as open_dir_at, with the path at
+ *  fault in bad[0..nbad). */
+static int open_shard(const trnc_cache *c, const uint8_t key[16], bool create, const char **why,
+                      char *bad, size_t nbad) {
+  char hex[33], l1[3] = {0}, l2[3] = {0};
+  trnc_cache_key_hex(key, hex);
+  memcpy(l1, hex, 2);
+  memcpy(l2, hex + 2, 2);
+  int top = open_cache_dir(c, l1, create, why, bad, nbad);
+  if (top < 0) return -1;
+  pathf(bad, nbad, "%s/%s/%s", c->dir, l1, l2);
+  int fd = open_dir_at(top, l2, create, why);
+  close(top);
+  return fd;
+}
+
+/** True if process pid of host `host` (a name as in c->host) has exited:
+ *  only this host's processes can be asked; this process is alive. */
+static bool writer_dead(const trnc_cache *c, long pid, const char *host) {
+  if (pid <= 0 || strcmp(host, c->host) || pid == (long)getpid()) return false;
+  return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/** read(2) into buf until n bytes, end of file or an error; the count read. */
+static size_t read_full(int fd, uint8_t *buf, size_t n) {
   size_t off = 0;
-  while (off < size) {
-    ssize_t r = read(fd, buf + off, size - off);
+  while (off < n) {
+    ssize_t r = read(fd, buf + off, n - off);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     off += (size_t)r;
   }
-  *got = off;
-  return buf;
+  return off;
 }
 
 /** write(2) all of buf; false on error. */
@@ -155,14 +240,6 @@ static bool write_all(int fd, const void *buf, size_t n) {
     n -= (size_t)w;
   }
   return true;
-}
-
-static void fsync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
 }
 
 /** Parses "123", "10G", "512M", "1k" (powers of 1024). */
@@ -201,7 +278,7 @@ static trnc_compiled *table_find(trnc_cache *c, const uint8_t key[16]) {
   if (!c->cap) return NULL;
   for (size_t i = slot_of(key, c->cap);; i = (i + 1) & (c->cap - 1)) {
     if (!c->table[i].art) return NULL;
-    if (!memcmp(c->table[i].key, key, 16)) return c->table[i].art;
+    if (!memcmp(c->table[i].key, key, 16) && !c->table[i].dropped) return c->table[i].art;
   }
 }
 
@@ -225,6 +302,7 @@ static bool table_insert(trnc_cache *c, const uint8_t key[16], trnc_compiled *ar
   while (c->table[i].art) i = (i + 1) & (c->cap - 1);
   memcpy(c->table[i].key, key, 16);
   c->table[i].art = art;
+  c->table[i].dropped = false;
   c->used++;
   return true;
 }
@@ -232,34 +310,46 @@ static bool table_insert(trnc_cache *c, const uint8_t key[16], trnc_compiled *ar
 /* ---- persisted counters --------------------------------------------------------- */
 
 #define STATS_TAG "trnc-cache-stats-v1"
+#define STATS_FILE_MAX 256   /* a stats file is one short line */
 
-/** Writes counters to dir/stats/name via a temporary file and rename. */
+/** Writes counters to DIR/stats/name via a temporary file and rename. */
 static void write_counters(const trnc_cache *c, const char *name, const counters *k) {
-  char sdir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
-  pathf(sdir, sizeof sdir, "%s/stats", c->dir);
-  if (!mkdir0700(sdir)) return;
-  pathf(path, sizeof path, "%s/%s", sdir, name);
-  pathf(tmp, sizeof tmp, "%s/.tmp-%s", sdir, name);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return;
-  char line[256];
-  int len = snprintf(line, sizeof line, STATS_TAG " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-                     " %" PRIu64 "\n", k->hits, k->misses, k->stores, k->evictions, k->corrupt);
-  bool ok = write_all(fd, line, (size_t)len);
-  close(fd);
-  if (!ok || rename(tmp, path) != 0) unlink(tmp);
+  const char *why;
+  char bad[PATH_MAX], tmp[NAME_MAX + 1];
+  int sd = open_cache_dir(c, "stats", true, &why, bad, sizeof bad);
+  if (sd < 0) return;
+  pathf(tmp, sizeof tmp, ".tmp-%s", name);
+  int fd = openat(sd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+  if (fd >= 0) {
+    char line[STATS_FILE_MAX];
+    int len = snprintf(line, sizeof line, STATS_TAG " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                       " %" PRIu64 "\n", k->hits, k->misses, k->stores, k->evictions, k->corrupt);
+    bool ok = write_all(fd, line, (size_t)len);
+    close(fd);
+    if (!ok || renameat(sd, tmp, sd, name) != 0) unlinkat(sd, tmp, 0);
+  }
+  close(sd);
 }
 
-/** Adds the counters in file path to *k; false if it is not a stats file. */
-static bool read_counters(const char *path, counters *k) {
-  FILE *f = fopen(path, "re");
-  if (!f) return false;
+/** Adds the counters in file `name` of the stats directory sd to *k; false
+ *  if it is not a stats file of ours. A FIFO, device or symlink is never
+ *  opened for a blocking read (O_NONBLOCK, O_NOFOLLOW, regular files only). */
+static bool read_counters(int sd, const char *name, counters *k) {
+  int fd = openat(sd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  char line[STATS_FILE_MAX];
+  ssize_t n = -1;
+  if (fstat(fd, &st) == 0 && !distrust(&st, S_IFREG) && st.st_size < (off_t)sizeof line)
+    n = read(fd, line, sizeof line - 1);
+  close(fd);
+  if (n <= 0) return false;
+  line[n] = '\0';
   char tag[32];
   uint64_t v[5];
-  int n = fscanf(f, "%31s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, tag, &v[0],
-                 &v[1], &v[2], &v[3], &v[4]);
-  fclose(f);
-  if (n != 6 || strcmp(tag, STATS_TAG)) return false;
+  int got = sscanf(line, "%31s %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64, tag,
+                   &v[0], &v[1], &v[2], &v[3], &v[4]);
+  if (got != 6 || strcmp(tag, STATS_TAG)) return false;
   k->hits += v[0];
   k->misses += v[1];
   k->stores += v[2];
@@ -282,10 +372,19 @@ void trnc_cache_flush_stats(trnc_cache *c) {
   write_counters(c, name, &k);
 }
 
-/** Flushes if the last flush is more than a second old. */
+/** Persisted events (hits, misses, stores, evictions, corrupt) since the
+ *  last flush. Caller holds mu. */
+static uint64_t unflushed(const trnc_cache *c) {
+  const counters *n = &c->n, *f = &c->flushed;
+  return (n->hits - f->hits) + (n->misses - f->misses) + (n->stores - f->stores) +
+         (n->evictions - f->evictions) + (n->corrupt - f->corrupt);
+}
+
+/** Flushes once FLUSH_EVERY events are unflushed or the last flush is more
+ *  than a second old, so a killed process loses fewer than FLUSH_EVERY. */
 static void maybe_flush(trnc_cache *c) {
   pthread_mutex_lock(&c->mu);
-  bool due = now_ns() - c->last_flush_ns > 1000000000;
+  bool due = unflushed(c) >= FLUSH_EVERY || now_ns() - c->last_flush_ns > 1000000000;
   pthread_mutex_unlock(&c->mu);
   if (due) trnc_cache_flush_stats(c);
 }
@@ -297,28 +396,29 @@ static bool stats_file_dead(const trnc_cache *c, const char *name) {
   if (name[0] != 'p' || name[1] != '.') return false;
   char *end;
   long pid = strtol(name + 2, &end, 10);
-  if (*end != '.' || pid <= 0) return false;
+  if (*end != '.') return false;
   const char *host = strchr(end + 1, '.');
-  if (!host || strcmp(host + 1, c->host)) return false;
-  if (pid == (long)getpid()) return false;
-  return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+  return host && writer_dead(c, pid, host + 1);
 }
 
 /** Sums every persisted counter file into *k; with more than 64 files,
  *  merges those of exited processes into one (claimed by rename, so two
  *  processes never merge the same file). */
 static void sum_persisted(trnc_cache *c, counters *k) {
-  char sdir[PATH_MAX];
-  pathf(sdir, sizeof sdir, "%s/stats", c->dir);
-  DIR *d = opendir(sdir);
-  if (!d) return;
+  const char *why;
+  char bad[PATH_MAX];
+  int sd = open_cache_dir(c, "stats", false, &why, bad, sizeof bad);
+  if (sd < 0) return;
+  DIR *d = fdopendir(sd);
+  if (!d) {
+    close(sd);
+    return;
+  }
   size_t nfiles = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.') continue;
-    char path[PATH_MAX];
-    pathf(path, sizeof path, "%s/%s", sdir, e->d_name);
-    if (read_counters(path, k)) nfiles++;
+    if (read_counters(sd, e->d_name, k)) nfiles++;
   }
   if (nfiles <= 64) {
     closedir(d);
@@ -331,19 +431,10 @@ static void sum_persisted(trnc_cache *c, counters *k) {
   pathf(claim_prefix, sizeof claim_prefix, ".claim-%016" PRIx64 "-", c->nonce);
   while ((e = readdir(d))) {
     if (e->d_name[0] == '.' || !stats_file_dead(c, e->d_name)) continue;
-    char path[PATH_MAX], claim[PATH_MAX];
-    pathf(path, sizeof path, "%s/%s", sdir, e->d_name);
-    pathf(claim, sizeof claim, "%s/%s%s", sdir, claim_prefix, e->d_name);
-    if (rename(path, claim) != 0) continue; /* another process claimed it */
-    counters one = {0};
-    if (read_counters(claim, &one)) {
-      merged.hits += one.hits;
-      merged.misses += one.misses;
-      merged.stores += one.stores;
-      merged.evictions += one.evictions;
-      merged.corrupt += one.corrupt;
-      nclaimed++;
-    }
+    char claim[NAME_MAX + 1];
+    pathf(claim, sizeof claim, "%s%s", claim_prefix, e->d_name);
+    if (renameat(sd, e->d_name, sd, claim) != 0) continue; /* another process claimed it */
+    if (read_counters(sd, claim, &merged)) nclaimed++;
   }
   if (nclaimed) {
     char name[64];
@@ -351,12 +442,8 @@ static void sum_persisted(trnc_cache *c, counters *k) {
     write_counters(c, name, &merged);
   }
   rewinddir(d);
-  while ((e = readdir(d))) {
-    if (strncmp(e->d_name, claim_prefix, strlen(claim_prefix))) continue;
-    char path[PATH_MAX];
-    pathf(path, sizeof path, "%s/%s", sdir, e->d_name);
-    unlink(path);
-  }
+  while ((e = readdir(d)))
+    if (!strncmp(e->d_name, claim_prefix, strlen(claim_prefix))) unlinkat(sd, e->d_name, 0);
   closedir(d);
 }
 
@@ -405,9 +492,7 @@ trnc_status trnc_cache_open(const trnc_cache_config *cfg, trnc_cache **out, trnc
   struct stat st;
   const char *problem = NULL;
   if (stat(dir, &st) != 0) problem = "cannot be read";
-  else if (!S_ISDIR(st.st_mode)) problem = "is not a directory";
-  else if (st.st_uid != geteuid()) problem = "is owned by another user";
-  else if (st.st_mode & (S_IWGRP | S_IWOTH)) problem = "is writable by group or others";
+  else problem = distrust(&st, S_IFDIR);
   if (problem) {
     trnc_status s = WARN(diags, TRNC_ERR_IO,
                          "trnc cache: refusing to use %s: it %s (mode %04o), so another user "
@@ -462,59 +547,88 @@ uint64_t trnc_cache_max_bytes(const trnc_cache *c) { return c ? c->max_bytes : 0
 
 /* ---- directory scan ------------------------------------------------------------------ */
 
-typedef enum { F_ENTRY, F_TEMP } fkind;
+typedef enum { F_ENTRY, F_TEMP, F_UNTRUSTED } fkind;
 
-/** Called for every entry and temporary file: path, key (entries), stat. */
+/** Called for every entry and temporary file (path, key of an entry, stat)
+ *  and for every shard directory or entry refused by the trust rules
+ *  (F_UNTRUSTED: path and the reason in why; not entered). */
 typedef void (*scan_fn)(void *ctx, fkind kind, const char *path, const uint8_t key[16],
-                        const struct stat *st);
+                        const struct stat *st, const char *why);
 
 static bool is_hex2(const char *s) {
   return s[0] && s[1] && !s[2] && strchr("0123456789abcdef", s[0]) &&
          strchr("0123456789abcdef", s[1]);
 }
 
-/** Walks DIR/xx/yy/ calling fn; false if DIR cannot be read. */
+/** Opens subdirectory name of the open directory d as a DIR stream,
+ *  reporting an untrusted one to fn; NULL if it cannot be entered. */
+static DIR *enter(DIR *d, const char *name, const char *path, scan_fn fn, void *ctx) {
+  const char *why;
+  int fd = open_dir_at(dirfd(d), name, false, &why);
+  if (fd < 0) {
+    if (why) fn(ctx, F_UNTRUSTED, path, NULL, NULL, why);
+    return NULL;
+  }
+  DIR *sub = fdopendir(fd);
+  if (!sub) close(fd);
+  return sub;
+}
+
+/** Calls fn for file `n` of shard directory d3 (DIR/s1/s2, path p2). */
+static void scan_file(DIR *d3, const char *p2, const char *s1, const char *s2, const char *n,
+                      scan_fn fn, void *ctx) {
+  char path[PATH_MAX];
+  struct stat st;
+  size_t len = strlen(n);
+  if (len == 32 + strlen(ENTRY_SUFFIX) && !strcmp(n + 32, ENTRY_SUFFIX)) {
+    char hex[33], canon[33];
+    uint8_t key[16];
+    memcpy(hex, n, 32);
+    hex[32] = '\0';
+    /* the name must be the canonical (lowercase) form of its shard */
+    if (!trnc_cache_key_parse(hex, key)) return;
+    trnc_cache_key_hex(key, canon);
+    if (strcmp(canon, hex) || memcmp(hex, s1, 2) || memcmp(hex + 2, s2, 2)) return;
+    pathf(path, sizeof path, "%s/%s", p2, n);
+    if (fstatat(dirfd(d3), n, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return;
+    const char *why = distrust(&st, S_IFREG);
+    if (why) fn(ctx, F_UNTRUSTED, path, key, &st, why);
+    else fn(ctx, F_ENTRY, path, key, &st, NULL);
+  } else if (!strncmp(n, TEMP_PREFIX, strlen(TEMP_PREFIX))) {
+    pathf(path, sizeof path, "%s/%s", p2, n);
+    if (fstatat(dirfd(d3), n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      fn(ctx, F_TEMP, path, NULL, &st, NULL);
+  }
+}
+
+/** Walks DIR/xx/yy/ calling fn; directories are entered only when trusted.
+ *  False if DIR cannot be read. */
 static bool scan(trnc_cache *c, scan_fn fn, void *ctx) {
-  DIR *d1 = opendir(c->dir);
-  if (!d1) return false;
+  const char *why;
+  char bad[PATH_MAX];
+  int top = open_cache_dir(c, NULL, false, &why, bad, sizeof bad);
+  DIR *d1 = top >= 0 ? fdopendir(top) : NULL;
+  if (!d1) {
+    if (top >= 0) close(top);
+    if (why) errno = EACCES;
+    return false;
+  }
   struct dirent *e1;
   while ((e1 = readdir(d1))) {
     if (!is_hex2(e1->d_name)) continue;
     char p1[PATH_MAX];
     pathf(p1, sizeof p1, "%s/%s", c->dir, e1->d_name);
-    DIR *d2 = opendir(p1);
+    DIR *d2 = enter(d1, e1->d_name, p1, fn, ctx);
     if (!d2) continue;
     struct dirent *e2;
     while ((e2 = readdir(d2))) {
       if (!is_hex2(e2->d_name)) continue;
       char p2[PATH_MAX];
       pathf(p2, sizeof p2, "%s/%s", p1, e2->d_name);
-      DIR *d3 = opendir(p2);
+      DIR *d3 = enter(d2, e2->d_name, p2, fn, ctx);
       if (!d3) continue;
       struct dirent *e3;
-      while ((e3 = readdir(d3))) {
-        const char *n = e3->d_name;
-        char path[PATH_MAX];
-        struct stat st;
-        size_t len = strlen(n);
-        if (len == 32 + strlen(ENTRY_SUFFIX) && !strcmp(n + 32, ENTRY_SUFFIX)) {
-          char hex[33];
-          uint8_t key[16];
-          memcpy(hex, n, 32);
-          hex[32] = '\0';
-          /* the name must be the canonical (lowercase) form of its shard */
-          if (!trnc_cache_key_parse(hex, key)) continue;
-          char canon[33];
-          trnc_cache_key_hex(key, canon);
-          if (strcmp(canon, hex) || memcmp(hex, e1->d_name, 2) || memcmp(hex + 2, e2->d_name, 2))
-            continue;
-          pathf(path, sizeof path, "%s/%s", p2, n);
-          if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) fn(ctx, F_ENTRY, path, key, &st);
-        } else if (!strncmp(n, TEMP_PREFIX, strlen(TEMP_PREFIX))) {
-          pathf(path, sizeof path, "%s/%s", p2, n);
-          if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) fn(ctx, F_TEMP, path, NULL, &st);
-        }
-      }
+      while ((e3 = readdir(d3))) scan_file(d3, p2, e1->d_name, e2->d_name, e3->d_name, fn, ctx);
       closedir(d3);
     }
     closedir(d2);
@@ -530,14 +644,18 @@ typedef struct listing {
   char **temps;              /* paths of temporary files */
   int64_t *temp_mtime;
   size_t ntemps, tcap;
+  size_t nuntrusted;         /* refused directories and entries (not listed) */
+  char untrusted[PATH_MAX + 64]; /* the first of them and why */
   bool failed;
 } listing;
 
 static void list_fn(void *ctx, fkind kind, const char *path, const uint8_t key[16],
-                    const struct stat *st) {
+                    const struct stat *st, const char *why) {
   listing *l = ctx;
   if (l->failed) return;
-  if (kind == F_ENTRY) {
+  if (kind == F_UNTRUSTED) {
+    if (!l->nuntrusted++) pathf(l->untrusted, sizeof l->untrusted, "%s %s", path, why);
+  } else if (kind == F_ENTRY) {
     if (l->n == l->cap) {
       size_t cap = l->cap ? l->cap * 2 : 256;
       trnc_cache_entry *ne = realloc(l->e, cap * sizeof *ne);
@@ -622,49 +740,90 @@ trnc_status trnc_cache_list(trnc_cache *c, trnc_cache_entry **entries, size_t *n
 
 /* ---- lookups -------------------------------------------------------------------------- */
 
-/** Unlinks path if it still names the file (dev, ino) that was read. */
-static void remove_if_same(const char *path, const struct stat *was) {
+/** Unlinks `name` in directory sd if it still names the file (dev, ino)
+ *  that was read. */
+static void remove_if_same(int sd, const char *name, const struct stat *was) {
   struct stat now;
-  if (lstat(path, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
-    unlink(path);
+  if (fstatat(sd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == was->st_dev &&
+      now.st_ino == was->st_ino)
+    unlinkat(sd, name, 0);
+}
+
+/** An entry's file name (32 hex digits + suffix) into out[NAME_MAX + 1]. */
+static void entry_name(const uint8_t key[16], char *out) {
+  char hex[33];
+  trnc_cache_key_hex(key, hex);
+  pathf(out, NAME_MAX + 1, "%s" ENTRY_SUFFIX, hex);
 }
 
 /**
- * Reads and fully checks the entry at path. Returns TRNC_OK with *out (if
- * out is non-NULL) or the failure with the reason in why. *fd_out (may be
- * NULL) receives the open descriptor on success (caller closes), and *st
- * the file's stat. ENOENT: TRNC_ERR_IO with why = "".
+ * Opens entry `name` in the (checked) shard directory sd and reads it:
+ * first the header alone, checked (magic, checksum, version, key, length
+ * against the file size), then the payload. The file must be a regular
+ * file of ours (distrust). On success *bytes (malloc'd) holds *len bytes,
+ * *fd_out (may be NULL) the open descriptor (caller closes), *st its stat.
+ * Failures (reason in why): TRNC_ERR_IO with why "" when the entry does not
+ * exist, or with the reason for a file of another user or writable by
+ * others (a miss, left alone); TRNC_ERR_MALFORMED / TRNC_ERR_VERSION for a
+ * corrupt or foreign file (the caller removes it); TRNC_ERR_IO, TRNC_ERR_NOMEM.
  */
-static trnc_status load_path(const char *path, const uint8_t *expect_key, uint8_t key_out[16],
-                             trnc_compiled **out, int *fd_out, struct stat *st, char *why,
-                             size_t nwhy) {
+static trnc_status read_entry(int sd, const char *name, const uint8_t *expect_key, uint8_t **bytes,
+                              size_t *len, int *fd_out, struct stat *st, char *why, size_t nwhy) {
   why[0] = '\0';
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  *bytes = NULL;
+  int fd = openat(sd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return TRNC_ERR_IO;
     pathf(why, nwhy, "cannot open: %s", strerror(errno));
     /* a symlink or a special file under an entry name is foreign */
-    if (lstat(path, st) == 0 && !S_ISDIR(st->st_mode)) return TRNC_ERR_MALFORMED;
+    if (fstatat(sd, name, st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st->st_mode))
+      return TRNC_ERR_MALFORMED;
     return TRNC_ERR_IO;
   }
+  trnc_status s = TRNC_OK;
+  const char *untrusted;
+  uint8_t hdr[TRNC_ENTRY_HEADER_BYTES];
+  size_t got = 0, plen = 0;
   if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
     pathf(why, nwhy, "not a regular file");
-    close(fd);
-    return S_ISDIR(st->st_mode) ? TRNC_ERR_IO : TRNC_ERR_MALFORMED;
+    s = S_ISDIR(st->st_mode) ? TRNC_ERR_IO : TRNC_ERR_MALFORMED;
+  } else if ((untrusted = distrust(st, S_IFREG))) {
+    pathf(why, nwhy, "the file %s (uid %ld, mode %04o); it is ignored, not removed", untrusted,
+          (long)st->st_uid, (unsigned)(st->st_mode & 07777));
+    s = TRNC_ERR_IO;
+  } else if ((got = read_full(fd, hdr, sizeof hdr)) < sizeof hdr && got != (size_t)st->st_size) {
+    pathf(why, nwhy, "read error: %s", strerror(errno));
+    s = TRNC_ERR_IO;
+  } else if (!(s = trnc_entry_check_header(hdr, (uint64_t)st->st_size, expect_key, &plen, why, nwhy))) {
+    uint8_t *buf = malloc(TRNC_ENTRY_HEADER_BYTES + plen);
+    if (!buf) {
+      pathf(why, nwhy, "out of memory");
+      s = TRNC_ERR_NOMEM;
+    } else {
+      memcpy(buf, hdr, sizeof hdr);
+      *bytes = buf;
+      *len = sizeof hdr + read_full(fd, buf + sizeof hdr, plen);
+    }
   }
-  if ((uint64_t)st->st_size > TRNC_ARTIFACT_MAX_BYTES + TRNC_ENTRY_HEADER_BYTES) {
-    pathf(why, nwhy, "%lld bytes, over the entry size limit", (long long)st->st_size);
-    close(fd);
-    return TRNC_ERR_MALFORMED;
-  }
-  size_t got = 0;
-  uint8_t *buf = read_fd(fd, (size_t)st->st_size, &got);
-  if (!buf) {
-    close(fd);
-    pathf(why, nwhy, "out of memory");
-    return TRNC_ERR_NOMEM;
-  }
-  trnc_status s = trnc_entry_load(buf, got, expect_key, key_out, out, why, nwhy);
+  if (s || !fd_out) close(fd);
+  else *fd_out = fd;
+  return s;
+}
+
+/**
+ * read_entry, then the full check and deserialization (trnc_entry_load).
+ * *out (may be NULL: check only) receives the artifact; statuses as
+ * read_entry.
+ */
+static trnc_status load_entry(int sd, const char *name, const uint8_t *expect_key,
+                              trnc_compiled **out, int *fd_out, struct stat *st, char *why,
+                              size_t nwhy) {
+  uint8_t *buf;
+  size_t len = 0;
+  int fd = -1;
+  trnc_status s = read_entry(sd, name, expect_key, &buf, &len, &fd, st, why, nwhy);
+  if (s) return s;
+  s = trnc_entry_load(buf, len, expect_key, NULL, out, why, nwhy);
   free(buf);
   if (s || !fd_out) close(fd);
   else *fd_out = fd;
@@ -686,21 +845,33 @@ trnc_status trnc_cache_get(trnc_cache *c, const uint8_t key[16], const trnc_comp
   pthread_mutex_unlock(&c->mu);
   if (art) return TRNC_OK;
 
-  char path[PATH_MAX], why[256];
+  char path[PATH_MAX], why[256], name[NAME_MAX + 1];
   entry_path(c, key, path, sizeof path);
+  entry_name(key, name);
   struct stat st;
   int fd = -1;
-  trnc_status s = load_path(path, key, NULL, &art, &fd, &st, why, sizeof why);
-  if (s == TRNC_OK) {
-    futimens(fd, NULL); /* LRU: a hit is a use */
-    close(fd);
-  } else if (s == TRNC_ERR_MALFORMED || s == TRNC_ERR_VERSION) {
-    remove_if_same(path, &st);
-    WARN(diags, TRNC_ERR_MALFORMED,
-         "trnc cache: removed a corrupt entry %s (%s); it counts as a miss and will be "
-         "recompiled", path, why);
-  } else if (s != TRNC_ERR_IO || why[0]) {
-    WARN(diags, s, "trnc cache: cannot read entry %s (%s); compiling instead", path, why);
+  const char *untrusted;
+  trnc_status s = TRNC_ERR_IO;
+  int sd = open_shard(c, key, false, &untrusted, why, sizeof why);
+  if (sd < 0 && untrusted) {
+    WARN(diags, TRNC_ERR_IO,
+         "trnc cache: ignoring entry %s: the directory %s %s, so another user could have planted "
+         "it; compiling instead. Fix: remove that directory, or chmod 700 it if it is yours",
+         path, why, untrusted);
+  } else if (sd >= 0) {
+    s = load_entry(sd, name, key, &art, &fd, &st, why, sizeof why);
+    if (s == TRNC_OK) {
+      futimens(fd, NULL); /* LRU: a hit is a use */
+      close(fd);
+    } else if (s == TRNC_ERR_MALFORMED || s == TRNC_ERR_VERSION) {
+      remove_if_same(sd, name, &st);
+      WARN(diags, TRNC_ERR_MALFORMED,
+           "trnc cache: removed a corrupt entry %s (%s); it counts as a miss and will be "
+           "recompiled", path, why);
+    } else if (s != TRNC_ERR_IO || why[0]) {
+      WARN(diags, s, "trnc cache: cannot read entry %s (%s); compiling instead", path, why);
+    }
+    close(sd);
   }
   pthread_mutex_lock(&c->mu);
   if (art) {
@@ -737,24 +908,61 @@ static void test_pause(void) {
   }
 }
 
-/** Writes an entry file (hdr + payload) for key atomically. */
+/** True if `name` is a temporary file of a writer on this host that has
+ *  exited: .tmp-<32 hex key>-<pid>-<serial>-<16 hex nonce>-<host>. */
+static bool temp_of_dead_writer(const trnc_cache *c, const char *name) {
+  size_t pre = strlen(TEMP_PREFIX);
+  if (strncmp(name, TEMP_PREFIX, pre) || strlen(name) < pre + 33 || name[pre + 32] != '-')
+    return false;
+  char *end;
+  long pid = strtol(name + pre + 33, &end, 10);
+  if (*end != '-') return false;
+  strtoull(end + 1, &end, 10);
+  if (*end != '-' || strlen(end + 1) < 18 || end[17] != '-') return false;
+  return writer_dead(c, pid, end + 18);
+}
+
+/** Removes the temporary files of exited writers (killed mid-write) from
+ *  the shard directory sd. */
+static void remove_dead_temps(const trnc_cache *c, int sd) {
+  int fd = dup(sd);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (temp_of_dead_writer(c, e->d_name)) unlinkat(sd, e->d_name, 0);
+  closedir(d);
+}
+
+/** Writes an entry file (hdr + payload) for key atomically, into a shard
+ *  directory that passes the trust rules (made when missing); then removes
+ *  the debris of killed writers there. */
 static trnc_status write_entry(trnc_cache *c, const uint8_t key[16], const uint8_t *hdr,
                                const uint8_t *payload, size_t plen, trnc_diags *diags) {
-  char s1[PATH_MAX], s2[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX], hex[33];
-  shard_path(c, key, 1, s1, sizeof s1);
-  shard_path(c, key, 2, s2, sizeof s2);
+  char path[PATH_MAX], name[NAME_MAX + 1], tmp[NAME_MAX + 1], hex[33], bad[PATH_MAX];
   entry_path(c, key, path, sizeof path);
+  entry_name(key, name);
   trnc_cache_key_hex(key, hex);
   pthread_mutex_lock(&c->mu);
   uint64_t serial = c->tmp_counter++;
   pthread_mutex_unlock(&c->mu);
-  pathf(tmp, sizeof tmp, "%s/" TEMP_PREFIX "%s-%ld-%" PRIu64 "-%016" PRIx64, s2, hex,
-           (long)getpid(), serial, c->nonce);
+  pathf(tmp, sizeof tmp, TEMP_PREFIX "%s-%ld-%" PRIu64 "-%016" PRIx64 "-%s", hex, (long)getpid(),
+        serial, c->nonce, c->host);
+  const char *untrusted;
+  int sd = open_shard(c, key, true, &untrusted, bad, sizeof bad);
+  if (sd < 0 && untrusted)
+    return WARN(diags, TRNC_ERR_IO,
+                "trnc cache: not storing entry %s: the directory %s %s. Fix: remove that "
+                "directory, or chmod 700 it if it is yours",
+                path, bad, untrusted);
   const char *what = "create the shard directory";
   int fd = -1;
-  if (!mkdir0700(s1) || !mkdir0700(s2)) goto fail;
+  if (sd < 0) goto fail;
   what = "create a temporary file";
-  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  fd = openat(sd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) goto fail;
   what = "write";
   if (!write_all(fd, hdr, TRNC_ENTRY_HEADER_BYTES) || !write_all(fd, payload, plen)) goto fail;
@@ -766,15 +974,30 @@ static trnc_status write_entry(trnc_cache *c, const uint8_t key[16], const uint8
   fd = -1;
   if (rc != 0) goto fail;
   what = "rename";
-  if (rename(tmp, path) != 0) goto fail;
-  fsync_dir(s2);
+  if (renameat(sd, tmp, sd, name) != 0) goto fail;
+  fsync(sd);
+  remove_dead_temps(c, sd);
+  close(sd);
   return TRNC_OK;
 fail:;
   int err = errno;
   if (fd >= 0) close(fd);
-  unlink(tmp);
+  if (sd >= 0) {
+    unlinkat(sd, tmp, 0);
+    close(sd);
+  }
   return WARN(diags, TRNC_ERR_IO, "trnc cache: cannot store entry %s: %s failed (%s)", path, what,
               strerror(err));
+}
+
+/** Unlinks the listed temporary files of exited writers of this host and,
+ *  with stale, those older than STALE_TEMP_NS (writers of other hosts). */
+static void remove_debris(const trnc_cache *c, const listing *l, bool stale) {
+  int64_t now = now_ns();
+  for (size_t i = 0; i < l->ntemps; i++)
+    if ((stale && now - l->temp_mtime[i] > STALE_TEMP_NS) ||
+        temp_of_dead_writer(c, strrchr(l->temps[i], '/') + 1))
+      unlink(l->temps[i]);
 }
 
 /** After a store: trim to the bound when the (approximate) size exceeds it.
@@ -790,6 +1013,7 @@ static void maybe_evict(trnc_cache *c, uint64_t added, trnc_diags *diags) {
   if (rescan) {
     listing l;
     if (do_list(c, &l, NULL)) return;
+    remove_debris(c, &l, false);
     approx = (int64_t)l.bytes;
     listing_free(&l);
   }
@@ -852,6 +1076,31 @@ trnc_status trnc_cache_put(trnc_cache *c, const uint8_t key[16], trnc_compiled *
   return st;
 }
 
+trnc_status trnc_cache_remove(trnc_cache *c, const uint8_t key[16], trnc_diags *diags) {
+  if (!c || !key)
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_cache_remove: NULL argument");
+  pthread_mutex_lock(&c->mu);
+  if (c->cap)
+    for (size_t i = slot_of(key, c->cap); c->table[i].art; i = (i + 1) & (c->cap - 1))
+      if (!memcmp(c->table[i].key, key, 16)) c->table[i].dropped = true;
+  c->approx_bytes = -1;
+  pthread_mutex_unlock(&c->mu);
+  char path[PATH_MAX], name[NAME_MAX + 1], bad[PATH_MAX];
+  entry_path(c, key, path, sizeof path);
+  entry_name(key, name);
+  const char *untrusted;
+  int sd = open_shard(c, key, false, &untrusted, bad, sizeof bad);
+  if (sd < 0)
+    return untrusted ? WARN(diags, TRNC_ERR_IO, "trnc cache: not removing %s: the directory %s %s",
+                            path, bad, untrusted)
+                     : TRNC_OK;
+  int rc = unlinkat(sd, name, 0), err = errno;
+  close(sd);
+  if (rc != 0 && err != ENOENT)
+    return WARN(diags, TRNC_ERR_IO, "trnc cache: cannot remove %s (%s)", path, strerror(err));
+  return TRNC_OK;
+}
+
 /* ---- maintenance ---------------------------------------------------------------------------- */
 
 void trnc_cache_get_stats(trnc_cache *c, bool with_disk, trnc_cache_stats *out) {
@@ -886,6 +1135,35 @@ void trnc_cache_get_stats(trnc_cache *c, bool with_disk, trnc_cache_stats *out) 
   }
 }
 
+/**
+ * Reads and fully checks listed entry key as a lookup would, without
+ * keeping the artifact. *bytes (may be NULL) receives the entry's bytes on
+ * success (free), *sd (may be NULL) the open shard directory (caller closes;
+ * -1 when it could not be opened). Statuses as read_entry.
+ */
+static trnc_status check_listed(const trnc_cache *c, const uint8_t key[16], uint8_t **bytes,
+                                size_t *len, int *sd, struct stat *st, char *why, size_t nwhy) {
+  char name[NAME_MAX + 1], where[PATH_MAX];
+  const char *untrusted;
+  entry_name(key, name);
+  why[0] = '\0';
+  int fd = open_shard(c, key, false, &untrusted, where, sizeof where);
+  if (sd) *sd = fd;
+  if (fd < 0) return TRNC_ERR_IO; /* removed (or replaced) meanwhile */
+  uint8_t *buf = NULL;
+  size_t n = 0;
+  trnc_status s = read_entry(fd, name, key, &buf, &n, NULL, st, why, nwhy);
+  if (!sd) close(fd);
+  if (!s) s = trnc_entry_load(buf, n, key, NULL, NULL, why, nwhy);
+  if (!s && bytes) {
+    *bytes = buf;
+    *len = n;
+  } else {
+    free(buf);
+  }
+  return s;
+}
+
 trnc_status trnc_cache_verify(trnc_cache *c, bool remove_bad, size_t *good, size_t *bad,
                               trnc_diags *diags) {
   if (good) *good = 0;
@@ -894,20 +1172,30 @@ trnc_status trnc_cache_verify(trnc_cache *c, bool remove_bad, size_t *good, size
   listing l;
   trnc_status st = do_list(c, &l, diags);
   if (st) return st;
+  if (l.nuntrusted) {
+    if (bad) *bad += l.nuntrusted;
+    WARN(diags, TRNC_ERR_IO,
+         "trnc cache: ignored %zu directories or entries that another user could have planted "
+         "(first: %s); they are never read nor removed. Fix: remove them",
+         l.nuntrusted, l.untrusted);
+  }
   for (size_t i = 0; i < l.n; i++) {
-    char path[PATH_MAX], why[256];
+    char path[PATH_MAX], why[256], name[NAME_MAX + 1];
     entry_path(c, l.e[i].key, path, sizeof path);
+    entry_name(l.e[i].key, name);
     struct stat fs;
-    trnc_status s = load_path(path, l.e[i].key, NULL, NULL, NULL, &fs, why, sizeof why);
+    int sd = -1;
+    trnc_status s = check_listed(c, l.e[i].key, NULL, NULL, &sd, &fs, why, sizeof why);
     if (s == TRNC_OK) {
       if (good) (*good)++;
-      continue;
+    } else if (s != TRNC_ERR_IO || why[0]) { /* not removed meanwhile */
+      bool rm = remove_bad && (s == TRNC_ERR_MALFORMED || s == TRNC_ERR_VERSION);
+      if (bad) (*bad)++;
+      WARN(diags, TRNC_ERR_MALFORMED, "trnc cache: bad entry %s: %s%s", path, why,
+           rm ? " (removed)" : "");
+      if (rm) remove_if_same(sd, name, &fs);
     }
-    if (s == TRNC_ERR_IO && !why[0]) continue; /* removed meanwhile */
-    if (bad) (*bad)++;
-    WARN(diags, TRNC_ERR_MALFORMED, "trnc cache: bad entry %s: %s%s", path, why,
-         remove_bad ? " (removed)" : "");
-    if (remove_bad) remove_if_same(path, &fs);
+    if (sd >= 0) close(sd);
   }
   listing_free(&l);
   return TRNC_OK;
@@ -921,9 +1209,7 @@ trnc_status trnc_cache_prune(trnc_cache *c, uint64_t max_bytes, size_t *removed,
   listing l;
   trnc_status st = do_list(c, &l, diags);
   if (st) return st;
-  int64_t now = now_ns();
-  for (size_t i = 0; i < l.ntemps; i++)
-    if (now - l.temp_mtime[i] > STALE_TEMP_NS) unlink(l.temps[i]);
+  remove_debris(c, &l, true);
   uint64_t total = l.bytes;
   size_t nrem = 0;
   uint64_t nfreed = 0;
@@ -967,18 +1253,17 @@ trnc_status trnc_cache_clear(trnc_cache *c, size_t *removed, trnc_diags *diags) 
     rmdir(p);
   }
   listing_free(&l);
+  const char *why;
   char sdir[PATH_MAX];
-  pathf(sdir, sizeof sdir, "%s/stats", c->dir);
-  DIR *d = opendir(sdir);
+  int sd = open_cache_dir(c, "stats", false, &why, sdir, sizeof sdir);
+  DIR *d = sd >= 0 ? fdopendir(sd) : NULL;
   if (d) {
     struct dirent *e;
-    while ((e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char p[PATH_MAX];
-      pathf(p, sizeof p, "%s/%s", sdir, e->d_name);
-      unlink(p);
-    }
+    while ((e = readdir(d)))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(sd, e->d_name, 0);
     closedir(d);
+  } else if (sd >= 0) {
+    close(sd);
   }
   pthread_mutex_lock(&c->mu);
   memset(&c->flushed, 0, sizeof c->flushed);
@@ -1028,20 +1313,13 @@ trnc_status trnc_cache_export(trnc_cache *c, const char *path, size_t *count, tr
   for (size_t i = 0; ok && i < l.n; i++) {
     char ep[PATH_MAX], why[256];
     entry_path(c, l.e[i].key, ep, sizeof ep);
-    int efd = open(ep, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat fs;
-    if (efd < 0 || fstat(efd, &fs) != 0 || !S_ISREG(fs.st_mode)) {
-      if (efd >= 0) close(efd);
-      continue;
-    }
+    uint8_t *buf = NULL;
     size_t got = 0;
-    uint8_t *buf = (uint64_t)fs.st_size <= TRNC_ARTIFACT_MAX_BYTES + TRNC_ENTRY_HEADER_BYTES
-                       ? read_fd(efd, (size_t)fs.st_size, &got)
-                       : NULL;
-    close(efd);
-    if (!buf || trnc_entry_load(buf, got, l.e[i].key, NULL, NULL, why, sizeof why) != TRNC_OK) {
-      if (buf) WARN(diags, TRNC_ERR_MALFORMED, "trnc cache export: skipping bad entry %s: %s", ep, why);
-      free(buf);
+    trnc_status s = check_listed(c, l.e[i].key, &buf, &got, NULL, &fs, why, sizeof why);
+    if (s) {
+      if (s != TRNC_ERR_IO || why[0])
+        WARN(diags, TRNC_ERR_MALFORMED, "trnc cache export: skipping bad entry %s: %s", ep, why);
       continue;
     }
     uint8_t len[8];

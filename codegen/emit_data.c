@@ -970,10 +970,12 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
       return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
+    case TRNC_OP_AS_STRIDED_SCATTER:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_INDEX_SELECT: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      return x != TRNC_NO_REF && ix != TRNC_NO_REF && vt(g, x)->rank >= 1 && vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX;
+      return x != TRNC_NO_REF && ix != TRNC_NO_REF &&
+             (vt(g, x)->rank == 0 || vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX);
     }
     case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
@@ -1083,8 +1085,21 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   return run_job(L, n, &J, J_ACC);
 }
 
+/* A 0-d tensor as the 1-element vector that index_select sees (torch: a 0-d
+ * self is indexed as one row along dim 0, the result 0-d too). */
+static lw_tv as_vector(const lw_tv *t) {
+  lw_tv v = *t;
+  if (v.t.rank == 0) {
+    v.t.rank = 1;
+    v.t.shape[0] = 1;
+    v.t.stride[0] = 1;
+  }
+  return v;
+}
+
 static trnc_status emit_index_select(lw *L, const trnc_node *n) {
-  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
+  lw_tv xv = as_vector(&L->tv[vref(n, 0)]), ov = as_vector(&L->tv[n->outs[0]]);
+  const lw_tv *x = &xv, *ix = &L->tv[vref(n, 2)], *o = &ov;
   if (o->buffer < 0) return TRNC_OK;
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   job J;
@@ -1262,8 +1277,9 @@ static trnc_status emit_pad(lw *L, const trnc_node *n) {
   return copy_into(L, &K, &dst, &src, 0);
 }
 
-/* slice_scatter / select_scatter: out <- self, then the slice (selection)
- * of out <- src, both in one kernel (its writes are ordered). */
+/* slice_scatter / select_scatter / as_strided_scatter: out <- self, then the
+ * slice (selection, strided view) of out <- src, both in one kernel (its
+ * writes are ordered). */
 static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *src = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
@@ -1279,6 +1295,23 @@ static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
       dst.t.stride[j] = o->t.stride[j + 1];
     }
     dst.t.rank = (uint8_t)(rank - 1);
+  } else if (n->op == TRNC_OP_AS_STRIDED_SCATTER) {
+    /* the view over self's storage, which the op check requires to be self
+     * (contiguous, offset 0); out has that layout in trnc's buffer too */
+    int64_t expect = 1;
+    for (int j = rank - 1; j >= 0; j--) {
+      if (o->t.shape[j] > 1 && o->t.stride[j] != expect)
+        return lw_fail(L, n, TRNC_ERR_INTERNAL, "as_strided_scatter: result is not contiguous");
+      expect *= o->t.shape[j];
+    }
+    const trnc_arg *sz = trnc_node_arg(n, 2), *sd = trnc_node_arg(n, 3);
+    dst.t.rank = (uint8_t)sz->u.list.n;
+    for (uint32_t j = 0; j < sz->u.list.n; j++) {
+      dst.t.shape[j] = sz->u.list.items[j].u.i;
+      dst.t.stride[j] = sd->u.list.items[j].u.i;
+    }
+    const trnc_arg *so = trnc_node_arg(n, 4);
+    dst.t.offset = o->t.offset + (so && so->kind == TRNC_ARG_INT ? so->u.i : 0);
   } else {
     int64_t size = o->t.shape[d], step = trnc_arg_int(n, 5, 1);
     const trnc_arg *sa = trnc_node_arg(n, 3), *ea = trnc_node_arg(n, 4);
@@ -1307,7 +1340,8 @@ static trnc_status emit(lw *L, const trnc_node *n) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
     case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
     case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
-    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: return emit_slice_scatter(L, n);
+    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
+      return emit_slice_scatter(L, n);
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
     case TRNC_OP_INDEX_SELECT: return emit_index_select(L, n);

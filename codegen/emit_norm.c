@@ -1,9 +1,10 @@
 /*
- * emit_norm.c — normalization, softmax, variance, argmax/argmin, max/min.dim,
- * any/all.dim and NLL-loss kernels on the NeuronCore.
+ * emit_norm.c — normalization, variance, argmax/argmin, max/min.dim,
+ * any/all.dim and NLL-loss kernels on the NeuronCore (softmax and its
+ * backward are kernel IR: codegen/kir/rules.c).
  *
  * Row kernels. Every op here reduces a tensor x over a set of dims (the
- * "row": softmax dim, layer-norm normalized dims, var dims, batch-norm
+ * "row": layer-norm normalized dims, var dims, batch-norm
  * N and spatial dims) and then, for most, rewrites x elementwise with the
  * per-row results. The emitter splits x's dims into kept dims (rows) and
  * reduced dims (row elements), coalescing each list where every operand is
@@ -15,8 +16,6 @@
  * the per-partition scalars of tensor_scalar and the per-partition bias of
  * activation — so a row normalization is one instruction per pass:
  *
- *   softmax      VectorE max -> ScalarE exp(x - max) with the free-axis
- *                add-reduce giving the sum -> VectorE x / sum
  *   layer norm   ScalarE (x - K) add-reduce, K = the row's first element
  *                (shifted sum: mean = K + sum(x - K)/R is exact for constant
  *                rows and precise when |mean| >> std) -> ScalarE
@@ -121,6 +120,8 @@ typedef struct rk {
   int64_t kc, nch, maxf;
   int npmax;                 /* partitions of the largest row tile */
   int pchunk;                /* rows per tile (<= 128) */
+  bool whole_row;            /* the row must be one chunk: rk_pools single-buffers
+                                when double buffers would split it */
   /* current row tile */
   int np;
   int64_t koff[NOPS];
@@ -544,22 +545,36 @@ static trnc_status stfull(rk *K, int o, const chunk *ch, V v) {
 /* Pools: nin input, ntmp scratch and (when out) one output pool of row
  * tiles, npar parameter tiles, the stats pool. The row-tile size max_free
  * comes from the SBUF budget. */
-static trnc_status rk_pools(rk *K, int nin, int ntmp, bool out, int npar, int64_t cap) {
-  lw *L = K->L;
-  int bufs = nin * 3 + ntmp * 2 + (out ? 2 : 0) + npar * 2;
+/* Elements per partition of each of `bufs` fp32 buffers in the kernel's SBUF
+ * (8 KiB kept for statistics columns), at most cap, a multiple of 128. */
+static int64_t rk_buffer_elems(const lw *L, int bufs, int64_t cap) {
   int64_t budget = L->target->sbuf_bytes_per_partition - 8 * 1024;
   int64_t maxf = budget / (bufs ? bufs : 1) / 4;
   if (maxf > cap) maxf = cap;
   maxf &= ~(int64_t)127;
-  if (maxf < 128) maxf = 128;
+  return maxf < 128 ? 128 : maxf;
+}
+
+static trnc_status rk_pools(rk *K, int nin, int ntmp, bool out, int npar, int64_t cap) {
+  lw *L = K->L;
+  /* inputs triple-, temporaries and outputs double-buffered; one buffer each
+   * when a whole row must fit and would not otherwise */
+  int din = 3, dtmp = 2;
+  int64_t row = 1;
+  for (int i = 0; i < K->rank; i++)
+    if (K->red[i]) row *= K->shape[i];
+  if (K->whole_row && row > rk_buffer_elems(L, nin * 3 + ntmp * 2 + (out ? 2 : 0) + npar * 2, cap))
+    din = dtmp = 1;
+  int bufs = nin * din + ntmp * dtmp + (out ? dtmp : 0) + npar * dtmp;
+  int64_t maxf = rk_buffer_elems(L, bufs, cap);
   rk_layout(K, maxf);
   trnc_status st = TRNC_OK;
   int64_t bytes = (K->nch == 1 ? K->R : maxf) * 4;
-  for (int i = 0; i < nin && !st; i++) st = lw_pool_init(L, &K->in[i], TRNC_NC_MEM_SBUF, bytes, 3);
-  for (int i = 0; i < ntmp && !st; i++) st = lw_pool_init(L, &K->tmp[i], TRNC_NC_MEM_SBUF, bytes, 2);
-  if (out && !st) st = lw_pool_init(L, &K->out, TRNC_NC_MEM_SBUF, bytes, 2);
+  for (int i = 0; i < nin && !st; i++) st = lw_pool_init(L, &K->in[i], TRNC_NC_MEM_SBUF, bytes, din);
+  for (int i = 0; i < ntmp && !st; i++) st = lw_pool_init(L, &K->tmp[i], TRNC_NC_MEM_SBUF, bytes, dtmp);
+  if (out && !st) st = lw_pool_init(L, &K->out, TRNC_NC_MEM_SBUF, bytes, dtmp);
   for (int i = 0; i < npar && !st; i++)
-    st = lw_pool_init(L, &K->par[i], TRNC_NC_MEM_SBUF, bytes, K->nch == 1 ? 1 : 2);
+    st = lw_pool_init(L, &K->par[i], TRNC_NC_MEM_SBUF, bytes, K->nch == 1 ? 1 : dtmp);
   if (!st) st = lw_pool_init(L, &K->stats, TRNC_NC_MEM_SBUF, NCOL * 4, 2);
   return st;
 }
@@ -608,67 +623,11 @@ static trnc_status fold_add(rk *K, lw_tile *stats, int acc, int part, int64_t c)
   return i_tt(K->L, a, a, p, TRNC_NC_ALU_ADD);
 }
 
-/* ==== softmax / log_softmax ===================================================== */
-
-typedef struct sm_ctx {
-  int x, o;
-  bool log;
-  trnc_dtype odt;
-} sm_ctx;
+/* ==== statistics columns ============================================================= */
 
 enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2,
        C_NSH,   /* mean_m2: -shift (minus the row's first element) */
        C_MS };  /* mean_m2: mean of the shifted row, mean(x - shift) */
-
-static trnc_status sm_row(rk *K, lw_tile *S, void *vctx) {
-  sm_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *xc = NULL;
-  chunk ch;
-  V x;
-  trnc_status st;
-  /* pass 1: max */
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    if ((st = fold_red(K, S, C_A, C_P0, x, TRNC_NC_ALU_MAX, k))) return st;
-  }
-  V mx = vcol(S, np, C_A), nmx = vcol(S, np, C_B), sum = vcol(S, np, C_C), part = vcol(S, np, C_P1);
-  if ((st = i_ts(L, nmx, mx, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
-  /* pass 2: sum of exp(x - max) (ScalarE add-reduce) */
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    V e = c->log ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : x;
-    if (!c->log && K->nch > 1) e = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = i_act(L, e, x, TRNC_NC_ACT_EXP, 1, &nmx, 0, k ? &part : &sum))) return st;
-    if ((st = fold_add(K, S, C_C, C_P1, k))) return st;
-    if (!c->log && K->nch == 1) {
-      /* single chunk: divide the exps in place */
-      V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-      if ((st = i_ts(L, o, e, TRNC_NC_ALU_DIV, &sum, 0, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
-      return stfull(K, c->o, &ch, o);
-    }
-  }
-  V lse = vcol(S, np, C_D);
-  if (c->log && (st = i_act(L, lse, sum, TRNC_NC_ACT_LOG, 1, NULL, 0, NULL))) return st;
-  /* pass 3: outputs */
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    if (c->log) {
-      st = i_ts(L, o, x, TRNC_NC_ALU_SUB, &mx, 0, TRNC_NC_ALU_SUB, &lse, 0);
-    } else {
-      V e = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-      st = i_act(L, e, x, TRNC_NC_ACT_EXP, 1, &nmx, 0, NULL);
-      if (!st) st = i_ts(L, o, e, TRNC_NC_ALU_DIV, &sum, 0, TRNC_NC_ALU_BYPASS, NULL, 0);
-    }
-    if (st || (st = stfull(K, c->o, &ch, o))) return st;
-  }
-  return TRNC_OK;
-}
 
 static int wrapdim(int64_t d, int rank) {
   if (d < 0) d += rank;
@@ -676,101 +635,6 @@ static int wrapdim(int64_t d, int rank) {
   return (int)d;
 }
 
-static trnc_status emit_softmax(lw *L, const trnc_node *n) {
-  trnc_ref xr = argref(n, 0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
-  if (!o || !x) return TRNC_OK;
-  bool red[RMAX] = {false};
-  int d = wrapdim((int64_t)trnc_arg_number(trnc_node_arg(n, 1), 0), xt->rank);
-  if (d >= 0) red[d] = true;
-  rk K;
-  rk_init(&K, L, n, xt, red);
-  sm_ctx c = {add_full(&K, x), add_full(&K, o), n->op == TRNC_OP_LOG_SOFTMAX, o->t.dtype};
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (!st) st = rk_pools(&K, 1, 1, true, 0, MAX_FREE_CAP);
-  L->ops_per_engine[2]++;
-  return st ? st : rk_run(&K, sm_row, &c);
-}
-
-/* ==== softmax backward ============================================================= */
-
-typedef struct smb_ctx {
-  int g, y, o;
-  bool log;
-  trnc_dtype odt;
-} smb_ctx;
-
-static trnc_status smb_row(rk *K, lw_tile *S, void *vctx) {
-  smb_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *gc = NULL, *yc = NULL;
-  chunk ch;
-  V g, y;
-  trnc_status st;
-  /* pass 1: softmax: dot = sum(g * y); log_softmax: s = sum(g) */
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g))) return st;
-    if (c->log) {
-      if ((st = fold_red(K, S, C_A, C_P0, g, TRNC_NC_ALU_ADD, k))) return st;
-      continue;
-    }
-    if ((st = ld(K, c->y, &ch, &K->in[1], &yc, &y))) return st;
-    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = i_tt(L, t, g, y, TRNC_NC_ALU_MUL))) return st;
-    if ((st = fold_red(K, S, C_A, C_P0, t, TRNC_NC_ALU_ADD, k))) return st;
-  }
-  V s = vcol(S, np, C_A);
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g)) || (st = ld(K, c->y, &ch, &K->in[1], &yc, &y)))
-      return st;
-    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    if (c->log) {
-      /* g - exp(y) * s */
-      st = i_act(L, t, y, TRNC_NC_ACT_EXP, 1, NULL, 0, NULL);
-      if (!st) st = i_ts(L, t, t, TRNC_NC_ALU_MUL, &s, 0, TRNC_NC_ALU_BYPASS, NULL, 0);
-      if (!st) st = i_tt(L, o, g, t, TRNC_NC_ALU_SUB);
-    } else {
-      /* y * (g - dot) */
-      st = i_ts(L, t, g, TRNC_NC_ALU_SUB, &s, 0, TRNC_NC_ALU_BYPASS, NULL, 0);
-      if (!st) st = i_tt(L, o, t, y, TRNC_NC_ALU_MUL);
-    }
-    if (st || (st = stfull(K, c->o, &ch, o))) return st;
-  }
-  return TRNC_OK;
-}
-
-static trnc_status emit_softmax_bw(lw *L, const trnc_node *n) {
-  trnc_ref gr = argref(n, 0);
-  const trnc_type *gt = &L->g->values[gr].type;
-  const lw_tv *g = tvof(L, gr), *y = tvof(L, argref(n, 1)), *o = tvof(L, n->outs[0]);
-  if (!o || !g || !y) return TRNC_OK;
-  bool red[RMAX] = {false};
-  int d = wrapdim((int64_t)trnc_arg_number(trnc_node_arg(n, 2), 0), gt->rank);
-  if (d >= 0) red[d] = true;
-  rk K;
-  rk_init(&K, L, n, gt, red);
-  smb_ctx c = {add_full(&K, g), add_full(&K, y), add_full(&K, o),
-               n->op == TRNC_OP_LOG_SOFTMAX_BACKWARD, o->t.dtype};
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (!st) st = rk_pools(&K, 2, 1, true, 0, MAX_FREE_CAP);
-  L->ops_per_engine[1]++;
-  return st ? st : rk_run(&K, smb_row, &c);
-}
-
-/* ==== layer norm, var, var_mean ===================================================== */
-
-/* Row statistics with a shifted two-pass algorithm. The shift K is the
- * row's first element: pass 1 sums x - K (exact for the x near K that
- * matter, Sterbenz) on ScalarE, so mean = K + sum(x - K) / R is exactly K
- * for a constant row and keeps its precision when |mean| >> std (a plain
- * sum of x loses log2(R) bits of a large mean). Pass 2 sums (x - mean)^2.
- * Columns: C_A mean, C_B -mean, C_C sum of squared deviations, C_NSH -K,
- * C_MS mean(x - K) (what normalize() subtracts from the exact x - K). */
 static trnc_status mean_m2(rk *K, lw_tile *S, int xo, lw_tile **xc) {
   lw *L = K->L;
   int np = K->np;
@@ -852,11 +716,23 @@ static trnc_status ln_row(rk *K, lw_tile *S, void *vctx) {
   return stcol(K, c->rstd, rstd);
 }
 
+/* Outputs of a row kernel over an empty input: each non-empty output k is
+ * filled with fill[k] (eager's value for statistics of no elements). */
+static trnc_status fill_empty_outs(lw *L, const trnc_node *n, const float *fill, uint32_t nfill) {
+  for (uint32_t k = 0; k < n->nouts && k < nfill; k++) {
+    const lw_tv *o = tvof(L, n->outs[k]);
+    trnc_status st = o ? lw_emit_fill(L, o, fill[k], trnc_op_name(n->op)) : TRNC_OK;
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
 static trnc_status emit_layer_norm(lw *L, const trnc_node *n) {
   trnc_ref xr = argref(n, 0);
   const trnc_type *xt = &L->g->values[xr].type;
   const lw_tv *x = tvof(L, xr);
-  if (!x || trnc_type_numel(xt) == 0) return TRNC_OK;
+  /* no elements: y is empty; rows of zero length have mean 0, rstd NaN */
+  if (!x || trnc_type_numel(xt) == 0) return fill_empty_outs(L, n, (const float[]){0, 0, NAN}, 3);
   const trnc_arg *ns = trnc_node_arg(n, 1);
   int axis = xt->rank - (int)ns->u.list.n;
   bool red[RMAX] = {false};
@@ -905,7 +781,8 @@ static trnc_status emit_var(lw *L, const trnc_node *n) {
   trnc_ref xr = argref(n, 0);
   const trnc_type *xt = &L->g->values[xr].type;
   const lw_tv *x = tvof(L, xr);
-  if (!x || trnc_type_numel(xt) == 0) return TRNC_OK;
+  /* no elements: var (and var_mean's mean) of an empty dim is NaN */
+  if (!x || trnc_type_numel(xt) == 0) return fill_empty_outs(L, n, (const float[]){NAN, NAN}, 2);
   bool red[RMAX] = {false};
   const trnc_arg *dl = trnc_node_arg(n, 1);
   bool all = !dl || dl->kind != TRNC_ARG_LIST || dl->u.list.n == 0;
@@ -1079,6 +956,7 @@ static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
   c.odt = dx ? dx->t.dtype : TRNC_F32;
   if (!dx && !dw && !db) return TRNC_OK;
   trnc_status st = lw_kernel_begin(L, "layer_norm_backward");
+  K.whole_row = true;
   if (!st) st = rk_pools(&K, 2, 3, true, 1, LNBW_MAX_ROW);
   if (st) return st;
   if (K.nch != 1)
@@ -1757,10 +1635,6 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
 
 bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_SOFTMAX:
-    case TRNC_OP_LOG_SOFTMAX:
-    case TRNC_OP_SOFTMAX_BACKWARD:
-    case TRNC_OP_LOG_SOFTMAX_BACKWARD:
     case TRNC_OP_LAYER_NORM:
     case TRNC_OP_VAR:
     case TRNC_OP_VAR_MEAN:
@@ -1808,10 +1682,6 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
 
 trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_SOFTMAX:
-    case TRNC_OP_LOG_SOFTMAX: return emit_softmax(L, n);
-    case TRNC_OP_SOFTMAX_BACKWARD:
-    case TRNC_OP_LOG_SOFTMAX_BACKWARD: return emit_softmax_bw(L, n);
     case TRNC_OP_LAYER_NORM: return emit_layer_norm(L, n);
     case TRNC_OP_LAYER_NORM_BACKWARD: return emit_layer_norm_bw(L, n);
     case TRNC_OP_VAR:

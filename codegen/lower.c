@@ -10,9 +10,11 @@
  *     transpose, split, alias) become tensor views over their base's buffer:
  *     no kernel, no copy. A copy is made only when strides cannot express
  *     the view.
- *  3. Fusion: consecutive elementwise nodes with the same output shape form
- *     one kernel (emit_eltwise.c). Matmuls (emit_matmul.c), reductions
- *     (emit_reduce.c) and data movement get kernels of their own.
+ *  3. Fusion: consecutive elementwise nodes with the same output shape, and
+ *     a reduction of their last value, form one kernel, built and scheduled
+ *     as kernel IR (codegen/kir/). Matmuls (emit_matmul.c) and the other
+ *     families (emit_data.c, emit_norm.c, emit_conv.c) get kernels of their
+ *     own.
  *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
  *     first-fit with reuse once a value (and every view of it) is dead.
  *  5. The program is verified against the target's hardware rules and
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codegen/kir/kir.h"
 #include "codegen/lower.h"
 #include "ir/shape.h"
 
@@ -287,6 +290,9 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
   memset(&s, 0, sizeof s);
   c.dop = lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
   c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
+  if (!lw_space_unique_writes(&s, c.dop))
+    return lw_fail(L, NULL, TRNC_ERR_INTERNAL,
+                   "%s: a broadcast destination would receive different values", name);
   lw_space_order(&s, c.dop);
   lw_space_coalesce(&s);
   int64_t max_free = 8192, numel = trnc_type_numel(&dst->t);
@@ -436,20 +442,16 @@ static bool is_matmul(trnc_op op) {
   return op == TRNC_OP_MM || op == TRNC_OP_BMM || op == TRNC_OP_ADDMM || op == TRNC_OP_BADDBMM;
 }
 
-static bool is_reduce(trnc_op op) {
-  switch (op) {
-    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_MEAN_ALL: case TRNC_OP_AMAX:
-    case TRNC_OP_AMIN:
-      return true;
-    default: return false;
-  }
+/* A node that starts or joins an elementwise group (codegen/kir/build.c). */
+static bool groups(const trnc_graph *g, const trnc_node *n) {
+  return kir_is_eltwise(g, n) || kir_is_row(n->op);
 }
 
 /** True if trnc can emit node n (the emitter covers it). */
 static bool can_lower(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return true;
-  if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || is_reduce(n->op)) return true;
-  if (lw_is_eltwise(g, n)) return true;
+  if (is_view_op(n->op) || is_fill(n->op) || is_matmul(n->op) || kir_is_reduce(n->op)) return true;
+  if (groups(g, n)) return true;
   for (int f = 0; f < lw_nfamilies; f++)
     if (lw_families[f].handles(g, n)) return true;
   return false;
@@ -457,11 +459,19 @@ static bool can_lower(const trnc_graph *g, const trnc_node *n) {
 
 static const trnc_type *vtype(const trnc_graph *g, trnc_ref r) { return &g->values[r].type; }
 
-/* Can node n join the elementwise group ending with `last`? */
-static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size) {
-  if (size >= 24 || !lw_is_eltwise(g, n)) return false;
+/* Can node n join the group ending with `last`, whose row nodes fold the
+ * dims in *rows (0: none yet)? */
+static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size,
+                  uint32_t *rows) {
+  if (size >= 24 || !groups(g, n)) return false;
   const trnc_type *a = vtype(g, last->outs[0]), *b = vtype(g, n->outs[0]);
-  return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);
+  if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank)) return false;
+  if (!kir_is_row(n->op)) return true;
+  bool kd;
+  uint32_t m = kir_reduced_dims(n, b->rank, &kd);
+  if (*rows && m != *rows) return false;
+  *rows = m;
+  return true;
 }
 
 static void note_use(cstate *C, trnc_ref r, uint32_t i) {
@@ -526,11 +536,7 @@ static trnc_status bind_inputs(cstate *C) {
     ni += g->nodes[i].op == TRNC_OP_PLACEHOLDER;
     nconst += g->nodes[i].op == TRNC_OP_CONSTANT && !g->nodes[i].dead;
   }
-  c->ninputs = ni;
-  c->inputs = calloc(ni ? ni : 1, sizeof *c->inputs);
-  c->in_bind = calloc(ni ? ni : 1, sizeof *c->in_bind);
-  c->consts = calloc(nconst ? nconst : 1, sizeof *c->consts);
-  if (!c->inputs || !c->in_bind || !c->consts) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  if (!trnc_artifact_alloc_inputs(c, ni, nconst)) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   size_t k = 0;
   for (uint32_t i = 0; i < g->nnodes; i++) {
     const trnc_node *n = &g->nodes[i];
@@ -603,10 +609,7 @@ static trnc_status bind_outputs(cstate *C, bool *late_copy) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
   struct trnc_compiled *c = C->c;
-  c->noutputs = g->noutputs;
-  c->outputs = calloc(g->noutputs ? g->noutputs : 1, sizeof *c->outputs);
-  c->out_bind = calloc(g->noutputs ? g->noutputs : 1, sizeof *c->out_bind);
-  if (!c->outputs || !c->out_bind) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  if (!trnc_artifact_alloc_outputs(c, g->noutputs)) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   for (uint32_t k = 0; k < g->noutputs; k++) {
     trnc_ref r = g->outputs[k];
     trnc_io *io = &c->outputs[k];
@@ -709,9 +712,11 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return TRNC_OK;
   if (is_view_op(n->op)) return lower_view(C, n);
   trnc_status st;
-  if (lw_is_eltwise(g, n)) {
+  if (groups(g, n)) {
     const trnc_node *group[64];
     int k = 0;
+    bool kd;
+    uint32_t rows = kir_is_row(n->op) ? kir_reduced_dims(n, vtype(g, n->outs[0])->rank, &kd) : 0;
     group[k++] = n;
     uint32_t j = *i + 1;
     while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
@@ -720,11 +725,23 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         j++;
         continue;
       }
-      if (!fuses(g, group[k - 1], m, k)) break;
+      if (!fuses(g, group[k - 1], m, k, &rows)) break;
       group[k++] = m;
       j++;
     }
-    /* a group value needs HBM only if it is read after the group or is a
+    /* a reduction of the group's last value joins the group's kernel */
+    const trnc_node *red = NULL;
+    uint32_t after = j;
+    while (after < g->nnodes && g->nodes[after].dead) after++;
+    if (!L->opt.no_fusion && after < g->nnodes && kir_is_reduce(g->nodes[after].op) &&
+        g->nodes[after].args[0].kind == TRNC_ARG_VALUE &&
+        g->nodes[after].args[0].u.ref == group[k - 1]->outs[0] &&
+        (!rows || kir_reduced_dims(&g->nodes[after], vtype(g, group[k - 1]->outs[0])->rank, &kd) == rows)) {
+      red = &g->nodes[after];
+      j = after + 1;
+      if ((st = alloc_outputs_of(C, red))) return st;
+    }
+    /* a group value needs HBM only if it is read after the kernel or is a
      * graph output (which already has its OUTPUT buffer) */
     for (int a = 0; a < k; a++) {
       trnc_ref r = group[a]->outs[0];
@@ -734,7 +751,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       if ((st = lw_alloc_internal(L, r, "t"))) return st;
     }
     *i = j - 1;
-    return lw_emit_eltwise(L, group, k);
+    return kir_emit_group(L, group, k, red);
   }
   if (is_matmul(n->op) && !L->opt.no_fusion) {
     /* Epilogue fusion: follow the chain of single-use consumers of the
@@ -781,7 +798,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
     return lw_emit_matmul(L, n, &ep);
   }
-  if (is_reduce(n->op)) return lw_emit_reduce(L, n);
+  if (kir_is_reduce(n->op)) return kir_emit_group(L, NULL, 0, n);
   for (int f = 0; f < lw_nfamilies; f++)
     if (lw_families[f].handles(g, n)) return lw_families[f].emit(L, n);
   return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s", n->target);
@@ -833,10 +850,10 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   if (trnc_diags_error_count(diags) > before) return TRNC_ERR_UNSUPPORTED;
 
   cstate *C = calloc(1, sizeof *C);
-  struct trnc_compiled *c = calloc(1, sizeof *c);
+  struct trnc_compiled *c = trnc_artifact_create(target->name);
   if (!C || !c) {
     free(C);
-    free(c);
+    trnc_compiled_destroy(c);
     return trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
   }
   C->c = c;
@@ -847,7 +864,6 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   L->d = diags;
   L->kernel = -1;
   trnc_arena_init(&L->arena, 0);
-  snprintf(c->target_name, sizeof c->target_name, "%s", target->name);
   L->prog = trnc_nc_program_create(target);
   size_t nv = g->nvalues ? g->nvalues : 1;
   L->tv = trnc_arena_array(&L->arena, nv, sizeof(lw_tv));
@@ -909,7 +925,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   }
   trnc_nc_cost cost;
   memset(&cost, 0, sizeof cost);
-  st = trnc_nc_cost_estimate(L->prog, NULL, &cost, diags);
+  st = trnc_nc_cost_estimate_verified(L->prog, NULL, &cost, diags); /* verified above */
   if (st) goto done;
   trnc_compile_report *rp = &c->report;
   for (uint32_t i = 0; i < g->nnodes; i++)

@@ -18,7 +18,7 @@
 #ifndef TRNC_CODEGEN_LOWER_H
 #define TRNC_CODEGEN_LOWER_H
 
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/ir.h"
 #include "trnc/neuroncore.h"
 
@@ -132,6 +132,12 @@ int lw_space_add(lw_space *s, const lw_tv *tv, int r, const int64_t *shape);
  *  accesses become contiguous runs). Only for kernels whose result does
  *  not depend on iteration order (elementwise, copies). */
 void lw_space_order(lw_space *s, int op);
+/** Makes a kernel that writes operand op (a broadcast view: stride 0 in
+ *  some dims, such as an expanded graph output) write each element once:
+ *  every dim where op has stride 0 and all operands do too shrinks to size 1.
+ *  Returns false if some operand varies along such a dim (different values
+ *  for one element: the caller reports it). */
+bool lw_space_unique_writes(lw_space *s, int op);
 /** Merges adjacent dims that are contiguous for every operand and drops
  *  size-1 dims; `keep_boundary` (if >= 0) is a dim index that must not be
  *  merged with its inner neighbour (reduction boundary). */
@@ -170,9 +176,6 @@ int64_t lw_tile_free_elems(const lw_tile_pos *tp);
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm);
 
 /* ---- emitters (one per op family) --------------------------------------- */
-/** A fused elementwise group: nodes[0..n) share the output shape. */
-trnc_status lw_emit_eltwise(lw *L, const trnc_node *const *nodes, int n);
-bool lw_is_eltwise(const trnc_graph *g, const trnc_node *n);
 /** What a matmul kernel applies while evacuating PSUM: out = act(scale *
  *  (A.B + bias)), written to value `out` (the matmul's result, or the last
  *  fused consumer's: a reshape view's result is written through the same
@@ -183,7 +186,6 @@ typedef struct lw_epilogue {
   trnc_ref out;
 } lw_epilogue;
 trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
-trnc_status lw_emit_reduce(lw *L, const trnc_node *n);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 /** Data movement and indexing (emit_data.c): embedding (+ backward), cat,
  *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */

@@ -288,6 +288,16 @@ void lw_space_order(lw_space *s, int op) {
   }
 }
 
+bool lw_space_unique_writes(lw_space *s, int op) {
+  for (int i = 0; i < s->rank; i++) {
+    if (s->size[i] <= 1 || s->stride[op][i] != 0) continue;
+    for (int o = 0; o < s->nops; o++)
+      if (s->stride[o][i] != 0) return false;
+    s->size[i] = 1;
+  }
+  return true;
+}
+
 void lw_space_coalesce(lw_space *s) {
   /* drop size-1 dims */
   int w = 0;

@@ -1,20 +1,27 @@
-# codegen/: NeuronCore target (instruction set, program format, verifier).
+# codegen/neuroncore/: the NeuronCore contract (target tables, instruction set,
+# program format, verifier and schedule, cost model, the compiled artifact).
 list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/target.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/isa.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/program.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/asm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/serialize.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/cost.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/artifact.c)
 list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)
 # codegen/: the emitter (IR -> NeuronCore program).
 list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lower.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lw_core.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_eltwise.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/kir.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/rules.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/build.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/emit.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_matmul.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_reduce.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_norm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/families.c)
+# codegen/: the driver (the order of the pipeline stages, trnc_pipeline_run).
+list(APPEND TRNC_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/codegen/driver.c)

@@ -747,6 +747,31 @@ static trnc_status alias_args(imp *im, trnc_node *n, int ai) {
   return TRNC_OK;
 }
 
+/* A Python number as `self` of a binary op (torch.sub(2, x) is traced as
+ * aten.sub.Tensor(2, x)): rewritten to the form with the tensor first, which
+ * computes the same value exactly (the number keeps its wrapped-number type
+ * promotion): sub(a, x, alpha) -> rsub.Scalar(x, a, alpha); add(a, x, 1) and
+ * mul(a, x) -> the operands swapped. Other forms are left to check_schema. */
+static void number_self_to_tensor_self(trnc_node *n) {
+  if (n->nargs < 2) return;
+  trnc_arg *a = &n->args[0], *b = &n->args[1];
+  bool num = a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL;
+  if (!num || b->kind != TRNC_ARG_VALUE) return;
+  bool alpha1 = n->nargs < 3 || (n->args[2].kind == TRNC_ARG_INT && n->args[2].u.i == 1);
+  if (n->op == TRNC_OP_SUB) {
+    n->op = TRNC_OP_RSUB_SCALAR;
+    n->target = trnc_op_defs[n->op].target;
+  } else if (!(n->op == TRNC_OP_MUL || (n->op == TRNC_OP_ADD && alpha1))) {
+    return;
+  }
+  trnc_arg t = *a;
+  const char *an = a->name, *bn = b->name;
+  *a = *b;
+  *b = t;
+  a->name = an; /* the schema's names stay in place */
+  b->name = bn;
+}
+
 /* CALL_FUNCTION: table op or TRNC_OP_UNKNOWN; args converted, outputs typed. */
 static trnc_status conv_call(imp *im, trnc_node *n, uint32_t ni, const Trnc__Fx__Node *fn) {
   int alias = alias_lookup(n->target);
@@ -776,6 +801,7 @@ static trnc_status conv_call(imp *im, trnc_node *n, uint32_t ni, const Trnc__Fx_
     st = alias_args(im, n, alias);
     if (st != TRNC_OK) return st;
   }
+  number_self_to_tensor_self(n);
   if (n->op < TRNC_OP_COUNT) {
     if (fn->n_outputs == 0)
       return node_err(im, n, TRNC_ERR_INVALID_GRAPH, "%s call has no output metadata", n->target);

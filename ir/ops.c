@@ -3,7 +3,6 @@
  * public names of statuses, dtypes and ops.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <llvm-c/Core.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +55,49 @@ static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* as_strided_scatter addresses self's storage: lowered when that storage is
+ * self itself (contiguous, offset 0) and the view stays inside it, which is
+ * what functionalization emits for a write through an as_strided view of a
+ * base (synthetic bases of aliased inputs, as_strided backward). */
+static const char *check_as_strided_scatter(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *x = arg(n, 0);
+  if (!x || x->kind != TRNC_ARG_VALUE) return NULL;
+  const trnc_type *t = trnc_ref_type(g, x->u.ref);
+  int64_t expect = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    if (t->shape[i] > 1 && t->stride[i] != expect) return "self must be contiguous";
+    expect *= t->shape[i];
+  }
+  if (t->offset != 0) return "self must start at storage offset 0";
+  int64_t sz[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  const trnc_arg *a = arg(n, 2), *b = arg(n, 3), *o = arg(n, 4);
+  if (!a || !b || a->kind != TRNC_ARG_LIST || b->kind != TRNC_ARG_LIST || a->u.list.n != b->u.list.n ||
+      a->u.list.n > TRNC_MAX_RANK)
+    return NULL; /* malformed: the shape rule reports it */
+  int64_t last = o && o->kind == TRNC_ARG_INT ? o->u.i : 0;
+  bool empty = false;
+  for (uint32_t i = 0; i < a->u.list.n; i++) {
+    sz[i] = a->u.list.items[i].u.i;
+    st[i] = b->u.list.items[i].u.i;
+    if (sz[i] == 0) empty = true;
+    else last += (sz[i] - 1) * st[i];
+  }
+  if (!empty && last >= trnc_type_numel(t)) return "the strided view must lie inside self";
+  return NULL;
+}
+
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;
   uint32_t k = 0;
-  for (uint32_t i = 0; i < l->u.list.n; i++) k += l->u.list.items[i].kind == TRNC_ARG_VALUE;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_arg *a = &l->u.list.items[i];
+    if (a->kind != TRNC_ARG_VALUE) continue;
+    k++;
+    if (trnc_ref_type(g, a->u.ref)->dtype == TRNC_BOOL)
+      return "boolean mask indices are not lowered (torch.where(mask, value, x) computes "
+             "x[mask] = value)";
+  }
   return k <= 2 ? NULL : "at most 2 index tensors are lowered";
 }
 
@@ -137,16 +174,6 @@ size_t trnc_dtype_size(trnc_dtype dt) {
 }
 
 const char *trnc_version(void) { return TRNC_VERSION_STRING; }
-
-const char *trnc_llvm_version(void) {
-  static char buf[32];
-  if (!buf[0]) {
-    unsigned major = 0, minor = 0, patch = 0;
-    LLVMGetVersion(&major, &minor, &patch);
-    snprintf(buf, sizeof buf, "%u.%u.%u", major, minor, patch);
-  }
-  return buf;
-}
 
 /* ---- op info and docs ------------------------------------------------------ */
 

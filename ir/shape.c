@@ -318,6 +318,15 @@ trnc_status rule_binary_div(const trnc_graph *g, const trnc_node *n, trnc_type *
   return s;
 }
 
+/* div.Tensor_mode: rounding_mode None is true division (div.Tensor's float
+ * result); 'trunc' and 'floor' keep the promoted dtype. */
+trnc_status rule_div_mode(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                          trnc_diags *d) {
+  const trnc_arg *m = trnc_node_arg(n, 2);
+  if (!m || m->kind == TRNC_ARG_NONE) return rule_binary_div(g, n, out, nout, d);
+  return rule_binary(g, n, out, nout, d);
+}
+
 trnc_status rule_compare(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   static const int a[] = {0, 1};
@@ -853,8 +862,12 @@ static bool view_strides(const trnc_type *x, const int64_t *shape, int rank, int
     }
     return true;
   }
+  if (x->rank == 0) { /* a 0-d tensor views as any all-ones shape: strides 1 (torch) */
+    for (int i = 0; i < rank; i++) st[i] = 1;
+    return true;
+  }
   int view_d = rank - 1;
-  int64_t chunk_base_stride = x->rank ? x->stride[x->rank - 1] : 1;
+  int64_t chunk_base_stride = x->stride[x->rank - 1];
   int64_t tensor_numel = 1, view_numel = 1;
   for (int td = x->rank - 1; td >= 0; td--) {
     tensor_numel *= x->shape[td];
@@ -933,6 +946,27 @@ trnc_status rule_as_strided(const trnc_graph *g, const trnc_node *n, trnc_type *
   }
   out[0].offset = is_none(n, 3) ? x->offset : trnc_arg_int(n, 3, 0);
   CHECK(out[0].offset >= 0, "as_strided: negative storage offset");
+  return TRNC_OK;
+}
+
+/* as_strided_scatter: self with the as_strided view (size, stride,
+ * storage_offset over self's storage) replaced by src, which has the view's
+ * shape. Result: self's shape, contiguous. */
+trnc_status rule_as_strided_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                    uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  int64_t sz[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int k = ilist(n, 2, sz, TRNC_MAX_RANK), k2 = ilist(n, 3, st, TRNC_MAX_RANK);
+  CHECK(k >= 0 && k == k2, "as_strided_scatter: size and stride must be int lists of equal length <= %d",
+        TRNC_MAX_RANK);
+  CHECK(src->rank == k, "as_strided_scatter: src rank %d differs from the view's %d", src->rank, k);
+  for (int i = 0; i < k; i++) {
+    CHECK(sz[i] >= 0 && st[i] >= 0, "as_strided_scatter: negative size or stride in dim %d", i);
+    CHECK(src->shape[i] == sz[i], "as_strided_scatter: src dim %d is %lld, the view's %lld", i,
+          (long long)src->shape[i], (long long)sz[i]);
+  }
+  CHECK(is_none(n, 4) || trnc_arg_int(n, 4, 0) >= 0, "as_strided_scatter: negative storage offset");
+  copy_shape(&out[0], x, x->dtype);
   return TRNC_OK;
 }
 
@@ -1255,9 +1289,11 @@ trnc_status rule_gather(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return TRNC_OK;
 }
 
-/* Advanced indexing with integer index tensors (None = full slice). */
-trnc_status rule_index(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
-                       trnc_diags *d) {
+/* The shape x[indices] for integer index tensors (None = full slice); a
+ * boolean mask, whose count of true elements is data, is accepted only as
+ * its own shape when bool_ok (index_put's result is self's shape anyway). */
+static trnc_status indexed_shape(const trnc_graph *g, const trnc_node *n, bool bool_ok,
+                                 trnc_type *out, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
   const trnc_arg *l = tensor_list(n, 1);
   CHECK(l && l->u.list.n <= x->rank, "index: more indices than dims");
@@ -1267,7 +1303,7 @@ trnc_status rule_index(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
     const trnc_arg *a = &l->u.list.items[i];
     if (a->kind != TRNC_ARG_VALUE) continue;
     const trnc_type *t = trnc_ref_type(g, a->u.ref);
-    CHECK(is_index_dtype(t->dtype),
+    CHECK(is_index_dtype(t->dtype) || (bool_ok && t->dtype == TRNC_BOOL),
           "index: index %u has dtype %s; only int64/int32 index tensors have a static result "
           "shape (boolean masks do not)", i, trnc_dtype_name(t->dtype));
     if (first < 0) first = (int)i;
@@ -1307,15 +1343,32 @@ trnc_status rule_index(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
   return TRNC_OK;
 }
 
+/* Advanced indexing with integer index tensors (None = full slice). */
+trnc_status rule_index(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  return indexed_shape(g, n, false, out, d);
+}
+
 trnc_status rule_index_put(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                            uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
   trnc_node m = *n;
   m.nargs = 2;
   trnc_type indexed = {0};
-  trnc_status s = rule_index(g, &m, &indexed, 1, d);
+  trnc_status s = indexed_shape(g, &m, true, &indexed, d);
   if (s) return s;
   const trnc_type *v = targ(g, n, 2);
+  bool mask = false;
+  const trnc_arg *l = tensor_list(n, 1);
+  for (uint32_t i = 0; l && i < l->u.list.n; i++)
+    mask |= l->u.list.items[i].kind == TRNC_ARG_VALUE &&
+            trnc_ref_type(g, l->u.list.items[i].u.ref)->dtype == TRNC_BOOL;
+  if (mask) { /* the indexed count is data: values must be one broadcast element */
+    CHECK(trnc_type_numel(v) == 1, "index_put: a boolean mask takes one value, got %lld",
+          (long long)trnc_type_numel(v));
+    copy_shape(&out[0], x, x->dtype);
+    return TRNC_OK;
+  }
   CHECK(v->rank <= indexed.rank, "index_put: values do not broadcast to the indexed shape");
   for (int i = 0; i < v->rank; i++) {
     int64_t a = v->shape[i], b = indexed.shape[indexed.rank - v->rank + i];
@@ -1442,8 +1495,15 @@ trnc_status rule_copy(const trnc_graph *g, const trnc_node *n, trnc_type *out, u
           (long long)a, (long long)b);
   }
   copy_shape(&out[0], x, x->dtype);
-  if (!trnc_type_is_dense(x)) /* torch keeps self's strided layout, storage offset included */
+  if (!trnc_type_is_dense(x)) {
+    /* torch keeps self's strided layout in a new storage; whether the storage
+     * offset is kept too differs between torch's kernels (eager: 0 for a
+     * transposed slice, 1 for a row slice) and its fake ones (always kept),
+     * so the graph's declared offset is taken when it is 0 or self's */
     out[0] = *x;
+    const trnc_type *decl = n->nouts ? &g->values[n->outs[0]].type : NULL;
+    if (decl && decl->offset == 0) out[0].offset = 0;
+  }
   return TRNC_OK;
 }
 

@@ -1,36 +1,14 @@
 /*
- * exec.c — runs a compiled artifact (struct trnc_compiled, codegen/compiled.h)
- * on the NeuronCore simulator: binds the caller's torch-side tensors to the
+ * exec.c — runs a compiled artifact (struct trnc_compiled,
+ * codegen/neuroncore/artifact.h, which owns it and its binding contract) on
+ * the NeuronCore simulator: binds the caller's torch-side tensors to the
  * program's HBM buffers, converts where the device computes in a narrower
  * type, and fills outputs that are host copies.
  *
- * Ownership contract with the producer (codegen, trnc_compile):
- *  - `prog` is owned by the artifact and freed with trnc_nc_program_destroy.
- *  - `inputs`, `outputs`, `in_bind`, `out_bind` and `consts` are each one
- *    malloc'd / calloc'd array (ninputs, noutputs resp. nconsts entries; may
- *    be NULL when the count is 0) and are freed with free(); so is every
- *    `consts[i].data`. Nothing else in the struct is owned.
- *  - The struct itself is malloc'd / calloc'd and freed with free().
- *  - `report.target` points at `target_name` (or at static storage).
- *  - The program passed trnc_nc_program_verify in trnc_compile: runs use
- *    trnc_nc_simulate_verified.
- *
- * Binding rules checked on every run (a violation is TRNC_ERR_INTERNAL: a
- * trnc bug, never the caller's fault):
- *  - an input binding with buffer >= 0 and every constant name an INPUT
- *    program buffer, an output binding an OUTPUT buffer; no two bindings
- *    share a buffer; every INPUT/OUTPUT program buffer is bound by exactly
- *    one boundary tensor or constant; a constant holds at least its
- *    buffer's bytes (the program reads consts[i].data in place);
- *  - convert=false: device_dtype equals the torch dtype and the program
- *    buffer is no larger than the tensor's extent_bytes (the program reads
- *    and writes the caller's memory with the torch strides);
- *  - convert=true: the program buffer holds at least numel elements of
- *    device_dtype (contiguous, row-major);
- *  - an output with at least one element that is not None is written by the
- *    program (buffer >= 0) or is a copy (copy_of_input / copy_of_output, which
- *    names a tensor of the same dtype and shape; copy_of_output names an
- *    earlier output).
+ * Every run first checks the binding contract (trnc_artifact_bind_map; a
+ * violation is TRNC_ERR_INTERNAL: a trnc bug, never the caller's fault).
+ * The program passed trnc_nc_program_verify when it was compiled or loaded:
+ * runs use trnc_nc_simulate_verified.
  *
  * Zero-element tensors need no caller pointer (it may be NULL, as
  * torch's data_ptr() of an empty tensor can be 0): when the program declares
@@ -44,59 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
 
-/* ---- artifact accessors and destroy --------------------------------------- */
-
-/** Frees the program, the four descriptor/binding arrays and the struct
- *  (see the ownership contract above). NULL is a no-op. */
-void trnc_compiled_destroy(trnc_compiled *c) {
-  if (!c) return;
-  trnc_nc_program_destroy(c->prog);
-  for (size_t i = 0; c->consts && i < c->nconsts; i++) free(c->consts[i].data);
-  free(c->consts);
-  free(c->inputs);
-  free(c->outputs);
-  free(c->in_bind);
-  free(c->out_bind);
-  free(c);
-}
-
-/** Number of graph inputs (placeholders); 0 for NULL. */
-size_t trnc_compiled_input_count(const trnc_compiled *c) { return c ? c->ninputs : 0; }
-
-/** Number of graph outputs (None slots included); 0 for NULL. */
-size_t trnc_compiled_output_count(const trnc_compiled *c) { return c ? c->noutputs : 0; }
-
-/** Descriptor of input i, or NULL if c is NULL or i is out of range. */
-const trnc_io *trnc_compiled_input(const trnc_compiled *c, size_t i) {
-  return (c && c->inputs && i < c->ninputs) ? &c->inputs[i] : NULL;
-}
-
-/** Descriptor of output i, or NULL if c is NULL or i is out of range. */
-const trnc_io *trnc_compiled_output(const trnc_compiled *c, size_t i) {
-  return (c && c->outputs && i < c->noutputs) ? &c->outputs[i] : NULL;
-}
-
-/** The compile report stored in the artifact; NULL for NULL. */
-const trnc_compile_report *trnc_compiled_report(const trnc_compiled *c) {
-  return c ? &c->report : NULL;
-}
-
-/** The NeuronCore program (owned by c); NULL for NULL. */
-const struct trnc_nc_program *trnc_compiled_program(const trnc_compiled *c) {
-  return c ? c->prog : NULL;
-}
-
 /* ---- strided element walks ------------------------------------------------- */
-
-/** Number of elements of a boundary tensor (1 for rank 0). */
-static int64_t io_numel(const trnc_io *io) {
-  int64_t n = 1;
-  for (int d = 0; d < io->rank; d++) n *= io->shape[d];
-  return n;
-}
 
 /** Odometer over the logical (row-major) index space of a trnc_io: `off` is
  *  the element offset (sum of idx[d] * stride[d]) of the current element. */
@@ -137,17 +66,6 @@ static const char *walk_index(const walk *w, char *buf, size_t n) {
 /* ---- element conversion ---------------------------------------------------- */
 
 /** True for the integer and bool dtypes. */
-static bool dt_is_int(trnc_dtype dt) {
-  return dt == TRNC_I64 || dt == TRNC_I32 || dt == TRNC_I16 || dt == TRNC_I8 ||
-         dt == TRNC_U8 || dt == TRNC_BOOL;
-}
-
-/** True for the dtypes the converter reads and writes. */
-static bool dt_convertible(trnc_dtype dt) {
-  return dt_is_int(dt) || dt == TRNC_F64 || dt == TRNC_F32 || dt == TRNC_F16 ||
-         dt == TRNC_BF16 || dt == TRNC_F8E4M3 || dt == TRNC_F8E5M2;
-}
-
 /** Reads one integer element of dtype dt at p. */
 static int64_t load_int(trnc_dtype dt, const uint8_t *p) {
   switch (dt) {
@@ -227,7 +145,7 @@ static void store_float(trnc_dtype dt, uint8_t *p, double v) {
  */
 static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype ddt, uint8_t *dst,
                               size_t which, trnc_diags *diags) {
-  int64_t n = io_numel(io);
+  int64_t n = trnc_io_numel(io);
   int64_t tes = (int64_t)trnc_dtype_size(io->dtype), des = (int64_t)trnc_dtype_size(ddt);
   walk w;
   walk_init(&w, io);
@@ -243,7 +161,7 @@ static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype 
   for (int64_t k = 0; k < n; k++, walk_next(&w)) {
     const uint8_t *e = src + w.off * tes;
     uint8_t *o = dst + k * des;
-    if (dt_is_int(io->dtype)) {
+    if (trnc_io_dtype_is_int(io->dtype)) {
       int64_t v = load_int(io->dtype, e);
       if (io->dtype == TRNC_I64 && (v < -TRNC_I64_INPUT_BOUND || v > TRNC_I64_INPUT_BOUND)) {
         char ix[160];
@@ -267,7 +185,7 @@ static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype 
  *  integers exactly only up to 2^24). TRNC_ERR_LIMIT names the value. */
 static trnc_status check_int32_in(const trnc_io *io, const void *src, size_t which,
                                   trnc_diags *diags) {
-  int64_t n = io_numel(io);
+  int64_t n = trnc_io_numel(io);
   walk w;
   walk_init(&w, io);
   for (int64_t k = 0; k < n; k++, walk_next(&w)) {
@@ -289,14 +207,14 @@ static trnc_status check_int32_in(const trnc_io *io, const void *src, size_t whi
 /** Contiguous device buffer of `ddt` -> torch layout of `io` at dst (output
  *  conversion: int32 -> int64 sign-extends, float32 -> float64 is exact). */
 static void convert_out(const trnc_io *io, uint8_t *dst, trnc_dtype ddt, const uint8_t *src) {
-  int64_t n = io_numel(io);
+  int64_t n = trnc_io_numel(io);
   int64_t tes = (int64_t)trnc_dtype_size(io->dtype), des = (int64_t)trnc_dtype_size(ddt);
   walk w;
   walk_init(&w, io);
   for (int64_t k = 0; k < n; k++, walk_next(&w)) {
     const uint8_t *e = src + k * des;
     uint8_t *o = dst + w.off * tes;
-    if (dt_is_int(ddt)) store_int(io->dtype, o, load_int(ddt, e));
+    if (trnc_io_dtype_is_int(ddt)) store_int(io->dtype, o, load_int(ddt, e));
     else store_float(io->dtype, o, load_float(ddt, e));
   }
 }
@@ -304,7 +222,7 @@ static void convert_out(const trnc_io *io, uint8_t *dst, trnc_dtype ddt, const u
 /** Element-by-element copy between two tensors of the same dtype and shape
  *  and possibly different strides. */
 static void copy_strided(const trnc_io *dio, uint8_t *dst, const trnc_io *sio, const uint8_t *src) {
-  int64_t n = io_numel(dio);
+  int64_t n = trnc_io_numel(dio);
   size_t es = trnc_dtype_size(dio->dtype);
   walk wd, ws;
   walk_init(&wd, dio);
@@ -313,88 +231,12 @@ static void copy_strided(const trnc_io *dio, uint8_t *dst, const trnc_io *sio, c
     memcpy(dst + wd.off * (int64_t)es, src + ws.off * (int64_t)es, es);
 }
 
-/* ---- binding validation ---------------------------------------------------- */
-
-/** Where a program buffer is bound: boundary index (or -1) and the slot the
- *  simulator's inputs[] / outputs[] array gives it. */
-typedef struct bufmap {
-  int io;   /* index of the binding input/output, -1 if unbound */
-  int cnst; /* index of the binding constant, -1 if none */
-  int slot; /* position among the INPUT (resp. OUTPUT) buffers */
-} bufmap;
-
-/** Reports a violation of the binding contract (a trnc bug). */
-static trnc_status bad_artifact(trnc_diags *diags, const char *what, size_t i, const char *why) {
-  return trnc_diag_error(diags, TRNC_ERR_INTERNAL,
-                         "compiled artifact: %s %zu %s (a trnc bug: please report it with "
-                         "TRNC_DUMP_DIR output)",
-                         what, i, why);
-}
-
-/** Checks one binding against the program and its boundary descriptor and
- *  records it in map. out: true for an output binding. */
-static trnc_status check_binding(const trnc_compiled *c, const trnc_io *io,
-                                 const trnc_io_binding *b, bool out, size_t i, bufmap *map,
-                                 trnc_diags *diags) {
-  const char *what = out ? "output" : "input";
-  if (out && io->is_none) return TRNC_OK;
-  if (!dt_convertible(io->dtype) || trnc_dtype_size(io->dtype) == 0)
-    return bad_artifact(diags, what, i, "has a dtype the runtime cannot bind");
-  if (io->rank < 0 || io->rank > TRNC_MAX_RANK)
-    return bad_artifact(diags, what, i, "has an invalid rank");
-  for (int d = 0; d < io->rank; d++)
-    if (io->shape[d] < 0) return bad_artifact(diags, what, i, "has a negative dim");
-  int64_t n = io_numel(io);
-  if (out && b->copy_of_input >= 0) {
-    if ((size_t)b->copy_of_input >= c->ninputs)
-      return bad_artifact(diags, what, i, "copies an input that does not exist");
-    const trnc_io *s = &c->inputs[b->copy_of_input];
-    if (s->dtype != io->dtype || s->rank != io->rank ||
-        memcmp(s->shape, io->shape, sizeof(int64_t) * (size_t)io->rank))
-      return bad_artifact(diags, what, i, "copies an input of another dtype or shape");
-    return TRNC_OK;
-  }
-  if (out && b->copy_of_output >= 0) {
-    if ((size_t)b->copy_of_output >= i)
-      return bad_artifact(diags, what, i, "copies an output that is not an earlier one");
-    const trnc_io *s = &c->outputs[b->copy_of_output];
-    if (s->is_none || s->dtype != io->dtype || s->rank != io->rank ||
-        memcmp(s->shape, io->shape, sizeof(int64_t) * (size_t)io->rank))
-      return bad_artifact(diags, what, i, "copies an output of another dtype or shape");
-    return TRNC_OK;
-  }
-  if (b->buffer < 0) {
-    if (out && n > 0) return bad_artifact(diags, what, i, "is written by nothing");
-    return TRNC_OK;
-  }
-  const trnc_nc_buffer *pb = trnc_nc_program_buffer(c->prog, (size_t)b->buffer);
-  if (!pb) return bad_artifact(diags, what, i, "names a program buffer that does not exist");
-  if (pb->kind != (out ? TRNC_NC_BUF_OUTPUT : TRNC_NC_BUF_INPUT))
-    return bad_artifact(diags, what, i, "is bound to a program buffer of another kind");
-  if (map[b->buffer].io >= 0 || map[b->buffer].cnst >= 0)
-    return bad_artifact(diags, what, i, "shares its program buffer with another binding");
-  map[b->buffer].io = (int)i;
-  if (n == 0) return TRNC_OK; /* a private block stands in; nothing to check */
-  if (!b->convert) {
-    if (b->device_dtype != io->dtype)
-      return bad_artifact(diags, what, i, "is zero-copy but has another device dtype");
-    if (pb->bytes > (int64_t)io->extent_bytes)
-      return bad_artifact(diags, what, i, "has a program buffer larger than the tensor");
-  } else {
-    if (!dt_convertible(b->device_dtype) || !trnc_nc_dtype_supported(b->device_dtype))
-      return bad_artifact(diags, what, i, "converts to an unsupported device dtype");
-    if (pb->bytes < n * (int64_t)trnc_dtype_size(b->device_dtype))
-      return bad_artifact(diags, what, i, "has a device buffer too small for its elements");
-  }
-  return TRNC_OK;
-}
-
 /* ---- run --------------------------------------------------------------------- */
 
 /** Per-run memory: the simulator's pointer arrays and the blocks this run
  *  allocated (conversion buffers, stand-ins for zero-element tensors). */
 typedef struct runmem {
-  bufmap *map;
+  trnc_artifact_buf *map;
   const void **sim_in;
   void **sim_out;
   void **owned; /* one per program buffer, NULL if the caller's memory is used */
@@ -424,7 +266,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
                            "trnc_compiled_run: NULL input or output pointer array");
   const trnc_nc_program *p = c->prog;
-  size_t nbufs = trnc_nc_program_buffer_count(p), nin = 0, nout = 0;
+  size_t nbufs = trnc_nc_program_buffer_count(p);
   runmem m;
   memset(&m, 0, sizeof m);
   trnc_status st = TRNC_OK;
@@ -436,37 +278,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_run: out of memory");
     goto out;
   }
-  for (size_t b = 0; b < nbufs; b++) {
-    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
-    m.map[b].io = -1;
-    m.map[b].cnst = -1;
-    m.map[b].slot = pb->kind == TRNC_NC_BUF_INPUT ? (int)nin++
-                    : pb->kind == TRNC_NC_BUF_OUTPUT ? (int)nout++ : -1;
-  }
-
-  /* validate: every binding, then every INPUT/OUTPUT buffer bound once */
-  for (size_t i = 0; i < c->ninputs && !st; i++)
-    st = check_binding(c, &c->inputs[i], &c->in_bind[i], false, i, m.map, diags);
-  for (size_t j = 0; j < c->noutputs && !st; j++)
-    st = check_binding(c, &c->outputs[j], &c->out_bind[j], true, j, m.map, diags);
-  for (size_t k = 0; k < c->nconsts && !st; k++) {
-    const trnc_const_binding *cb = &c->consts[k];
-    const trnc_nc_buffer *pb = cb->buffer >= 0 ? trnc_nc_program_buffer(p, (size_t)cb->buffer) : NULL;
-    if (!pb || pb->kind != TRNC_NC_BUF_INPUT)
-      st = bad_artifact(diags, "constant", k, "is not bound to an INPUT program buffer");
-    else if (m.map[cb->buffer].io >= 0 || m.map[cb->buffer].cnst >= 0)
-      st = bad_artifact(diags, "constant", k, "shares its program buffer with another binding");
-    else if (!cb->data || cb->bytes < pb->bytes)
-      st = bad_artifact(diags, "constant", k, "holds fewer bytes than its program buffer");
-    else
-      m.map[cb->buffer].cnst = (int)k;
-  }
-  for (size_t b = 0; b < nbufs && !st; b++) {
-    const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, b);
-    if (pb->kind != TRNC_NC_BUF_INTERNAL && m.map[b].io < 0 && m.map[b].cnst < 0)
-      st = bad_artifact(diags, "program buffer", b,
-                        "is bound by no graph input, output or constant");
-  }
+  st = trnc_artifact_bind_map(c, false, m.map, diags);
   if (st) goto out;
 
   /* inputs */
@@ -476,7 +288,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     if (b->buffer < 0) continue;
     const trnc_nc_buffer *pb = trnc_nc_program_buffer(p, (size_t)b->buffer);
     int slot = m.map[b->buffer].slot;
-    int64_t n = io_numel(io);
+    int64_t n = trnc_io_numel(io);
     if (n == 0 || b->convert) {
       uint8_t *blk = calloc(1, (size_t)pb->bytes);
       if (!blk) {
@@ -513,7 +325,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     const trnc_io *io = &c->outputs[j];
     const trnc_io_binding *b = &c->out_bind[j];
     if (io->is_none) continue;
-    int64_t n = io_numel(io);
+    int64_t n = trnc_io_numel(io);
     if (n > 0 && !outputs[j]) {
       st = trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
                            "trnc_compiled_run: output %zu is NULL but has %" PRId64 " elements",
@@ -546,7 +358,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     const trnc_io *io = &c->outputs[j];
     const trnc_io_binding *b = &c->out_bind[j];
     if (io->is_none || b->buffer < 0 || b->copy_of_input >= 0 || b->copy_of_output >= 0 ||
-        !b->convert || io_numel(io) == 0)
+        !b->convert || trnc_io_numel(io) == 0)
       continue;
     convert_out(io, outputs[j], b->device_dtype, m.owned[b->buffer]);
   }
@@ -554,7 +366,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
   for (size_t j = 0; j < c->noutputs; j++) {
     const trnc_io *io = &c->outputs[j];
     const trnc_io_binding *b = &c->out_bind[j];
-    if (io->is_none || io_numel(io) == 0) continue;
+    if (io->is_none || trnc_io_numel(io) == 0) continue;
     if (b->copy_of_input >= 0) {
       if (!inputs[b->copy_of_input]) {
         st = trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,

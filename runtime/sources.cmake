@@ -1,6 +1,6 @@
-# runtime/: NeuronCore functional simulator and cost model.
+# runtime/: NeuronCore functional simulator.
 list(APPEND TRNC_SOURCES
-  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/nc_sim.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/nc_cost.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/nc_sim.c)
 list(APPEND TRNC_SOURCES
-  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/exec.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/exec.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/runtime/llvm.c)

@@ -1,7 +1,7 @@
 /*
- * nc_internal.h — internals of the NeuronCore program shared by codegen/
- * (builder, printer, parser, serializer, verifier) and runtime/ (simulator,
- * cost model). Not part of the public API.
+ * nc_internal.h — internals of the NeuronCore program shared by the
+ * contract layer (builder, printer, parser, serializer, verifier, schedule,
+ * cost model) and runtime/ (simulator). Not part of the public API.
  */
 #ifndef TRNC_CODEGEN_NC_INTERNAL_H
 #define TRNC_CODEGEN_NC_INTERNAL_H
@@ -110,5 +110,9 @@ static inline uint16_t nc_f32_to_bf16(float f) {
   return (uint16_t)(u >> 16);
 }
 static inline float nc_bf16_to_f32(uint16_t h) { return nc_u2f((uint32_t)h << 16); }
+
+/** How many times trnc_nc_program_verify has run on the calling thread
+ *  (for tests: a fresh compile verifies its program exactly once). */
+size_t trnc_nc_verify_count(void);
 
 #endif

@@ -731,7 +731,8 @@ static void check_races(vctx *v, const nc_schedule *s) {
   uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);
   footprint *fp = malloc((n ? n : 1) * 6 * sizeof *fp);
   int *nfp = malloc((n ? n : 1) * sizeof *nfp);
-  if (!vc || !pos || !fp || !nfp) {
+  size_t *byq = malloc((n ? n : 1) * sizeof *byq); /* per queue: instructions by position */
+  if (!vc || !pos || !fp || !nfp || !byq) {
     trnc_diag_error(v->diags, TRNC_ERR_NOMEM, "out of memory");
     v->errors++;
     goto out;
@@ -739,13 +740,19 @@ static void check_races(vctx *v, const nc_schedule *s) {
   uint32_t qcount[TRNC_NC_ENGINE_COUNT] = {0};
   size_t last[TRNC_NC_ENGINE_COUNT];
   for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++) last[e] = SIZE_MAX;
-  for (size_t i = 0; i < n; i++) nfp[i] = instr_footprints(v->p, &kn->instrs[i], &fp[i * 6]);
+  size_t qstart[TRNC_NC_ENGINE_COUNT + 1] = {0};
+  for (size_t i = 0; i < n; i++) {
+    nfp[i] = instr_footprints(v->p, &kn->instrs[i], &fp[i * 6]);
+    qstart[kn->instrs[i].engine + 1]++;
+  }
+  for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++) qstart[e + 1] += qstart[e];
   size_t reports = 0;
   for (size_t oi = 0; oi < n; oi++) {
     size_t j = s->order[oi];
     const trnc_nc_instr *in = &kn->instrs[j];
     uint32_t *vj = &vc[j * TRNC_NC_ENGINE_COUNT];
     pos[j] = qcount[in->engine]++;
+    byq[qstart[in->engine] + pos[j]] = j;
     if (last[in->engine] != SIZE_MAX) {
       size_t l = last[in->engine];
       memcpy(vj, &vc[l * TRNC_NC_ENGINE_COUNT], TRNC_NC_ENGINE_COUNT * sizeof *vj);
@@ -762,29 +769,36 @@ static void check_races(vctx *v, const nc_schedule *s) {
     }
     last[in->engine] = j;
     /* vj[e] = number of instructions of queue e that complete before j starts
-     * (for j's own queue: its position). */
-    for (size_t oh = 0; oh < oi && reports < MAX_RACE_REPORTS; oh++) {
-      size_t h = s->order[oh];
-      int eh = kn->instrs[h].engine;
-      if (eh == in->engine || vj[eh] > pos[h]) continue;
-      for (int a = 0; a < nfp[h]; a++)
-        for (int b = 0; b < nfp[j]; b++) {
-          const footprint *fa = &fp[h * 6 + a], *fb = &fp[j * 6 + b];
-          if (!(fa->write || fb->write) || !overlap(fa, fb)) continue;
-          /* describe the pair in list order: x is listed first */
-          size_t x = h < j ? h : j, y = h < j ? j : h;
-          const footprint *fx = h < j ? fa : fb, *fy = h < j ? fb : fa;
-          char other[160];
-          nc_where(v->p, v->k, x, other, sizeof other);
-          v->i = y;
-          verr(v, "missing dependency: %s %s and %s %s %s overlap (%s) with no semaphore wait ordering them",
-               fy->write ? "writes" : "reads", nc_slot_names[fy->slot], other,
-               fx->write ? "writes" : "reads", nc_slot_names[fx->slot],
-               fx->write && fy->write ? "write after write" : fx->write ? "read after write" : "write after read");
-          reports++;
-          a = nfp[h];
-          break;
-        }
+     * (for j's own queue: its position). The instructions that may run
+     * concurrently with j are, on every other queue e, those already
+     * scheduled from position vj[e] on: only these pairs are compared, so
+     * the cost is the number of unordered pairs, not n^2 (a kernel whose
+     * queues never synchronise is still quadratic: TRNC_ARTIFACT_MAX_KERNEL_INSTRS
+     * bounds what a loaded artifact may hold; an interval index per memory
+     * space would be needed to do better). */
+    for (int eh = 0; eh < TRNC_NC_ENGINE_COUNT; eh++) {
+      if (eh == in->engine) continue;
+      for (uint32_t ph = vj[eh]; ph < qcount[eh] && reports < MAX_RACE_REPORTS; ph++) {
+        size_t h = byq[qstart[eh] + ph];
+        for (int a = 0; a < nfp[h]; a++)
+          for (int b = 0; b < nfp[j]; b++) {
+            const footprint *fa = &fp[h * 6 + a], *fb = &fp[j * 6 + b];
+            if (!(fa->write || fb->write) || !overlap(fa, fb)) continue;
+            /* describe the pair in list order: x is listed first */
+            size_t x = h < j ? h : j, y = h < j ? j : h;
+            const footprint *fx = h < j ? fa : fb, *fy = h < j ? fb : fa;
+            char other[160];
+            nc_where(v->p, v->k, x, other, sizeof other);
+            v->i = y;
+            verr(v, "missing dependency: %s %s and %s %s %s overlap (%s) with no semaphore wait ordering them",
+                 fy->write ? "writes" : "reads", nc_slot_names[fy->slot], other,
+                 fx->write ? "writes" : "reads", nc_slot_names[fx->slot],
+                 fx->write && fy->write ? "write after write" : fx->write ? "read after write" : "write after read");
+            reports++;
+            a = nfp[h];
+            break;
+          }
+      }
     }
   }
 out:
@@ -792,6 +806,7 @@ out:
   free(pos);
   free(fp);
   free(nfp);
+  free(byq);
 }
 
 /* Byte-granular "written" bitmaps of SBUF and PSUM. */
@@ -880,8 +895,14 @@ static void check_uninit(vctx *v, const nc_schedule *s, initmap *im) {
   }
 }
 
+/* runs of the verifier on this thread (trnc_nc_verify_count) */
+static _Thread_local size_t verify_runs;
+
+size_t trnc_nc_verify_count(void) { return verify_runs; }
+
 trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) {
   if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
+  verify_runs++;
   vctx v = {p, diags, 0, 0, 0};
   initmap im = {{NULL, NULL}, {p->target->sbuf_bytes_per_partition, p->target->psum_bytes_per_partition},
                 p->target->partitions};

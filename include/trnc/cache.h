@@ -16,6 +16,12 @@
  *     artifact is used; anything wrong is a miss, the entry is removed and
  *     one warning diagnostic says so. LRU eviction (mtime, refreshed on
  *     every hit) keeps the store under a byte bound.
+ *     Trust: every directory on the way (DIR, DIR/ab, DIR/ab/cd, DIR/stats)
+ *     and every entry or stats file must be owned by this user, not
+ *     writable by group or others, and not a symlink (opened with
+ *     O_NOFOLLOW one component at a time). Anything else may have been
+ *     planted by another user: it is never read, followed or removed; a
+ *     lookup through it is a miss with one warning.
  *
  * No protobuf-c types appear here. All sizes are in bytes; times in
  * nanoseconds since the Unix epoch.
@@ -45,6 +51,24 @@ extern "C" {
 /** Largest serialized artifact (and cache entry payload) accepted: 1 GiB. */
 #define TRNC_ARTIFACT_MAX_BYTES (UINT64_C(1) << 30)
 
+/** Most instructions one kernel of a serialized artifact may hold: 2^15.
+ *  The compiler emits far fewer: the largest program of the bench suite
+ *  (bench/results.json) has 11,189 instructions in all its kernels
+ *  together. The bound exists because loading verifies the program, and
+ *  the verifier's race check compares the instructions of a kernel that
+ *  no semaphore orders pairwise: a crafted kernel of 100k unordered
+ *  instructions took 24 s to load; at 2^15 it is a few seconds at worst. */
+#define TRNC_ARTIFACT_MAX_KERNEL_INSTRS 32768
+
+/** Most HBM scratch (INTERNAL buffers) a serialized artifact may declare:
+ *  12 GiB, the HBM of one trn2 NeuronCore (96 GiB per chip, 8 cores); a
+ *  program cannot use more on the device. Every run allocates and fills
+ *  the scratch, so a loaded artifact must also declare no more than its
+ *  INTERNAL buffers need: the compiler's first-fit planner (codegen/lower.c)
+ *  never places the scratch top beyond the sum of their sizes, each
+ *  rounded up to 64 bytes. */
+#define TRNC_ARTIFACT_MAX_SCRATCH_BYTES (INT64_C(12) << 30)
+
 /* ------------------------------------------------------------------------ */
 /* Artifact serialization                                                    */
 
@@ -57,8 +81,9 @@ extern "C" {
  * artifact always serializes to the same bytes.
  * On success *bytes (free with trnc_free) holds *len bytes.
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer, artifact without
- * program), TRNC_ERR_LIMIT (more than TRNC_ARTIFACT_MAX_BYTES),
- * TRNC_ERR_NOMEM.
+ * program), TRNC_ERR_LIMIT (more than TRNC_ARTIFACT_MAX_BYTES, or over the
+ * load limits TRNC_ARTIFACT_MAX_KERNEL_INSTRS / TRNC_ARTIFACT_MAX_SCRATCH_BYTES:
+ * such an artifact could never be loaded back), TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_serialize(const trnc_compiled *c, uint8_t **bytes, size_t *len,
                                     trnc_diags *diags);
@@ -66,16 +91,21 @@ trnc_status trnc_compiled_serialize(const trnc_compiled *c, uint8_t **bytes, siz
 /**
  * Reads bytes written by trnc_compiled_serialize, checks every field
  * (enum ranges, ranks, counts, binding indices, extents recomputed from
- * shape and strides, target agreement) and verifies the program with
- * trnc_nc_program_verify before returning it. Never trusts its input:
+ * shape and strides, target agreement), the load limits (instructions per
+ * kernel, scratch bytes; checked before anything expensive), the binding
+ * contract of trnc_compiled_run (so a loaded artifact never fails it at
+ * run time) and verifies the program with trnc_nc_program_verify before
+ * returning it. Never trusts its input:
  * malformed bytes give an error, never a crash. The loaded report has
  * compile_s = 0. On success *out owns a new artifact
  * (trnc_compiled_destroy).
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointers), TRNC_ERR_MALFORMED
  * (wire format, field out of range, inconsistent bindings, or the program
  * fails hardware verification), TRNC_ERR_VERSION (another artifact format
- * or program version), TRNC_ERR_LIMIT (more than TRNC_ARTIFACT_MAX_BYTES
- * or too many allocations), TRNC_ERR_NOMEM.
+ * or program version), TRNC_ERR_LIMIT (more than TRNC_ARTIFACT_MAX_BYTES,
+ * too many allocations, a kernel over TRNC_ARTIFACT_MAX_KERNEL_INSTRS, or
+ * scratch over TRNC_ARTIFACT_MAX_SCRATCH_BYTES or over what the INTERNAL
+ * buffers need), TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_compiled **out,
                                       trnc_diags *diags);
@@ -173,8 +203,14 @@ uint64_t trnc_cache_max_bytes(const trnc_cache *c);
  * mtime (LRU) and enters the table.
  * *out: the artifact, owned by the cache and valid until
  * trnc_cache_destroy (runs are thread-safe), or NULL for a miss.
- * A corrupt, truncated or foreign entry is a miss: it is removed and one
- * WARNING diagnostic (status TRNC_ERR_MALFORMED) names it and the reason.
+ * The header is read and checked before the payload is read. A corrupt,
+ * truncated or foreign entry (one whose bindings do not fit its program,
+ * or over the load limits of trnc_compiled_deserialize, included) is a
+ * miss: it is removed and one WARNING diagnostic (status
+ * TRNC_ERR_MALFORMED) names it and the reason. An entry that fails the
+ * trust rules (above: a shard directory or the file owned by another user,
+ * writable by group or others, or a symlink directory) is a miss with one
+ * WARNING (status TRNC_ERR_IO) and is left alone.
  * Returns TRNC_OK for hits and misses; TRNC_ERR_INVALID_ARGUMENT for NULL
  * pointers. Thread-safe.
  */
@@ -186,8 +222,13 @@ trnc_status trnc_cache_get(trnc_cache *c, const uint8_t key[TRNC_CACHE_KEY_BYTES
  * (also on error): it enters the in-process table and *out (may be NULL)
  * receives the pointer to use from now on (owned by the cache; another
  * thread's artifact if it stored the same key first). The entry is written
- * to a temporary file in the shard directory, fsync'd, renamed into place;
- * then the store is trimmed to the size bound (LRU). A failed write is not
+ * to a temporary file in the shard directory (named
+ * .tmp-<key>-<pid>-<serial>-<nonce>-<host>), fsync'd, renamed into place;
+ * then the temporary files of writers of this host that have exited
+ * (killed mid-write) are removed from that shard directory, and the store
+ * is trimmed to the size bound (LRU; every RESCAN stores the whole store
+ * is scanned, removing such debris everywhere). A shard directory that
+ * fails the trust rules is not written to (TRNC_ERR_IO and a WARNING). A failed write is not
  * fatal: the artifact stays usable, the status and a WARNING diagnostic say
  * why. Test hook: $TRNC_CACHE_TEST_PAUSE_MS sleeps that long between writing
  * the temporary file and the rename.
@@ -220,7 +261,10 @@ typedef struct trnc_cache_stats {
 void trnc_cache_get_stats(trnc_cache *c, bool with_disk, trnc_cache_stats *out);
 
 /** Writes this process's counters to DIR/stats/ now (also done on
- *  destroy and at most once a second after a lookup or store). */
+ *  destroy, and after a lookup or store once 4 counted events are
+ *  unwritten or the last write is a second old: a killed process loses at
+ *  most 3). Stats files are read only if regular files of this user
+ *  (O_NOFOLLOW | O_NONBLOCK: a FIFO never blocks `trnc cache stats`). */
 void trnc_cache_flush_stats(trnc_cache *c);
 
 /** One entry on disk. */
@@ -251,13 +295,25 @@ trnc_status trnc_cache_verify(trnc_cache *c, bool remove_bad, size_t *good, size
 
 /**
  * Removes least recently used entries until the store holds at most
- * max_bytes, and temporary files older than 15 minutes (debris of killed
- * writers). *removed / *freed (may be NULL) receive the count and bytes of
+ * max_bytes, and temporary files of exited writers of this host or older
+ * than 15 minutes (debris of killed writers). *removed / *freed (may be NULL) receive the count and bytes of
  * removed entries. Evictions count in the stats.
  * Errors: TRNC_ERR_IO, TRNC_ERR_NOMEM.
  */
 trnc_status trnc_cache_prune(trnc_cache *c, uint64_t max_bytes, size_t *removed,
                              uint64_t *freed, trnc_diags *diags);
+
+/**
+ * Removes key's entry from disk and from lookups, for an artifact that
+ * failed to run (so the next lookup, in any process, recompiles). The
+ * artifact itself stays valid until trnc_cache_destroy: pointers to it
+ * may still be held. No entry is not an error.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointers), TRNC_ERR_IO (the shard
+ * directory fails the trust rules, or unlink failed; a WARNING says why).
+ * Thread-safe.
+ */
+trnc_status trnc_cache_remove(trnc_cache *c, const uint8_t key[TRNC_CACHE_KEY_BYTES],
+                              trnc_diags *diags);
 
 /** Removes every entry, temporary file and persisted counter (the
  *  directory stays). *removed (may be NULL): entries removed.

@@ -415,7 +415,7 @@ trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs
 trnc_status trnc_nc_simulate_verified(const trnc_nc_program *p, const void *const *inputs,
                                       void *const *outputs, trnc_diags *diags);
 
-/* ---- cost model (runtime/nc_cost.c) -------------------------------------- */
+/* ---- cost model (codegen/neuroncore/cost.c) ------------------------------ */
 
 typedef struct trnc_nc_cost {
   double time_s;                                  /* critical path, all kernels */
@@ -434,7 +434,7 @@ typedef struct trnc_nc_cost {
 
 /**
  * Estimates execution time: per-instruction cycles from the target table
- * (rules in runtime/nc_cost.c), queues in order, engines concurrent,
+ * (rules in codegen/neuroncore/cost.c), queues in order, engines concurrent,
  * synchronised by semaphores; the time is the critical path. If trace_path
  * is non-NULL (or, when NULL, the environment variable TRNC_PROFILE is set)
  * writes a Chrome trace JSON there, one track per engine (Perfetto opens it).
@@ -443,6 +443,12 @@ typedef struct trnc_nc_cost {
  */
 trnc_status trnc_nc_cost_estimate(const trnc_nc_program *p, const char *trace_path,
                                   trnc_nc_cost *out, trnc_diags *diags);
+/** As trnc_nc_cost_estimate but without running the verifier first: only for
+ *  a program that already passed trnc_nc_program_verify (trnc_compile costs
+ *  the program it has just verified). An unverified program here is
+ *  undefined behaviour. Errors: TRNC_ERR_IO (trace file), TRNC_ERR_NOMEM. */
+trnc_status trnc_nc_cost_estimate_verified(const trnc_nc_program *p, const char *trace_path,
+                                           trnc_nc_cost *out, trnc_diags *diags);
 /** Human-readable multi-line report of a cost estimate. trnc_free it. */
 char *trnc_nc_cost_format(const trnc_nc_program *p, const trnc_nc_cost *c);
 

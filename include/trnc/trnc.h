@@ -295,6 +295,48 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags);
 
 /* ------------------------------------------------------------------------ */
+/* The pipeline: the one place the order of the stages is written           */
+
+/** The stages of trnc_pipeline_run, in the order it runs them. */
+typedef enum trnc_stage {
+  TRNC_STAGE_IMPORT = 0, /* fx.proto bytes -> IR (trnc_graph_import) */
+  TRNC_STAGE_LEGALITY,   /* every op trnc cannot lower, at once (trnc_graph_check_lowerable) */
+  TRNC_STAGE_LEGALIZE,   /* the graph passes (trnc_graph_legalize) */
+  TRNC_STAGE_VERIFY,     /* the IR verifier on their result (trnc_graph_verify) */
+  TRNC_STAGE_COMPILE,    /* IR -> verified, costed NeuronCore program (trnc_compile) */
+  TRNC_STAGE_DONE        /* nothing left to run */
+} trnc_stage;
+
+/** Short name of a stage ("import", "legality", "legalize", "verify",
+ *  "compile", "done"); "?" if out of range. */
+const char *trnc_stage_name(trnc_stage s);
+
+/** One graph's way through the pipeline. Zero-initialize it, set the
+ *  inputs, call trnc_pipeline_run (as often as the caller wants to stop
+ *  between stages). The caller owns and destroys `graph` and `compiled`. */
+typedef struct trnc_pipeline {
+  const void *bytes;                  /* serialized graph, read by IMPORT */
+  size_t len;
+  const trnc_import_limits *limits;   /* IMPORT; NULL: defaults */
+  const trnc_compile_options *options; /* COMPILE; NULL: defaults */
+  trnc_stage next;    /* the stage the next run starts at; after a failure, the one that failed */
+  trnc_graph *graph;       /* set by IMPORT (or by the caller, to start at a later stage) */
+  trnc_compiled *compiled; /* set by COMPILE */
+} trnc_pipeline;
+
+/**
+ * Runs the stages from p->next through `last` in pipeline order, stopping at
+ * the first that fails. On success p->next is the stage after `last`; on
+ * failure it is the failing stage, whose status is returned with its
+ * diagnostics (p->graph stays for the caller to inspect or destroy). Python,
+ * the C tests and the fuzz target all compile through this function.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL p, `last` out of range, no graph
+ * for a stage after IMPORT, a graph already there before IMPORT), else those
+ * of the stage's function (see each one above).
+ */
+trnc_status trnc_pipeline_run(trnc_pipeline *p, trnc_stage last, trnc_diags *diags);
+
+/* ------------------------------------------------------------------------ */
 /* Operator table (ir/ops.def)                                               */
 
 typedef struct trnc_op_info {

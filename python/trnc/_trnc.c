@@ -510,12 +510,14 @@ static PyObject *Graph_compile(PyObject *obj, PyObject *args, PyObject *kwargs) 
     self->busy = 0;
     return PyErr_NoMemory();
   }
-  trnc_compiled *c = NULL;
+  /* the pipeline's last stage, on the graph lower() brought this far */
+  trnc_pipeline p = {.options = &opt, .next = TRNC_STAGE_COMPILE, .graph = self->graph};
   trnc_status st;
   Py_BEGIN_ALLOW_THREADS
-  st = trnc_compile(self->graph, &opt, &c, diags);
+  st = trnc_pipeline_run(&p, TRNC_STAGE_COMPILE, diags);
   Py_END_ALLOW_THREADS
   self->busy = 0;
+  trnc_compiled *c = p.compiled;
   PyObject *list = diags_to_list(diags);
   trnc_diags_destroy(diags);
   if (list == NULL) {
@@ -583,28 +585,15 @@ static PyObject *mod_llvm_version(PyObject *m, PyObject *Py_UNUSED(a)) {
   return str_from_c(trnc_llvm_version());
 }
 
-static PyObject *mod_import_graph(PyObject *m, PyObject *arg) {
-  Py_buffer view;
-  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
-    return NULL;
-  trnc_diags *diags = trnc_diags_create();
-  if (diags == NULL) {
-    PyBuffer_Release(&view);
-    return PyErr_NoMemory();
-  }
-  trnc_graph *g = NULL;
-  trnc_status st;
-  /* the buffer stays exported (and the object alive) while the GIL is off */
-  Py_BEGIN_ALLOW_THREADS
-  st = trnc_graph_import(view.buf, (size_t)view.len, NULL, &g, diags);
-  Py_END_ALLOW_THREADS
-  PyBuffer_Release(&view);
-
+/* (Graph | None, status[, stage], diags) for a graph a call produced (a
+ * Graph only when st is OK; g is destroyed otherwise); consumes g and diags.
+ * stage NULL: no stage in the tuple. */
+static PyObject *graph_result(trnc_graph *g, trnc_status st, const char *stage,
+                              trnc_diags *diags) {
   PyObject *list = diags_to_list(diags);
   trnc_diags_destroy(diags);
   if (list == NULL) {
-    if (g != NULL)
-      trnc_graph_destroy(g);
+    trnc_graph_destroy(g);
     return NULL;
   }
   PyObject *gobj;
@@ -619,11 +608,47 @@ static PyObject *mod_import_graph(PyObject *m, PyObject *arg) {
     go->busy = 0;
     gobj = (PyObject *)go;
   } else {
-    if (g != NULL)
-      trnc_graph_destroy(g);
+    trnc_graph_destroy(g);
     gobj = Py_NewRef(Py_None);
   }
-  return Py_BuildValue("(NsN)", gobj, trnc_status_name(st), list);
+  if (stage == NULL)
+    return Py_BuildValue("(NsN)", gobj, trnc_status_name(st), list);
+  return Py_BuildValue("(NssN)", gobj, trnc_status_name(st), stage, list);
+}
+
+/* Runs the pipeline (trnc_pipeline_run) on the bytes of buffer `arg` from
+ * import through stage `last`; the result as graph_result (the stage only
+ * when with_stage). */
+static PyObject *run_pipeline(PyObject *arg, trnc_stage last, int with_stage) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+    return NULL;
+  trnc_diags *diags = trnc_diags_create();
+  if (diags == NULL) {
+    PyBuffer_Release(&view);
+    return PyErr_NoMemory();
+  }
+  trnc_pipeline p = {.bytes = view.buf, .len = (size_t)view.len};
+  trnc_status st;
+  /* the buffer stays exported (and the object alive) while the GIL is off */
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_pipeline_run(&p, last, diags);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&view);
+  return graph_result(p.graph, st, with_stage ? trnc_stage_name(p.next) : NULL, diags);
+}
+
+/* import_graph(data) -> (Graph | None, status, diags): the import stage. */
+static PyObject *mod_import_graph(PyObject *m, PyObject *arg) {
+  return run_pipeline(arg, TRNC_STAGE_IMPORT, 0);
+}
+
+/* lower(data) -> (Graph | None, status, stage, diags): the pipeline from
+ * import through the IR verifier. stage names the failing stage ("import",
+ * "legality", "legalize", "verify"), or "compile" (the next one) on
+ * success. */
+static PyObject *mod_lower(PyObject *m, PyObject *arg) {
+  return run_pipeline(arg, TRNC_STAGE_VERIFY, 1);
 }
 
 static PyObject *mod_ops(PyObject *m, PyObject *Py_UNUSED(a)) {
@@ -680,6 +705,10 @@ static PyMethodDef module_methods[] = {
     {"version", mod_version, METH_NOARGS, "version() -> str: libtrnc version."},
     {"llvm_version", mod_llvm_version, METH_NOARGS,
      "llvm_version() -> str: LLVM version linked into libtrnc."},
+    {"lower", mod_lower, METH_O,
+     "lower(data: bytes) -> (Graph | None, status: str, stage: str, diags: list[dict])\n"
+     "Runs the pipeline from import through the IR verifier (trnc_pipeline_run);\n"
+     "stage names the stage that failed, or 'compile' (the next) on success."},
     {"import_graph", mod_import_graph, METH_O,
      "import_graph(data: bytes) -> (Graph | None, status: str, diags: list[dict])\n"
      "Reads a serialized trnc.fx.Graph (frontend/fx.proto) into trnc IR."},

@@ -45,6 +45,16 @@ static int key_from(PyObject *o, uint8_t key[TRNC_CACHE_KEY_BYTES]) {
   return 0;
 }
 
+/* A key argument and a fresh diagnostics list; NULL with an exception. */
+static trnc_diags *key_and_diags(PyObject *o, uint8_t key[TRNC_CACHE_KEY_BYTES]) {
+  if (key_from(o, key) < 0)
+    return NULL;
+  trnc_diags *d = trnc_diags_create();
+  if (d == NULL)
+    PyErr_NoMemory();
+  return d;
+}
+
 /* A Compiled object borrowing c from the cache object `owner`. */
 static PyObject *borrowed_compiled(const trnc_compiled *c, PyObject *owner) {
   CompiledObject *co = PyObject_New(CompiledObject, &CompiledType);
@@ -59,11 +69,9 @@ static PyObject *borrowed_compiled(const trnc_compiled *c, PyObject *owner) {
 static PyObject *Cache_get(PyObject *obj, PyObject *arg) {
   CacheObject *self = (CacheObject *)obj;
   uint8_t key[TRNC_CACHE_KEY_BYTES];
-  if (key_from(arg, key) < 0)
-    return NULL;
-  trnc_diags *d = trnc_diags_create();
+  trnc_diags *d = key_and_diags(arg, key);
   if (d == NULL)
-    return PyErr_NoMemory();
+    return NULL;
   const trnc_compiled *c = NULL;
   Py_BEGIN_ALLOW_THREADS
   trnc_cache_get(self->cache, key, &c, d);
@@ -142,6 +150,19 @@ static PyObject *Cache_flush_stats(PyObject *obj, PyObject *Py_UNUSED(a)) {
   trnc_cache_flush_stats(((CacheObject *)obj)->cache);
   Py_END_ALLOW_THREADS
   Py_RETURN_NONE;
+}
+
+/* remove(key) -> (status, diags): the entry leaves the disk and lookups */
+static PyObject *Cache_remove(PyObject *obj, PyObject *arg) {
+  uint8_t key[TRNC_CACHE_KEY_BYTES];
+  trnc_diags *d = key_and_diags(arg, key);
+  if (d == NULL)
+    return NULL;
+  trnc_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_cache_remove(((CacheObject *)obj)->cache, key, d);
+  Py_END_ALLOW_THREADS
+  return status_result(st, d); /* destroys d */
 }
 
 /* list() -> (list[(hex, bytes, mtime_ns)], status, diags), least recently used first */
@@ -311,6 +332,8 @@ static PyMethodDef Cache_methods[] = {
     {"stats", (PyCFunction)(void (*)(void))Cache_stats, METH_VARARGS | METH_KEYWORDS,
      "stats(with_disk=False) -> dict: this process's counters; with_disk adds entries,\n"
      "bytes, temp_files and total_* counters of every process."},
+    {"remove", Cache_remove, METH_O,
+     "remove(key) -> (status, diags): removes the entry (an artifact that failed to run)."},
     {"flush_stats", Cache_flush_stats, METH_NOARGS,
      "flush_stats(): persist this process's counters now."},
     {"list", Cache_list, METH_NOARGS,

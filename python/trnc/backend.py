@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from . import cache, errors, pipeline
+from . import aliasing, cache, errors, pipeline
 from . import random as trnc_random
 from .serialize import dynamo_inputs, serialize
 
@@ -305,6 +305,8 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
         out_ptrs = [0 if r is None or r.numel() == 0 else r.data_ptr() for r in results]
         status, diags = run_program(in_ptrs, out_ptrs)
         if status != pipeline.OK:
+            if status == "TRNC_ERR_INTERNAL":  # a bad artifact: never load it again
+                cache.discard(compiled)
             raise errors.ExecutionError(
                 errors.execution_error_message(status, diags, name, names), diags, name)
         del inputs  # the tensors stayed alive (and their memory valid) during the run
@@ -465,4 +467,9 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
         lambda kind, g, ex: _compile_graph(kind, opts, g, ex))
-    return wrap(backend(gm, example_inputs))
+    compiled = backend(gm, example_inputs)
+    # a graph that writes to an input is recompiled for each new pattern of
+    # inputs aliasing it (dynamo does not guard on aliasing): aliasing.py
+    mutated = aliasing.mutated_inputs(len(example_inputs))
+    compiled = aliasing.guard(compiled, lambda args: backend(gm, args), example_inputs, mutated)
+    return wrap(compiled)

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 from . import pipeline
 
-__all__ = ["enabled", "get_cache", "compile_program", "counters", "reset_counters",
+__all__ = ["enabled", "get_cache", "compile_program", "discard", "counters", "reset_counters",
            "alias_groups", "add_subparser"]
 
 log = logging.getLogger("trnc.cache")
@@ -38,6 +38,7 @@ log = logging.getLogger("trnc.cache")
 _lock = threading.Lock()
 _caches: dict[tuple[str, ...], Any] = {}   # environment -> trnc._trnc.Cache | None
 _counts: collections.Counter[str] = collections.Counter()
+_keys: dict[int, tuple[Any, bytes, Any]] = {}  # id(compiled) -> (cache, key, compiled)
 
 
 def _lib():
@@ -151,6 +152,7 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
         _log_diags(diags)
         if compiled is not None:
             _count("hits")
+            _remember(cache, key, compiled)
             return compiled, "hit"
         _count("misses")
     compiled = pipeline.compile_program(lowered, target=opts.get("target"),
@@ -161,7 +163,27 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
         return compiled, "off"
     status, diags = cache.put(key, compiled)
     _log_diags(diags)
+    _remember(cache, key, compiled)
     return compiled, "miss"
+
+
+def _remember(cache: Any, key: bytes, compiled: Any) -> None:
+    with _lock:
+        _keys[id(compiled)] = (cache, key, compiled)  # kept alive: the id stays unique
+
+
+def discard(compiled: Any) -> bool:
+    """Removes the cache entry that ``compiled`` came from or went to (call it
+    when a run fails with an internal error, so the next process recompiles
+    instead of loading the same bad artifact). False if it has no entry."""
+    with _lock:
+        rec = _keys.pop(id(compiled), None)
+    if rec is None:
+        return False
+    status, diags = rec[0].remove(rec[1])
+    _log_diags(diags)
+    log.warning("trnc cache: removed the entry of an artifact that failed to run")
+    return status == pipeline.OK
 
 
 # --------------------------------------------------------------------------- #

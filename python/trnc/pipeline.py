@@ -1,8 +1,10 @@
 """fx.proto bytes -> verified trnc IR, through the C library.
 
-import -> check_lowerable (every unlowerable op at once) -> legalize (float64,
-int64 policy; warnings become Python ``UserWarning``) -> verify, then
-``compile_program`` -> a NeuronCore program (``trnc._trnc.Compiled``). Any
+``lower`` runs the C pipeline (``trnc_pipeline_run``, which holds the order:
+import -> legality scan (every unlowerable op at once) -> legalize (float64,
+int64 policy; warnings become Python ``UserWarning``) -> verify) and stops
+there, so the backend can key the cache on the IR; ``compile_program`` runs
+its last stage -> a NeuronCore program (``trnc._trnc.Compiled``). Any
 failure raises the matching ``trnc.errors`` exception. No torch import here:
 the CLI uses this module too.
 """
@@ -131,6 +133,10 @@ def user_stacklevel() -> int:
     return 2
 
 
+# how error messages name the C pipeline's stages (trnc_stage_name)
+_STAGE_LABELS = {"import": "import", "legality": "the legality scan", "legalize": "legalization"}
+
+
 def lower(data: bytes, name: str = "graph", kind: str = "", *, warn: bool = True,
           stacklevel: int | None = None) -> LoweredGraph:
     """Runs the C pipeline on serialized bytes; raises a ``TrncError`` subclass on
@@ -140,38 +146,33 @@ def lower(data: bytes, name: str = "graph", kind: str = "", *, warn: bool = True
     ``stacklevel`` is given."""
     lib = _lib()
     t0 = time.perf_counter()
-    g, status, diags = lib.import_graph(data)
+    # the stage order lives in C (trnc_pipeline_run): import, legality scan,
+    # legalization, IR verifier
+    g, status, stage, diags = lib.lower(data)
     if status != OK:
-        raise_for(status, diags, name, "import", graph_inputs(data))
+        if stage == "verify":
+            # the graph imported and legalized, so a verifier failure is ours
+            raise errors.GraphImportError(
+                errors.import_error_message(f"{status} in verification after legalization",
+                                            diags, name), diags, name)
+        raise_for(status, diags, name, _STAGE_LABELS.get(stage, stage), graph_inputs(data))
     if g is None:  # defensive: OK without a graph is a binding bug
         raise errors.GraphImportError(
             errors.import_error_message("no graph returned", diags, name), diags, name)
-    status, diags = g.check_lowerable()
-    if status != OK:
-        raise_for(status, diags, name, "the legality scan", graph_inputs(data))
-    status, legal_diags = g.legalize()
-    if status != OK:
-        raise_for(status, legal_diags, name, "legalization", graph_inputs(data))
-    warns = [d for d in legal_diags if d.get("severity") == "warning"]
+    warns = [d for d in diags if d.get("severity") == "warning"]
     if warn and warns:
         level = stacklevel if stacklevel is not None else user_stacklevel()
         for d in warns:
             warnings.warn(f"trnc ({name}): {d.get('message', '')}", UserWarning,
                           stacklevel=level)
-    status, diags = g.verify()
-    if status != OK:
-        # the graph imported and legalized, so a verifier failure is ours
-        raise errors.GraphImportError(
-            errors.import_error_message(f"{status} in verification after legalization",
-                                        diags, name), diags, name)
     return LoweredGraph(name=name, kind=kind or g.summary().get("kind", ""), graph=g,
                         warnings=warns, seconds=time.perf_counter() - t0)
 
 
 def compile_program(lowered: LoweredGraph, *, target: str | None = None,
                     autocast_bf16: bool = False, no_fusion: bool = False) -> Any:
-    """Lowers a verified graph to a NeuronCore program (``trnc_compile``) and
-    returns the ``trnc._trnc.Compiled``.
+    """Lowers a verified graph to a NeuronCore program (the pipeline's last
+    stage, ``trnc_compile``) and returns the ``trnc._trnc.Compiled``.
 
     Errors: TRNC_ERR_UNSUPPORTED (a node has no NeuronCore lowering for its
     operands) and TRNC_ERR_LIMIT (a node exceeds what the emitter can tile)

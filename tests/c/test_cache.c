@@ -19,13 +19,15 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include "cache/artifact.pb-c.h"
 #include "cache/internal.h"
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/ir.h"
 #include "testutil.h"
 #include "trnc/cache.h"
@@ -213,23 +215,59 @@ static void t_noreport(Trnc__Cache__Artifact *m) {
   m->report = NULL;
 }
 static void t_program(Trnc__Cache__Artifact *m) { m->program.len /= 2; }
-/* a program that deserializes but breaks a hardware rule */
-static void t_verify(Trnc__Cache__Artifact *m) {
+/** Replaces the message's program by fn(program) and its scratch size
+ *  (free_unpacked frees program.data: the new bytes are malloc'd too). */
+static void swap_program(Trnc__Cache__Artifact *m, void (*fn)(trnc_nc_program *)) {
   trnc_nc_program *p = NULL;
   assert_int_equal(trnc_nc_program_deserialize(m->program.data, m->program.len, &p, NULL), TRNC_OK);
+  fn(p);
+  uint8_t *bytes;
+  size_t len;
+  assert_int_equal(trnc_nc_program_serialize(p, &bytes, &len), TRNC_OK);
+  free(m->program.data);
+  m->program.data = bytes;
+  m->program.len = len;
+  m->scratch_bytes = trnc_nc_program_scratch_bytes(p);
+  trnc_nc_program_destroy(p);
+}
+
+/* a program that deserializes but breaks a hardware rule */
+static void p_verify(trnc_nc_program *p) {
   trnc_nc_instr *in = trnc_nc_kernel_instr_mut(p, 0, 0);
   assert_non_null(in);
   in->engine = TRNC_NC_TENSOR; /* a DMA copy on TensorE */
   in->op = TRNC_NC_OP_DMA_COPY;
-  uint8_t *bytes;
-  size_t len;
-  assert_int_equal(trnc_nc_program_serialize(p, &bytes, &len), TRNC_OK);
-  /* leak-free: free_unpacked frees program.data, so swap in a malloc'd copy */
-  free(m->program.data);
-  m->program.data = bytes;
-  m->program.len = len;
-  trnc_nc_program_destroy(p);
 }
+static void t_verify(Trnc__Cache__Artifact *m) { swap_program(m, p_verify); }
+
+/* a binding that passes the field checks but breaks the run-time contract */
+static void t_binding_contract(Trnc__Cache__Artifact *m) {
+  m->in_bind[0]->convert = 0;
+  m->in_bind[0]->device_dtype = TRNC_BF16; /* zero-copy, yet another device dtype */
+}
+
+static void p_long_kernel(trnc_nc_program *p) {
+  trnc_nc_instr nop;
+  memset(&nop, 0, sizeof nop);
+  nop.op = TRNC_NC_OP_NOP;
+  nop.engine = TRNC_NC_VECTOR;
+  int k = trnc_nc_program_add_kernel(p, "long", 0);
+  assert_true(k >= 0);
+  for (int i = 0; i <= TRNC_ARTIFACT_MAX_KERNEL_INSTRS; i++)
+    assert_int_equal(trnc_nc_kernel_append(p, (size_t)k, &nop), TRNC_OK);
+}
+/* 8 GiB of scratch behind one 64-byte internal buffer */
+static void p_sparse_scratch(trnc_nc_program *p) {
+  assert_true(trnc_nc_program_add_buffer(p, "far", TRNC_NC_BUF_INTERNAL, TRNC_F32, 64, INT64_C(8) << 30) >= 0);
+}
+/* one internal buffer larger than the HBM of a NeuronCore */
+static void p_huge_scratch(trnc_nc_program *p) {
+  assert_true(trnc_nc_program_add_buffer(p, "huge", TRNC_NC_BUF_INTERNAL, TRNC_F32,
+                                         TRNC_ARTIFACT_MAX_SCRATCH_BYTES + 64, 0) >= 0);
+}
+static void t_long_kernel(Trnc__Cache__Artifact *m) { swap_program(m, p_long_kernel); }
+static void t_sparse_scratch(Trnc__Cache__Artifact *m) { swap_program(m, p_sparse_scratch); }
+static void t_huge_scratch(Trnc__Cache__Artifact *m) { swap_program(m, p_huge_scratch); }
 
 static void test_artifact_hostile(void **state) {
   trnc_compiled *c = compile_base();
@@ -288,6 +326,49 @@ static void test_artifact_hostile(void **state) {
   assert_int_equal(trnc_compiled_deserialize(NULL, 4, (trnc_compiled *[]){NULL}, NULL),
                    TRNC_ERR_INVALID_ARGUMENT);
   trnc_free(b);
+  trnc_compiled_destroy(c);
+}
+
+/** Tampers the base artifact with fn and expects deserialization to fail
+ *  with want and a diagnostic containing msg. */
+static void expect_rejected(void (*fn)(Trnc__Cache__Artifact *), trnc_status want, const char *msg) {
+  trnc_compiled *c = compile_base();
+  size_t n, tn;
+  uint8_t *b = ser(c, &n);
+  uint8_t *tb = tamper(b, n, fn, &tn);
+  trnc_diags *d = trnc_diags_create();
+  trnc_compiled *r = NULL;
+  trnc_status st = trnc_compiled_deserialize(tb, tn, &r, d);
+  if (st != want || !tu_diags_have(d, msg)) {
+    tu_diags_dump(d);
+    fail_msg("status %s, want %s with '%s'", trnc_status_name(st), trnc_status_name(want), msg);
+  }
+  assert_null(r);
+  trnc_diags_destroy(d);
+  free(tb);
+  trnc_free(b);
+  trnc_compiled_destroy(c);
+}
+
+/* A binding that breaks the run-time contract is rejected at load time (it
+ * used to load and then fail every run as "a trnc bug"). */
+static void test_bindings_checked_at_load(void **state) {
+  expect_rejected(t_binding_contract, TRNC_ERR_MALFORMED, "zero-copy but has another device dtype");
+}
+
+/* What a loaded artifact may declare is bounded: instructions per kernel
+ * (the verifier's cost) and scratch bytes (every run allocates and fills
+ * them); serializing such an artifact fails the same way. */
+static void test_load_limits(void **state) {
+  expect_rejected(t_long_kernel, TRNC_ERR_LIMIT, "instructions, over the limit");
+  expect_rejected(t_sparse_scratch, TRNC_ERR_LIMIT, "sum of its internal buffers");
+  expect_rejected(t_huge_scratch, TRNC_ERR_LIMIT, "limit an artifact may declare");
+  trnc_compiled *c = compile_base();
+  p_long_kernel(c->prog);
+  uint8_t *b = NULL;
+  size_t n = 0;
+  assert_int_equal(trnc_compiled_serialize(c, &b, &n, NULL), TRNC_ERR_LIMIT);
+  assert_null(b);
   trnc_compiled_destroy(c);
 }
 
@@ -870,6 +951,219 @@ static void test_verify_clear_bundle(void **state) {
   rmtree(dir);
 }
 
+/* ---- trust, debris, counters ---------------------------------------------------------- */
+
+#define OTHER_UID 12345 /* root (CI) can chown to it; the cache's user is geteuid() */
+
+/** get() on a fresh instance that must miss with a warning containing want
+ *  (not counted as corrupt: the entry is left alone). */
+static void untrusted_miss(const char *dir, const uint8_t key[16], const char *want) {
+  trnc_cache *c = open_at(dir, 0);
+  trnc_diags *d = trnc_diags_create();
+  const trnc_compiled *a = (const trnc_compiled *)1;
+  assert_int_equal(trnc_cache_get(c, key, &a, d), TRNC_OK);
+  if (a || !tu_diags_have(d, want)) {
+    tu_diags_dump(d);
+    fail_msg("%s: %s", a ? "a hit" : "no warning", want);
+  }
+  assert_int_equal(trnc_diags_count(d), 1);
+  trnc_cache_stats s;
+  trnc_cache_get_stats(c, false, &s);
+  assert_int_equal(s.misses, 1);
+  assert_int_equal(s.corrupt, 0);
+  trnc_diags_destroy(d);
+  trnc_cache_destroy(c);
+}
+
+/* Every directory and file on an entry's path is checked (owner, mode, no
+ * symlinks), not only the top directory: planted entries with valid
+ * checksums are misses with one warning, and are never removed. */
+static void test_untrusted_paths(void **state) {
+  char *dir = tmpdir();
+  char store[512], shard[1024], path[1024], moved[1024];
+  snprintf(store, sizeof store, "%s/s", dir);
+  trnc_cache *c = open_at(store, 0);
+  uint8_t key[16];
+  key_n(key, 3);
+  assert_int_equal(trnc_cache_put(c, key, compile_base(), NULL, NULL), TRNC_OK);
+  entry_file(c, key, path, sizeof path);
+  snprintf(shard, sizeof shard, "%.*s", (int)(strrchr(path, '/') - path), path);
+  trnc_cache_destroy(c);
+  assert_true(disk_get(store, key, NULL));
+  bool root = geteuid() == 0;
+  /* the entry file: another user's, or writable by others */
+  if (root) {
+    assert_int_equal(chown(path, OTHER_UID, OTHER_UID), 0);
+    untrusted_miss(store, key, "owned by another user");
+    assert_true(exists(path));
+    assert_int_equal(chown(path, 0, 0), 0);
+  }
+  assert_int_equal(chmod(path, 0666), 0);
+  untrusted_miss(store, key, "writable by group or others");
+  assert_true(exists(path));
+  assert_int_equal(chmod(path, 0600), 0);
+  /* the shard directories: another user's, or writable by others */
+  char l1[1024];
+  snprintf(l1, sizeof l1, "%.*s", (int)(strrchr(shard, '/') - shard), shard);
+  const char *dirs[2] = {l1, shard};
+  for (int i = 0; i < 2; i++) {
+    if (root) {
+      assert_int_equal(chown(dirs[i], OTHER_UID, OTHER_UID), 0);
+      untrusted_miss(store, key, "owned by another user");
+      assert_int_equal(chown(dirs[i], 0, 0), 0);
+    }
+    assert_int_equal(chmod(dirs[i], 0777), 0);
+    untrusted_miss(store, key, "writable by group or others");
+    assert_int_equal(chmod(dirs[i], 0700), 0);
+  }
+  assert_true(disk_get(store, key, NULL));
+  /* a shard directory that is a symlink to a directory elsewhere */
+  snprintf(moved, sizeof moved, "%s/elsewhere", dir);
+  assert_int_equal(rename(shard, moved), 0);
+  assert_int_equal(symlink(moved, shard), 0);
+  untrusted_miss(store, key, "symbolic link");
+  /* nothing is written, listed, removed or cleared through it */
+  c = open_at(store, 0);
+  trnc_diags *d = trnc_diags_create();
+  uint8_t k2[16];
+  memcpy(k2, key, 16);
+  k2[15] ^= 1; /* same shard */
+  assert_int_equal(trnc_cache_put(c, k2, compile_base(), NULL, d), TRNC_ERR_IO);
+  assert_true(tu_diags_have(d, "symbolic link"));
+  size_t good, bad;
+  assert_int_equal(trnc_cache_verify(c, true, &good, &bad, d), TRNC_OK);
+  assert_int_equal(good, 0);
+  assert_int_equal(bad, 1);
+  assert_int_equal(trnc_cache_clear(c, NULL, d), TRNC_OK);
+  assert_int_equal(trnc_cache_remove(c, key, d), TRNC_ERR_IO);
+  trnc_diags_destroy(d);
+  trnc_cache_destroy(c);
+  char inside[2100];
+  snprintf(inside, sizeof inside, "%s/%s", moved, strrchr(path, '/') + 1);
+  assert_true(exists(inside));
+  rmtree(dir);
+}
+
+static uint64_t bytes_read_so_far(void) {
+  size_t n;
+  char *io = tu_read_file("/proc/self/io", &n);
+  assert_non_null(io);
+  const char *r = strstr(io, "rchar:");
+  assert_non_null(r);
+  uint64_t v = strtoull(r + 6, NULL, 10);
+  free(io);
+  return v;
+}
+
+/* A large file under an entry name is rejected by its header alone: its
+ * payload is never read. */
+static void test_header_read_first(void **state) {
+  char *dir = tmpdir();
+  trnc_cache *c = open_at(dir, 0);
+  uint8_t key[16];
+  key_n(key, 4);
+  assert_int_equal(trnc_cache_put(c, key, compile_base(), NULL, NULL), TRNC_OK);
+  char path[1024];
+  entry_file(c, key, path, sizeof path);
+  trnc_cache_destroy(c);
+  write_file(path, (const uint8_t *)"this is no trnc cache entry header", 34);
+  assert_int_equal(truncate(path, 64 << 20), 0); /* 64 MiB, sparse */
+  uint64_t before = bytes_read_so_far();
+  assert_false(disk_get(dir, key, "bad magic"));
+  uint64_t read = bytes_read_so_far() - before;
+  if (read > (1u << 20)) fail_msg("%" PRIu64 " bytes read to reject a bad header", read);
+  assert_false(exists(path));
+  rmtree(dir);
+}
+
+/** The host part of temporary and stats file names, as the cache makes it. */
+static void host_name(char out[64]) {
+  if (gethostname(out, 63) != 0 || !out[0]) strcpy(out, "host");
+  out[63] = '\0';
+  for (char *p = out; *p; p++)
+    if (*p == '/' || *p == '.') *p = '_';
+}
+
+/* A killed writer's temporary file is removed by the next store into its
+ * shard directory (its pid is dead, on this host); a live writer's and
+ * another host's stay. */
+static void test_dead_writer_temps(void **state) {
+  char *dir = tmpdir();
+  trnc_cache *c = open_at(dir, 0);
+  uint8_t key[16];
+  key_n(key, 5);
+  assert_int_equal(trnc_cache_put(c, key, compile_base(), NULL, NULL), TRNC_OK);
+  char path[1024], host[64], hex[33], dead[1100], live[1100], other[1100];
+  entry_file(c, key, path, sizeof path);
+  host_name(host);
+  trnc_cache_key_hex(key, hex);
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  assert_true(child > 0);
+  assert_int_equal(waitpid(child, NULL, 0), child);
+  int plen = (int)(strrchr(path, '/') - path);
+  snprintf(dead, sizeof dead, "%.*s/.tmp-%s-%ld-0-0123456789abcdef-%s", plen, path, hex, (long)child, host);
+  snprintf(live, sizeof live, "%.*s/.tmp-%s-%ld-0-0123456789abcdef-%s", plen, path, hex, (long)getpid(), host);
+  snprintf(other, sizeof other, "%.*s/.tmp-%s-%ld-0-0123456789abcdef-%s-elsewhere", plen, path, hex,
+           (long)child, host);
+  write_file(dead, (const uint8_t *)"half", 4);
+  write_file(live, (const uint8_t *)"half", 4);
+  write_file(other, (const uint8_t *)"half", 4);
+  uint8_t k2[16];
+  memcpy(k2, key, 16);
+  k2[15] ^= 1; /* the next store, into the same shard */
+  assert_int_equal(trnc_cache_put(c, k2, compile_base(), NULL, NULL), TRNC_OK);
+  assert_false(exists(dead));
+  assert_true(exists(live));
+  assert_true(exists(other));
+  trnc_cache_destroy(c);
+  rmtree(dir);
+}
+
+/* The persisted counters follow the truth within a few events, so a
+ * process killed right after its lookups loses at most 3 of them. */
+static void test_counters_flushed_often(void **state) {
+  char *dir = tmpdir();
+  trnc_cache *c = open_at(dir, 0);
+  for (int i = 0; i < 10; i++) {
+    uint8_t key[16];
+    const trnc_compiled *a;
+    key_n(key, 100 + i);
+    assert_int_equal(trnc_cache_get(c, key, &a, NULL), TRNC_OK);
+    assert_null(a);
+  }
+  trnc_cache *reader = open_at(dir, 0); /* another process's view: c is not flushed */
+  trnc_cache_stats s;
+  trnc_cache_get_stats(reader, true, &s);
+  if (s.total_misses < 10 - 3) fail_msg("%" PRIu64 " of 10 misses persisted", s.total_misses);
+  trnc_cache_destroy(reader);
+  trnc_cache_destroy(c);
+  rmtree(dir);
+}
+
+/* An entry whose artifact failed to run can be removed: the file goes, the
+ * next lookup misses, the artifact handed out stays valid. */
+static void test_remove(void **state) {
+  char *dir = tmpdir();
+  trnc_cache *c = open_at(dir, 0);
+  uint8_t key[16];
+  key_n(key, 6);
+  const trnc_compiled *kept = NULL, *a = NULL;
+  assert_int_equal(trnc_cache_put(c, key, compile_base(), &kept, NULL), TRNC_OK);
+  char path[1024];
+  entry_file(c, key, path, sizeof path);
+  assert_int_equal(trnc_cache_remove(c, key, NULL), TRNC_OK);
+  assert_false(exists(path));
+  assert_int_equal(trnc_cache_get(c, key, &a, NULL), TRNC_OK);
+  assert_null(a);
+  run_and_check(kept);
+  assert_int_equal(trnc_cache_remove(c, key, NULL), TRNC_OK); /* no entry: fine */
+  assert_int_equal(trnc_cache_put(c, key, compile_base(), &a, NULL), TRNC_OK);
+  assert_true(exists(path));
+  trnc_cache_destroy(c);
+  rmtree(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_artifact_round_trip),
@@ -881,6 +1175,13 @@ int main(void) {
       cmocka_unit_test(test_eviction_order),
       cmocka_unit_test(test_permissions),
       cmocka_unit_test(test_verify_clear_bundle),
+      cmocka_unit_test(test_bindings_checked_at_load),
+      cmocka_unit_test(test_load_limits),
+      cmocka_unit_test(test_untrusted_paths),
+      cmocka_unit_test(test_header_read_first),
+      cmocka_unit_test(test_dead_writer_temps),
+      cmocka_unit_test(test_counters_flushed_often),
+      cmocka_unit_test(test_remove),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

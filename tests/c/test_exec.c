@@ -10,7 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 
-#include "codegen/compiled.h"
+#include "codegen/neuroncore/artifact.h"
 #include "test_nc_util.h"
 #include "testutil.h"
 

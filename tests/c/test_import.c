@@ -700,9 +700,9 @@ static void test_rejects_wrong_arg_count_for_table_op(void **state) {
 static void test_rejects_wrong_arg_kind(void **state) {
   (void)state;
   tu_fx *b = add_graph(NULL);
-  tu_node(b, 2)->args[0] = tu_a_int(b, "self", 5);
+  tu_node(b, 2)->args[0] = tu_a_str(b, "self", "x");
   expect_reject(b, TRNC_ERR_INVALID_GRAPH,
-                "argument 0 ('self') of aten.add.Tensor must be Tensor, got an int");
+                "argument 0 ('self') of aten.add.Tensor must be Tensor, got a str");
 }
 
 static void test_rejects_arg_without_kind(void **state) {
@@ -723,7 +723,7 @@ static void test_rejects_table_call_without_output_meta(void **state) {
 static void test_diagnostic_names_node_and_source_line(void **state) {
   (void)state;
   tu_fx *b = add_graph(NULL);
-  tu_node(b, 2)->args[0] = tu_a_int(b, "self", 5);
+  tu_node(b, 2)->args[0] = tu_a_str(b, "self", "x");
   trnc_diags *d = trnc_diags_create();
   trnc_graph *g = NULL;
   assert_int_equal(tu_fx_import(b, NULL, &g, d), TRNC_ERR_INVALID_GRAPH);

@@ -373,11 +373,10 @@ uint8_t *tu_fx_pack(tu_fx *b, size_t *len) {
   return buf;
 }
 
-trnc_status tu_fx_import(tu_fx *b, const trnc_import_limits *limits, trnc_graph **out,
-                         trnc_diags *d) {
-  size_t len;
-  uint8_t *buf = tu_fx_pack(b, &len);
-  /* TRNC_TEST_DUMP_FX=dir: keep every graph a test imports (fuzz seeds). */
+/* Packs the message; with env TRNC_TEST_DUMP_FX=dir also keeps the bytes
+ * in dir/tu_NNNN.pb (fuzz seeds). */
+static uint8_t *pack_and_dump(tu_fx *b, size_t *len) {
+  uint8_t *buf = tu_fx_pack(b, len);
   const char *dump = getenv("TRNC_TEST_DUMP_FX");
   if (dump && dump[0]) {
     static unsigned seq;
@@ -385,10 +384,17 @@ trnc_status tu_fx_import(tu_fx *b, const trnc_import_limits *limits, trnc_graph 
     snprintf(path, sizeof path, "%s/tu_%04u.pb", dump, seq++);
     FILE *f = fopen(path, "wb");
     if (f) {
-      fwrite(buf, 1, len, f);
+      fwrite(buf, 1, *len, f);
       fclose(f);
     }
   }
+  return buf;
+}
+
+trnc_status tu_fx_import(tu_fx *b, const trnc_import_limits *limits, trnc_graph **out,
+                         trnc_diags *d) {
+  size_t len;
+  uint8_t *buf = pack_and_dump(b, &len);
   trnc_status st = trnc_graph_import(buf, len, limits, out, d);
   free(buf);
   return st;
@@ -396,12 +402,11 @@ trnc_status tu_fx_import(tu_fx *b, const trnc_import_limits *limits, trnc_graph 
 
 trnc_status tu_fx_compile(tu_fx *b, const trnc_compile_options *opts, trnc_compiled **out,
                           trnc_diags *d) {
-  trnc_graph *g = NULL;
-  *out = NULL;
-  trnc_status st = tu_fx_import(b, NULL, &g, d);
-  if (!st) st = trnc_graph_check_lowerable(g, d);
-  if (!st) st = trnc_graph_legalize(g, d);
-  if (!st) st = trnc_compile(g, opts, out, d);
-  trnc_graph_destroy(g);
+  trnc_pipeline p = {.options = opts};
+  p.bytes = pack_and_dump(b, &p.len);
+  trnc_status st = trnc_pipeline_run(&p, TRNC_STAGE_COMPILE, d);
+  free((void *)p.bytes);
+  trnc_graph_destroy(p.graph);
+  *out = p.compiled;
   return st;
 }

@@ -112,8 +112,9 @@ uint8_t *tu_fx_pack(tu_fx *b, size_t *len);
 trnc_status tu_fx_import(tu_fx *b, const trnc_import_limits *limits, trnc_graph **out,
                          trnc_diags *d);
 
-/** Packs, imports, runs the legality scan, legalizes and compiles (opts may
- *  be NULL). *out gets the program (NULL on failure); returns the first
+/** Packs (and dumps, as tu_fx_import) and runs the whole pipeline
+ *  (trnc_pipeline_run: import, legality scan, legalization, verifier,
+ *  compile; opts may be NULL). *out gets the program (NULL on failure); returns the first
  *  failing status with its diagnostics in d. */
 trnc_status tu_fx_compile(tu_fx *b, const trnc_compile_options *opts, trnc_compiled **out,
                           trnc_diags *d);

@@ -267,6 +267,85 @@ def test_sigkill_mid_write_leaves_no_entry(cache_dir):
     r = subprocess.run([sys.executable, "-m", "trnc.cli", "cache", "verify"], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0 and "1 entries ok, 0 bad" in r.stdout, r.stdout + r.stderr
+    # the next store removed the debris: its writer's pid is dead, on this host
+    assert temps(cache_dir) == []
+
+
+KILLED = textwrap.dedent("""
+    import os, signal
+    from trnc import _trnc
+    cache, status, diags = _trnc.open_cache()
+    assert cache is not None, diags
+    for i in range(10):
+        compiled, diags = cache.get(bytes([i]) * 16)
+        assert compiled is None
+    os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no destroy: no final flush
+""")
+
+
+def test_killed_process_counters_persisted(cache_dir):
+    """The persisted counters of a process that is killed right after its
+    lookups stay within a few events of the truth (they used to be written at
+    most once a second, so all 10 misses were lost)."""
+    p = subprocess.run([sys.executable, "-c", KILLED], env=dict(os.environ),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    total = tcache.get_cache().stats(with_disk=True)
+    assert total["total_misses"] >= 10 - 3, total
+
+
+def test_stats_ignores_fifo(cache_dir):
+    """A FIFO (or any non-regular file) in stats/ does not make ``trnc cache
+    stats`` hang: stats files are opened non-blocking and must be regular."""
+    (cache_dir / "stats").mkdir(parents=True, mode=0o700)
+    os.chmod(cache_dir, 0o700)
+    os.mkfifo(cache_dir / "stats" / "p.1.0000000000000000.host")
+    os.symlink("/dev/zero", cache_dir / "stats" / "p.2.0000000000000000.host")
+    r = subprocess.run([sys.executable, "-m", "trnc.cli", "cache", "stats"], env=dict(os.environ),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "entries" in r.stdout, r.stdout + r.stderr
+
+
+def test_planted_entry_in_foreign_shard_is_a_miss(cache_dir):
+    """A valid entry planted in a shard directory owned by another user (or
+    one that is a symlink) is not loaded: it would have returned the
+    planter's numbers. A miss with one warning; the entry is left alone."""
+    key, path, good = stored_key(cache_dir)
+    assert fresh_get(key)[0] is not None
+    shard = path.parent
+    checks = []
+    if os.geteuid() == 0:  # CI runs as root: chown to another uid works
+        checks.append(("owned by another user", lambda: os.chown(shard, 12345, 12345),
+                       lambda: os.chown(shard, 0, 0)))
+        checks.append(("owned by another user", lambda: os.chown(path, 12345, 12345),
+                       lambda: os.chown(path, 0, 0)))
+    checks.append(("writable by group or others", lambda: os.chmod(shard, 0o777),
+                   lambda: os.chmod(shard, 0o700)))
+    elsewhere = cache_dir.parent / "elsewhere"
+    checks.append(("symbolic link", lambda: (shard.rename(elsewhere), shard.symlink_to(elsewhere)),
+                   lambda: (shard.unlink(), elsewhere.rename(shard))))
+    for want, plant, undo in checks:
+        plant()
+        compiled, diags = fresh_get(key)
+        assert compiled is None, want
+        assert len(diags) == 1 and want in diags[0]["message"], (want, diags)
+        undo()
+        assert path.read_bytes() == good
+    assert fresh_get(key)[0] is not None
+
+
+def test_discard_removes_the_entry(cache_dir):
+    """An artifact that fails to run is discarded: its entry goes, so the next
+    process recompiles instead of failing the same way."""
+    from trnc import pipeline
+
+    lowered = pipeline.lower(GOLDEN.read_bytes(), "mlp")
+    compiled, outcome = tcache.compile_program(lowered, {})
+    assert outcome == "miss" and len(entries(cache_dir)) == 1
+    assert tcache.discard(compiled)
+    assert entries(cache_dir) == []
+    assert not tcache.discard(compiled)
+    assert tcache.compile_program(lowered, {})[1] == "miss"
 
 
 WORKER = textwrap.dedent("""

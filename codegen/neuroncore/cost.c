@@ -1,5 +1,8 @@
 /*
- * nc_cost.c — cost model of a NeuronCore program and Chrome trace export.
+ * cost.c — cost model of a NeuronCore program and Chrome trace export.
+ * Part of the NeuronCore contract: codegen costs the programs it emits
+ * (trnc_compile's report) and tools cost programs they load, so it sits
+ * below both codegen/ and runtime/.
  *
  * Each queue (TensorE, VectorE, ScalarE, GpSimd, 16 DMA queues) runs its
  * instructions in order; an instruction starts when its queue is free and
@@ -128,6 +131,14 @@ trnc_status trnc_nc_cost_estimate(const trnc_nc_program *p, const char *trace_pa
   memset(out, 0, sizeof *out);
   trnc_status st = trnc_nc_program_verify(p, diags);
   if (st) return st;
+  return trnc_nc_cost_estimate_verified(p, trace_path, out, diags);
+}
+
+trnc_status trnc_nc_cost_estimate_verified(const trnc_nc_program *p, const char *trace_path,
+                                           trnc_nc_cost *out, trnc_diags *diags) {
+  if (!p || !out) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL argument");
+  memset(out, 0, sizeof *out);
+  trnc_status st = TRNC_OK;
   if (!trace_path) {
     const char *env = getenv("TRNC_PROFILE");
     if (env && env[0]) trace_path = env;

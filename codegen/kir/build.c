@@ -1,0 +1,132 @@
+/*
+ * build.c — graph nodes to one kernel: a group of elementwise and row nodes
+ * (softmax, log_softmax and their backwards) sharing one output shape
+ * (codegen/lower.c picks them), optionally followed by a reduction (sum,
+ * mean, amax, amin) of the group's last value, which then never goes to
+ * HBM: `(x * x).sum()` and `softmax(q @ k * scale + mask)`'s elementwise
+ * part are one kernel each.
+ *
+ * Axes are the dims of the iteration space: the group's output shape, or the
+ * reduction's input shape with the reduced dims as reduction axes. Inputs
+ * are loaded through access maps right-aligned to that shape (broadcasting
+ * by stride 0); every group value that is read later or is a graph output
+ * (it has a buffer) is stored; the reduction's result is stored with its
+ * kept dims mapped to the space axes.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/kir/kir.h"
+
+static const trnc_node *producer(const trnc_graph *g, trnc_ref r) { return &g->nodes[g->values[r].node]; }
+
+static bool in_group(const trnc_node *const *nodes, int n, const trnc_node *p) {
+  for (int i = 0; i < n; i++)
+    if (nodes[i] == p) return true;
+  return false;
+}
+
+/* Axis map of a tensor of rank r right-aligned to a space of rank R. */
+static void right_aligned(int r, int R, int *axis_of) {
+  for (int d = 0; d < r; d++) axis_of[d] = R - r + d;
+}
+
+/* The reduction's epilogue: mean scales by 1/count, the result is stored. */
+static trnc_status add_reduction(kir_env *E, const trnc_node *red, int x, uint32_t rmask, bool keepdim) {
+  lw *L = E->L;
+  kir_kernel *k = E->k;
+  const lw_tv *o = &L->tv[red->outs[0]];
+  int alu = red->op == TRNC_OP_AMAX ? TRNC_NC_ALU_MAX : red->op == TRNC_OP_AMIN ? TRNC_NC_ALU_MIN
+                                                                                 : TRNC_NC_ALU_ADD;
+  bool mean = red->op == TRNC_OP_MEAN || red->op == TRNC_OP_MEAN_ALL;
+  double count = 1;
+  for (int a = 0; a < k->naxes; a++)
+    if (rmask & (1u << a)) count *= (double)k->extent[a];
+  int r = kir_reduce(k, alu, x, rmask);
+  r = kir_ts(k, o->t.dtype, r, mean ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_BYPASS, mean ? (float)(1.0 / count) : 0,
+             TRNC_NC_ALU_BYPASS, 0);
+  int axis_of[TRNC_MAX_RANK];
+  for (int a = 0, d = 0; a < k->naxes; a++) {
+    if (!(rmask & (1u << a))) axis_of[d++] = a;
+    else if (keepdim) axis_of[d++] = -1;
+  }
+  int t = kir_tensor_add(k, o, axis_of);
+  if (t < 0 || !kir_store(k, t, r)) return lw_fail(L, red, TRNC_ERR_INTERNAL, "kernel too large");
+  return TRNC_OK;
+}
+
+/* Empty reductions: eager's sum of no elements is 0, the mean 0/0 = NaN;
+ * amax/amin of an empty dim raise (no identity) and stay refused. */
+static trnc_status empty_reduction(lw *L, const trnc_node *red) {
+  const lw_tv *o = &L->tv[red->outs[0]];
+  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
+  if (red->op == TRNC_OP_AMAX || red->op == TRNC_OP_AMIN)
+    return lw_fail(L, red, TRNC_ERR_UNSUPPORTED,
+                   "%s over an empty dim has no identity (eager raises); reduce a non-empty dim",
+                   trnc_op_name(red->op));
+  bool mean = red->op == TRNC_OP_MEAN || red->op == TRNC_OP_MEAN_ALL;
+  return lw_emit_fill(L, o, mean ? NAN : 0.0f, trnc_op_name(red->op));
+}
+
+trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red) {
+  const trnc_graph *g = L->g;
+  const trnc_type *S = n ? &g->values[nodes[n - 1]->outs[0]].type
+                         : &g->values[red->args[0].u.ref].type;
+  if (trnc_type_numel(S) == 0) return red ? empty_reduction(L, red) : TRNC_OK;
+  if (red && !n && L->tv[red->args[0].u.ref].buffer < 0)
+    return lw_fail(L, red, TRNC_ERR_UNSUPPORTED, "reduction input is not materialized");
+  if (red && L->tv[red->outs[0]].buffer < 0) red = NULL; /* result unused */
+  if (!n && !red) return TRNC_OK;
+  bool keepdim = false, kd;
+  uint32_t rmask = red ? kir_reduced_dims(red, S->rank, &keepdim) : 0;
+  for (int i = 0; i < n; i++)
+    if (kir_is_row(nodes[i]->op)) rmask = kir_reduced_dims(nodes[i], S->rank, &kd);
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  int16_t *val = trnc_arena_array(&L->arena, g->nvalues ? g->nvalues : 1, sizeof *val);
+  if (!k || !val) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  for (uint32_t r = 0; r < g->nvalues; r++) val[r] = -1;
+  const trnc_node *first = n ? nodes[0] : red;
+  int64_t ext[KIR_MAX_AXES];
+  for (int i = 0; i < S->rank; i++) ext[i] = S->shape[i];
+  int naxes = S->rank;
+  if (naxes == 0) ext[naxes++] = 1; /* a 0-d space is one element on one axis */
+  kir_init(k, trnc_op_name(first->op), first, naxes, ext, rmask);
+  kir_env E = {k, L, val};
+  int axis_of[TRNC_MAX_RANK];
+  /* external inputs of the group (or the reduction's input) */
+  for (int i = 0; i < (n ? n : 1); i++) {
+    const trnc_node *nd = n ? nodes[i] : red;
+    for (uint32_t a = 0; a < nd->nargs; a++) {
+      const trnc_arg *arg = &nd->args[a];
+      if (arg->kind != TRNC_ARG_VALUE || val[arg->u.ref] >= 0) continue;
+      if (n && in_group(nodes, n, producer(g, arg->u.ref))) continue;
+      const lw_tv *tv = &L->tv[arg->u.ref];
+      right_aligned(tv->t.rank, S->rank, axis_of);
+      int t = kir_tensor_add(k, tv, axis_of);
+      int v = t < 0 ? -1 : kir_load(k, t, tv->t.dtype);
+      if (v < 0) return lw_fail(L, nd, TRNC_ERR_INTERNAL, "too many operands for one kernel");
+      val[arg->u.ref] = (int16_t)v;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    trnc_status st = kir_is_row(nodes[i]->op) ? kir_lower_row(&E, nodes[i]) : kir_lower_eltwise(&E, nodes[i]);
+    if (st) return st;
+  }
+  /* group values with a buffer are read later (or are graph outputs): stored */
+  for (int i = 0; i < n; i++) {
+    trnc_ref r = nodes[i]->outs[0];
+    const lw_tv *tv = &L->tv[r];
+    if (tv->buffer < 0) continue;
+    right_aligned(tv->t.rank, S->rank, axis_of);
+    int t = kir_tensor_add(k, tv, axis_of);
+    if (t < 0 || !kir_store(k, t, val[r]))
+      return lw_fail(L, nodes[i], TRNC_ERR_INTERNAL, "too many outputs for one kernel");
+  }
+  if (red) {
+    trnc_status st = add_reduction(&E, red, val[red->args[0].u.ref], rmask, keepdim);
+    if (st) return st;
+  }
+  const char *bad = kir_verify(k);
+  if (bad) return lw_fail(L, first, TRNC_ERR_INTERNAL, "kernel IR of %s is invalid: %s", k->name, bad);
+  return kir_emit(L, k);
+}

@@ -1,0 +1,726 @@
+/*
+ * emit.c — the schedule of a kernel and its instructions.
+ *
+ * Schedule. Axes of extent 1 drop out; neighbouring axes of one kind (space
+ * or reduction) merge where every tensor walks them contiguously.
+ *  - Without reduction axes (a map kernel) the space is tiled in the memory
+ *    order of the first stored tensor: the largest outer axis on partitions
+ *    (a long 1-D space is split into [<= 128 rows, columns] first), up to
+ *    four inner axes on the free dims, chunked to the tile size, the rest
+ *    looped (lw_space_tiles).
+ *  - With reduction axes, the largest space axis goes on partitions and the
+ *    other space axes are looped; the reduction axes are innermost, the
+ *    three inner ones on free dims (chunked), the rest looped. Each reduce
+ *    folds a tile's free dims on VectorE into a [P, 1] partial and the
+ *    partials into an fp32 accumulator. A full reduction (no space axis) puts
+ *    a reduction axis on partitions instead and folds the accumulator across
+ *    partitions at the end of each partition block: a TensorE transpose into
+ *    a PSUM row, reduced on VectorE, folded into the total. The values after
+ *    the reductions (the epilogue: mean's scale, the cast, the store) run on
+ *    the [P, 1] results.
+ * Tiles: every value has a pool of tiles (loads 3-deep, others 2-deep, so the
+ * DMA of the next tile overlaps compute on this one) sized so all pools fit
+ * three quarters of SBUF; a value that must outlive its pool's rotation (an
+ * accumulator across chunks, the total across partition blocks) has a tile
+ * of its own.
+ *
+ * Instructions: load/store are DMAs on the round-robin queues; act runs on
+ * ScalarE, tt/ts/copy/const/select/reduce on VectorE; lw_emit adds the
+ * semaphores. Compute operands are flat [P, free elements] access patterns
+ * over the (contiguous) tiles.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/kir/kir.h"
+
+#define MAX_FREE 4096
+
+typedef struct sched {
+  lw *L;
+  const kir_kernel *k;
+  lw_pool pool[KIR_MAX_VALUES];
+  lw_tile *cur[KIR_MAX_VALUES];
+  /* reduce layout */
+  int pax;                        /* kernel axis on partitions, -1: one partition */
+  bool cross;                     /* pax is a reduction axis: fold across partitions */
+  int nloop_k, loop_k[KIR_MAX_AXES];   /* looped space axes */
+  int nloop_r, loop_r[KIR_MAX_AXES];   /* looped reduction axes */
+  int nfree, fax[3];              /* reduction axes on free dims, outer to inner */
+  int64_t chunk;                  /* of the innermost free axis */
+  int64_t max_free;
+  lw_tile *acc[KIR_MAX_VALUES];   /* per reduce value: accumulator of the block */
+  lw_tile *total[KIR_MAX_VALUES]; /* per reduce value: across partition blocks */
+  lw_pool part, ps;               /* reduce partials, PSUM rows */
+  bool map;                       /* no reduction axis of extent > 1 */
+  lw_pool scratch;                /* map kernels: fp32 tiles for per_element */
+  bool scratch_used;
+  int npasses;
+  bool single;                    /* one chunk per block: later passes reuse its tiles */
+  int opass[KIR_MAX_OPS];         /* pass of each op */
+  int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
+  int def[KIR_MAX_VALUES];        /* op defining each value */
+} sched;
+
+/* A tile position of the reduce layout. */
+typedef struct rpos {
+  int64_t p0;
+  int np;
+  int64_t idx[KIR_MAX_AXES];      /* looped axes */
+  int64_t f0, fc;                 /* innermost free axis: start, count */
+} rpos;
+
+/* v spans every axis of extent > 1 (a reduction over extent-1 axes only
+ * leaves its value full: a copy). */
+static bool full(const kir_kernel *k, int v) {
+  for (int a = 0; a < k->naxes; a++)
+    if (k->extent[a] > 1 && !(k->values[v].axes & (1u << a))) return false;
+  return true;
+}
+
+static int engine_of(int code) { return code == KIR_ACT ? TRNC_NC_SCALAR : TRNC_NC_VECTOR; }
+
+/* Flat access pattern [np, n] of value v's current tile. */
+static trnc_nc_ap vap(const sched *S, int v, int np, int64_t n) {
+  return lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, 1, &n);
+}
+
+static trnc_nc_instr instr(int op, int engine) {
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = (uint8_t)op;
+  in.engine = (uint8_t)engine;
+  return in;
+}
+
+/* True if ts/act op o reads a value operand (scalar or bias) that spans the
+ * whole tile: in a map kernel, whose reductions are over extent-1 axes. */
+static bool tile_scalars(const sched *S, const kir_op *o) {
+  if (o->code != KIR_TS && o->code != KIR_ACT) return false;
+  for (int s = 1; s < 3; s++)
+    if (o->src[s] >= 0 && S->map) return true;
+  return false;
+}
+
+/* ts/act op o with whole-tile operands, elementwise through an fp32 scratch
+ * tile: (a op0 s0) op1 s1 as two tensor_tensor ops, f(a * scale + b) as
+ * a * scale, + b, then f — each step rounds to fp32 as the fused
+ * instruction does. */
+static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
+  lw *L = S->L;
+  lw_tile *t = lw_pool_next(&S->scratch), *a = S->cur[o->src[0]], *d = S->cur[o->dst];
+  trnc_nc_ap ta = lw_tile_ap(t, np, 0, TRNC_F32, 1, &n), da = vap(S, o->dst, np, n);
+  trnc_nc_ap aa = vap(S, o->src[0], np, n);
+  trnc_status st;
+  if (o->code == KIR_TS) {
+    bool two = o->fn1 != TRNC_NC_ALU_BYPASS;
+    lw_tile *w1 = two ? t : d;
+    trnc_nc_instr i1 = instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+    i1.alu0 = o->fn;
+    i1.src[0] = aa;
+    i1.src[1] = vap(S, o->src[1], np, n);
+    i1.dst = two ? ta : da;
+    lw_tile *r1[2] = {a, S->cur[o->src[1]]};
+    L->ops_per_engine[1]++;
+    if ((st = lw_emit(L, &i1, r1, 2, &w1, 1)) || !two) return st;
+    trnc_nc_instr i2 = instr(o->src[2] >= 0 ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_SCALAR,
+                             TRNC_NC_VECTOR);
+    i2.alu0 = o->fn1;
+    i2.alu1 = TRNC_NC_ALU_BYPASS;
+    i2.src[0] = ta;
+    i2.imm[0] = o->imm[1];
+    lw_tile *r2[2] = {t, NULL};
+    int nr = 1;
+    if (o->src[2] >= 0) {
+      i2.src[1] = vap(S, o->src[2], np, n);
+      r2[nr++] = S->cur[o->src[2]];
+    }
+    i2.dst = da;
+    L->ops_per_engine[1]++;
+    return lw_emit(L, &i2, r2, nr, &d, 1);
+  }
+  trnc_nc_instr sc = instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  sc.alu0 = TRNC_NC_ALU_MUL;
+  sc.alu1 = TRNC_NC_ALU_BYPASS;
+  sc.imm[0] = o->imm[0];
+  sc.src[0] = aa;
+  sc.dst = ta;
+  trnc_nc_instr ad = instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  ad.alu0 = TRNC_NC_ALU_ADD;
+  ad.src[0] = ta;
+  ad.src[1] = vap(S, o->src[1], np, n);
+  ad.dst = ta;
+  trnc_nc_instr ac = instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ac.act = o->fn;
+  ac.imm[0] = 1.0f;
+  ac.src[0] = ta;
+  ac.dst = da;
+  lw_tile *r2[2] = {t, S->cur[o->src[1]]};
+  L->ops_per_engine[1] += 2;
+  L->ops_per_engine[2]++;
+  if ((st = lw_emit(L, &sc, &a, 1, &t, 1)) || (st = lw_emit(L, &ad, r2, 2, &t, 1))) return st;
+  return lw_emit(L, &ac, &t, 1, &d, 1);
+}
+
+/* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
+static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
+  lw *L = S->L;
+  if (tile_scalars(S, o)) return per_element(S, o, np, n);
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.engine = (uint8_t)engine_of(o->code);
+  lw_tile *rd[3];
+  int nr = 0;
+  for (int s = 0; s < 3; s++) {
+    if (o->src[s] < 0) continue;
+    bool scalar = ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0) || o->code == KIR_BCAST; /* [np, 1] */
+    in.src[s] = vap(S, o->src[s], np, scalar ? 1 : n);
+    rd[nr++] = S->cur[o->src[s]];
+  }
+  in.dst = vap(S, o->dst, np, n);
+  lw_tile *w = S->cur[o->dst];
+  if (o->code == KIR_BCAST) { /* dst = 1.0, then dst * a[p] (exact: -0, inf, NaN kept) */
+    trnc_nc_instr ms;
+    memset(&ms, 0, sizeof ms);
+    ms.op = TRNC_NC_OP_MEMSET;
+    ms.engine = TRNC_NC_VECTOR;
+    ms.dst = in.dst;
+    ms.imm[0] = 1.0f;
+    trnc_status st = lw_emit(L, &ms, NULL, 0, &w, 1);
+    if (st) return st;
+    in.op = TRNC_NC_OP_TENSOR_SCALAR;
+    in.alu0 = TRNC_NC_ALU_MUL;
+    in.alu1 = TRNC_NC_ALU_BYPASS;
+    in.src[1] = in.src[0];
+    in.src[0] = in.dst;
+    rd[nr++] = w;
+    L->ops_per_engine[1]++;
+    return lw_emit(L, &in, rd, nr, &w, 1);
+  }
+  switch (o->code) {
+    case KIR_ACT:
+      in.op = TRNC_NC_OP_ACTIVATION;
+      in.act = o->fn;
+      in.imm[0] = o->imm[0];
+      in.imm[1] = o->imm[1];
+      break;
+    case KIR_TT: in.op = TRNC_NC_OP_TENSOR_TENSOR; in.alu0 = o->fn; break;
+    case KIR_TS:
+      in.op = TRNC_NC_OP_TENSOR_SCALAR;
+      in.alu0 = o->fn;
+      in.alu1 = o->fn1;
+      in.imm[0] = o->imm[0];
+      in.imm[1] = o->imm[1];
+      break;
+    case KIR_COPY:
+    case KIR_REDUCE: in.op = TRNC_NC_OP_TENSOR_COPY; break; /* a reduce over no axis */
+    case KIR_CONST: in.op = TRNC_NC_OP_MEMSET; in.imm[0] = o->imm[0]; break;
+    case KIR_SELECT: in.op = TRNC_NC_OP_SELECT; break;
+    default: return lw_fail(L, S->k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
+  }
+  if (o->code != KIR_CONST) L->ops_per_engine[o->code == KIR_ACT ? 2 : 1]++;
+  return lw_emit(L, &in, rd, nr, &w, 1);
+}
+
+/* Tile pools for every value: `nfull` values of max_free elements; values
+ * over fewer axes get one-element tiles. */
+static trnc_status make_pools(sched *S, int64_t max_free) {
+  const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->dst < 0) continue;
+    int64_t elems = full(k, o->dst) ? max_free : 1;
+    int depth = o->code == KIR_LOAD ? 3 : 2;
+    trnc_status st = lw_pool_init(S->L, &S->pool[o->dst], TRNC_NC_MEM_SBUF, elems * 4, depth);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Tile size: the pools of every full value (loads 3-deep) in 3/4 of SBUF. */
+static int64_t tile_elems(const sched *S, int64_t numel) {
+  const kir_kernel *k = S->k;
+  int64_t bufs = 0;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += k->ops[i].code == KIR_LOAD ? 3 : 2;
+  bufs += S->scratch_used ? 2 : 0;
+  int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
+  int64_t m = budget / ((bufs ? bufs : 1) * 4);
+  if (m > MAX_FREE) m = MAX_FREE;
+  m &= ~(int64_t)15;
+  /* no tile needs more than the whole tensor (less SBUF to reserve and to
+   * NaN-fill in the simulator) */
+  if (numel < m) m = (numel + 15) & ~(int64_t)15;
+  return m;
+}
+
+/* ==== map kernels: lw_space tiling ============================================ */
+
+/* lw_space operand t is kernel tensor t. */
+static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *vctx) {
+  sched *S = vctx;
+  const kir_kernel *k = S->k;
+  int np = (int)(tp->pdim >= 0 ? tp->np : 1);
+  int64_t n = lw_tile_free_elems(tp), counts[TRNC_NC_MAX_FREE];
+  for (int i = 0; i < tp->nfree; i++) counts[i] = tp->nf[i];
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    trnc_status st;
+    if (o->code == KIR_LOAD || o->code == KIR_STORE) {
+      const kir_tensor *T = &k->tensors[o->tensor];
+      int v = o->code == KIR_LOAD ? o->dst : o->src[0];
+      if (o->code == KIR_LOAD) S->cur[v] = lw_pool_next(&S->pool[v]);
+      trnc_nc_ap hbm = lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp);
+      trnc_nc_ap sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, tp->nfree, counts);
+      st = lw_dma(L, S->cur[v], sb, hbm, o->code == KIR_STORE);
+    } else {
+      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+      st = compute(S, o, np, n);
+    }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+static trnc_status emit_map(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  lw_space s;
+  memset(&s, 0, sizeof s);
+  s.rank = k->naxes;
+  int64_t numel = 1;
+  for (int a = 0; a < k->naxes; a++) {
+    s.size[a] = k->extent[a];
+    numel *= k->extent[a];
+  }
+  s.nops = k->ntensors;
+  int first_store = -1;
+  for (int t = 0; t < k->ntensors; t++) {
+    s.base[t] = k->tensors[t].offset;
+    for (int a = 0; a < k->naxes; a++) s.stride[t][a] = k->tensors[t].stride[a];
+  }
+  for (int i = 0; i < k->nops && first_store < 0; i++)
+    if (k->ops[i].code == KIR_STORE) first_store = k->ops[i].tensor;
+  if (first_store >= 0) lw_space_order(&s, first_store);
+  lw_space_coalesce(&s);
+  for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
+  int64_t max_free = tile_elems(S, numel);
+  if (max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "elementwise group too large");
+  trnc_status st = make_pools(S, max_free);
+  if (!st && S->scratch_used) st = lw_pool_init(L, &S->scratch, TRNC_NC_MEM_SBUF, max_free * 4, 2);
+  if (st) return st;
+  /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
+  int64_t P = L->target->partitions;
+  if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
+  int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
+  lw_space main = s;
+  main.rank = 2;
+  main.size[0] = rows;
+  main.size[1] = cols;
+  for (int o = 0; o < s.nops; o++) {
+    main.stride[o][0] = s.stride[o][0] * cols;
+    main.stride[o][1] = s.stride[o][0];
+  }
+  if ((st = lw_space_tiles(L, &main, 1, max_free, map_tile, S)) || rem == 0) return st;
+  lw_space tail = s;
+  tail.size[0] = rem;
+  for (int o = 0; o < s.nops; o++) tail.base[o] = s.base[o] + rows * cols * s.stride[o][0];
+  return lw_space_tiles(L, &tail, -1, max_free, map_tile, S);
+}
+
+/* ==== reduce kernels ================================================================ */
+
+/* HBM access pattern of tensor T at position r of the reduce layout. */
+static trnc_nc_ap tensor_ap(const sched *S, const kir_tensor *T, const rpos *r, bool reduced_value) {
+  const kir_kernel *k = S->k;
+  trnc_nc_ap ap;
+  memset(&ap, 0, sizeof ap);
+  ap.mem = TRNC_NC_MEM_HBM;
+  ap.dtype = (uint8_t)T->dtype;
+  ap.buffer = T->buffer;
+  int64_t off = T->offset;
+  for (int a = 0; a < k->naxes; a++) off += r->idx[a] * T->stride[a];
+  ap.partitions = r->np;
+  if (S->pax >= 0) {
+    off += r->p0 * T->stride[S->pax];
+    ap.partition_stride = T->stride[S->pax];
+  }
+  if (reduced_value) {
+    ap.nfree = 1;
+    ap.free[0] = (trnc_nc_dim){1, 1};
+  } else {
+    ap.nfree = (uint8_t)(S->nfree ? S->nfree : 1);
+    if (!S->nfree) ap.free[0] = (trnc_nc_dim){1, 1};
+    for (int i = 0; i < S->nfree; i++) {
+      int a = S->fax[i];
+      bool inner = i == S->nfree - 1;
+      ap.free[i] = (trnc_nc_dim){T->stride[a], inner ? r->fc : k->extent[a]};
+      if (inner) off += r->f0 * T->stride[a];
+    }
+  }
+  ap.offset = off * lw_esize(T->dtype);
+  return ap;
+}
+
+/* Free element counts of a full tile at r. */
+static int64_t tile_counts(const sched *S, const rpos *r, int64_t *counts) {
+  int64_t n = 1;
+  for (int i = 0; i < S->nfree; i++) {
+    counts[i] = i == S->nfree - 1 ? r->fc : S->k->extent[S->fax[i]];
+    n *= counts[i];
+  }
+  if (!S->nfree) counts[0] = 1;
+  return n;
+}
+
+static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
+  const kir_kernel *k = S->k;
+  int v = o->code == KIR_LOAD ? o->dst : o->src[0];
+  bool red = !full(k, v);
+  int64_t counts[3], one = 1;
+  tile_counts(S, r, counts);
+  trnc_nc_ap sb = red ? lw_tile_ap(S->cur[v], r->np, 0, k->values[v].dtype, 1, &one)
+                      : lw_tile_ap(S->cur[v], r->np, 0, k->values[v].dtype, S->nfree ? S->nfree : 1, counts);
+  return lw_dma(S->L, S->cur[v], sb, tensor_ap(S, &k->tensors[o->tensor], r, red), o->code == KIR_STORE);
+}
+
+/* Passes. A full value is computed in pass p = the latest pass of its full
+ * operands, or one after the pass completing a reduced operand; a reduce
+ * runs in its input's pass and its value (and the values computed from it
+ * alone) is ready after that pass. */
+static void plan_passes(sched *S) {
+  const kir_kernel *k = S->k;
+  S->npasses = 1;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    int p = 0;
+    for (int s = 0; s < 3; s++) {
+      int v = o->src[s];
+      if (v < 0) continue;
+      int q = full(k, v) ? S->vpass[v] : S->vpass[v] + (o->code == KIR_STORE || o->dst < 0 ||
+                                                             !full(k, o->dst) ? 0 : 1);
+      if (q > p) p = q;
+    }
+    S->opass[i] = p;
+    if (o->dst >= 0) S->vpass[o->dst] = p;
+    if (p + 1 > S->npasses) S->npasses = p + 1;
+  }
+}
+
+/* Marks in need[] the ops pass p runs per chunk: its full ops, reduces and
+ * stores of full values, and (again) every full op they read from earlier
+ * passes. */
+static void chunk_ops(const sched *S, int p, bool *need) {
+  const kir_kernel *k = S->k;
+  memset(need, 0, (size_t)k->nops * sizeof *need);
+  for (int i = k->nops - 1; i >= 0; i--) {
+    const kir_op *o = &k->ops[i];
+    bool chunked = o->code == KIR_REDUCE || (o->code == KIR_STORE ? full(k, o->src[0]) : full(k, o->dst));
+    need[i] = chunked && (S->opass[i] == p || need[i]);
+    if (!need[i]) continue;
+    for (int s = 0; s < 3; s++) {
+      int v = o->src[s];
+      if (v < 0 || !full(k, v)) continue;
+      need[S->def[v]] = true;
+    }
+  }
+}
+
+/* One chunk of pass p: the marked ops over the full tile; each reduce folds
+ * into its accumulator (the first chunk of the block writes it). */
+static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, bool first) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  int64_t counts[3];
+  int64_t n = tile_counts(S, r, counts);
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (!need[i]) continue;
+    /* a block of one chunk still holds what earlier passes computed: a
+     * value's tile changes only when the value is computed again */
+    if (S->single && S->opass[i] < p) continue;
+    trnc_status st = TRNC_OK;
+    if (o->code == KIR_LOAD) {
+      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+      st = dma_value(S, o, r);
+    } else if (o->code == KIR_STORE) {
+      st = dma_value(S, o, r);
+    } else if (o->code == KIR_REDUCE) {
+      lw_tile *acc = S->acc[o->dst], *dst = first ? acc : lw_pool_next(&S->part);
+      trnc_nc_instr rd;
+      memset(&rd, 0, sizeof rd);
+      int64_t one = 1;
+      rd.op = TRNC_NC_OP_TENSOR_REDUCE;
+      rd.engine = TRNC_NC_VECTOR;
+      rd.alu0 = o->fn;
+      rd.mode = 1;
+      rd.src[0] = vap(S, o->src[0], r->np, n);
+      rd.dst = lw_tile_ap(dst, r->np, 0, TRNC_F32, 1, &one);
+      lw_tile *rt = S->cur[o->src[0]];
+      L->ops_per_engine[1]++;
+      if ((st = lw_emit(L, &rd, &rt, 1, &dst, 1)) || first) {
+        if (st) return st;
+        continue;
+      }
+      trnc_nc_instr f;
+      memset(&f, 0, sizeof f);
+      f.op = TRNC_NC_OP_TENSOR_TENSOR;
+      f.engine = TRNC_NC_VECTOR;
+      f.alu0 = o->fn;
+      f.dst = f.src[1] = lw_tile_ap(acc, r->np, 0, TRNC_F32, 1, &one);
+      f.src[0] = rd.dst;
+      lw_tile *fr[2] = {dst, acc};
+      st = lw_emit(L, &f, fr, 2, &acc, 1);
+    } else {
+      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+      st = compute(S, o, r->np, n);
+    }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Folds accumulator [np, 1] of reduce value v across partitions into its
+ * total [1, 1] (first block: the total is written). */
+static trnc_status fold_partitions(sched *S, const kir_op *o, int np, bool first) {
+  lw *L = S->L;
+  lw_tile *acc = S->acc[o->dst], *tot = S->total[o->dst], *col = acc;
+  int64_t one = 1, npl = np;
+  trnc_status st;
+  if (np > 1) {
+    lw_tile *ps = lw_pool_next(&S->ps);
+    trnc_nc_instr tr;
+    memset(&tr, 0, sizeof tr);
+    tr.op = TRNC_NC_OP_TRANSPOSE;
+    tr.engine = TRNC_NC_TENSOR;
+    tr.src[0] = lw_tile_ap(acc, np, 0, TRNC_F32, 1, &one);
+    tr.dst = lw_tile_ap(ps, 1, 0, TRNC_F32, 1, &npl);
+    if ((st = lw_emit(L, &tr, &acc, 1, &ps, 1))) return st;
+    col = first ? tot : lw_pool_next(&S->part);
+    trnc_nc_instr rd;
+    memset(&rd, 0, sizeof rd);
+    rd.op = TRNC_NC_OP_TENSOR_REDUCE;
+    rd.engine = TRNC_NC_VECTOR;
+    rd.alu0 = o->fn;
+    rd.mode = 1;
+    rd.src[0] = tr.dst;
+    rd.dst = lw_tile_ap(col, 1, 0, TRNC_F32, 1, &one);
+    if ((st = lw_emit(L, &rd, &ps, 1, &col, 1))) return st;
+    if (first) return TRNC_OK;
+  }
+  trnc_nc_instr f;
+  memset(&f, 0, sizeof f);
+  f.engine = TRNC_NC_VECTOR;
+  f.dst = lw_tile_ap(tot, 1, 0, TRNC_F32, 1, &one);
+  f.src[0] = lw_tile_ap(col, 1, 0, TRNC_F32, 1, &one);
+  if (first) {
+    f.op = TRNC_NC_OP_TENSOR_COPY;
+    return lw_emit(L, &f, &col, 1, &tot, 1);
+  }
+  f.op = TRNC_NC_OP_TENSOR_TENSOR;
+  f.alu0 = o->fn;
+  f.src[1] = f.dst;
+  lw_tile *fr[2] = {col, tot};
+  return lw_emit(L, &f, fr, 2, &tot, 1);
+}
+
+/* After pass p: the reduced values it completed (reduces read their
+ * accumulators or totals), the ops on them and their stores, over [np, 1]. */
+static trnc_status between(sched *S, int p, const rpos *r) {
+  const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    int v = o->code == KIR_STORE ? o->src[0] : o->dst;
+    if (S->opass[i] != p || full(k, v)) continue;
+    trnc_status st = TRNC_OK;
+    if (o->code == KIR_REDUCE) S->cur[v] = S->cross ? S->total[v] : S->acc[v];
+    else if (o->code == KIR_STORE) st = dma_value(S, o, r);
+    else {
+      S->cur[v] = lw_pool_next(&S->pool[v]);
+      st = compute(S, o, r->np, 1);
+    }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Pass p over every chunk of the reduction axes at block position r
+ * (looped reduction axes odometer, innermost free axis in chunks). */
+static trnc_status pass_block(sched *S, int p, rpos *r) {
+  const kir_kernel *k = S->k;
+  bool need[KIR_MAX_OPS];
+  chunk_ops(S, p, need);
+  for (int i = 0; i < S->nloop_r; i++) r->idx[S->loop_r[i]] = 0;
+  int64_t last = S->nfree ? k->extent[S->fax[S->nfree - 1]] : 1;
+  bool first = true;
+  for (;;) {
+    for (int64_t f0 = 0; f0 < last; f0 += S->chunk) {
+      r->f0 = f0;
+      r->fc = last - f0 < S->chunk ? last - f0 : S->chunk;
+      trnc_status st = pass_chunk(S, p, need, r, first);
+      if (st) return st;
+      first = false;
+    }
+    int i = 0;
+    for (; i < S->nloop_r; i++) {
+      int a = S->loop_r[i];
+      if (++r->idx[a] < k->extent[a]) break;
+      r->idx[a] = 0;
+    }
+    if (i == S->nloop_r) return TRNC_OK;
+  }
+}
+
+/* Reduce layout: picks the partition axis, the free and looped axes. */
+static void reduce_layout(sched *S) {
+  const kir_kernel *k = S->k;
+  int kept[KIR_MAX_AXES], nk = 0, red[KIR_MAX_AXES], nr = 0;
+  for (int a = 0; a < k->naxes; a++) {
+    if (k->extent[a] == 1) continue;
+    if (k->raxes & (1u << a)) red[nr++] = a;
+    else kept[nk++] = a;
+  }
+  S->pax = -1;
+  S->cross = false;
+  if (nk) {
+    int best = 0;
+    for (int i = 1; i < nk; i++)
+      if (k->extent[kept[i]] > k->extent[kept[best]]) best = i;
+    S->pax = kept[best];
+    for (int i = 0; i < nk; i++)
+      if (i != best) S->loop_k[S->nloop_k++] = kept[i];
+  } else if (nr > 1 && S->npasses == 1) {
+    /* full reduction: the largest reduction axis on partitions, folded
+     * across them at the end (a later pass would need the total broadcast
+     * to every partition: multi-pass full reductions stay on one) */
+    int best = 0;
+    for (int i = 1; i < nr; i++)
+      if (k->extent[red[i]] > k->extent[red[best]]) best = i;
+    S->pax = red[best];
+    S->cross = true;
+    for (int i = best; i + 1 < nr; i++) red[i] = red[i + 1];
+    nr--;
+  }
+  /* the innermost (up to 3) reduction axes on free dims, the rest looped */
+  S->nfree = nr < 3 ? nr : 3;
+  for (int i = 0; i < S->nfree; i++) S->fax[i] = red[nr - S->nfree + i];
+  for (int i = 0; i < nr - S->nfree; i++) S->loop_r[S->nloop_r++] = red[i];
+  int64_t inner = 1;
+  for (int i = 0; i + 1 < S->nfree; i++) inner *= k->extent[S->fax[i]];
+  if (inner > S->max_free) { /* loop all but the innermost */
+    for (int i = 0; i + 1 < S->nfree; i++) S->loop_r[S->nloop_r++] = S->fax[i];
+    S->fax[0] = S->fax[S->nfree - 1];
+    S->nfree = 1;
+    inner = 1;
+  }
+  int64_t last = S->nfree ? k->extent[S->fax[S->nfree - 1]] : 1;
+  S->chunk = S->max_free / inner;
+  if (S->chunk > last) S->chunk = last;
+  if (S->chunk < 1) S->chunk = 1;
+  S->single = S->nloop_r == 0 && S->chunk == last;
+}
+
+static trnc_status emit_reduce(sched *S, int64_t numel) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  S->max_free = tile_elems(S, numel);
+  if (S->max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "reduction kernel too large");
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
+  plan_passes(S);
+  reduce_layout(S);
+  trnc_status st = make_pools(S, S->max_free);
+  if (!st) st = lw_pool_init(L, &S->part, TRNC_NC_MEM_SBUF, 64, 2);
+  if (!st && S->cross) st = lw_pool_init(L, &S->ps, TRNC_NC_MEM_PSUM, 512, 2);
+  if (st) return st;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code != KIR_REDUCE) continue;
+    /* block accumulators and totals live across chunks and blocks: tiles of
+     * their own, never pool tiles that rotate under them */
+    S->acc[o->dst] = lw_sbuf(L, 64);
+    if (!S->acc[o->dst] || (S->cross && !(S->total[o->dst] = lw_sbuf(L, 64)))) return L->status;
+  }
+  int64_t P = L->target->partitions, pext = S->pax >= 0 ? k->extent[S->pax] : 1;
+  rpos r;
+  memset(&r, 0, sizeof r);
+  if (S->cross) { /* one pass over every partition block, then the fold */
+    for (int64_t p0 = 0; p0 < pext; p0 += P) {
+      r.p0 = p0;
+      r.np = (int)(pext - p0 < P ? pext - p0 : P);
+      if ((st = pass_block(S, 0, &r))) return st;
+      for (int i = 0; i < k->nops && !st; i++)
+        if (k->ops[i].code == KIR_REDUCE) st = fold_partitions(S, &k->ops[i], r.np, p0 == 0);
+      if (st) return st;
+    }
+    r.p0 = 0;
+    r.np = 1;
+    return between(S, 0, &r);
+  }
+  for (;;) {
+    for (int64_t p0 = 0; p0 < pext; p0 += P) {
+      r.p0 = p0;
+      r.np = (int)(pext - p0 < P ? pext - p0 : P);
+      for (int p = 0; p < S->npasses; p++)
+        if ((st = pass_block(S, p, &r)) || (st = between(S, p, &r))) return st;
+    }
+    int i = 0;
+    for (; i < S->nloop_k; i++) {
+      int a = S->loop_k[i];
+      if (++r.idx[a] < k->extent[a]) break;
+      r.idx[a] = 0;
+    }
+    if (i == S->nloop_k) return TRNC_OK;
+  }
+}
+
+/* A full reduction over one long axis (n >= 2P elements, n a multiple of
+ * cols = ceil(n / P)) becomes [n / cols rows, cols] reduction axes, so the
+ * rows go on partitions. */
+static void split_rows(kir_kernel *k, int64_t P) {
+  int red = -1;
+  for (int a = 0; a < k->naxes; a++) {
+    if (k->extent[a] == 1) continue;
+    if (!(k->raxes & (1u << a)) || red >= 0) return; /* a space axis, or two reduction axes */
+    red = a;
+  }
+  if (red < 0 || k->naxes >= KIR_MAX_AXES) return;
+  int64_t n = k->extent[red], cols = (n + P - 1) / P;
+  if (n < 2 * P || n % cols) return;
+  int na = k->naxes++;
+  uint32_t bit = 1u << na;
+  k->extent[red] = n / cols;
+  k->extent[na] = cols;
+  k->raxes |= bit;
+  for (int t = 0; t < k->ntensors; t++) {
+    k->tensors[t].stride[na] = k->tensors[t].stride[red];
+    k->tensors[t].stride[red] *= cols;
+  }
+  for (int v = 0; v < k->nvalues; v++)
+    if (k->values[v].axes & (1u << red)) k->values[v].axes |= bit;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].raxes & (1u << red)) k->ops[i].raxes |= bit;
+}
+
+trnc_status kir_emit(lw *L, const kir_kernel *kin) {
+  const char *dump = getenv("TRNC_DUMP");
+  if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
+  trnc_status st = lw_kernel_begin(L, kin->name);
+  if (st) return st;
+  sched *S = trnc_arena_alloc(&L->arena, sizeof *S);
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  *k = *kin;
+  split_rows(k, L->target->partitions);
+  memset(S, 0, sizeof *S);
+  S->L = L;
+  S->k = k;
+  int64_t numel = 1;
+  bool reduces = false;
+  for (int a = 0; a < k->naxes; a++) {
+    numel *= k->extent[a];
+    reduces |= (k->raxes & (1u << a)) && k->extent[a] > 1;
+  }
+  S->map = !reduces;
+  return reduces ? emit_reduce(S, numel) : emit_map(S);
+}

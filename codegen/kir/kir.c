@@ -1,0 +1,303 @@
+/*
+ * kir.c — building, printing and verifying kernel IR (kir.h).
+ */
+#include <string.h>
+
+#include "codegen/kir/kir.h"
+
+static const char *const op_names[KIR_OPCODE_COUNT] = {
+    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast"};
+
+void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
+              const int64_t *extent, uint32_t raxes) {
+  memset(k, 0, sizeof *k);
+  k->name = name;
+  k->node = node;
+  k->naxes = naxes;
+  for (int i = 0; i < naxes; i++) k->extent[i] = extent[i];
+  k->raxes = raxes;
+}
+
+int kir_tensor_add(kir_kernel *k, const lw_tv *tv, const int *axis_of) {
+  if (k->ntensors >= KIR_MAX_TENSORS) return -1;
+  kir_tensor *t = &k->tensors[k->ntensors];
+  memset(t, 0, sizeof *t);
+  t->buffer = tv->buffer;
+  t->dtype = tv->t.dtype;
+  t->offset = tv->t.offset;
+  for (int d = 0; d < tv->t.rank; d++)
+    if (axis_of[d] >= 0 && tv->t.shape[d] > 1) t->stride[axis_of[d]] = tv->t.stride[d];
+  return k->ntensors++;
+}
+
+int kir_value_new(kir_kernel *k, trnc_dtype dt, uint32_t axes) {
+  if (k->nvalues >= KIR_MAX_VALUES) return -1;
+  k->values[k->nvalues] = (kir_value){dt, axes};
+  return k->nvalues++;
+}
+
+bool kir_op_add(kir_kernel *k, kir_op op) {
+  if (k->nops >= KIR_MAX_OPS) return false;
+  k->ops[k->nops++] = op;
+  return true;
+}
+
+static kir_op blank(int code) {
+  kir_op o;
+  memset(&o, 0, sizeof o);
+  o.code = (uint8_t)code;
+  o.dst = o.src[0] = o.src[1] = o.src[2] = o.tensor = -1;
+  return o;
+}
+
+static uint32_t all_axes(const kir_kernel *k) { return k->naxes >= 32 ? ~0u : (1u << k->naxes) - 1; }
+
+/* Defines a new value for op o over `axes`; -1 when full. */
+static int define(kir_kernel *k, kir_op o, trnc_dtype dt, uint32_t axes) {
+  int v = kir_value_new(k, dt, axes);
+  if (v < 0) return -1;
+  o.dst = (int16_t)v;
+  if (!kir_op_add(k, o)) return -1;
+  return v;
+}
+
+static uint32_t axes_of(const kir_kernel *k, int v) { return v >= 0 ? k->values[v].axes : 0; }
+
+int kir_load(kir_kernel *k, int tensor, trnc_dtype dt) {
+  kir_op o = blank(KIR_LOAD);
+  o.tensor = (int16_t)tensor;
+  return define(k, o, dt, all_axes(k));
+}
+
+bool kir_store(kir_kernel *k, int tensor, int v) {
+  kir_op o = blank(KIR_STORE);
+  o.tensor = (int16_t)tensor;
+  o.src[0] = (int16_t)v;
+  return v >= 0 && kir_op_add(k, o);
+}
+
+int kir_act(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, float bias) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_ACT);
+  o.fn = (uint8_t)fn;
+  o.src[0] = (int16_t)a;
+  o.imm[0] = scale;
+  o.imm[1] = bias;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_actv(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, int bv) {
+  if (a < 0 || bv < 0) return -1;
+  kir_op o = blank(KIR_ACT);
+  o.fn = (uint8_t)fn;
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)bv;
+  o.imm[0] = scale;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_tt(kir_kernel *k, trnc_dtype dt, int alu, int a, int b) {
+  if (a < 0 || b < 0) return -1;
+  kir_op o = blank(KIR_TT);
+  o.fn = (uint8_t)alu;
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)b;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_ts(kir_kernel *k, trnc_dtype dt, int a, int op0, float s0, int op1, float s1) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_TS);
+  o.fn = (uint8_t)op0;
+  o.fn1 = (uint8_t)op1;
+  o.src[0] = (int16_t)a;
+  o.imm[0] = s0;
+  o.imm[1] = s1;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_tsv(kir_kernel *k, trnc_dtype dt, int a, int op0, int s0v, int op1, int s1v) {
+  if (a < 0 || s0v < 0) return -1;
+  kir_op o = blank(KIR_TS);
+  o.fn = (uint8_t)op0;
+  o.fn1 = (uint8_t)(s1v >= 0 ? op1 : TRNC_NC_ALU_BYPASS);
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)s0v;
+  o.src[2] = (int16_t)s1v;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_bcast(kir_kernel *k, trnc_dtype dt, int a) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_BCAST);
+  o.src[0] = (int16_t)a;
+  return define(k, o, dt, all_axes(k));
+}
+
+int kir_copy(kir_kernel *k, trnc_dtype dt, int a) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_COPY);
+  o.src[0] = (int16_t)a;
+  return define(k, o, dt, axes_of(k, a));
+}
+
+int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c) {
+  kir_op o = blank(KIR_CONST);
+  o.imm[0] = c;
+  return define(k, o, dt, axes);
+}
+
+int kir_select(kir_kernel *k, trnc_dtype dt, int m, int a, int b) {
+  if (m < 0 || a < 0 || b < 0) return -1;
+  kir_op o = blank(KIR_SELECT);
+  o.src[0] = (int16_t)m;
+  o.src[1] = (int16_t)a;
+  o.src[2] = (int16_t)b;
+  return define(k, o, dt, axes_of(k, m));
+}
+
+int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_REDUCE);
+  o.fn = (uint8_t)alu;
+  o.src[0] = (int16_t)a;
+  o.raxes = raxes;
+  return define(k, o, TRNC_F32, axes_of(k, a) & ~raxes);
+}
+
+/* ---- printing -------------------------------------------------------------------- */
+
+static void print_axes(FILE *f, uint32_t m, int n) {
+  fputc('{', f);
+  bool first = true;
+  for (int i = 0; i < n; i++)
+    if (m & (1u << i)) {
+      fprintf(f, "%sa%d", first ? "" : ",", i);
+      first = false;
+    }
+  fputc('}', f);
+}
+
+void kir_print(const kir_kernel *k, FILE *f) {
+  fprintf(f, "kernel %s (", k->name ? k->name : "?");
+  for (int i = 0; i < k->naxes; i++)
+    fprintf(f, "%sa%d:%lld%s", i ? ", " : "", i, (long long)k->extent[i],
+            (k->raxes & (1u << i)) ? " red" : "");
+  fprintf(f, ")\n");
+  for (int t = 0; t < k->ntensors; t++) {
+    const kir_tensor *T = &k->tensors[t];
+    fprintf(f, "  T%d = buf%d %s +%lld [", t, T->buffer, trnc_dtype_name(T->dtype),
+            (long long)T->offset);
+    for (int i = 0; i < k->naxes; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)T->stride[i]);
+    fprintf(f, "]\n");
+  }
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    fprintf(f, "  ");
+    if (o->dst >= 0) {
+      fprintf(f, "%%%d:%s", o->dst, trnc_dtype_name(k->values[o->dst].dtype));
+      print_axes(f, k->values[o->dst].axes, k->naxes);
+      fprintf(f, " = ");
+    }
+    fprintf(f, "%s", o->code < KIR_OPCODE_COUNT ? op_names[o->code] : "?");
+    switch (o->code) {
+      case KIR_LOAD: fprintf(f, " T%d", o->tensor); break;
+      case KIR_STORE: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
+      case KIR_ACT:
+        fprintf(f, " %s, %%%d, %g, ", trnc_nc_act_name(o->fn), o->src[0], o->imm[0]);
+        if (o->src[1] >= 0) fprintf(f, "%%%d", o->src[1]);
+        else fprintf(f, "%g", o->imm[1]);
+        break;
+      case KIR_TT: fprintf(f, " %s, %%%d, %%%d", trnc_nc_alu_name(o->fn), o->src[0], o->src[1]); break;
+      case KIR_TS:
+        fprintf(f, " %s, %%%d, ", trnc_nc_alu_name(o->fn), o->src[0]);
+        if (o->src[1] >= 0) fprintf(f, "%%%d", o->src[1]);
+        else fprintf(f, "%g", o->imm[0]);
+        if (o->fn1 != TRNC_NC_ALU_BYPASS) {
+          fprintf(f, ", %s, ", trnc_nc_alu_name(o->fn1));
+          if (o->src[2] >= 0) fprintf(f, "%%%d", o->src[2]);
+          else fprintf(f, "%g", o->imm[1]);
+        }
+        break;
+      case KIR_COPY:
+      case KIR_BCAST: fprintf(f, " %%%d", o->src[0]); break;
+      case KIR_CONST: fprintf(f, " %g", o->imm[0]); break;
+      case KIR_SELECT: fprintf(f, " %%%d, %%%d, %%%d", o->src[0], o->src[1], o->src[2]); break;
+      case KIR_REDUCE:
+        fprintf(f, " %s, %%%d, ", trnc_nc_alu_name(o->fn), o->src[0]);
+        print_axes(f, o->raxes, k->naxes);
+        break;
+      default: break;
+    }
+    fputc('\n', f);
+  }
+}
+
+/* ---- verifier ---------------------------------------------------------------------- */
+
+const char *kir_verify(const kir_kernel *k) {
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1};
+  if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
+  for (int i = 0; i < k->naxes; i++)
+    if (k->extent[i] < 1) return "an axis has extent < 1";
+  if (k->raxes & ~all_axes(k)) return "reduction axes outside the kernel";
+  bool defined[KIR_MAX_VALUES] = {false};
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code >= KIR_OPCODE_COUNT) return "unknown opcode";
+    for (int s = 0; s < 3; s++) {
+      if ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0 && o->src[s] == -1)
+        continue; /* an immediate scalar or bias */
+      bool used = s < nsrc[o->code];
+      if (!used && o->src[s] != -1) return "an unused operand slot is set";
+      if (used && (o->src[s] < 0 || o->src[s] >= k->nvalues || !defined[o->src[s]]))
+        return "an operand is read before it is defined";
+    }
+    if (o->code == KIR_STORE) {
+      if (o->dst != -1) return "a store defines a value";
+    } else {
+      if (o->dst < 0 || o->dst >= k->nvalues) return "an op defines no value";
+      if (defined[o->dst]) return "a value is defined twice";
+      defined[o->dst] = true;
+    }
+    bool io = o->code == KIR_LOAD || o->code == KIR_STORE;
+    if (io != (o->tensor >= 0)) return "a tensor operand is set on the wrong op";
+    if (io && o->tensor >= k->ntensors) return "tensor index out of range";
+    uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
+    switch (o->code) {
+      case KIR_LOAD:
+        if (ax != all_axes(k)) return "a load must span every axis";
+        break;
+      case KIR_STORE: {
+        uint32_t vax = k->values[o->src[0]].axes;
+        for (int a = 0; a < k->naxes; a++)
+          if (!(vax & (1u << a)) && k->tensors[o->tensor].stride[a] != 0 && k->extent[a] > 1)
+            return "a store's tensor varies along an axis its value does not span";
+        break;
+      }
+      case KIR_REDUCE:
+        if (o->raxes & ~k->raxes) return "a reduce folds a non-reduction axis";
+        if (ax != (k->values[o->src[0]].axes & ~o->raxes)) return "a reduce's result axes are wrong";
+        break;
+      case KIR_CONST: break;
+      case KIR_BCAST:
+        if (k->values[o->src[0]].axes & ~ax) return "a bcast drops axes";
+        break;
+      case KIR_TS:
+      case KIR_ACT:
+        if (k->values[o->src[0]].axes != ax) return "elementwise operands span different axes";
+        for (int s = 1; s < 3; s++) {
+          if (o->src[s] < 0) continue;
+          uint32_t sax = k->values[o->src[s]].axes;
+          if ((sax & ~ax) || ((ax & ~sax) & ~k->raxes))
+            return "a ts scalar must span the operand's axes less reduction axes";
+        }
+        if (o->src[2] >= 0 && o->fn1 == TRNC_NC_ALU_BYPASS) return "a ts scalar for a bypassed op1";
+        break;
+      default:
+        for (int s = 0; s < nsrc[o->code]; s++)
+          if (k->values[o->src[s]].axes != ax) return "elementwise operands span different axes";
+    }
+  }
+  return NULL;
+}

@@ -1,0 +1,363 @@
+/*
+ * rules.c — lowering rules: elementwise graph ops as kernel IR.
+ *
+ * Simple ops are rows of one table (an activation with scale and bias, or an
+ * ALU op with a tensor or a Python scalar); composite ops (floor, gelu
+ * backward, elu, ...) are short functions over the kir shorthands. Every
+ * intermediate is fp32; a node's result has its value's device dtype, so
+ * bf16/fp16 results round once per op, as eager PyTorch's do.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/kir/kir.h"
+
+enum { R_NONE, R_ACT, R_ALU };
+
+typedef struct rule {
+  uint8_t kind;
+  uint8_t fn;      /* TRNC_NC_ACT_* or TRNC_NC_ALU_* */
+  float scale, bias;
+} rule;
+
+/* Rows for the single-instruction ops. */
+static const rule simple[TRNC_OP_COUNT] = {
+    [TRNC_OP_ABS] = {R_ACT, TRNC_NC_ACT_ABS, 1, 0},
+    [TRNC_OP_NEG] = {R_ACT, TRNC_NC_ACT_IDENTITY, -1, 0},
+    [TRNC_OP_EXP] = {R_ACT, TRNC_NC_ACT_EXP, 1, 0},
+    [TRNC_OP_LOG] = {R_ACT, TRNC_NC_ACT_LOG, 1, 0},
+    [TRNC_OP_LOG1P] = {R_ACT, TRNC_NC_ACT_LOG, 1, 1},
+    [TRNC_OP_SQRT] = {R_ACT, TRNC_NC_ACT_SQRT, 1, 0},
+    [TRNC_OP_RSQRT] = {R_ACT, TRNC_NC_ACT_RSQRT, 1, 0},
+    [TRNC_OP_RECIPROCAL] = {R_ACT, TRNC_NC_ACT_RECIPROCAL, 1, 0},
+    [TRNC_OP_TANH] = {R_ACT, TRNC_NC_ACT_TANH, 1, 0},
+    [TRNC_OP_SIGMOID] = {R_ACT, TRNC_NC_ACT_SIGMOID, 1, 0},
+    [TRNC_OP_SIN] = {R_ACT, TRNC_NC_ACT_SIN, 1, 0},
+    [TRNC_OP_COS] = {R_ACT, TRNC_NC_ACT_COS, 1, 0},
+    [TRNC_OP_ERF] = {R_ACT, TRNC_NC_ACT_ERF, 1, 0},
+    [TRNC_OP_RELU] = {R_ACT, TRNC_NC_ACT_RELU, 1, 0},
+    [TRNC_OP_SILU] = {R_ACT, TRNC_NC_ACT_SILU, 1, 0},
+    [TRNC_OP_SIGN] = {R_ACT, TRNC_NC_ACT_SIGN, 1, 0},
+    [TRNC_OP_EXP2] = {R_ACT, TRNC_NC_ACT_EXP, 0.69314718055994531f, 0},
+    [TRNC_OP_POW] = {R_ALU, TRNC_NC_ALU_POW, 0, 0},
+    [TRNC_OP_MUL] = {R_ALU, TRNC_NC_ALU_MUL, 0, 0},
+    [TRNC_OP_MUL_SCALAR] = {R_ALU, TRNC_NC_ALU_MUL, 0, 0},
+    [TRNC_OP_DIV] = {R_ALU, TRNC_NC_ALU_DIV, 0, 0},
+    [TRNC_OP_DIV_SCALAR] = {R_ALU, TRNC_NC_ALU_DIV, 0, 0},
+    [TRNC_OP_MAXIMUM] = {R_ALU, TRNC_NC_ALU_MAX, 0, 0},
+    [TRNC_OP_MINIMUM] = {R_ALU, TRNC_NC_ALU_MIN, 0, 0},
+    [TRNC_OP_EQ] = {R_ALU, TRNC_NC_ALU_EQ, 0, 0},
+    [TRNC_OP_EQ_SCALAR] = {R_ALU, TRNC_NC_ALU_EQ, 0, 0},
+    [TRNC_OP_NE] = {R_ALU, TRNC_NC_ALU_NE, 0, 0},
+    [TRNC_OP_NE_SCALAR] = {R_ALU, TRNC_NC_ALU_NE, 0, 0},
+    [TRNC_OP_LT] = {R_ALU, TRNC_NC_ALU_LT, 0, 0},
+    [TRNC_OP_LT_SCALAR] = {R_ALU, TRNC_NC_ALU_LT, 0, 0},
+    [TRNC_OP_LE] = {R_ALU, TRNC_NC_ALU_LE, 0, 0},
+    [TRNC_OP_LE_SCALAR] = {R_ALU, TRNC_NC_ALU_LE, 0, 0},
+    [TRNC_OP_GT] = {R_ALU, TRNC_NC_ALU_GT, 0, 0},
+    [TRNC_OP_GT_SCALAR] = {R_ALU, TRNC_NC_ALU_GT, 0, 0},
+    [TRNC_OP_GE] = {R_ALU, TRNC_NC_ALU_GE, 0, 0},
+    [TRNC_OP_GE_SCALAR] = {R_ALU, TRNC_NC_ALU_GE, 0, 0},
+    [TRNC_OP_LOGICAL_AND] = {R_ALU, TRNC_NC_ALU_AND, 0, 0},
+    [TRNC_OP_LOGICAL_OR] = {R_ALU, TRNC_NC_ALU_OR, 0, 0},
+    [TRNC_OP_LOGICAL_XOR] = {R_ALU, TRNC_NC_ALU_XOR, 0, 0},
+};
+
+bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n) {
+  (void)g;
+  if (n->op >= TRNC_OP_COUNT || n->nouts != 1) return false;
+  const char *cat = trnc_op_defs[n->op].category;
+  if (!strcmp(cat, "elementwise") || !strcmp(cat, "compare")) return true;
+  return n->op == TRNC_OP_CLONE || n->op == TRNC_OP_TO_COPY;
+}
+
+bool kir_is_reduce(trnc_op op) {
+  switch (op) {
+    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_MEAN_ALL: case TRNC_OP_AMAX:
+    case TRNC_OP_AMIN:
+      return true;
+    default: return false;
+  }
+}
+
+bool kir_is_row(trnc_op op) {
+  return op == TRNC_OP_SOFTMAX || op == TRNC_OP_LOG_SOFTMAX || op == TRNC_OP_SOFTMAX_BACKWARD ||
+         op == TRNC_OP_LOG_SOFTMAX_BACKWARD;
+}
+
+uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim) {
+  *keepdim = false;
+  if (kir_is_row(n->op)) { /* softmax(x, dim, ...), *_backward_data(g, y, dim, ...) */
+    int64_t d = trnc_arg_int(n, n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX ? 1 : 2, 0);
+    if (d < 0) d += rank ? rank : 1;
+    return d >= 0 && d < (rank ? rank : 1) ? 1u << d : 0;
+  }
+  bool whole = n->op == TRNC_OP_SUM_ALL || n->op == TRNC_OP_MEAN_ALL;
+  const trnc_arg *dl = whole ? NULL : trnc_node_arg(n, 1);
+  bool all = !dl || dl->kind == TRNC_ARG_NONE || (dl->kind == TRNC_ARG_LIST && dl->u.list.n == 0);
+  const trnc_arg *kd = whole ? NULL : trnc_node_arg(n, 2);
+  *keepdim = kd && kd->kind == TRNC_ARG_BOOL && kd->u.b;
+  uint32_t m = 0;
+  for (int i = 0; i < rank; i++)
+    if (all) m |= 1u << i;
+  for (uint32_t k = 0; !all && dl->kind == TRNC_ARG_LIST && k < dl->u.list.n; k++) {
+    int64_t d = dl->u.list.items[k].u.i;
+    if (d < 0) d += rank;
+    if (d >= 0 && d < rank) m |= 1u << d;
+  }
+  return m;
+}
+
+static bool is_scalar(const trnc_arg *a) {
+  return a && (a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL);
+}
+
+static bool is_float_dt(trnc_dtype t) {
+  return t == TRNC_F32 || t == TRNC_BF16 || t == TRNC_F16 || t == TRNC_F8E4M3 || t == TRNC_F8E5M2;
+}
+
+static int arg_val(const kir_env *E, const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return a && a->kind == TRNC_ARG_VALUE ? E->val[a->u.ref] : -1;
+}
+
+static float num(const trnc_node *n, uint32_t i, double dflt) {
+  return (float)trnc_arg_number(trnc_node_arg(n, i), dflt);
+}
+
+/* x op y or x op scalar. */
+static int binary(kir_env *E, const trnc_node *n, trnc_dtype dt, int alu) {
+  kir_kernel *k = E->k;
+  int a = arg_val(E, n, 0);
+  const trnc_arg *b = trnc_node_arg(n, 1);
+  if (is_scalar(b)) return kir_ts(k, dt, a, alu, num(n, 1, 0), TRNC_NC_ALU_BYPASS, 0);
+  return kir_tt(k, dt, alu, a, arg_val(E, n, 1));
+}
+
+/* x + alpha*y / x - alpha*y (add/sub .Tensor and .Scalar). */
+static int add_sub(kir_env *E, const trnc_node *n, trnc_dtype dt, int alu) {
+  kir_kernel *k = E->k;
+  double alpha = trnc_arg_number(trnc_node_arg(n, 2), 0);
+  int a = arg_val(E, n, 0);
+  const trnc_arg *b = trnc_node_arg(n, 1);
+  if (is_scalar(b)) return kir_ts(k, dt, a, alu, (float)(trnc_arg_number(b, 0) * alpha), TRNC_NC_ALU_BYPASS, 0);
+  int bv = arg_val(E, n, 1);
+  if (alpha != 1.0) bv = kir_ts(k, TRNC_F32, bv, TRNC_NC_ALU_MUL, (float)alpha, TRNC_NC_ALU_BYPASS, 0);
+  return kir_tt(k, dt, alu, a, bv);
+}
+
+/* trunc(x): a float -> int32 store truncates toward zero. */
+static int trunc_of(kir_kernel *k, trnc_dtype dt, int x) { return kir_copy(k, dt, kir_copy(k, TRNC_I32, x)); }
+
+/* floor: t - (x < t); ceil: t + (x > t), t = trunc(x). */
+static int floor_ceil(kir_kernel *k, trnc_dtype dt, int x, bool ceil_) {
+  int t = trunc_of(k, TRNC_F32, x);
+  int m = kir_tt(k, TRNC_F32, ceil_ ? TRNC_NC_ALU_GT : TRNC_NC_ALU_LT, x, t);
+  return kir_tt(k, dt, ceil_ ? TRNC_NC_ALU_ADD : TRNC_NC_ALU_SUB, t, m);
+}
+
+static int gelu_bw(kir_env *E, const trnc_node *n, trnc_dtype dt) {
+  kir_kernel *k = E->k;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  int g = arg_val(E, n, 0), x = arg_val(E, n, 1);
+  const trnc_arg *ap = trnc_node_arg(n, 2);
+  if (!(ap && ap->kind == TRNC_ARG_STR && !strcmp(ap->u.s, "tanh"))) {
+    /* cdf = 0.5 (1 + erf(x/sqrt2)); pdf = exp(-x^2/2)/sqrt(2 pi); g (cdf + x pdf) */
+    int cdf = kir_act(k, F, TRNC_NC_ACT_ERF, x, 0.70710678118654752f, 0);
+    cdf = kir_ts(k, F, cdf, MUL, 0.5f, ADD, 0.5f);
+    int pdf = kir_act(k, F, TRNC_NC_ACT_EXP, kir_act(k, F, TRNC_NC_ACT_SQUARE, x, 1, 0), -0.5f, 0);
+    pdf = kir_ts(k, F, kir_tt(k, F, MUL, pdf, x), MUL, 0.39894228040143268f, B, 0);
+    return kir_tt(k, dt, MUL, g, kir_tt(k, F, ADD, cdf, pdf));
+  }
+  /* torch's tanh formula: th = tanh(b (x + k x^3));
+   * d = 0.5 (1 + th) + 0.5 x (1 - th^2) b (1 + 3 k x^2) */
+  const float kb = 0.79788456080286536f, kk = 0.044715f;
+  int x2 = kir_act(k, F, TRNC_NC_ACT_SQUARE, x, 1, 0);
+  int inner = kir_tt(k, F, ADD, kir_ts(k, F, kir_tt(k, F, MUL, x2, x), MUL, kk, B, 0), x);
+  int th = kir_act(k, F, TRNC_NC_ACT_TANH, inner, kb, 0);
+  int dpoly = kir_ts(k, F, kir_ts(k, F, x2, MUL, 3 * kk, ADD, 1), MUL, kb, B, 0);
+  int sech2 = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_SQUARE, th, 1, 0), MUL, -1, ADD, 1);
+  int right = kir_ts(k, F, kir_tt(k, F, MUL, kir_tt(k, F, MUL, sech2, dpoly), x), MUL, 0.5f, B, 0);
+  int left = kir_ts(k, F, th, MUL, 0.5f, ADD, 0.5f);
+  return kir_tt(k, dt, MUL, g, kir_tt(k, F, ADD, left, right));
+}
+
+/* The value of node n (not in the simple table). */
+static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char **why) {
+  kir_kernel *k = E->k;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  int x = arg_val(E, n, 0);
+  uint32_t ax = x >= 0 ? k->values[x].axes : 0;
+  switch (n->op) {
+    case TRNC_OP_EXPM1:
+      return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_EXP, x, 1, 0), ADD, -1, B, 0);
+    case TRNC_OP_GELU: {
+      const trnc_arg *a = trnc_node_arg(n, 1);
+      bool t = a && a->kind == TRNC_ARG_STR && !strcmp(a->u.s, "tanh");
+      return kir_act(k, dt, t ? TRNC_NC_ACT_GELU_TANH : TRNC_NC_ACT_GELU, x, 1, 0);
+    }
+    case TRNC_OP_FLOOR:
+    case TRNC_OP_CEIL:
+      if (!is_float_dt(k->values[x].dtype)) return kir_copy(k, dt, x);
+      return floor_ceil(k, dt, x, n->op == TRNC_OP_CEIL);
+    case TRNC_OP_TRUNC:
+      return is_float_dt(k->values[x].dtype) ? trunc_of(k, dt, x) : kir_copy(k, dt, x);
+    case TRNC_OP_LOGICAL_NOT:
+      return kir_ts(k, dt, x, TRNC_NC_ALU_EQ, 0, B, 0);
+    case TRNC_OP_BITWISE_NOT:
+    case TRNC_OP_BITWISE_AND:
+    case TRNC_OP_BITWISE_OR:
+    case TRNC_OP_BITWISE_XOR: {
+      static const uint8_t alu[] = {TRNC_NC_ALU_EQ, TRNC_NC_ALU_AND, TRNC_NC_ALU_OR, TRNC_NC_ALU_XOR};
+      if (k->values[x].dtype != TRNC_BOOL) {
+        *why = "bitwise ops are lowered for bool tensors only";
+        return -1;
+      }
+      int i = n->op == TRNC_OP_BITWISE_NOT ? 0 : n->op == TRNC_OP_BITWISE_AND ? 1
+              : n->op == TRNC_OP_BITWISE_OR ? 2 : 3;
+      return i == 0 ? kir_ts(k, dt, x, alu[0], 0, B, 0) : binary(E, n, dt, alu[i]);
+    }
+    case TRNC_OP_CLONE:
+    case TRNC_OP_ALIAS:
+    case TRNC_OP_TO_COPY: return kir_copy(k, dt, x);
+    case TRNC_OP_CLAMP: {
+      const trnc_arg *lo = trnc_node_arg(n, 1), *hi = trnc_node_arg(n, 2);
+      bool hl = is_scalar(lo), hh = is_scalar(hi);
+      return kir_ts(k, dt, x, hl ? TRNC_NC_ALU_MAX : (hh ? TRNC_NC_ALU_MIN : B),
+                    hl ? num(n, 1, 0) : num(n, 2, 0), hl && hh ? TRNC_NC_ALU_MIN : B,
+                    hh ? num(n, 2, 0) : 0);
+    }
+    case TRNC_OP_POW_SCALAR: {
+      double e = trnc_arg_number(trnc_node_arg(n, 1), 0);
+      if (e == 2) return kir_act(k, dt, TRNC_NC_ACT_SQUARE, x, 1, 0);
+      if (e == 1) return kir_copy(k, dt, x);
+      if (e == 0.5) return kir_act(k, dt, TRNC_NC_ACT_SQRT, x, 1, 0);
+      if (e == -0.5) return kir_act(k, dt, TRNC_NC_ACT_RSQRT, x, 1, 0);
+      if (e == -1) return kir_act(k, dt, TRNC_NC_ACT_RECIPROCAL, x, 1, 0);
+      return kir_ts(k, dt, x, TRNC_NC_ALU_POW, (float)e, B, 0);
+    }
+    case TRNC_OP_ADD:
+    case TRNC_OP_ADD_SCALAR: return add_sub(E, n, dt, ADD);
+    case TRNC_OP_SUB:
+    case TRNC_OP_SUB_SCALAR: return add_sub(E, n, dt, TRNC_NC_ALU_SUB);
+    case TRNC_OP_RSUB_SCALAR: /* other - alpha * self */
+      return kir_ts(k, dt, x, MUL, num(n, 2, 0), TRNC_NC_ALU_RSUB, num(n, 1, 0));
+    case TRNC_OP_DIV_MODE: {
+      const trnc_arg *m = trnc_node_arg(n, 2);
+      int q = binary(E, n, F, TRNC_NC_ALU_DIV);
+      if (m->kind == TRNC_ARG_NONE) return kir_copy(k, dt, q);
+      if (!strcmp(m->u.s, "trunc")) return trunc_of(k, dt, q);
+      return floor_ceil(k, dt, q, false);
+    }
+    case TRNC_OP_WHERE: {
+      int a = arg_val(E, n, 1), b = arg_val(E, n, 2);
+      if (a < 0) a = kir_const(k, F, ax, num(n, 1, 0));
+      if (b < 0) b = kir_const(k, F, ax, num(n, 2, 0));
+      return kir_select(k, dt, x, a, b);
+    }
+    case TRNC_OP_MASKED_FILL:
+      return kir_select(k, dt, arg_val(E, n, 1), kir_const(k, F, ax, num(n, 2, 0)), x);
+    case TRNC_OP_THRESHOLD_BACKWARD: { /* grad where self > threshold else 0 */
+      int self = arg_val(E, n, 1);
+      int m = kir_ts(k, F, self, TRNC_NC_ALU_GT, num(n, 2, 0), B, 0);
+      return kir_select(k, dt, m, x, kir_const(k, F, ax, 0));
+    }
+    case TRNC_OP_SIGMOID_BACKWARD: { /* g * y (1 - y) */
+      int y = arg_val(E, n, 1);
+      int t = kir_tt(k, F, MUL, kir_ts(k, F, y, MUL, -1, ADD, 1), y);
+      return kir_tt(k, dt, MUL, x, t);
+    }
+    case TRNC_OP_TANH_BACKWARD: { /* g (1 - y^2) */
+      int y = arg_val(E, n, 1);
+      int t = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_SQUARE, y, 1, 0), MUL, -1, ADD, 1);
+      return kir_tt(k, dt, MUL, x, t);
+    }
+    case TRNC_OP_SILU_BACKWARD: { /* g * s * (1 + x (1 - s)), s = sigmoid(x) */
+      int xs = arg_val(E, n, 1);
+      int s = kir_act(k, F, TRNC_NC_ACT_SIGMOID, xs, 1, 0);
+      int t = kir_tt(k, F, MUL, kir_ts(k, F, s, MUL, -1, ADD, 1), xs);
+      t = kir_tt(k, F, MUL, kir_ts(k, F, t, ADD, 1, B, 0), s);
+      return kir_tt(k, dt, MUL, x, t);
+    }
+    case TRNC_OP_GELU_BACKWARD: return gelu_bw(E, n, dt);
+    case TRNC_OP_LEAKY_RELU: { /* x > 0 ? x : slope x (NaN stays NaN through the multiply) */
+      int m = kir_ts(k, F, x, TRNC_NC_ALU_GT, 0, B, 0);
+      return kir_select(k, dt, m, x, kir_ts(k, F, x, MUL, num(n, 1, 0.01), B, 0));
+    }
+    case TRNC_OP_HARDTANH:
+      return kir_ts(k, dt, x, TRNC_NC_ALU_MAX, num(n, 1, -1), TRNC_NC_ALU_MIN, num(n, 2, 1));
+    case TRNC_OP_ELU: { /* x > 0 ? scale x : scale alpha (exp(input_scale x) - 1) */
+      float alpha = num(n, 1, 1), scale = num(n, 2, 1), iscale = num(n, 3, 1);
+      int neg = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_EXP, x, iscale, 0), ADD, -1, MUL, scale * alpha);
+      int pos = kir_ts(k, F, x, MUL, scale, B, 0);
+      return kir_select(k, dt, kir_ts(k, F, x, TRNC_NC_ALU_GT, 0, B, 0), pos, neg);
+    }
+    case TRNC_OP_HARDSIGMOID:
+    case TRNC_OP_HARDSWISH: { /* relu6(x + 3) / 6, times x for hardswish */
+      bool hs = n->op == TRNC_OP_HARDSIGMOID;
+      int h = kir_ts(k, F, x, ADD, 3, TRNC_NC_ALU_MAX, 0);
+      h = kir_ts(k, hs ? dt : F, h, TRNC_NC_ALU_MIN, 6, TRNC_NC_ALU_DIV, 6);
+      return hs ? h : kir_tt(k, dt, MUL, x, h);
+    }
+    case TRNC_OP_LOG2:
+      return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_LOG, x, 1, 0), MUL, 1.4426950408889634f, B, 0);
+    case TRNC_OP_ISNAN: return kir_tt(k, dt, TRNC_NC_ALU_NE, x, x);
+    default:
+      *why = "no NeuronCore lowering in an elementwise kernel";
+      return -1;
+  }
+}
+
+trnc_status kir_lower_eltwise(kir_env *E, const trnc_node *n) {
+  trnc_dtype dt = lw_device_dtype(E->L->g->values[n->outs[0]].type.dtype);
+  const rule *r = &simple[n->op];
+  const char *why = NULL;
+  int v;
+  if (r->kind == R_ACT) v = kir_act(E->k, dt, r->fn, arg_val(E, n, 0), r->scale, r->bias);
+  else if (r->kind == R_ALU) v = binary(E, n, dt, r->fn);
+  else v = composite(E, n, dt, &why);
+  if (why) return lw_fail(E->L, n, TRNC_ERR_UNSUPPORTED, "%s: %s", n->target, why);
+  if (v < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one elementwise group");
+  E->val[n->outs[0]] = (int16_t)v;
+  return TRNC_OK;
+}
+
+/* Row ops over the kernel's reduction axes R, as eager computes them:
+ *   softmax      m = max_R x; e = exp(x - m); y = e / sum_R e
+ *   log_softmax  y = (x - m) - log(sum_R exp(x - m))
+ *   softmax backward      dx = y * (g - sum_R (g * y))
+ *   log_softmax backward  dx = g - exp(y) * sum_R g
+ * (exp(x - m) is one ScalarE activation with the bias -m per partition). */
+trnc_status kir_lower_row(kir_env *E, const trnc_node *n) {
+  kir_kernel *k = E->k;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, SUB = TRNC_NC_ALU_SUB;
+  trnc_dtype dt = lw_device_dtype(E->L->g->values[n->outs[0]].type.dtype);
+  uint32_t R = k->raxes;
+  int x = arg_val(E, n, 0), v;
+  if (n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX) {
+    int m = kir_reduce(k, TRNC_NC_ALU_MAX, x, R);
+    int nm = kir_ts(k, F, m, MUL, -1, B, 0);
+    int s = kir_reduce(k, TRNC_NC_ALU_ADD, kir_actv(k, F, TRNC_NC_ACT_EXP, x, 1, nm), R);
+    if (n->op == TRNC_OP_SOFTMAX) {
+      v = kir_tsv(k, dt, kir_actv(k, F, TRNC_NC_ACT_EXP, x, 1, nm), TRNC_NC_ALU_DIV, s, B, -1);
+    } else {
+      int lse = kir_act(k, F, TRNC_NC_ACT_LOG, s, 1, 0);
+      v = kir_tsv(k, dt, x, SUB, m, SUB, lse);
+    }
+  } else {
+    int y = arg_val(E, n, 1);
+    if (n->op == TRNC_OP_SOFTMAX_BACKWARD) {
+      int dot = kir_reduce(k, TRNC_NC_ALU_ADD, kir_tt(k, F, MUL, x, y), R);
+      v = kir_tt(k, dt, MUL, kir_tsv(k, F, x, SUB, dot, B, -1), y);
+    } else {
+      int s = kir_reduce(k, TRNC_NC_ALU_ADD, x, R);
+      v = kir_tt(k, dt, SUB, x, kir_tsv(k, F, kir_act(k, F, TRNC_NC_ACT_EXP, y, 1, 0), MUL, s, B, -1));
+    }
+  }
+  if (v < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
+  E->val[n->outs[0]] = (int16_t)v;
+  return TRNC_OK;
+}

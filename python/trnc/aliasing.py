@@ -1,0 +1,90 @@
+"""Inputs that alias each other differently from the compile.
+
+aot_autograd functionalizes a graph for the aliasing its example inputs had:
+with ``def f(x, y): x.mul_(2); return x + y`` compiled for two separate
+tensors, the program reads ``y`` before the write to ``x``. Dynamo does not
+guard on aliasing, so a later call with overlapping views of one base
+(``f(b[:4], b[2:6])``) would run that program and return a wrong value
+(``[2, 5, 8, 11]`` where eager gives ``[4, 8, 8, 11]``). Aliasing changes a
+result only when the graph writes to an input, so the compiled callable of
+such a graph compares, on every call, which of its tensor inputs share
+storage with a mutated input against the compile's; on a different pattern it
+compiles the graph again through aot_autograd with the call's own tensors
+(which then handles the aliasing: synthetic bases) and keeps one program per
+pattern. Graphs that mutate no input pay nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Sequence
+
+import torch
+
+__all__ = ["mutated_inputs", "guard"]
+
+Pattern = tuple[tuple[int, ...], ...]
+
+
+def mutated_inputs(n_inputs: int) -> frozenset[int] | None:
+    """Indices of the graph inputs that the just-compiled graph writes to (data
+    or metadata), from aot_autograd's view-and-mutation metadata in the
+    current tracing context. None when that metadata is not available or does
+    not describe ``n_inputs`` inputs (the caller then checks every input)."""
+    ctx = torch._guards.TracingContext.try_get()
+    meta = getattr(ctx, "fw_metadata", None) if ctx is not None else None
+    info = getattr(meta, "input_info", None)
+    if info is None or len(info) != n_inputs:
+        return None
+    return frozenset(i for i, a in enumerate(info)
+                     if a.mutates_data or a.mutates_metadata or a.mutates_storage_metadata)
+
+
+def _storage(t: Any) -> int | None:
+    if not isinstance(t, torch.Tensor):
+        return None
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001  (tensors without storage alias nothing)
+        return None
+
+
+def pattern(args: Sequence[Any], mutated: frozenset[int] | None) -> Pattern:
+    """For each mutated input (every input when ``mutated`` is None), the
+    indices of the other inputs that share its storage."""
+    ids = [_storage(t) for t in args]
+    which = range(len(args)) if mutated is None else sorted(mutated)
+    out = []
+    for i in which:
+        s = ids[i] if i < len(ids) else None
+        out.append(tuple(j for j, sj in enumerate(ids) if j != i and s is not None and sj == s))
+    return tuple(out)
+
+
+def guard(compiled: Callable[..., Any], recompile: Callable[[list[Any]], Callable[..., Any]],
+          example_inputs: Sequence[Any], mutated: frozenset[int] | None) -> Callable[..., Any]:
+    """``compiled`` wrapped so that a call whose inputs alias a mutated input
+    differently from ``example_inputs`` runs ``recompile(args)`` (once per
+    pattern) instead. Returned unchanged when the graph mutates no input."""
+    if mutated is not None and not mutated:
+        return compiled
+    programs: dict[Pattern, Callable[..., Any]] = {pattern(example_inputs, mutated): compiled}
+    lock = threading.Lock()
+
+    @functools.wraps(compiled)
+    def call(*args: Any) -> Any:
+        # dynamo calls unboxed (tensors) or, through flatten_graph_inputs,
+        # boxed (one list); the call is passed on as it came
+        flat = args[0] if len(args) == 1 and isinstance(args[0], list) else args
+        key = pattern(flat, mutated)
+        fn = programs.get(key)
+        if fn is None:
+            with lock:
+                fn = programs.get(key)
+                if fn is None:
+                    fn = recompile(list(flat))
+                    programs[key] = fn
+        return fn(*args)
+
+    return call

@@ -1,0 +1,129 @@
+/*
+ * test_kir.c — the kernel IR (codegen/kir/kir.h): the printed text of a
+ * kernel built by hand (golden), and each verifier rule rejecting a kernel
+ * that breaks it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "codegen/kir/kir.h"
+
+/* x [4, 6] f32 (buffer 0), out [4] bf16 (buffer 1): out = sum(x * x, dim 1) * 0.25 */
+static void build(kir_kernel *k) {
+  int64_t ext[2] = {4, 6};
+  kir_init(k, "mean_sq", NULL, 2, ext, 1u << 1);
+  lw_tv x = {0}, o = {0};
+  x.buffer = 0;
+  x.t.dtype = TRNC_F32;
+  x.t.rank = 2;
+  x.t.shape[0] = 4;
+  x.t.shape[1] = 6;
+  x.t.stride[0] = 6;
+  x.t.stride[1] = 1;
+  o.buffer = 1;
+  o.t.dtype = TRNC_BF16;
+  o.t.rank = 1;
+  o.t.shape[0] = 4;
+  o.t.stride[0] = 1;
+  int ax[2] = {0, 1}, ox[1] = {0};
+  int tx = kir_tensor_add(k, &x, ax), to = kir_tensor_add(k, &o, ox);
+  int v = kir_load(k, tx, TRNC_F32);
+  int sq = kir_tt(k, TRNC_F32, TRNC_NC_ALU_MUL, v, v);
+  int r = kir_reduce(k, TRNC_NC_ALU_ADD, sq, 1u << 1);
+  int m = kir_ts(k, TRNC_BF16, r, TRNC_NC_ALU_MUL, 0.25f, TRNC_NC_ALU_BYPASS, 0);
+  assert_true(kir_store(k, to, m));
+}
+
+static char *printed(const kir_kernel *k) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  kir_print(k, f);
+  fclose(f);
+  return buf;
+}
+
+static void test_print_golden(void **state) {
+  (void)state;
+  kir_kernel k;
+  build(&k);
+  assert_null(kir_verify(&k));
+  char *s = printed(&k);
+  assert_string_equal(s,
+                      "kernel mean_sq (a0:4, a1:6 red)\n"
+                      "  T0 = buf0 f32 +0 [6,1]\n"
+                      "  T1 = buf1 bf16 +0 [1,0]\n"
+                      "  %0:f32{a0,a1} = load T0\n"
+                      "  %1:f32{a0,a1} = tt mul, %0, %0\n"
+                      "  %2:f32{a0} = reduce add, %1, {a1}\n"
+                      "  %3:bf16{a0} = ts mul, %2, 0.25\n"
+                      "  store T1, %3\n");
+  free(s);
+}
+
+static void expect_invalid(kir_kernel *k, const char *msg) {
+  const char *got = kir_verify(k);
+  assert_non_null(got);
+  assert_string_equal(got, msg);
+}
+
+static void test_rejects_use_before_definition(void **state) {
+  (void)state;
+  kir_kernel k;
+  build(&k);
+  k.ops[1].src[1] = 3;
+  expect_invalid(&k, "an operand is read before it is defined");
+}
+
+static void test_rejects_mixed_axes(void **state) {
+  (void)state;
+  kir_kernel k;
+  build(&k);
+  k.ops[3].code = KIR_TT; /* %2 {a0} tt %0 {a0,a1} */
+  k.ops[3].src[1] = 0;
+  expect_invalid(&k, "elementwise operands span different axes");
+}
+
+static void test_rejects_reducing_a_space_axis(void **state) {
+  (void)state;
+  kir_kernel k;
+  build(&k);
+  k.ops[2].raxes = 1u << 0;
+  expect_invalid(&k, "a reduce folds a non-reduction axis");
+}
+
+static void test_rejects_store_along_unspanned_axis(void **state) {
+  (void)state;
+  kir_kernel k;
+  build(&k);
+  k.tensors[1].stride[1] = 1;
+  expect_invalid(&k, "a store's tensor varies along an axis its value does not span");
+}
+
+static void test_rejects_double_definition(void **state) {
+  (void)state;
+  kir_kernel k;
+  build(&k);
+  k.ops[1].dst = 0;
+  expect_invalid(&k, "a value is defined twice");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_print_golden),
+      cmocka_unit_test(test_rejects_use_before_definition),
+      cmocka_unit_test(test_rejects_mixed_axes),
+      cmocka_unit_test(test_rejects_reducing_a_space_axis),
+      cmocka_unit_test(test_rejects_store_along_unspanned_axis),
+      cmocka_unit_test(test_rejects_double_definition),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Checks that data flows one way through trnc's layers (run by ctest).
+
+Layers, low to high, and the lower layers each may use (include a header of,
+or call a function defined in). Every layer lists only layers above it in
+this table, so neither includes nor calls can form a cycle between folders:
+
+  ir                  the IR, its table, verifier, printer, hash, diagnostics
+  frontend            fx.proto -> IR                   uses ir (beside it: ir never uses frontend)
+  passes              graph passes                     uses ir
+  codegen/neuroncore  the NeuronCore contract: ISA, program, verifier,
+                      schedule, cost model, the compiled artifact
+                                                       uses ir
+  codegen             the emitter (IR -> program) and the driver
+                      (trnc_pipeline_run)              uses ir, frontend, passes, contract
+  runtime             runs artifacts (simulator), LLVM uses ir, contract
+  cache               artifact bytes on disk           uses ir, contract
+  python/             the extension                    the public API (include/trnc) only
+
+Public headers (include/trnc/*.h) include only each other and the C
+library: no protobuf-c or LLVM-C types. LLVM-C is included in runtime/ only.
+
+Includes are read from the sources; calls from the objects of libtrnc
+(nm: a symbol one object leaves undefined and another defines).
+Usage: check_layers.py SOURCE_DIR OBJECT_DIR [NM]
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+LAYERS = {
+    "ir": (),
+    "frontend": ("ir",),
+    "passes": ("ir",),
+    "codegen/neuroncore": ("ir",),
+    "codegen": ("ir", "frontend", "passes", "codegen/neuroncore"),
+    "runtime": ("ir", "codegen/neuroncore"),
+    "cache": ("ir", "codegen/neuroncore"),
+    "python": (),
+}
+LLVM_LAYERS = ("runtime",)
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def layer_of(path: str) -> str | None:
+    """The layer of a source path relative to the tree (or to the object
+    directory, where generated sources sit under gen/); None outside them."""
+    path = path[4:] if path.startswith("gen/") else path
+    best = None
+    for name in LAYERS:
+        if path.startswith(name + "/") and (best is None or len(name) > len(best)):
+            best = name
+    return best
+
+
+def uses(layer: str) -> str:
+    """What a layer may use, in words."""
+    return ", ".join(LAYERS[layer]) or "the public API (include/trnc)"
+
+
+def check_order() -> list[str]:
+    seen: list[str] = []
+    errors = []
+    for name, uses in LAYERS.items():
+        errors += [f"layer table: {name} uses {u}, which is not below it" for u in uses
+                   if u not in seen]
+        seen.append(name)
+    return errors
+
+
+def check_includes(src: str) -> list[str]:
+    errors = []
+    for top in ["include/trnc"] + list(LAYERS):
+        for dirpath, _, files in os.walk(os.path.join(src, top)):
+            rel_dir = os.path.relpath(dirpath, src)
+            for f in sorted(files):
+                if not f.endswith((".c", ".h", ".def")):
+                    continue
+                rel = os.path.join(rel_dir, f)
+                with open(os.path.join(dirpath, f), encoding="utf-8") as fh:
+                    text = fh.read()
+                errors += include_errors(rel, text)
+    return errors
+
+
+def include_errors(rel: str, text: str) -> list[str]:
+    public = rel.startswith("include/trnc/")
+    layer = layer_of(rel)
+    errors = []
+    for kind, inc in INCLUDE.findall(text):
+        if kind == "<":
+            if inc.startswith("llvm-c/") and layer not in LLVM_LAYERS:
+                errors.append(f"{rel}: includes <{inc}>: LLVM-C belongs to "
+                              f"{', '.join(LLVM_LAYERS)} only")
+            elif inc.startswith("protobuf-c/") and public:
+                errors.append(f"{rel}: a public header includes <{inc}>")
+            continue
+        if inc.startswith("trnc/") or "/" not in inc:
+            continue  # the public API, or a file beside this one
+        if public:
+            errors.append(f'{rel}: a public header includes "{inc}"')
+            continue
+        target = layer_of(inc)
+        if target is None or target == layer:
+            continue
+        if target not in LAYERS[layer]:
+            errors.append(f'{rel} ({layer}) includes "{inc}" ({target}): '
+                          f"{layer} may use only {uses(layer)}")
+    return errors
+
+
+def symbols(nm: str, obj: str) -> tuple[set[str], set[str]]:
+    """(defined, undefined) global symbols of an object file."""
+    out = subprocess.run([nm, "-P", obj], check=True, capture_output=True, text=True).stdout
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind in ("U", "w"):
+            undefined.add(name)
+        elif kind.isupper():
+            defined.add(name)
+    return defined, undefined
+
+
+def check_calls(objdir: str, nm: str) -> list[str]:
+    objs = {}
+    for dirpath, _, files in os.walk(objdir):
+        for f in files:
+            if f.endswith(".o"):
+                rel = os.path.relpath(os.path.join(dirpath, f), objdir)[:-2]
+                if layer_of(rel):
+                    objs[rel] = symbols(nm, os.path.join(dirpath, f))
+    if not objs:
+        return [f"no objects of libtrnc under {objdir}"]
+    owner = {s: rel for rel, (defined, _) in objs.items() for s in defined}
+    errors = []
+    for rel, (_, undefined) in sorted(objs.items()):
+        layer = layer_of(rel)
+        for s in sorted(undefined):
+            target = layer_of(owner[s]) if s in owner else None
+            if target and target != layer and target not in LAYERS[layer]:
+                errors.append(f"{rel} ({layer}) calls {s} from {owner[s]} ({target}): "
+                              f"{layer} may use only {uses(layer)}")
+    return errors
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (3, 4):
+        print(__doc__, file=sys.stderr)
+        return 2
+    src, objdir = argv[1], argv[2]
+    nm = argv[3] if len(argv) == 4 else "nm"
+    errors = check_order() + check_includes(src) + check_calls(objdir, nm)
+    for e in errors:
+        print(f"check_layers: {e}", file=sys.stderr)
+    if not errors:
+        print("check_layers: ir -> passes -> codegen/neuroncore -> codegen -> runtime, cache; "
+              "no upward include or call")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,84 @@
+"""Inputs that alias each other differently from the compile (aliasing.py),
+and as_strided_scatter, the op that aot_autograd's synthetic bases lower to.
+
+Dynamo does not guard on aliasing: a program compiled for separate tensors
+would run on overlapping views of one base and read a value before the write
+that eager makes first. trnc recompiles for each new aliasing pattern of a
+graph that mutates an input; a graph that mutates nothing is not wrapped.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import trnc
+
+from conftest import has_extension
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+
+def _mul_add(x, y):
+    x.mul_(2)
+    return x + y
+
+
+def test_overlapping_views_after_separate_inputs():
+    cf = torch.compile(_mul_add, backend="neuron", dynamic=False)
+    a, b = torch.arange(4.0), torch.arange(4.0) + 10
+    torch.testing.assert_close(cf(a.clone(), b.clone()), _mul_add(a.clone(), b.clone()))
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] == 1
+
+    base, ref = torch.arange(8.0), torch.arange(8.0)
+    got = cf(base[:4], base[2:6])
+    want = _mul_add(ref[:4], ref[2:6])
+    torch.testing.assert_close(want, torch.tensor([4.0, 8.0, 8.0, 11.0]))
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    torch.testing.assert_close(base, ref, rtol=0, atol=0)     # the write reached the base
+    n = trnc.stats()["compiles"] + trnc.stats()["hits"]
+    assert n == 2, "the aliased call must run its own program"
+
+    # both patterns are kept: neither call compiles again
+    base, ref = torch.arange(8.0), torch.arange(8.0)
+    torch.testing.assert_close(cf(base[:4], base[2:6]), _mul_add(ref[:4], ref[2:6]), rtol=0, atol=0)
+    torch.testing.assert_close(cf(a.clone(), b.clone()), _mul_add(a.clone(), b.clone()))
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] == n
+
+
+def test_same_tensor_twice():
+    cf = torch.compile(_mul_add, backend="neuron", dynamic=False)
+    cf(torch.ones(4), torch.ones(4))
+    x, y = torch.arange(4.0), torch.arange(4.0)
+    torch.testing.assert_close(cf(x, x), _mul_add(y, y), rtol=0, atol=0)
+    torch.testing.assert_close(x, y, rtol=0, atol=0)
+
+
+def test_graph_without_mutation_is_not_wrapped():
+    from trnc import aliasing
+
+    assert aliasing.guard(_mul_add, None, [], frozenset()) is _mul_add
+    cf = torch.compile(lambda x, y: x * 2 + y, backend="neuron", dynamic=False)
+    cf(torch.ones(4), torch.ones(4))
+    base = torch.arange(8.0)
+    torch.testing.assert_close(cf(base[:4], base[2:6]), base[:4] * 2 + base[2:6])
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] == 1
+
+
+@pytest.mark.parametrize("size, stride, offset", [((2, 2), (1, 2), 1), ((3,), (4,), 0), ((2, 3), (6, 1), 3),
+                                                   ((0, 3), (1, 1), 0)])
+def test_as_strided_scatter(size, stride, offset):
+    x = torch.randn(3, 4)
+    src = torch.randn(*size)
+    f = lambda x, s: torch.as_strided_scatter(x, s, size, stride, offset)  # noqa: E731
+    got = torch.compile(f, backend="neuron", dynamic=False)(x, src)
+    assert trnc.last_report()["kernels"] >= 1
+    torch.testing.assert_close(got, f(x, src), rtol=0, atol=0)
+
+
+def test_as_strided_scatter_refusal_names_the_limit():
+    x = torch.randn(4, 3).t()                    # not contiguous
+    f = lambda x, s: torch.as_strided_scatter(x, s, (2,), (1,), 0)  # noqa: E731
+    with pytest.raises(Exception) as e:
+        torch.compile(f, backend="neuron", dynamic=False)(x, torch.randn(2))
+    assert "self must be contiguous" in str(e.value)

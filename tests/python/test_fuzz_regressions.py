@@ -1,0 +1,108 @@
+"""Bugs the differential shape fuzzer (test_shape_fuzz.py) found, each with the
+input that found it, against eager."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import trnc
+
+from conftest import has_extension
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+
+def _compiled(fn, *args):
+    torch._dynamo.reset()
+    before = trnc.stats()["compiles"] + trnc.stats()["hits"]
+    got = torch.compile(fn, backend="neuron", dynamic=False)(*args)
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] > before, "trnc must have compiled"
+    return got
+
+
+@pytest.mark.parametrize("shape, dims", [((0, 3), [0]), ((0, 5), [0]), ((0, 8, 5, 5, 5), [0, 1, 3])])
+@pytest.mark.parametrize("correction", [0, 1])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_var_of_empty_dim_is_nan(shape, dims, correction, dtype):
+    """The row kernel returned without writing: the output held stale memory."""
+    x = torch.ones(shape, dtype=dtype)
+    fn = lambda x: torch.var(x, dim=dims, correction=correction)  # noqa: E731
+    got = _compiled(fn, x)
+    torch.testing.assert_close(got, fn(x), equal_nan=True)
+    assert got.isnan().all()
+    v, m = _compiled(lambda x: torch.var_mean(x, dim=dims, correction=correction), x)
+    assert v.isnan().all() and m.isnan().all() and v.shape == m.shape == fn(x).shape
+
+
+def test_layer_norm_of_empty_rows():
+    x = torch.ones(3, 0)
+    fn = lambda x: torch.ops.aten.native_layer_norm(x, [0], None, None, 1e-5)  # noqa: E731
+    y, mean, rstd = _compiled(fn, x)
+    wy, wm, wr = fn(x)
+    assert y.shape == wy.shape
+    torch.testing.assert_close(mean, wm)
+    torch.testing.assert_close(rstd, wr, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape", [(16384, 3), (16385, 3), (16385, 1), (16385,)])
+def test_backward_of_sum_writes_expanded_gradient_once(shape):
+    """The gradient of sum(x, 0) is an expanded view; its output copy wrote the
+    same elements from several DMA queues (a hardware-rule violation)."""
+    x = torch.randn(*shape, requires_grad=True)
+    fn = lambda x: torch.sum(x, 0)  # noqa: E731
+    torch._dynamo.reset()
+    before = trnc.stats()["compiles"] + trnc.stats()["hits"]
+    g, = torch.autograd.grad(torch.compile(fn, backend="neuron", dynamic=False)(x).mean(), [x])
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
+    want, = torch.autograd.grad(fn(x).mean(), [x])
+    torch.testing.assert_close(g, want, rtol=0, atol=0)
+
+
+def test_backward_of_full_sum_fp16():
+    x = torch.randn(144, 225).to(torch.float16).requires_grad_()
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: torch.sum(x), backend="neuron", dynamic=False)
+    g, = torch.autograd.grad(f(x).float().mean(), [x])
+    assert g.dtype == torch.float16 and g.shape == x.shape and bool((g == 1).all())
+
+
+@pytest.mark.parametrize("n", [2944, 3500, 4095, 4096])
+def test_layer_norm_backward_rows_up_to_the_stated_limit(n):
+    """Rows of 2945..4096 elements (within the table's 4096) did not fit the
+    kernel's double-buffered SBUF and failed as an internal error; such rows
+    now run single-buffered."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(n)
+    x = torch.randn(2, n, requires_grad=True)
+    w = torch.randn(n, requires_grad=True)
+    ramp = torch.linspace(-1, 1, n)
+    fn = lambda x, w: (F.layer_norm(x, (n,), w) * ramp).sum()  # noqa: E731
+    torch._dynamo.reset()
+    before = trnc.stats()["compiles"] + trnc.stats()["hits"]
+    got = torch.autograd.grad(torch.compile(fn, backend="neuron", dynamic=False)(x, w), [x, w])
+    assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
+    want = torch.autograd.grad(fn(x, w), [x, w])
+    for a, b in zip(got, want):
+        assert (a - b).abs().max().item() <= 1e-5 * max(b.abs().max().item(), 1e-3)
+
+
+def test_layer_norm_backward_longer_rows_are_refused():
+    import torch.nn.functional as F
+
+    x = torch.randn(2, 4097, requires_grad=True)
+    torch._dynamo.reset()
+    out = torch.compile(lambda x: F.layer_norm(x, (4097,)), backend="neuron", dynamic=False)(x)
+    with pytest.raises(trnc.UnsupportedOperatorError, match="native_layer_norm_backward"):
+        out.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool])
+def test_div_rounding_mode_none_is_true_division(dtype):
+    a = torch.tensor([7, -7, 3, 0]).to(dtype)
+    b = torch.tensor([2, 2, 2, 1]).to(dtype)
+    fn = lambda a, b: torch.div(a, b, rounding_mode=None)  # noqa: E731
+    got = _compiled(fn, a, b)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, fn(a, b), rtol=0, atol=0)

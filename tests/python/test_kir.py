@@ -1,0 +1,96 @@
+"""Kernel IR (codegen/kir/): an elementwise prologue and the reduction of its
+result are one kernel, the kernel IR prints with TRNC_DUMP=kir, and the
+fused kernels match eager at tile boundaries."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import trnc
+
+from conftest import has_extension
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+
+def _run(fn, *args):
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(fn, backend="neuron", dynamic=False)(*args)
+    return got, trnc.last_report()
+
+
+@pytest.mark.parametrize("shape, dim", [((7,), None), ((129, 16385), 1), ((16385, 3), 0), ((4, 131072), None),
+                                        ((3, 5, 129), (0, 2))])
+def test_prologue_and_reduction_are_one_kernel(shape, dim):
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(len(shape)))
+    y = torch.randn(*shape[-1:])
+    fn = (lambda x, y: ((x - y) ** 2).sum()) if dim is None else (lambda x, y: ((x - y) ** 2).mean(dim))
+    got, rep = _run(fn, x, y)
+    assert rep["kernels"] == 1, rep
+    want = fn(x.double(), y.double()).float()
+    torch.testing.assert_close(got, want, rtol=2e-5, atol=1e-5)
+
+
+def test_prologue_value_needed_later_is_stored_and_reduced():
+    x = torch.randn(300, 40)
+    fn = lambda x: (lambda e: (e, e.amax(1, keepdim=True)))(torch.exp(x))  # noqa: E731
+    (e, m), rep = _run(fn, x)
+    assert rep["kernels"] == 1
+    torch.testing.assert_close(e, torch.exp(x))
+    torch.testing.assert_close(m, torch.exp(x).amax(1, keepdim=True))   # exp within an ulp of torch
+
+
+def test_bf16_result_rounds_once():
+    x = torch.randn(64, 257, dtype=torch.bfloat16)
+    got, rep = _run(lambda x: (x * 3).sum(1), x)
+    assert rep["kernels"] == 1
+    want = (x * 3).float().sum(1).to(torch.bfloat16)   # bf16 products, fp32 accumulation
+    torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
+
+
+def test_dump_kir(tmp_path):
+    code = ("import torch, trnc\n"
+            "f = torch.compile(lambda x: (x * x).sum(0), backend='neuron', dynamic=False)\n"
+            "f(torch.ones(5, 3))\n")
+    env = dict(os.environ, TRNC_DUMP="kir", TRNC_CACHE="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "kernel mul (a0:5 red, a1:3)" in out.stderr
+    assert "= reduce add, %1, {a0}" in out.stderr
+
+
+@pytest.mark.parametrize("n", [1, 5, 128, 129, 4097, 16385])
+@pytest.mark.parametrize("log", [False, True])
+def test_scaled_masked_softmax_is_one_kernel(n, log):
+    """Attention's scores * scale + mask -> softmax: the elementwise prologue
+    and the three passes of the row op are one kernel."""
+    g = torch.Generator().manual_seed(n)
+    x, mask = torch.randn(3, n, generator=g) * 4, torch.randn(n, generator=g)
+    sm = torch.log_softmax if log else torch.softmax
+    fn = lambda x, m: sm(x * 0.125 + m, -1)  # noqa: E731
+    got, rep = _run(fn, x, mask)
+    assert rep["kernels"] == 1
+    want = fn(x.double(), mask.double()).float()
+    torch.testing.assert_close(got, want, rtol=n * 2e-9 + 2e-6, atol=n * 2e-9 + 2e-6)
+
+
+@pytest.mark.parametrize("shape, dim", [((4, 7), 0), ((2, 129, 3), 1), ((130, 5000), 1)])
+def test_softmax_backward_matches_eager(shape, dim):
+    torch.manual_seed(sum(shape))
+    for sm in (torch.softmax, torch.log_softmax):
+        x = torch.randn(*shape, requires_grad=True)
+        w = torch.randn(*shape)
+        fn = lambda x: (sm(x, dim) * w).sum()  # noqa: E731
+        torch._dynamo.reset()
+        before = trnc.stats()["compiles"] + trnc.stats()["hits"]
+        g, = torch.autograd.grad(torch.compile(fn, backend="neuron", dynamic=False)(x), [x])
+        assert trnc.stats()["compiles"] + trnc.stats()["hits"] >= before + 2
+        want, = torch.autograd.grad(fn(x.double()), [x])
+        torch.testing.assert_close(g, want.float(), rtol=1e-4, atol=1e-5)
