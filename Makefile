@@ -11,13 +11,13 @@ JOBS   ?= $(shell nproc)
 APT_PACKAGES := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
                 protobuf-compiler libxxhash-dev libcmocka-dev llvm-16-dev clang-16 \
                 libclang-rt-16-dev python3-venv
-PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest tqdm \
+PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15 tqdm \
                 "scikit-build-core>=0.10" cmake ninja matplotlib
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes demo docs clean
 
 all: install
 
@@ -70,8 +70,25 @@ test-fuzz: .deps-stamp $(VENV)/.deps-installed
 	build/fuzz/trnc_fuzz_import -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	  -rss_limit_mb=2048 build/fuzz/corpus 2>&1 | tail -n 5
 
+# pytest, with the shape fuzzer (tests/python/test_shape_fuzz.py) in its
+# bounded, derandomized "ci" profile.
 test-py: install
-	$(VENV)/bin/pytest -q tests/python
+	TRNC_FUZZ_PROFILE=ci $(VENV)/bin/pytest -q tests/python
+
+# The shape fuzzer alone, long and with a random seed: FUZZ_EXAMPLES examples
+# per family budget unit (TRNC_FUZZ_EXAMPLES); FUZZ_ARGS=-x stops at the first
+# family that fails; FUZZ_KEEP_GOING=1 logs every failing example's repro to
+# build/fuzz-shapes-failures.txt and goes on; FUZZ_SIZES=big draws the
+# largest sizes (up to 2^21 elements) four times as often. No captured logs
+# (torch's DEBUG trace would bury the repro). Not part of `make test`.
+FUZZ_EXAMPLES ?= 300
+FUZZ_KEEP_GOING ?= 0
+FUZZ_SIZES ?=
+FUZZ_ARGS ?=
+fuzz-shapes: install
+	TRNC_FUZZ_PROFILE=long TRNC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
+	  TRNC_FUZZ_KEEP_GOING=$(FUZZ_KEEP_GOING) TRNC_FUZZ_SIZES=$(FUZZ_SIZES) \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider -p no:logging tests/python/test_shape_fuzz.py $(FUZZ_ARGS)
 
 test-c: test-sanitize
 

@@ -49,3 +49,12 @@ def _fresh_dynamo():
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The shape fuzzer's per-family counts (passed, refused with reasons, failed)."""
+    fuzz = sys.modules.get("shape_fuzz")
+    if fuzz is None:
+        return
+    for line in fuzz.summary_lines():
+        terminalreporter.write_line(line)
