@@ -8,10 +8,12 @@ guard on aliasing, so a later call with overlapping views of one base
 (``[2, 5, 8, 11]`` where eager gives ``[4, 8, 8, 11]``). Aliasing changes a
 result only when the graph writes to an input, so the compiled callable of
 such a graph compares, on every call, which of its tensor inputs share
-storage with a mutated input against the compile's; on a different pattern it
-compiles the graph again through aot_autograd with the call's own tensors
+storage with a mutated input — with that storage's size and each such
+input's offset and strides — against the compile's; on a different pattern
+it compiles the graph again through aot_autograd with the call's own tensors
 (which then handles the aliasing: synthetic bases) and keeps one program per
-pattern. Graphs that mutate no input pay nothing.
+pattern, at most MAX_PATTERNS (then a clear error). Graphs that mutate no
+input pay nothing.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-__all__ = ["mutated_inputs", "guard"]
+from . import errors
 
-Pattern = tuple[tuple[int, ...], ...]
+__all__ = ["mutated_inputs", "guard", "MAX_PATTERNS"]
+
+Pattern = tuple[tuple[Any, ...], ...]
+MAX_PATTERNS = 16   # programs per compiled function for different input aliasing
 
 
 def mutated_inputs(n_inputs: int) -> frozenset[int] | None:
@@ -41,24 +46,34 @@ def mutated_inputs(n_inputs: int) -> frozenset[int] | None:
                      if a.mutates_data or a.mutates_metadata or a.mutates_storage_metadata)
 
 
-def _storage(t: Any) -> int | None:
+def _storage(t: Any) -> Any:
     if not isinstance(t, torch.Tensor):
         return None
     try:
-        return t.untyped_storage()._cdata
+        return t.untyped_storage()
     except Exception:  # noqa: BLE001  (tensors without storage alias nothing)
         return None
 
 
 def pattern(args: Sequence[Any], mutated: frozenset[int] | None) -> Pattern:
-    """For each mutated input (every input when ``mutated`` is None), the
-    indices of the other inputs that share its storage."""
-    ids = [_storage(t) for t in args]
+    """For each mutated input (every input when ``mutated`` is None) that
+    shares its storage with other inputs: the size of that storage and, for
+    each input in it, its index, storage offset and strides. aot_autograd
+    bakes these into the program it compiles for aliased inputs (a synthetic
+    base with each view's offset), so any change needs another program;
+    inputs that share storage with no other input key as ()."""
+    st = [_storage(t) for t in args]
+    ids = [s._cdata if s is not None else None for s in st]
     which = range(len(args)) if mutated is None else sorted(mutated)
     out = []
     for i in which:
         s = ids[i] if i < len(ids) else None
-        out.append(tuple(j for j, sj in enumerate(ids) if j != i and s is not None and sj == s))
+        group = [j for j, sj in enumerate(ids) if s is not None and sj == s]
+        if len(group) < 2:
+            out.append(())
+            continue
+        out.append((st[i].nbytes(),) + tuple(
+            (j, args[j].storage_offset(), tuple(args[j].stride())) for j in group))
     return tuple(out)
 
 
@@ -83,6 +98,13 @@ def guard(compiled: Callable[..., Any], recompile: Callable[[list[Any]], Callabl
             with lock:
                 fn = programs.get(key)
                 if fn is None:
+                    if len(programs) >= MAX_PATTERNS:
+                        raise errors.InputMismatchError(
+                            f"trnc: this compiled function writes to an input, and its inputs "
+                            f"have aliased each other in more than {MAX_PATTERNS} different ways "
+                            "(views of one tensor at changing offsets); each way needs its own "
+                            "program. Pass separate tensors (clone the views) to the compiled "
+                            "function.")
                     fn = recompile(list(flat))
                     programs[key] = fn
         return fn(*args)

@@ -82,3 +82,34 @@ def test_as_strided_scatter_refusal_names_the_limit():
     with pytest.raises(Exception) as e:
         torch.compile(f, backend="neuron", dynamic=False)(x, torch.randn(2))
     assert "self must be contiguous" in str(e.value)
+
+
+def _views(n, a, b):
+    t = torch.arange(float(n))
+    return t, t[a[0]:a[1]], t[b[0]:b[1]]
+
+
+@pytest.mark.parametrize("order", [
+    [((0, 6), (6, 12), 12), ((0, 6), (3, 9), 12)],                      # separate views, then overlapping
+    [((0, 6), (2, 8), 12), ((0, 6), (6, 12), 12), ((0, 6), (4, 10), 12)],  # overlap, then other offsets
+    [((0, 6), (2, 8), 8), ((0, 6), (6, 12), 12)],                       # a base of another size
+])
+def test_views_of_one_base_at_other_offsets(order):
+    """aot_autograd bakes the views' offsets and the base's size into the
+    program it compiles for aliased inputs: each change is a new program."""
+    cf = torch.compile(_mul_add, backend="neuron", dynamic=False)
+    for a, b, n in order:
+        base, x, y = _views(n, a, b)
+        ref, rx, ry = _views(n, a, b)
+        torch.testing.assert_close(cf(x, y), _mul_add(rx, ry), rtol=0, atol=0)
+        torch.testing.assert_close(base, ref, rtol=0, atol=0)
+
+
+def test_too_many_aliasing_patterns_is_a_clear_error():
+    from trnc import aliasing
+
+    cf = torch.compile(_mul_add, backend="neuron", dynamic=False)
+    with pytest.raises(trnc.TrncError, match="aliased each other in more than"):
+        for off in range(aliasing.MAX_PATTERNS + 2):
+            t = torch.arange(40.0)
+            cf(t[0:6], t[off + 1:off + 7])
