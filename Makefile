@@ -17,7 +17,7 @@ PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest tqdm \
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py op-sweep demo docs clean
 
 all: install
 
@@ -72,6 +72,13 @@ test-fuzz: .deps-stamp $(VENV)/.deps-installed
 
 test-py: install
 	$(VENV)/bin/pytest -q tests/python
+
+# Every sample of the op sweep (tests/python/test_op_sweep.py), one compile
+# each, with empty tensors; `make test` runs a fixed subset of it.
+# OP_SWEEP_ARGS="-k aten.add" for one op, "-x" to stop at the first failure.
+OP_SWEEP_ARGS ?=
+op-sweep: install
+	TRNC_OP_SWEEP=full $(VENV)/bin/pytest -q tests/python/test_op_sweep.py $(OP_SWEEP_ARGS)
 
 test-c: test-sanitize
 
