@@ -263,6 +263,18 @@ def _optional(arg) -> bool:
     return isinstance(arg.type, torch.OptionalType) or arg.has_default_value()
 
 
+@functools.lru_cache(maxsize=None)
+def takes_number(op: OpLine) -> bool:
+    """Whether the OpOverload called directly accepts a Python number for its
+    W operand (add.Tensor does; maximum, pow.Tensor_Tensor, ... do not)."""
+    n_before = op.args.index("W")
+    try:
+        op.overload(*([torch.ones(2)] * n_before), 2)
+    except (RuntimeError, TypeError):
+        return False
+    return True
+
+
 def generic_samples(op: OpLine, dtype, shapes) -> list[Sample]:
     schema = op.overload._schema
     kinds = op.args
@@ -315,7 +327,8 @@ def generic_samples(op: OpLine, dtype, shapes) -> list[Sample]:
                     for lay in layouts_for(shape)]
         if has_w:
             variants += [(f"{st}-b{bt}", "bc", "c", bs, False, {}) for bt, bs in bcast_shapes(shape)]
-            variants.append((f"{st}-py", "bc", "c", shape, True, {}))
+            if takes_number(op):
+                variants.append((f"{st}-py", "bc", "c", shape, True, {}))
         for etag, ekw in GENERIC_EXTRA.get(op.id, []):
             variants.append((f"{st}-{etag}", "x", "c", shape, False, ekw))
         for tag, kind, lay, wshape, wscalar, extra in variants:
