@@ -17,7 +17,7 @@ PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep demo docs clean
 
 all: install
 
@@ -89,6 +89,13 @@ fuzz-shapes: install
 	TRNC_FUZZ_PROFILE=long TRNC_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) \
 	  TRNC_FUZZ_KEEP_GOING=$(FUZZ_KEEP_GOING) TRNC_FUZZ_SIZES=$(FUZZ_SIZES) \
 	  $(VENV)/bin/pytest -q -p no:cacheprovider -p no:logging tests/python/test_shape_fuzz.py $(FUZZ_ARGS)
+
+# Every sample of the op sweep (tests/python/test_op_sweep.py), one compile
+# each, with empty tensors; `make test` runs a fixed subset of it.
+# OP_SWEEP_ARGS="-k aten.add" for one op, "-x" to stop at the first failure.
+OP_SWEEP_ARGS ?=
+op-sweep: install
+	TRNC_OP_SWEEP=full $(VENV)/bin/pytest -q tests/python/test_op_sweep.py $(OP_SWEEP_ARGS)
 
 test-c: test-sanitize
 

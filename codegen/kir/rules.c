@@ -137,12 +137,27 @@ static float num(const trnc_node *n, uint32_t i, double dflt) {
   return (float)trnc_arg_number(trnc_node_arg(n, i), dflt);
 }
 
+/* A Python int scalar s combined with a tensor of narrow integer dtype t:
+ * eager converts s to t first, wrapping modulo 2^bits (int8 x < 1000
+ * compares with -24). Other dtypes keep s. */
+static float wrapped_scalar(const trnc_arg *s, trnc_dtype t) {
+  double v = trnc_arg_number(s, 0);
+  if (s->kind != TRNC_ARG_INT) return (float)v;
+  int64_t m = t == TRNC_I8 || t == TRNC_U8 ? 256 : t == TRNC_I16 ? 65536 : 0;
+  if (!m) return (float)v;
+  int64_t w = ((s->u.i % m) + m) % m;
+  if (t != TRNC_U8 && w >= m / 2) w -= m;
+  return (float)w;
+}
+
 /* x op y or x op scalar. */
 static int binary(kir_env *E, const trnc_node *n, trnc_dtype dt, int alu) {
   kir_kernel *k = E->k;
   int a = arg_val(E, n, 0);
   const trnc_arg *b = trnc_node_arg(n, 1);
-  if (is_scalar(b)) return kir_ts(k, dt, a, alu, num(n, 1, 0), TRNC_NC_ALU_BYPASS, 0);
+  if (is_scalar(b))
+    return kir_ts(k, dt, a, alu, a >= 0 ? wrapped_scalar(b, k->values[a].dtype) : num(n, 1, 0),
+                  TRNC_NC_ALU_BYPASS, 0);
   return kir_tt(k, dt, alu, a, arg_val(E, n, 1));
 }
 
@@ -260,7 +275,9 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
       const trnc_arg *m = trnc_node_arg(n, 2);
       int q = binary(E, n, F, TRNC_NC_ALU_DIV);
       if (m->kind == TRNC_ARG_NONE) return kir_copy(k, dt, q);
-      if (!strcmp(m->u.s, "trunc")) return trunc_of(k, dt, q);
+      /* eager rounds a bf16/fp16 quotient to its dtype before truncating
+       * (bf16 4.995 -> 5 -> 5) */
+      if (!strcmp(m->u.s, "trunc")) return trunc_of(k, dt, dt == TRNC_F32 ? q : kir_copy(k, dt, q));
       return floor_ceil(k, dt, q, false);
     }
     case TRNC_OP_WHERE: {

@@ -126,3 +126,24 @@ def test_backward_of_sum_over_several_dims_keepdim():
     f = torch.compile(lambda x: torch.sum(x, (1, 2, -2, 4), keepdim=True), backend="neuron", dynamic=False)
     g, = torch.autograd.grad(f(x).mean(), [x])
     assert bool((g == 1).all())
+
+
+@pytest.mark.parametrize("dtype, values, fn", [
+    (torch.int8, [1, -5, 100, 127], lambda x: x < 1000),      # 1000 wraps to -24 in int8
+    (torch.int8, [1, -5, 100, 127], lambda x: x > -1000),
+    (torch.uint8, [0, 3, 255], lambda u: u == -1),            # -1 wraps to 255
+    (torch.uint8, [0, 3, 255], lambda u: u == 259),
+    (torch.uint8, [0, 3, 255], lambda u: u < 300),
+    (torch.int16, [1, -300, 30000], lambda x: x >= 70000),
+])
+def test_narrow_int_compared_with_out_of_range_python_int(dtype, values, fn):
+    """Eager converts the Python int to the tensor's dtype first (wrapping)."""
+    x = torch.tensor(values, dtype=dtype)
+    torch.testing.assert_close(_compiled(fn, x), fn(x), rtol=0, atol=0)
+
+
+def test_bf16_trunc_division_rounds_the_quotient_first():
+    a = torch.tensor([-3.921875, 2.75, 4.65625], dtype=torch.bfloat16)
+    b = torch.tensor([0.78515625, 0.55078125, 0.93359375], dtype=torch.bfloat16)
+    fn = lambda a, b: torch.div(a, b, rounding_mode="trunc")  # noqa: E731
+    torch.testing.assert_close(_compiled(fn, a, b), fn(a, b), rtol=0, atol=0)
