@@ -1293,6 +1293,13 @@ trnc_status trnc_cache_export(trnc_cache *c, const char *path, size_t *count, tr
   if (count) *count = 0;
   if (!c || !path)
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_cache_export: NULL argument");
+  /* the bundle is written beside path and renamed onto it: a symlink, FIFO
+   * or device there would be replaced, not written through */
+  struct stat ps;
+  if (lstat(path, &ps) == 0 && !S_ISREG(ps.st_mode))
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
+                           "trnc cache export: %s exists and is not a regular file; export to a "
+                           "regular file path (the bundle replaces it atomically)", path);
   listing l;
   trnc_status st = do_list(c, &l, diags);
   if (st) return st;

@@ -212,8 +212,8 @@ static trnc_status lower_view(cstate *C, const trnc_node *n) {
   if (n->op == TRNC_OP_AS_STRIDED) return lower_as_strided(C, n);
   trnc_graph shadow = *g;
   shadow.values = C->shadow;
-  trnc_type out[64];
-  if (n->nouts > 64) return lw_fail(L, n, TRNC_ERR_INTERNAL, "too many outputs");
+  trnc_type *out = trnc_arena_array(&L->arena, n->nouts ? n->nouts : 1, sizeof *out);
+  if (!out) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
   for (uint32_t k = 0; k < n->nouts; k++) {
     memset(&out[k], 0, sizeof out[k]);
     out[k].offset = -1;
@@ -705,6 +705,34 @@ static bool is_reshape_view(const trnc_graph *g, const trnc_node *m) {
   return a->offset == 0 && b->offset == 0;
 }
 
+/* HBM tensors a kernel of group[0..k) ending before node `end` reads and
+ * writes: its distinct inputs from outside, and its values read at or after
+ * `end` or that are graph outputs (stored), plus one for a reduction. */
+static int group_tensors(const cstate *C, const trnc_node *const *group, int k, uint32_t end) {
+  const trnc_graph *g = C->L.g;
+  trnc_ref seen[KIR_MAX_TENSORS * 4];
+  int nseen = 0, n = 1;
+  for (int a = 0; a < k; a++) {
+    for (uint32_t x = 0; x < group[a]->nargs; x++) {
+      const trnc_arg *arg = &group[a]->args[x];
+      if (arg->kind != TRNC_ARG_VALUE) continue;
+      uint32_t p = g->values[arg->u.ref].node;
+      bool inside = false, dup = false;
+      for (int b = 0; b < k && !inside; b++) inside = group[b] == &g->nodes[p];
+      for (int s = 0; s < nseen && !dup; s++) dup = seen[s] == arg->u.ref;
+      if (inside || dup) continue;
+      if (nseen < (int)(sizeof seen / sizeof seen[0])) seen[nseen++] = arg->u.ref;
+      n++;
+    }
+    for (uint32_t o = 0; o < group[a]->nouts; o++) {
+      trnc_ref r = group[a]->outs[o];
+      uint32_t lu = C->lastuse[r];
+      n += C->is_output[r] || (lu != UINT32_MAX && lu >= end);
+    }
+  }
+  return n;
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -725,8 +753,14 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         j++;
         continue;
       }
+      uint32_t keep = rows;
       if (!fuses(g, group[k - 1], m, k, &rows)) break;
-      group[k++] = m;
+      group[k] = m;
+      if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS) { /* one kernel's operands */
+        rows = keep;
+        break;
+      }
+      k++;
       j++;
     }
     /* a reduction of the group's last value joins the group's kernel */

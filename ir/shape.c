@@ -1131,22 +1131,26 @@ trnc_status rule_select(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return TRNC_OK;
 }
 
+/* Size of piece i of a split (split: pieces of `chunk`, the last shorter;
+ * split_with_sizes: the given sizes). */
+static int64_t split_piece(const trnc_node *n, int64_t size, int64_t chunk, uint32_t i) {
+  if (n->op != TRNC_OP_SPLIT) return trnc_node_arg(n, 1)->u.list.items[i].u.i;
+  return (int64_t)(i + 1) * chunk <= size ? chunk : size - (int64_t)i * chunk;
+}
+
 trnc_status rule_split(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                        trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
   int64_t dim = trnc_arg_int(n, 2, 0);
   CHECK(x->rank > 0 && wrap_dim(&dim, x->rank), "split: dim out of range");
-  int64_t size = x->shape[dim];
-  int64_t sizes[64];
+  int64_t size = x->shape[dim], chunk = 0;
   uint32_t k;
   if (n->op == TRNC_OP_SPLIT) {
-    int64_t chunk = trnc_arg_int(n, 1, 1);
+    chunk = trnc_arg_int(n, 1, 1);
     CHECK(chunk > 0 || (chunk == 0 && size == 0), "split: split_size must be positive");
     k = chunk ? (uint32_t)((size + chunk - 1) / chunk) : 1;
     if (k == 0) k = 1;
     CHECK(k == nout, "split: %u pieces expected, the graph declares %u", k, nout);
-    for (uint32_t i = 0; i < k; i++)
-      sizes[i] = (int64_t)(i + 1) * chunk <= size ? chunk : size - (int64_t)i * chunk;
   } else {
     const trnc_arg *a = trnc_node_arg(n, 1);
     CHECK(a->kind == TRNC_ARG_LIST && a->u.list.n == nout,
@@ -1155,19 +1159,19 @@ trnc_status rule_split(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
     k = nout;
     int64_t sum = 0;
     for (uint32_t i = 0; i < k; i++) {
-      sizes[i] = a->u.list.items[i].u.i;
-      CHECK(sizes[i] >= 0, "split_with_sizes: negative size");
-      sum += sizes[i];
+      CHECK(a->u.list.items[i].u.i >= 0, "split_with_sizes: negative size");
+      sum += a->u.list.items[i].u.i;
     }
     CHECK(sum == size, "split_with_sizes: sizes sum to %lld, dim has %lld", (long long)sum,
           (long long)size);
   }
   int64_t start = 0;
   for (uint32_t i = 0; i < k; i++) {
+    int64_t piece = split_piece(n, size, chunk, i);
     out[i] = *x;
-    out[i].shape[dim] = sizes[i];
+    out[i].shape[dim] = piece;
     out[i].offset = x->offset + start * x->stride[dim];
-    start += sizes[i];
+    start += piece;
   }
   return TRNC_OK;
 }

@@ -4,12 +4,13 @@
  * rule against the metadata the graph declares.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
 #include "ir/shape.h"
 
-#define MAX_OUTS 64
+#define MAX_OUTS 64 /* outputs checked on the stack; more are allocated */
 
 static bool is_int(const trnc_arg *a) { return a->kind == TRNC_ARG_INT; }
 static bool is_num(const trnc_arg *a) {
@@ -163,14 +164,24 @@ static bool dtypes_in_table(const trnc_graph *g, const trnc_node *n) {
   return c.ok;
 }
 
+static trnc_status outputs_against_rule(const trnc_graph *g, const trnc_node *n,
+                                        const trnc_op_def *def, trnc_type *want, trnc_diags *d);
+
 static trnc_status verify_outputs_against_rule(const trnc_graph *g, const trnc_node *n,
                                                trnc_diags *d) {
   const trnc_op_def *def = &trnc_op_defs[n->op];
-  trnc_type want[MAX_OUTS];
+  trnc_type few[MAX_OUTS];
+  trnc_type *want = n->nouts <= MAX_OUTS ? few : calloc(n->nouts, sizeof *want);
+  if (!want) return trnc_diag_error(d, TRNC_ERR_NOMEM, "out of memory verifying a node's outputs");
+  trnc_status s = outputs_against_rule(g, n, def, want, d);
+  if (want != few) free(want);
+  return s;
+}
+
+/* verify_outputs_against_rule with the rule's results in want[n->nouts]. */
+static trnc_status outputs_against_rule(const trnc_graph *g, const trnc_node *n,
+                                        const trnc_op_def *def, trnc_type *want, trnc_diags *d) {
   trnc_diag_loc loc = trnc_node_loc(n);
-  if (n->nouts > MAX_OUTS)
-    return trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_LIMIT, &loc, NULL,
-                         "node has %u outputs; at most %d are supported", n->nouts, MAX_OUTS);
   memset(want, 0, sizeof(trnc_type) * (n->nouts ? n->nouts : 1));
   for (uint32_t k = 0; k < n->nouts; k++) want[k].offset = -1;
   trnc_status s = def->rule(g, n, want, n->nouts, d);

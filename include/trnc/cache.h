@@ -325,7 +325,9 @@ trnc_status trnc_cache_clear(trnc_cache *c, size_t *removed, trnc_diags *diags);
  * "TRNCBNDL", version, count, then each entry as stored: header and
  * payload), atomically (temporary file + rename). Bad entries are skipped
  * with a WARNING. *count (may be NULL): entries written.
- * Errors: TRNC_ERR_IO, TRNC_ERR_NOMEM.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (path exists and is not a regular file:
+ * a symlink, FIFO or device would be replaced by the rename), TRNC_ERR_IO,
+ * TRNC_ERR_NOMEM.
  */
 trnc_status trnc_cache_export(trnc_cache *c, const char *path, size_t *count,
                               trnc_diags *diags);

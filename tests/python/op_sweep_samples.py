@@ -1663,7 +1663,6 @@ XFAIL: dict[tuple[str, str, str], str] = {
     **{("SCATTER_ADD", dt, r".*"): _S4 for dt in ("i32", "i64", "bool")},
     **{("INDEX_PUT", dt, r".*-acc1"): _S4 for dt in ("i32", "i64")},
     **{("GATHER", dt, r"0d-.*"): _S4 for dt in ("i32", "i64")},
-    ("SPLIT", "*", r"130x3-d0-.*"): "S5: more than 64 outputs is a GraphImportError",
 }
 
 

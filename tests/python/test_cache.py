@@ -461,3 +461,27 @@ def test_size_bound_from_env(cache_dir, monkeypatch):
     assert entries(cache_dir) == []
     s = tcache.get_cache().stats()
     assert s["stores"] == 1 and s["evictions"] == 1
+
+
+def test_export_refuses_a_target_that_is_not_a_regular_file(cache_dir, capsys, tmp_path):
+    """The bundle is renamed onto its path: a symlink or FIFO there would be
+    replaced (as root, `export /dev/stdout` replaced the system's symlink)."""
+    import os
+
+    from trnc import _trnc, pipeline
+
+    lowered = pipeline.lower(GOLDEN.read_bytes(), "mlp")
+    base, _, _ = _trnc.cache_key(lowered.graph)
+    cache, _, _ = _trnc.open_cache()
+    cache.put(base, pipeline.compile_program(lowered))
+    real = tmp_path / "real.trnc"
+    real.write_bytes(b"keep")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in (link, fifo):
+        assert cli_main(["cache", "export", str(target)]) == 1
+        assert "is not a regular file" in capsys.readouterr().err
+    assert link.is_symlink() and real.read_bytes() == b"keep"
+    assert fifo.exists() and not fifo.is_file()

@@ -147,3 +147,20 @@ def test_bf16_trunc_division_rounds_the_quotient_first():
     b = torch.tensor([0.78515625, 0.55078125, 0.93359375], dtype=torch.bfloat16)
     fn = lambda a, b: torch.div(a, b, rounding_mode="trunc")  # noqa: E731
     torch.testing.assert_close(_compiled(fn, a, b), fn(a, b), rtol=0, atol=0)
+
+
+def test_split_into_more_than_64_pieces():
+    """The verifier and the split rule held at most 64 outputs on the stack
+    (the rule overflowed it)."""
+    a = torch.randn(300, 3)
+    got = _compiled(lambda a: torch.split(a, 2), a)
+    assert len(got) == 150 and all(torch.equal(x, y) for x, y in zip(got, torch.split(a, 2)))
+    sizes = [1] * 100 + [200]
+    got = _compiled(lambda a: [t * 2 for t in torch.split(a, sizes)], a)
+    assert len(got) == 101 and all(torch.equal(x, y * 2) for x, y in zip(got, torch.split(a, sizes)))
+
+
+def test_elementwise_group_with_more_inputs_than_one_kernel_holds():
+    xs = [torch.randn(5) for _ in range(20)]
+    fn = lambda *xs: sum(x * i for i, x in enumerate(xs))  # noqa: E731
+    torch.testing.assert_close(_compiled(fn, *xs), fn(*xs))

@@ -738,8 +738,11 @@ def fused_cases(draw):
     d1 = draw(st.integers(0, rank - 1))
     expr = (f"(torch.sum({chain}, {d1}, keepdim={keepdim}), "
             f"torch.amax({chain}, dim=-1), ({chain}) * 2.0)")
+    # the elementwise output as the chains family: relative to its largest
+    # magnitude (a chain can cancel, x + tanh(x) + 1 near 0, where an ulp of
+    # tanh between implementations is a large relative error)
     sc = dbl.format(f"(torch.abs({chain}).sum({d1}, keepdim={keepdim}), "
-                    f"torch.abs({chain}).amax(dim=-1), 2.0 * torch.abs({chain}))")
+                    f"torch.abs({chain}).amax(dim=-1), 2.0 * torch.abs({chain}).amax())")
     return Case("fused", "multi-output", expr, ins, dtype, scale=sc, alt_fp32=True)
 
 
