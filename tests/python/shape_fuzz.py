@@ -564,6 +564,22 @@ def run_case(case: Case) -> str:
             problem = None
         else:
             problem += "\n(and differs from eager computed in float32 and rounded once)"
+    if problem and not case.backward:
+        # eager's own kernels can be the inexact side (CPU layer norm of rows
+        # with a large mean, bf16 convolution): trnc passes if it is within
+        # tolerance of the float64 result, rounded once to the case's dtype
+        up = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+              for a in args]
+        try:
+            with torch.no_grad():
+                exact = [t.to(w.dtype) if t.is_floating_point() else t
+                         for t, w in zip(_flatten(fn(*up)), _flatten(want))]
+        except Exception:  # noqa: BLE001 - no float64 kernel for the op
+            exact = None
+        if exact is not None and compare(case, got, exact, args) is None:
+            problem = None
+        elif exact is not None:
+            problem += "\n(and differs from eager computed in float64 and rounded once)"
     if problem:
         _fail(case, problem)
         return "fail"
