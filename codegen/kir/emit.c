@@ -46,7 +46,8 @@ typedef struct sched {
   bool cross;                     /* pax is a reduction axis: fold across partitions */
   int nloop_k, loop_k[KIR_MAX_AXES];   /* looped space axes */
   int nloop_r, loop_r[KIR_MAX_AXES];   /* looped reduction axes */
-  int nfree, fax[3];              /* reduction axes on free dims, outer to inner */
+  int nfree, fax[3];              /* reduction axes on free dims, outer to inner;
+                                     fax[0] is walked in chunks of `chunk` */
   int64_t chunk;                  /* of the innermost free axis */
   int64_t max_free;
   lw_tile *acc[KIR_MAX_VALUES];   /* per reduce value: accumulator of the block */
@@ -68,7 +69,7 @@ typedef struct rpos {
   int64_t p0;
   int np;
   int64_t idx[KIR_MAX_AXES];      /* looped axes */
-  int64_t f0, fc;                 /* innermost free axis: start, count */
+  int64_t f0, fc;                 /* outermost free axis: start, count */
 } rpos;
 
 /* v spans every axis of extent > 1 (a reduction over extent-1 axes only
@@ -354,9 +355,8 @@ static trnc_nc_ap tensor_ap(const sched *S, const kir_tensor *T, const rpos *r, 
     if (!S->nfree) ap.free[0] = (trnc_nc_dim){1, 1};
     for (int i = 0; i < S->nfree; i++) {
       int a = S->fax[i];
-      bool inner = i == S->nfree - 1;
-      ap.free[i] = (trnc_nc_dim){T->stride[a], inner ? r->fc : k->extent[a]};
-      if (inner) off += r->f0 * T->stride[a];
+      ap.free[i] = (trnc_nc_dim){T->stride[a], i == 0 ? r->fc : k->extent[a]};
+      if (i == 0) off += r->f0 * T->stride[a];
     }
   }
   ap.offset = off * lw_esize(T->dtype);
@@ -367,7 +367,7 @@ static trnc_nc_ap tensor_ap(const sched *S, const kir_tensor *T, const rpos *r, 
 static int64_t tile_counts(const sched *S, const rpos *r, int64_t *counts) {
   int64_t n = 1;
   for (int i = 0; i < S->nfree; i++) {
-    counts[i] = i == S->nfree - 1 ? r->fc : S->k->extent[S->fax[i]];
+    counts[i] = i == 0 ? r->fc : S->k->extent[S->fax[i]];
     n *= counts[i];
   }
   if (!S->nfree) counts[0] = 1;
@@ -558,7 +558,7 @@ static trnc_status pass_block(sched *S, int p, rpos *r) {
   bool need[KIR_MAX_OPS];
   chunk_ops(S, p, need);
   for (int i = 0; i < S->nloop_r; i++) r->idx[S->loop_r[i]] = 0;
-  int64_t last = S->nfree ? k->extent[S->fax[S->nfree - 1]] : 1;
+  int64_t last = S->nfree ? k->extent[S->fax[0]] : 1;
   bool first = true;
   for (;;) {
     for (int64_t f0 = 0; f0 < last; f0 += S->chunk) {
@@ -608,20 +608,26 @@ static void reduce_layout(sched *S) {
     for (int i = best; i + 1 < nr; i++) red[i] = red[i + 1];
     nr--;
   }
-  /* the innermost (up to 3) reduction axes on free dims, the rest looped */
-  S->nfree = nr < 3 ? nr : 3;
-  for (int i = 0; i < S->nfree; i++) S->fax[i] = red[nr - S->nfree + i];
-  for (int i = 0; i < nr - S->nfree; i++) S->loop_r[S->nloop_r++] = red[i];
+  /* free dims, inner to outer: whole reduction axes while the tile holds
+   * them (two at most), then one axis in chunks that fill the tile; the
+   * outer rest looped */
+  int i = nr - 1, nf = 0;
   int64_t inner = 1;
-  for (int i = 0; i + 1 < S->nfree; i++) inner *= k->extent[S->fax[i]];
-  if (inner > S->max_free) { /* loop all but the innermost */
-    for (int i = 0; i + 1 < S->nfree; i++) S->loop_r[S->nloop_r++] = S->fax[i];
-    S->fax[0] = S->fax[S->nfree - 1];
-    S->nfree = 1;
-    inner = 1;
+  while (i >= 0 && nf < 2 && inner * k->extent[red[i]] <= S->max_free) {
+    inner *= k->extent[red[i]];
+    nf++;
+    i--;
   }
-  int64_t last = S->nfree ? k->extent[S->fax[S->nfree - 1]] : 1;
-  S->chunk = S->max_free / inner;
+  if (i >= 0) { /* the chunked axis */
+    nf++;
+    i--;
+  }
+  S->nfree = nf;
+  for (int f = 0; f < nf; f++) S->fax[f] = red[i + 1 + f];
+  for (int f = 0; f <= i; f++) S->loop_r[S->nloop_r++] = red[f];
+  int64_t within = 1, last = nf ? k->extent[S->fax[0]] : 1;
+  for (int f = 1; f < nf; f++) within *= k->extent[S->fax[f]];
+  S->chunk = S->max_free / within;
   if (S->chunk > last) S->chunk = last;
   if (S->chunk < 1) S->chunk = 1;
   S->single = S->nloop_r == 0 && S->chunk == last;
@@ -682,6 +688,30 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   }
 }
 
+/* Merges neighbouring axes of one kind (space or reduction; axes of extent
+ * 1 between them do not count) that every tensor walks contiguously: the
+ * outer takes both extents and the inner's strides, the inner becomes
+ * extent 1. */
+static void merge_axes(kir_kernel *k) {
+  int outer = -1;
+  for (int a = 0; a < k->naxes; a++) {
+    if (k->extent[a] == 1) continue;
+    bool ok = outer >= 0 && !!(k->raxes & (1u << outer)) == !!(k->raxes & (1u << a));
+    for (int t = 0; ok && t < k->ntensors; t++)
+      ok = k->tensors[t].stride[outer] == k->tensors[t].stride[a] * k->extent[a];
+    if (!ok) {
+      outer = a;
+      continue;
+    }
+    k->extent[outer] *= k->extent[a];
+    k->extent[a] = 1;
+    for (int t = 0; t < k->ntensors; t++) {
+      k->tensors[t].stride[outer] = k->tensors[t].stride[a];
+      k->tensors[t].stride[a] = 0;
+    }
+  }
+}
+
 /* A full reduction over one long axis (n >= 2P elements, n a multiple of
  * cols = ceil(n / P)) becomes [n / cols rows, cols] reduction axes, so the
  * rows go on partitions. */
@@ -719,6 +749,7 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   *k = *kin;
+  merge_axes(k);
   split_rows(k, L->target->partitions);
   memset(S, 0, sizeof *S);
   S->L = L;

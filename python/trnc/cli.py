@@ -17,10 +17,19 @@ from typing import Sequence
 from . import cache, errors, pipeline, precompile
 
 
+# a serialized graph larger than this is not one trnc wrote (nor is a stream
+# that never ends, such as /dev/zero)
+MAX_GRAPH_BYTES = 1 << 30
+
+
 def _cmd_dump(args: argparse.Namespace) -> int:
     try:
         with open(args.graph, "rb") as f:
-            data = f.read()
+            data = f.read(MAX_GRAPH_BYTES + 1)
+        if len(data) > MAX_GRAPH_BYTES:
+            print(f"trnc: {args.graph} is larger than {MAX_GRAPH_BYTES} bytes: not a serialized "
+                  "trnc graph", file=sys.stderr)
+            return 1
     except OSError as e:
         print(f"trnc: cannot read {args.graph}: {e.strerror}", file=sys.stderr)
         return 2

@@ -72,3 +72,11 @@ def test_version():
     assert p.returncode == 0, p.stderr
     assert f"trnc {trnc.__version__}" in p.stdout and "LLVM" in p.stdout
     assert "torch 2.13.0" in p.stdout
+
+
+def test_dump_of_an_endless_stream_returns(monkeypatch, capsys):
+    from trnc import cli
+
+    monkeypatch.setattr(cli, "MAX_GRAPH_BYTES", 4096)
+    assert cli.main(["dump", "/dev/zero"]) == 1
+    assert "not a serialized trnc graph" in capsys.readouterr().err
