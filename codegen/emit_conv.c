@@ -182,16 +182,8 @@ static trnc_status emit3(lw *L, trnc_nc_instr *in, lw_tile *dst, lw_tile *a, lw_
   return lw_emit(L, in, rd, nr, dst ? &dst : NULL, dst ? 1 : 0);
 }
 
-static trnc_nc_instr instr(int op, int engine) {
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.op = (uint8_t)op;
-  in.engine = (uint8_t)engine;
-  return in;
-}
-
 static trnc_status memset_ap(lw *L, int engine, lw_tile *t, trnc_nc_ap ap, float v) {
-  trnc_nc_instr in = instr(TRNC_NC_OP_MEMSET, engine);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_MEMSET, engine);
   in.dst = ap;
   in.imm[0] = v;
   return emit3(L, &in, t, NULL, NULL, NULL);
@@ -200,7 +192,7 @@ static trnc_status memset_ap(lw *L, int engine, lw_tile *t, trnc_nc_ap ap, float
 /* dst = a op b (VectorE unless engine says otherwise). */
 static trnc_status tt(lw *L, int engine, int alu, lw_tile *dt, trnc_nc_ap d, lw_tile *at,
                       trnc_nc_ap a, lw_tile *bt, trnc_nc_ap b) {
-  trnc_nc_instr in = instr(TRNC_NC_OP_TENSOR_TENSOR, engine);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, engine);
   in.alu0 = (uint8_t)alu;
   in.dst = d;
   in.src[0] = a;
@@ -211,7 +203,7 @@ static trnc_status tt(lw *L, int engine, int alu, lw_tile *dt, trnc_nc_ap d, lw_
 /* dst = (a op0 s0) op1 s1 with immediates. */
 static trnc_status ts(lw *L, int engine, lw_tile *dt, trnc_nc_ap d, lw_tile *at, trnc_nc_ap a, int op0,
                       float s0, int op1, float s1) {
-  trnc_nc_instr in = instr(TRNC_NC_OP_TENSOR_SCALAR, engine);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, engine);
   in.alu0 = (uint8_t)op0;
   in.alu1 = (uint8_t)op1;
   in.imm[0] = s0;
@@ -223,7 +215,7 @@ static trnc_status ts(lw *L, int engine, lw_tile *dt, trnc_nc_ap d, lw_tile *at,
 
 static trnc_status sel(lw *L, lw_tile *dt, trnc_nc_ap d, lw_tile *mt, trnc_nc_ap m, lw_tile *at,
                        trnc_nc_ap a, lw_tile *bt, trnc_nc_ap b) {
-  trnc_nc_instr in = instr(TRNC_NC_OP_SELECT, TRNC_NC_VECTOR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_SELECT, TRNC_NC_VECTOR);
   in.dst = d;
   in.src[0] = m;
   in.src[1] = a;
@@ -232,7 +224,7 @@ static trnc_status sel(lw *L, lw_tile *dt, trnc_nc_ap d, lw_tile *mt, trnc_nc_ap
 }
 
 static trnc_status copy_ap(lw *L, int engine, lw_tile *dt, trnc_nc_ap d, lw_tile *st, trnc_nc_ap s) {
-  trnc_nc_instr in = instr(TRNC_NC_OP_TENSOR_COPY, engine);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_COPY, engine);
   in.dst = d;
   in.src[0] = s;
   return emit3(L, &in, dt, st, NULL, NULL);
@@ -338,7 +330,7 @@ static trnc_status load_weights(lw *L, const ig *c, lw_tile *wt, lw_pool *raw, l
   if ((st = dma(L, r, tap(r, ot, 0, c->dt, 1, &sf), hbm_ap(c->w, hoff, ot, c->wo, 3, hf), false))) return st;
   for (int64_t t = 0; t < taps; t++) {
     lw_tile *p = lw_pool_next(ps);
-    trnc_nc_instr tr = instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
     trnc_nc_dim rf = {taps, ct};
     tr.src[0] = tap(r, ot, t, c->dt, 1, &rf);
     tr.dst = tap1(p, ct, 0, TRNC_F32, ot);
@@ -407,7 +399,7 @@ static trnc_status ig_emit(lw *L, ig *c, const char *name) {
               lw_tile *wt = &wp->tiles[ci];
               for (int64_t kh = 0; kh < c->KH; kh++)
                 for (int64_t kw = 0; kw < c->KW; kw++) {
-                  trnc_nc_instr mm = instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+                  trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
                   mm.mode = !(ci == 0 && kh == 0 && kw == 0);
                   mm.dst = tap1(ps, ot, 0, TRNC_F32, np);
                   int64_t t = (c->flip ? c->KH - 1 - kh : kh) * c->KW + (c->flip ? c->KW - 1 - kw : kw);
@@ -420,7 +412,7 @@ static trnc_status ig_emit(lw *L, ig *c, const char *name) {
             }
             /* PSUM -> SBUF (+ bias per output channel = partition) -> HBM */
             lw_tile *o = lw_pool_next(&opool);
-            trnc_nc_instr ev = instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+            trnc_nc_instr ev = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
             ev.act = TRNC_NC_ACT_IDENTITY;
             ev.imm[0] = 1.0f;
             ev.src[0] = tap1(ps, ot, 0, TRNC_F32, np);
@@ -625,7 +617,7 @@ static trnc_status emit_grad_weight(lw *L, const cgeo *q, const lw_tv *dy, const
                 if ((st = dma(L, d, tap(d, ot, 0, c.dt, 3, sf), hbm_ap(dy, hoff, ot, ys.c, 3, hf), false)))
                   return st;
                 lw_tile *p = lw_pool_next(&tp);
-                trnc_nc_instr tr = instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+                trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
                 tr.src[0] = tap1(d, ot, 0, c.dt, np);
                 tr.dst = tap1(p, np, 0, TRNC_F32, ot);
                 if ((st = emit3(L, &tr, p, d, NULL, NULL))) return st;
@@ -640,7 +632,7 @@ static trnc_status emit_grad_weight(lw *L, const cgeo *q, const lw_tv *dy, const
                 for (int64_t t = t0; t < t1; t++) {
                   int64_t kh = t / c.KW, kw = t % c.KW;
                   lw_tile *p2 = lw_pool_next(&tp);
-                  trnc_nc_instr tw = instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+                  trnc_nc_instr tw = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
                   trnc_nc_dim mf[3] = {{c.bh * c.bw, nbt}, {c.s[0] * c.bw, yc}, {c.s[1], xc}};
                   tw.src[0] = tap(b, ct, kh * c.d[0] * c.bw + kw * c.d[1], c.dt, 3, mf);
                   tw.dst = tap1(p2, np, 0, TRNC_F32, ct);
@@ -650,7 +642,7 @@ static trnc_status emit_grad_weight(lw *L, const cgeo *q, const lw_tv *dy, const
                                     tap1(p2, np, 0, TRNC_F32, ct))))
                     return st;
                   lw_tile *a = &acc.tiles[(t - t0) / tpbk];
-                  trnc_nc_instr mm = instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+                  trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
                   mm.mode = !first;
                   mm.dst = tap1(a, ot, ((t - t0) % tpbk) * ct, TRNC_F32, ct);
                   mm.src[0] = tap1(dT, np, 0, c.dt, ot);
@@ -711,7 +703,7 @@ static trnc_status emit_grad_bias(lw *L, const cgeo *q, const lw_tv *dy, const l
           if ((st = dma(L, t, tap(t, ot, 0, TRNC_F32, 3, sf), hbm_ap(dy, hoff, ot, ys.c, 3, hf), false)))
             return st;
           lw_tile *p = lw_pool_next(&part);
-          trnc_nc_instr r = instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+          trnc_nc_instr r = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
           r.alu0 = TRNC_NC_ALU_ADD;
           r.mode = 1;
           r.src[0] = tap1(t, ot, 0, TRNC_F32, nbt * yt * xt);
@@ -980,7 +972,7 @@ static trnc_status emit_pool_fwd(lw *L, const trnc_node *n) {
           /* index of this tap: (oh*s0 + kh*d0 - p0) * W + ow*s1 + kw*d1 - p1 */
           trnc_nc_ap ri = tap(idx, np, roff, TRNC_F32, 2, rf);
           trnc_nc_ap rt = tap(ti, np, roff, TRNC_F32, 2, rf);
-          trnc_nc_instr io = instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+          trnc_nc_instr io = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
           io.dst = rt;
           io.aff[0] = (int32_t)((a * p.s[0] + kh * p.d[0] - p.pad[0]) * p.W + ca * p.s[1] + kw * p.d[1] - p.pad[1]);
           io.aff[2] = (int32_t)(p.s[0] * p.W);
@@ -1127,7 +1119,7 @@ static trnc_status emit_pool_bwd(lw *L, const trnc_node *n) {
             }
             trnc_nc_ap rt = tap(ti, np, roff, TRNC_F32, 2, rf), rm = tap(m1, np, roff, TRNC_F32, 2, rf);
             trnc_nc_ap rz = tap(zero, np, roff, TRNC_F32, 2, rf), rc = tap(contrib, np, roff, TRNC_F32, 2, rf);
-            trnc_nc_instr io = instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+            trnc_nc_instr io = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
             io.dst = rt;
             io.aff[0] = (int32_t)((a * p.s[0] + kh * p.d[0] - p.pad[0]) * p.W + ca * p.s[1] + kw * p.d[1] - p.pad[1]);
             io.aff[2] = (int32_t)(p.s[0] * p.W);
@@ -1210,7 +1202,7 @@ static trnc_status emit_adaptive(lw *L, const trnc_node *n) {
       /* mid[h, j] = sum of x[h, ws_j : we_j]; o[i, j] = sum of mid[hs_i : he_i, j] */
       for (int64_t j = 0; j < OW; j++) {
         int64_t w0 = ad_start(j, W, OW), w1 = ad_end(j, W, OW);
-        trnc_nc_instr rd = instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+        trnc_nc_instr rd = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
         rd.alu0 = TRNC_NC_ALU_ADD;
         rd.mode = 1;
         trnc_nc_dim f[2] = {{W, H}, {1, w1 - w0}};
@@ -1221,7 +1213,7 @@ static trnc_status emit_adaptive(lw *L, const trnc_node *n) {
       }
       for (int64_t i = 0; i < OH; i++) {
         int64_t h0 = ad_start(i, H, OH), h1 = ad_end(i, H, OH);
-        trnc_nc_instr rd = instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+        trnc_nc_instr rd = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
         rd.alu0 = TRNC_NC_ALU_ADD;
         rd.mode = 1;
         trnc_nc_dim f[2] = {{1, OW}, {OW, h1 - h0}};

@@ -189,18 +189,10 @@ static trnc_status em(lw *L, trnc_nc_instr *in, const V *const *r, int nr, const
   return lw_emit(L, in, rt, nr, wt, nw);
 }
 
-static trnc_nc_instr blank(int op, int engine) {
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.op = (uint8_t)op;
-  in.engine = (uint8_t)engine;
-  return in;
-}
-
 /** dst = (a op0 s0) op1 s1; s0/s1 per-partition columns when non-NULL. */
 static trnc_status i_ts(lw *L, V d, V a, int op0, const V *s0, float i0, int op1, const V *s1,
                         float i1) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
   in.alu0 = (uint8_t)op0;
   in.alu1 = (uint8_t)op1;
   in.imm[0] = i0;
@@ -221,7 +213,7 @@ static trnc_status i_ts(lw *L, V d, V a, int op0, const V *s0, float i0, int op1
 }
 
 static trnc_status i_tt(lw *L, V d, V a, V b, int alu) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
   in.alu0 = (uint8_t)alu;
   in.dst = d.ap;
   in.src[0] = a.ap;
@@ -233,7 +225,7 @@ static trnc_status i_tt(lw *L, V d, V a, V b, int alu) {
 /** dst = f(a*scale + bias) on ScalarE; bias per partition when non-NULL;
  *  acc (when non-NULL) receives the free-axis sum of the results. */
 static trnc_status i_act(lw *L, V d, V a, int f, float scale, const V *bias, float ibias, const V *acc) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   in.act = (uint8_t)f;
   in.imm[0] = scale;
   in.imm[1] = ibias;
@@ -250,7 +242,7 @@ static trnc_status i_act(lw *L, V d, V a, int f, float scale, const V *bias, flo
 }
 
 static trnc_status i_red(lw *L, V d, V a, int alu) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
   in.alu0 = (uint8_t)alu;
   in.mode = 1;
   in.dst = d.ap;
@@ -260,7 +252,7 @@ static trnc_status i_red(lw *L, V d, V a, int alu) {
 }
 
 static trnc_status i_sel(lw *L, V d, V m, V a, V b) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_SELECT, TRNC_NC_VECTOR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_SELECT, TRNC_NC_VECTOR);
   in.dst = d.ap;
   in.src[0] = m.ap;
   in.src[1] = a.ap;
@@ -270,7 +262,7 @@ static trnc_status i_sel(lw *L, V d, V m, V a, V b) {
 }
 
 static trnc_status i_copy(lw *L, V d, V a, int engine) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_TENSOR_COPY, engine);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_COPY, engine);
   in.dst = d.ap;
   in.src[0] = a.ap;
   const V *r[1] = {&a};
@@ -278,7 +270,7 @@ static trnc_status i_copy(lw *L, V d, V a, int engine) {
 }
 
 static trnc_status i_memset(lw *L, V d, float v) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
   in.imm[0] = v;
   in.dst = d.ap;
   return em(L, &in, NULL, 0, &d, NULL);
@@ -286,7 +278,7 @@ static trnc_status i_memset(lw *L, V d, float v) {
 
 /** dst = aff0 + aff1 * partition + affi * free index (GpSimd). */
 static trnc_status i_iota(lw *L, V d, int32_t aff0, int32_t aff1, int32_t affi) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
   in.aff[0] = aff0;
   in.aff[1] = aff1;
   in.aff[2] = affi;
@@ -296,7 +288,7 @@ static trnc_status i_iota(lw *L, V d, int32_t aff0, int32_t aff1, int32_t affi) 
 
 /** PSUM d[M, N] (+)= st[K, M]^T . mv[K, N]. */
 static trnc_status i_mm(lw *L, V d, V st, V mv, bool acc) {
-  trnc_nc_instr in = blank(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
   in.mode = acc;
   in.dst = d.ap;
   in.src[0] = st.ap;
@@ -1296,7 +1288,7 @@ static trnc_status nll_range_check(nll *N_, lw_tile *S, lw_tile *I, int np) {
   trnc_status st;
   V safe = vcol(S, np, C_B), idx = vcol_dt(I, np, 2, TRNC_I32), sink = vcol(S, np, C_J);
   if ((st = i_copy(L, idx, safe, TRNC_NC_VECTOR))) return st;
-  trnc_nc_instr in = blank(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
   in.mode = TRNC_NC_DMA_GATHER;
   in.dst = sink.ap;
   in.src[0].mem = TRNC_NC_MEM_HBM;
@@ -1342,7 +1334,7 @@ static trnc_status nll_prep(nll *N_, lw_tile *S, lw_tile *I, int64_t p0, int np)
   V idx = vcol_dt(I, np, 1, TRNC_I32);
   if ((st = i_ts(L, idx, safe, TRNC_NC_ALU_MUL, NULL, (float)N_->w->t.stride[0], TRNC_NC_ALU_BYPASS, NULL, 0)))
     return st;
-  trnc_nc_instr in = blank(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
   in.mode = TRNC_NC_DMA_GATHER;
   in.dst = wv.ap;
   memset(&in.src[0], 0, sizeof in.src[0]);
@@ -1462,7 +1454,7 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
       if ((st = i_iota(L, pi, 0, (int32_t)N_.sN, 0)) ||
           (st = i_ts(L, idx, safe, TRNC_NC_ALU_MUL, NULL, (float)N_.sC, TRNC_NC_ALU_ADD, &pi, 0)))
         return st;
-      trnc_nc_instr in = blank(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+      trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
       in.mode = TRNC_NC_DMA_GATHER;
       in.dst = xi.ap;
       in.src[0].mem = TRNC_NC_MEM_HBM;

@@ -93,6 +93,9 @@ trnc_nc_ap lw_tile_ap(const lw_tile *t, int np, int64_t byte_off, trnc_dtype dt,
 trnc_nc_ap lw_tile_ap_strided(const lw_tile *t, int np, int64_t byte_off, trnc_dtype dt,
                               int nfree, const trnc_nc_dim *free);
 
+/** A blank instruction (every operand slot unused) of opcode op on engine. */
+trnc_nc_instr lw_instr(int op, int engine);
+
 /** Appends instruction `in` to the current kernel on in->engine, after
  *  adding waits for every conflicting access to the tiles it reads (reads[])
  *  and writes (writes[]) from other queues, and a signal of its queue's

@@ -115,6 +115,14 @@ trnc_status lw_pool_init(lw *L, lw_pool *pool, uint8_t mem, int64_t bytes, int n
   return TRNC_OK;
 }
 
+trnc_nc_instr lw_instr(int op, int engine) {
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = (uint8_t)op;
+  in.engine = (uint8_t)engine;
+  return in;
+}
+
 lw_tile *lw_pool_next(lw_pool *pool) {
   lw_tile *t = &pool->tiles[pool->next];
   pool->next = (pool->next + 1) % pool->n;

@@ -87,14 +87,6 @@ static trnc_nc_ap vap(const sched *S, int v, int np, int64_t n) {
   return lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, 1, &n);
 }
 
-static trnc_nc_instr instr(int op, int engine) {
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.op = (uint8_t)op;
-  in.engine = (uint8_t)engine;
-  return in;
-}
-
 /* True if ts/act op o reads a value operand (scalar or bias) that spans the
  * whole tile: in a map kernel, whose reductions are over extent-1 axes. */
 static bool tile_scalars(const sched *S, const kir_op *o) {
@@ -117,7 +109,7 @@ static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
   if (o->code == KIR_TS) {
     bool two = o->fn1 != TRNC_NC_ALU_BYPASS;
     lw_tile *w1 = two ? t : d;
-    trnc_nc_instr i1 = instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+    trnc_nc_instr i1 = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
     i1.alu0 = o->fn;
     i1.src[0] = aa;
     i1.src[1] = vap(S, o->src[1], np, n);
@@ -125,7 +117,7 @@ static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
     lw_tile *r1[2] = {a, S->cur[o->src[1]]};
     L->ops_per_engine[1]++;
     if ((st = lw_emit(L, &i1, r1, 2, &w1, 1)) || !two) return st;
-    trnc_nc_instr i2 = instr(o->src[2] >= 0 ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_SCALAR,
+    trnc_nc_instr i2 = lw_instr(o->src[2] >= 0 ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_SCALAR,
                              TRNC_NC_VECTOR);
     i2.alu0 = o->fn1;
     i2.alu1 = TRNC_NC_ALU_BYPASS;
@@ -141,18 +133,18 @@ static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
     L->ops_per_engine[1]++;
     return lw_emit(L, &i2, r2, nr, &d, 1);
   }
-  trnc_nc_instr sc = instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  trnc_nc_instr sc = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
   sc.alu0 = TRNC_NC_ALU_MUL;
   sc.alu1 = TRNC_NC_ALU_BYPASS;
   sc.imm[0] = o->imm[0];
   sc.src[0] = aa;
   sc.dst = ta;
-  trnc_nc_instr ad = instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  trnc_nc_instr ad = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
   ad.alu0 = TRNC_NC_ALU_ADD;
   ad.src[0] = ta;
   ad.src[1] = vap(S, o->src[1], np, n);
   ad.dst = ta;
-  trnc_nc_instr ac = instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  trnc_nc_instr ac = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   ac.act = o->fn;
   ac.imm[0] = 1.0f;
   ac.src[0] = ta;
@@ -168,9 +160,7 @@ static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
 static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
   lw *L = S->L;
   if (tile_scalars(S, o)) return per_element(S, o, np, n);
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.engine = (uint8_t)engine_of(o->code);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_NOP, engine_of(o->code)); /* opcode set below */
   lw_tile *rd[3];
   int nr = 0;
   for (int s = 0; s < 3; s++) {
@@ -182,10 +172,7 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
   in.dst = vap(S, o->dst, np, n);
   lw_tile *w = S->cur[o->dst];
   if (o->code == KIR_BCAST) { /* dst = 1.0, then dst * a[p] (exact: -0, inf, NaN kept) */
-    trnc_nc_instr ms;
-    memset(&ms, 0, sizeof ms);
-    ms.op = TRNC_NC_OP_MEMSET;
-    ms.engine = TRNC_NC_VECTOR;
+    trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
     ms.dst = in.dst;
     ms.imm[0] = 1.0f;
     trnc_status st = lw_emit(L, &ms, NULL, 0, &w, 1);
@@ -430,6 +417,29 @@ static void chunk_ops(const sched *S, int p, bool *need) {
   }
 }
 
+/* Reduces src (access pattern over tile t, np partitions) along its free
+ * dims with alu into acc [np, 1]: the first fold writes acc, later ones fold
+ * a partial into it. */
+static trnc_status fold_into(sched *S, int alu, lw_tile *t, trnc_nc_ap src, int np, lw_tile *acc,
+                             bool first) {
+  lw *L = S->L;
+  int64_t one = 1;
+  lw_tile *dst = first ? acc : lw_pool_next(&S->part);
+  trnc_nc_instr rd = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+  rd.alu0 = (uint8_t)alu;
+  rd.mode = 1;
+  rd.src[0] = src;
+  rd.dst = lw_tile_ap(dst, np, 0, TRNC_F32, 1, &one);
+  trnc_status st = lw_emit(L, &rd, &t, 1, &dst, 1);
+  if (st || first) return st;
+  trnc_nc_instr f = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  f.alu0 = (uint8_t)alu;
+  f.dst = f.src[1] = lw_tile_ap(acc, np, 0, TRNC_F32, 1, &one);
+  f.src[0] = rd.dst;
+  lw_tile *fr[2] = {dst, acc};
+  return lw_emit(L, &f, fr, 2, &acc, 1);
+}
+
 /* One chunk of pass p: the marked ops over the full tile; each reduce folds
  * into its accumulator (the first chunk of the block writes it). */
 static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, bool first) {
@@ -450,31 +460,8 @@ static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, 
     } else if (o->code == KIR_STORE) {
       st = dma_value(S, o, r);
     } else if (o->code == KIR_REDUCE) {
-      lw_tile *acc = S->acc[o->dst], *dst = first ? acc : lw_pool_next(&S->part);
-      trnc_nc_instr rd;
-      memset(&rd, 0, sizeof rd);
-      int64_t one = 1;
-      rd.op = TRNC_NC_OP_TENSOR_REDUCE;
-      rd.engine = TRNC_NC_VECTOR;
-      rd.alu0 = o->fn;
-      rd.mode = 1;
-      rd.src[0] = vap(S, o->src[0], r->np, n);
-      rd.dst = lw_tile_ap(dst, r->np, 0, TRNC_F32, 1, &one);
-      lw_tile *rt = S->cur[o->src[0]];
       L->ops_per_engine[1]++;
-      if ((st = lw_emit(L, &rd, &rt, 1, &dst, 1)) || first) {
-        if (st) return st;
-        continue;
-      }
-      trnc_nc_instr f;
-      memset(&f, 0, sizeof f);
-      f.op = TRNC_NC_OP_TENSOR_TENSOR;
-      f.engine = TRNC_NC_VECTOR;
-      f.alu0 = o->fn;
-      f.dst = f.src[1] = lw_tile_ap(acc, r->np, 0, TRNC_F32, 1, &one);
-      f.src[0] = rd.dst;
-      lw_tile *fr[2] = {dst, acc};
-      st = lw_emit(L, &f, fr, 2, &acc, 1);
+      st = fold_into(S, o->fn, S->cur[o->src[0]], vap(S, o->src[0], r->np, n), r->np, S->acc[o->dst], first);
     } else {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = compute(S, o, r->np, n);
@@ -485,47 +472,22 @@ static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, 
 }
 
 /* Folds accumulator [np, 1] of reduce value v across partitions into its
- * total [1, 1] (first block: the total is written). */
+ * total [1, 1] (first block: the total is written): a TensorE transpose of
+ * the column into a PSUM row, folded along the row. */
 static trnc_status fold_partitions(sched *S, const kir_op *o, int np, bool first) {
   lw *L = S->L;
-  lw_tile *acc = S->acc[o->dst], *tot = S->total[o->dst], *col = acc;
+  lw_tile *acc = S->acc[o->dst], *row = acc;
   int64_t one = 1, npl = np;
-  trnc_status st;
+  trnc_nc_ap src = lw_tile_ap(acc, 1, 0, TRNC_F32, 1, &one);
   if (np > 1) {
-    lw_tile *ps = lw_pool_next(&S->ps);
-    trnc_nc_instr tr;
-    memset(&tr, 0, sizeof tr);
-    tr.op = TRNC_NC_OP_TRANSPOSE;
-    tr.engine = TRNC_NC_TENSOR;
+    row = lw_pool_next(&S->ps);
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
     tr.src[0] = lw_tile_ap(acc, np, 0, TRNC_F32, 1, &one);
-    tr.dst = lw_tile_ap(ps, 1, 0, TRNC_F32, 1, &npl);
-    if ((st = lw_emit(L, &tr, &acc, 1, &ps, 1))) return st;
-    col = first ? tot : lw_pool_next(&S->part);
-    trnc_nc_instr rd;
-    memset(&rd, 0, sizeof rd);
-    rd.op = TRNC_NC_OP_TENSOR_REDUCE;
-    rd.engine = TRNC_NC_VECTOR;
-    rd.alu0 = o->fn;
-    rd.mode = 1;
-    rd.src[0] = tr.dst;
-    rd.dst = lw_tile_ap(col, 1, 0, TRNC_F32, 1, &one);
-    if ((st = lw_emit(L, &rd, &ps, 1, &col, 1))) return st;
-    if (first) return TRNC_OK;
+    tr.dst = src = lw_tile_ap(row, 1, 0, TRNC_F32, 1, &npl);
+    trnc_status st = lw_emit(L, &tr, &acc, 1, &row, 1);
+    if (st) return st;
   }
-  trnc_nc_instr f;
-  memset(&f, 0, sizeof f);
-  f.engine = TRNC_NC_VECTOR;
-  f.dst = lw_tile_ap(tot, 1, 0, TRNC_F32, 1, &one);
-  f.src[0] = lw_tile_ap(col, 1, 0, TRNC_F32, 1, &one);
-  if (first) {
-    f.op = TRNC_NC_OP_TENSOR_COPY;
-    return lw_emit(L, &f, &col, 1, &tot, 1);
-  }
-  f.op = TRNC_NC_OP_TENSOR_TENSOR;
-  f.alu0 = o->fn;
-  f.src[1] = f.dst;
-  lw_tile *fr[2] = {col, tot};
-  return lw_emit(L, &f, fr, 2, &tot, 1);
+  return fold_into(S, o->fn, row, src, 1, S->total[o->dst], first);
 }
 
 /* After pass p: the reduced values it completed (reduces read their
