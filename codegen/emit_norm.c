@@ -1,7 +1,7 @@
 /*
- * emit_norm.c — normalization, variance, argmax/argmin, max/min.dim,
- * any/all.dim and NLL-loss kernels on the NeuronCore (softmax and its
- * backward are kernel IR: codegen/kir/rules.c).
+ * emit_norm.c — normalization, variance, argmax/argmin, max/min.dim and
+ * NLL-loss kernels on the NeuronCore (softmax and its backward, and the
+ * reductions, any/all included, are kernel IR: codegen/kir/rules.c).
  *
  * Row kernels. Every op here reduces a tensor x over a set of dims (the
  * "row": layer-norm normalized dims, var dims, batch-norm
@@ -57,8 +57,7 @@
  * var with correction (division by max(0, N - correction)), mean over an
  * all-ignored batch = 0/0 = NaN, argmax/argmin and max/min.dim return the
  * first maximum (minimum) and treat NaN as the extremum (its index and NaN
- * value are reported); any/all.dim test x != 0 (NaN is true) and reduce
- * with MAX/MIN (an empty dim gives any = false, all = true).
+ * value are reported.
  *
  * Not lowered (handles() returns false, so the compile reports the node):
  * native_layer_norm_backward with rows longer than LNBW_MAX_ROW elements;
@@ -1208,59 +1207,6 @@ static trnc_status emit_argmax(lw *L, const trnc_node *n) {
   return rk_run(&K, am_row, &c);
 }
 
-/* ==== any.dim / all.dim ====================================================================== */
-
-/* x != 0 (NaN counts as true, as eager), reduced by MAX (any) or MIN (all). */
-typedef struct aa_ctx {
-  int x, o;
-  bool all;
-} aa_ctx;
-
-static trnc_status aa_row(rk *K, lw_tile *S, void *vctx) {
-  aa_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *xc = NULL;
-  chunk ch;
-  trnc_status st;
-  int alu = c->all ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_MAX;
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    V x;
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = i_ts(L, t, x, TRNC_NC_ALU_NE, NULL, 0.0f, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = fold_red(K, S, C_A, C_B, t, alu, k)))
-      return st;
-  }
-  if (!K->op[c->o].tv) return TRNC_OK;
-  V res = vcol_dt(S, np, C_C, K->op[c->o].tv->t.dtype);
-  if ((st = i_copy(L, res, vcol(S, np, C_A), TRNC_NC_VECTOR))) return st;
-  return stcol(K, c->o, res);
-}
-
-static trnc_status emit_any_all(lw *L, const trnc_node *n) {
-  bool all = n->op == TRNC_OP_ALL_DIM;
-  trnc_ref xr = argref(n, 0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[0]);
-  if (!o || trnc_type_numel(&L->g->values[n->outs[0]].type) == 0) return TRNC_OK;
-  /* an empty reduced dim: all() is true, any() false (as eager) */
-  if (!x || trnc_type_numel(xt) == 0) return lw_emit_fill(L, o, all ? 1.0f : 0.0f, trnc_op_name(n->op));
-  bool red[RMAX] = {false};
-  const trnc_arg *da = trnc_node_arg(n, 1);
-  int d = wrapdim(da && da->kind == TRNC_ARG_INT ? da->u.i : 0, xt->rank);
-  if (d >= 0) red[d] = true;
-  rk K;
-  rk_init(&K, L, n, xt, red);
-  aa_ctx c = {add_full(&K, x), add_row(&K, o), all};
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (!st) st = rk_pools(&K, 1, 1, false, 0, MAX_FREE_CAP);
-  if (st) return st;
-  L->ops_per_engine[1]++;
-  return rk_run(&K, aa_row, &c);
-}
-
 /* ==== nll loss ============================================================================ */
 
 /* x: [N, C] (or [C]: N = 1); rows of the batch on partitions. */
@@ -1567,9 +1513,6 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
       for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) R *= x->shape[i];
       return R <= LNBW_MAX_ROW;
     }
-    case TRNC_OP_ANY_DIM:
-    case TRNC_OP_ALL_DIM:
-      return true;
     case TRNC_OP_ARGMAX:
     case TRNC_OP_ARGMIN:
     case TRNC_OP_MAX_DIM:
@@ -1609,8 +1552,6 @@ trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
     case TRNC_OP_ARGMIN:
     case TRNC_OP_MAX_DIM:
     case TRNC_OP_MIN_DIM: return emit_argmax(L, n);
-    case TRNC_OP_ANY_DIM:
-    case TRNC_OP_ALL_DIM: return emit_any_all(L, n);
     case TRNC_OP_NLL_LOSS:
     case TRNC_OP_NLL_LOSS_BACKWARD: return emit_nll(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "norm family: unexpected op %s", n->target);

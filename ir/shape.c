@@ -412,13 +412,18 @@ trnc_status rule_minmax_dim(const trnc_graph *g, const trnc_node *n, trnc_type *
   return s;
 }
 
-/* any.dim / all.dim: bool (uint8 for uint8 input, as eager), reduced over one dim. */
+/* any / all (.dim, .dims, .default): bool (uint8 for uint8 input, as eager),
+ * reduced over the dims of argument 1 (an int, a list, or None / absent:
+ * every dim). */
 trnc_status rule_any_all(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = trnc_arg_int(n, 1, 0);
+  int64_t dims[TRNC_MAX_RANK] = {0};
+  int nd = ilist(n, 1, dims, TRNC_MAX_RANK);
+  CHECK(nd >= 0 || is_none(n, 1), "%s: dim must be an int or a list of at most %d ints", n->target,
+        TRNC_MAX_RANK);
   out[0].dtype = x->dtype == TRNC_U8 ? TRNC_U8 : TRNC_BOOL;
-  return reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, 2, false), &out[0], d);
+  return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
 trnc_status rule_var(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,

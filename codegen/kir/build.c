@@ -31,20 +31,20 @@ static void right_aligned(int r, int R, int *axis_of) {
   for (int d = 0; d < r; d++) axis_of[d] = R - r + d;
 }
 
-/* The reduction's epilogue: mean scales by 1/count, the result is stored. */
+/* The reduction (its row of the reductions table): the prologue x != 0 of
+ * any/all, the fold, mean's 1/count; the result is stored. */
 static trnc_status add_reduction(kir_env *E, const trnc_node *red, int x, uint32_t rmask, bool keepdim) {
   lw *L = E->L;
   kir_kernel *k = E->k;
   const lw_tv *o = &L->tv[red->outs[0]];
-  int alu = red->op == TRNC_OP_AMAX ? TRNC_NC_ALU_MAX : red->op == TRNC_OP_AMIN ? TRNC_NC_ALU_MIN
-                                                                                 : TRNC_NC_ALU_ADD;
-  bool mean = red->op == TRNC_OP_MEAN || red->op == TRNC_OP_MEAN_ALL;
+  const kir_reduction *rr = kir_reduction_of(red->op);
   double count = 1;
   for (int a = 0; a < k->naxes; a++)
     if (rmask & (1u << a)) count *= (double)k->extent[a];
-  int r = kir_reduce(k, alu, x, rmask);
-  r = kir_ts(k, o->t.dtype, r, mean ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_BYPASS, mean ? (float)(1.0 / count) : 0,
-             TRNC_NC_ALU_BYPASS, 0);
+  if (rr->nonzero) x = kir_ts(k, TRNC_F32, x, TRNC_NC_ALU_NE, 0, TRNC_NC_ALU_BYPASS, 0);
+  int r = kir_reduce(k, rr->alu, x, rmask);
+  r = kir_ts(k, o->t.dtype, r, rr->mean ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_BYPASS,
+             rr->mean ? (float)(1.0 / count) : 0, TRNC_NC_ALU_BYPASS, 0);
   int axis_of[TRNC_MAX_RANK];
   for (int a = 0, d = 0; a < k->naxes; a++) {
     if (!(rmask & (1u << a))) axis_of[d++] = a;
@@ -55,17 +55,18 @@ static trnc_status add_reduction(kir_env *E, const trnc_node *red, int x, uint32
   return TRNC_OK;
 }
 
-/* Empty reductions: eager's sum of no elements is 0, the mean 0/0 = NaN;
- * amax/amin of an empty dim raise (no identity) and stay refused. */
+/* Empty reductions give the table's value over no elements (sum 0, mean
+ * 0/0 = NaN, prod 1, any false, all true); amax/amin of an empty dim raise
+ * in eager (no identity) and stay refused. */
 static trnc_status empty_reduction(lw *L, const trnc_node *red) {
   const lw_tv *o = &L->tv[red->outs[0]];
+  const kir_reduction *rr = kir_reduction_of(red->op);
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
-  if (red->op == TRNC_OP_AMAX || red->op == TRNC_OP_AMIN)
+  if (!rr->identity)
     return lw_fail(L, red, TRNC_ERR_UNSUPPORTED,
                    "%s over an empty dim has no identity (eager raises); reduce a non-empty dim",
                    trnc_op_name(red->op));
-  bool mean = red->op == TRNC_OP_MEAN || red->op == TRNC_OP_MEAN_ALL;
-  return lw_emit_fill(L, o, mean ? NAN : 0.0f, trnc_op_name(red->op));
+  return lw_emit_fill(L, o, rr->empty, trnc_op_name(red->op));
 }
 
 trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red) {

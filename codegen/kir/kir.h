@@ -172,7 +172,18 @@ bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n);
  *  values (env->val); sets env->val[n's output]. TRNC_ERR_UNSUPPORTED for a
  *  form without a lowering, TRNC_ERR_INTERNAL when the kernel is full. */
 trnc_status kir_lower_eltwise(kir_env *env, const trnc_node *n);
-/** True for sum / mean / amax / amin nodes (kir_lower_reduce). */
+/** How a reduction op folds (the reductions table in rules.c). */
+typedef struct kir_reduction {
+  uint8_t alu;    /* fold: TRNC_NC_ALU_ADD / MUL / MAX / MIN */
+  bool nonzero;   /* folds x != 0 (any, all) */
+  bool mean;      /* the fold times 1 / count */
+  bool whole;     /* reduces every dim (sum.default, prod.default, ...) */
+  bool identity;  /* has a value over no elements (amax/amin: eager raises) */
+  float empty;    /* that value: sum 0, prod 1, mean NaN, any false, all true */
+} kir_reduction;
+/** The reductions-table row of op, NULL if op is not a kir reduction. */
+const kir_reduction *kir_reduction_of(trnc_op op);
+/** True for the reduction ops of the table (kir_reduction_of). */
 bool kir_is_reduce(trnc_op op);
 /** True for the row ops kir lowers whole (softmax, log_softmax and their
  *  backwards, layer norm): their (first) result has their input's shape. */

@@ -71,14 +71,32 @@ bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n) {
   return n->op == TRNC_OP_CLONE || n->op == TRNC_OP_TO_COPY;
 }
 
-bool kir_is_reduce(trnc_op op) {
-  switch (op) {
-    case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN: case TRNC_OP_MEAN_ALL: case TRNC_OP_AMAX:
-    case TRNC_OP_AMIN:
-      return true;
-    default: return false;
-  }
+/* Reductions, one row each: fold, x != 0 first, times 1/count after, every
+ * dim, and eager's value over no elements. */
+#define RED(alu, nz, mean, whole, id, empty) {TRNC_NC_ALU_##alu, nz, mean, whole, id, empty}
+static const kir_reduction reductions[TRNC_OP_COUNT] = {
+    [TRNC_OP_SUM] = RED(ADD, false, false, false, true, 0),
+    [TRNC_OP_SUM_ALL] = RED(ADD, false, false, true, true, 0),
+    [TRNC_OP_MEAN] = RED(ADD, false, true, false, true, NAN),
+    [TRNC_OP_MEAN_ALL] = RED(ADD, false, true, true, true, NAN),
+    [TRNC_OP_PROD] = RED(MUL, false, false, false, true, 1),
+    [TRNC_OP_PROD_ALL] = RED(MUL, false, false, true, true, 1),
+    [TRNC_OP_AMAX] = RED(MAX, false, false, false, false, 0),
+    [TRNC_OP_AMIN] = RED(MIN, false, false, false, false, 0),
+    [TRNC_OP_ANY_DIM] = RED(MAX, true, false, false, true, 0),
+    [TRNC_OP_ANY_DIMS] = RED(MAX, true, false, false, true, 0),
+    [TRNC_OP_ANY_ALL] = RED(MAX, true, false, true, true, 0),
+    [TRNC_OP_ALL_DIM] = RED(MIN, true, false, false, true, 1),
+    [TRNC_OP_ALL_DIMS] = RED(MIN, true, false, false, true, 1),
+    [TRNC_OP_ALL_ALL] = RED(MIN, true, false, true, true, 1),
+};
+#undef RED
+
+const kir_reduction *kir_reduction_of(trnc_op op) {
+  return op < TRNC_OP_COUNT && reductions[op].alu != TRNC_NC_ALU_BYPASS ? &reductions[op] : NULL;
 }
+
+bool kir_is_reduce(trnc_op op) { return kir_reduction_of(op) != NULL; }
 
 bool kir_is_row(trnc_op op) {
   return op == TRNC_OP_SOFTMAX || op == TRNC_OP_LOG_SOFTMAX || op == TRNC_OP_SOFTMAX_BACKWARD ||
@@ -104,7 +122,10 @@ uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim) {
     if (d < 0) d += rank ? rank : 1;
     return d >= 0 && d < (rank ? rank : 1) ? 1u << d : 0;
   }
-  bool whole = n->op == TRNC_OP_SUM_ALL || n->op == TRNC_OP_MEAN_ALL;
+  /* a reduction: dims in argument 1 (an int or a list; None or [] is every
+   * dim), keepdim in argument 2 */
+  const kir_reduction *r = kir_reduction_of(n->op);
+  bool whole = r && r->whole;
   const trnc_arg *dl = whole ? NULL : trnc_node_arg(n, 1);
   bool all = !dl || dl->kind == TRNC_ARG_NONE || (dl->kind == TRNC_ARG_LIST && dl->u.list.n == 0);
   const trnc_arg *kd = whole ? NULL : trnc_node_arg(n, 2);
@@ -112,8 +133,9 @@ uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim) {
   uint32_t m = 0;
   for (int i = 0; i < rank; i++)
     if (all) m |= 1u << i;
-  for (uint32_t k = 0; !all && dl->kind == TRNC_ARG_LIST && k < dl->u.list.n; k++) {
-    int64_t d = dl->u.list.items[k].u.i;
+  uint32_t nd = all ? 0 : dl->kind == TRNC_ARG_LIST ? dl->u.list.n : 1;
+  for (uint32_t k = 0; k < nd; k++) {
+    int64_t d = dl->kind == TRNC_ARG_LIST ? dl->u.list.items[k].u.i : dl->u.i;
     if (d < 0) d += rank;
     if (d >= 0 && d < rank) m |= 1u << d;
   }
@@ -208,6 +230,32 @@ static int gelu_bw(kir_env *E, const trnc_node *n, trnc_dtype dt) {
   int right = kir_ts(k, F, kir_tt(k, F, MUL, kir_tt(k, F, MUL, sech2, dpoly), x), MUL, 0.5f, B, 0);
   int left = kir_ts(k, F, th, MUL, 0.5f, ADD, 0.5f);
   return kir_tt(k, dt, MUL, g, kir_tt(k, F, ADD, left, right));
+}
+
+/* atan(x) on x reduced to |r| <= tan(pi/8): |x| > tan(3pi/8): r = -1/|x|,
+ * y0 = pi/2; |x| > tan(pi/8): r = (|x|-1)/(|x|+1), y0 = pi/4; both give
+ * sign(x) (y0 + p(r)); else r = x and atan = p(x), which keeps -0 and NaN.
+ * p(r) = r (1 + z (c0 + z (c1 + z (c2 + z c3)))), z = r^2: the Cephes atanf
+ * minimax polynomial, ~2 ulp in fp32; atan(+-inf) = +-pi/2. */
+static int atan_of(kir_kernel *k, trnc_dtype dt, int x) {
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  uint32_t axes = k->values[x].axes;
+  int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+  int big = kir_ts(k, F, ax, TRNC_NC_ALU_GT, 2.414213562373095f, B, 0);
+  int mid = kir_ts(k, F, ax, TRNC_NC_ALU_GT, 0.4142135623730950f, B, 0);
+  int rb = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, ax, 1, 0), MUL, -1, B, 0);
+  int rm = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_ts(k, F, ax, ADD, -1, B, 0), kir_ts(k, F, ax, ADD, 1, B, 0));
+  int r = kir_select(k, F, big, rb, kir_select(k, F, mid, rm, x));
+  int y0 = kir_select(k, F, big, kir_const(k, F, axes, 1.5707963267948966f),
+                      kir_const(k, F, axes, 0.78539816339744831f));
+  int z = kir_tt(k, F, MUL, r, r);
+  int p = kir_ts(k, F, z, MUL, 8.05374449538e-2f, ADD, -1.38776856032e-1f);
+  p = kir_ts(k, F, kir_tt(k, F, MUL, p, z), ADD, 1.99777106478e-1f, B, 0);
+  p = kir_ts(k, F, kir_tt(k, F, MUL, p, z), ADD, -3.33329491539e-1f, B, 0);
+  p = kir_tt(k, F, MUL, kir_ts(k, F, kir_tt(k, F, MUL, p, z), ADD, 1, B, 0), r); /* r(1 + z q): -0 stays */
+  int outer = kir_tt(k, F, MUL, kir_tt(k, F, ADD, y0, p), kir_act(k, F, TRNC_NC_ACT_SIGN, x, 1, 0));
+  return kir_select(k, dt, mid, outer, p);
 }
 
 /* The value of node n (not in the simple table). */
@@ -332,6 +380,12 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     }
     case TRNC_OP_LOG2:
       return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_LOG, x, 1, 0), MUL, 1.4426950408889634f, B, 0);
+    case TRNC_OP_LOG10:
+      return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_LOG, x, 1, 0), MUL, 0.43429448190325182f, B, 0);
+    case TRNC_OP_TAN:
+      return kir_tt(k, dt, TRNC_NC_ALU_DIV, kir_act(k, F, TRNC_NC_ACT_SIN, x, 1, 0),
+                    kir_act(k, F, TRNC_NC_ACT_COS, x, 1, 0));
+    case TRNC_OP_ATAN: return atan_of(k, dt, x);
     case TRNC_OP_ISNAN: return kir_tt(k, dt, TRNC_NC_ALU_NE, x, x);
     default:
       *why = "no NeuronCore lowering in an elementwise kernel";

@@ -194,7 +194,10 @@ def seed_of(*parts) -> int:
 
 # op id -> keyword arguments of Maker.values for its float inputs
 DOMAIN: dict[str, dict[str, Any]] = {
-    "LOG": dict(lo=0.05, hi=4.0), "LOG2": dict(lo=0.05, hi=4.0),
+    "LOG": dict(lo=0.05, hi=4.0), "LOG2": dict(lo=0.05, hi=4.0), "LOG10": dict(lo=0.05, hi=4.0),
+    "TAN": dict(lo=-1.3, hi=1.3),                  # away from the poles at +-pi/2
+    # products of up to 390 factors stay far from fp32 overflow and underflow
+    "PROD": dict(lo=0.8, hi=1.25), "PROD_ALL": dict(lo=0.8, hi=1.25),
     "SQRT": dict(lo=0.0, hi=4.0), "RSQRT": dict(lo=0.05, hi=4.0),
     "LOG1P": dict(lo=-0.9, hi=4.0), "RECIPROCAL": dict(lo=0.1, hi=3.0),
     "POW": dict(lo=0.1, hi=3.0),
@@ -275,6 +278,23 @@ def takes_number(op: OpLine) -> bool:
     return True
 
 
+def reduction_variants(op: OpLine, shape) -> list:
+    """(tag, kwargs) variants of a reduction line with a dim argument (an
+    int or an int list) and keepdim: the other dims the shape has, kept."""
+    names = [a.name for a in op.overload._schema.arguments]
+    if op.category != "reduction" or "dim" not in names or "keepdim" not in names:
+        return []
+    kind = op.args[names.index("dim")]
+    if kind == "i":
+        dims = [("last", -1)] + ([("first", 0)] if len(shape) >= 2 else [])
+    elif kind in "IJ":
+        dims = _reduce_dims(shape)
+    else:
+        return []
+    return [(f"{tag}-k{int(keep)}", {"dim": d, "keepdim": keep})
+            for tag, d in dims for keep in (False, True)]
+
+
 def generic_samples(op: OpLine, dtype, shapes) -> list[Sample]:
     schema = op.overload._schema
     kinds = op.args
@@ -329,7 +349,7 @@ def generic_samples(op: OpLine, dtype, shapes) -> list[Sample]:
             variants += [(f"{st}-b{bt}", "bc", "c", bs, False, {}) for bt, bs in bcast_shapes(shape)]
             if takes_number(op):
                 variants.append((f"{st}-py", "bc", "c", shape, True, {}))
-        for etag, ekw in GENERIC_EXTRA.get(op.id, []):
+        for etag, ekw in GENERIC_EXTRA.get(op.id, []) + reduction_variants(op, shape):
             variants.append((f"{st}-{etag}", "x", "c", shape, False, ekw))
         for tag, kind, lay, wshape, wscalar, extra in variants:
             mk = Maker(seed_of(op.target, SHORT[dtype], tag))
