@@ -94,6 +94,8 @@ static void bind_to_pb(const trnc_io_binding *b, Trnc__Cache__Binding *m) {
   m->device_bytes = b->device_bytes;
   m->copy_of_input = b->copy_of_input;
   m->copy_of_output = b->copy_of_output;
+  m->copy_view = b->copy_view;
+  m->copy_offset = b->copy_offset;
 }
 
 /** n Io + Binding message pointer arrays for one side (inputs or outputs). */
@@ -272,7 +274,10 @@ static bool bind_from_pb(const Trnc__Cache__Binding *m, size_t nbufs, size_t nin
   if (m->device_dtype >= TRNC_DTYPE_COUNT || m->device_bytes < 0) return false;
   if (m->copy_of_input < -1 || (m->copy_of_input >= 0 && (!out || (size_t)m->copy_of_input >= ninputs)))
     return false;
-  if (m->copy_of_output < -1 || (m->copy_of_output >= 0 && (!out || (size_t)m->copy_of_output >= self)))
+  /* a view may name a later output the program writes (the artifact's
+   * binding check bounds it) */
+  if (m->copy_of_output < -1 ||
+      (m->copy_of_output >= 0 && (!out || (!m->copy_view && (size_t)m->copy_of_output >= self))))
     return false;
   b->buffer = m->buffer;
   b->device_dtype = (trnc_dtype)m->device_dtype;
@@ -280,6 +285,9 @@ static bool bind_from_pb(const Trnc__Cache__Binding *m, size_t nbufs, size_t nin
   b->device_bytes = m->device_bytes;
   b->copy_of_input = m->copy_of_input;
   b->copy_of_output = m->copy_of_output;
+  if (m->copy_view && ((m->copy_of_input < 0) == (m->copy_of_output < 0) || m->copy_offset < 0)) return false;
+  b->copy_view = m->copy_view;
+  b->copy_offset = m->copy_offset;
   return true;
 }
 

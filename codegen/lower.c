@@ -459,13 +459,34 @@ static bool can_lower(const trnc_graph *g, const trnc_node *n) {
 
 static const trnc_type *vtype(const trnc_graph *g, trnc_ref r) { return &g->values[r].type; }
 
-/* Can node n join the group ending with `last`, whose row nodes fold the
- * dims in *rows (0: none yet)? */
-static bool fuses(const trnc_graph *g, const trnc_node *last, const trnc_node *n, int size,
+static bool same_shape(const trnc_type *a, const trnc_type *b) {
+  return a->rank == b->rank && !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);
+}
+
+/* Does a broadcast (right-aligned, size-1 or missing dims) to b? */
+static bool broadcasts_to(const trnc_type *a, const trnc_type *b) {
+  if (a->rank > b->rank) return false;
+  for (int d = 0; d < a->rank; d++)
+    if (a->shape[d] != 1 && a->shape[d] != b->shape[b->rank - a->rank + d]) return false;
+  return true;
+}
+
+/* Can node n join a group whose iteration space is *space (the shape every
+ * group value broadcasts to) and whose row nodes fold the dims in *rows
+ * (0: none yet)? Before the first row node the space may grow, or n may be
+ * smaller, by broadcasting: a smaller producer (a causal mask's bitwise_not
+ * before the masked_fill of the scores, a bias's activation) is computed in
+ * the larger space, which is cheap next to a kernel and an HBM round trip
+ * (group_prefix keeps it only if nothing outside needs its value). */
+static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node *n, int size,
                   uint32_t *rows) {
   if (size >= 24 || !groups(g, n)) return false;
-  const trnc_type *a = vtype(g, last->outs[0]), *b = vtype(g, n->outs[0]);
-  if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank)) return false;
+  const trnc_type *b = vtype(g, n->outs[0]);
+  if (!same_shape(*space, b)) {
+    if (*rows || kir_is_row(n->op) || !trnc_type_numel(*space) || !trnc_type_numel(b)) return false;
+    if (broadcasts_to(*space, b)) *space = b;
+    else if (!broadcasts_to(b, *space)) return false;
+  }
   if (!kir_is_row(n->op)) return true;
   bool kd;
   uint32_t m = kir_reduced_dims(n, b->rank, &kd);
@@ -582,6 +603,8 @@ static trnc_status bind_inputs(cstate *C) {
     io_from_type(io, v);
     b->buffer = -1;
     b->copy_of_input = b->copy_of_output = -1;
+    b->copy_view = false;
+    b->copy_offset = 0;
     trnc_type t = v->type;
     t.dtype = lw_device_dtype(v->type.dtype);
     b->device_dtype = t.dtype;
@@ -602,9 +625,105 @@ static trnc_status bind_inputs(cstate *C) {
   return TRNC_OK;
 }
 
+static bool contiguous(const trnc_type *t) {
+  int64_t st = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    if (t->shape[d] != 1 && t->stride[d] != st) return false;
+    st *= t->shape[d];
+  }
+  return true;
+}
+
+/* The first index of r among the graph's outputs, -1 if none (is_output
+ * also marks the bases of output views). */
+static int output_index(const trnc_graph *g, trnc_ref r) {
+  for (uint32_t j = 0; j < g->noutputs; j++)
+    if (g->outputs[j] == r) return (int)j;
+  return -1;
+}
+
+/* The base of graph value r's view chain (view nodes that are views in
+ * eager too: a reshape only of a contiguous tensor): the first placeholder
+ * or, with at_output, the first other graph output computed by a kernel,
+ * with r's first element relative to the base's in *offset. TRNC_NO_REF if
+ * the chain ends elsewhere or r reaches outside the base's elements. */
+static trnc_ref view_base(const cstate *C, trnc_ref r, bool at_output, int64_t *offset) {
+  const trnc_graph *g = C->L.g;
+  const trnc_type *t = &g->values[r].type;
+  trnc_ref b = r;
+  for (;;) {
+    const trnc_node *p = &g->nodes[g->values[b].node];
+    if (b != r && at_output && output_index(g, b) >= 0) {
+      if (is_view_op(p->op) || p->op == TRNC_OP_PLACEHOLDER || p->op == TRNC_OP_CONSTANT) return TRNC_NO_REF;
+      break;
+    }
+    if (p->op == TRNC_OP_PLACEHOLDER) {
+      if (at_output) return TRNC_NO_REF;
+      break;
+    }
+    if (!is_view_op(p->op) || p->nargs < 1 || p->args[0].kind != TRNC_ARG_VALUE) return TRNC_NO_REF;
+    trnc_ref in = p->args[0].u.ref;
+    if ((p->op == TRNC_OP_RESHAPE || p->op == TRNC_OP_UNSAFE_VIEW) && !contiguous(&g->values[in].type))
+      return TRNC_NO_REF;
+    b = in;
+  }
+  const trnc_type *base = &g->values[b].type;
+  if (b == r || base->dtype != t->dtype) return TRNC_NO_REF;
+  *offset = t->offset - base->offset;
+  int64_t last = *offset;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] == 0 || t->stride[d] < 0) return TRNC_NO_REF;
+    last += t->stride[d] * (t->shape[d] - 1);
+  }
+  if (*offset < 0 || last >= extent_elems(base)) return TRNC_NO_REF; /* outside the base's memory */
+  return b;
+}
+
+/* Graph output r is a reshape of a computed value (a saved activation
+ * viewed for the backward, a matmul result viewed back to [B, T, D]): when
+ * both are contiguous with the same elements, the base and every view
+ * between take OUTPUT buffer `buffer`, so the producing kernel writes the
+ * output in place. False (nothing bound) otherwise. */
+static bool write_through_view(cstate *C, trnc_ref r, int32_t buffer) {
+  const trnc_graph *g = C->L.g;
+  trnc_ref chain[16];
+  int n = 0;
+  trnc_ref b = r;
+  for (;;) {
+    const trnc_node *p = &g->nodes[g->values[b].node];
+    bool reshape = p->op == TRNC_OP_VIEW || p->op == TRNC_OP_UNSAFE_VIEW || p->op == TRNC_OP_RESHAPE ||
+                   p->op == TRNC_OP_UNSQUEEZE || p->op == TRNC_OP_SQUEEZE || p->op == TRNC_OP_SQUEEZE_DIM ||
+                   p->op == TRNC_OP_SQUEEZE_DIMS || p->op == TRNC_OP_ALIAS;
+    if (!reshape) break;
+    if (n == (int)(sizeof chain / sizeof chain[0]) || p->nargs < 1 || p->args[0].kind != TRNC_ARG_VALUE) return false;
+    chain[n++] = b;
+    b = p->args[0].u.ref;
+  }
+  const trnc_node *root = &g->nodes[g->values[b].node];
+  if (!n || root->op == TRNC_OP_PLACEHOLDER || root->op == TRNC_OP_CONSTANT || is_view_op(root->op) ||
+      output_index(g, b) >= 0 || C->L.tv[b].buffer >= 0)
+    return false;
+  const trnc_type *bt = &g->values[b].type;
+  if (!contiguous(bt) || bt->offset || trnc_type_numel(bt) != trnc_type_numel(&g->values[r].type)) return false;
+  for (int i = 0; i < n; i++)
+    if (!contiguous(&g->values[chain[i]].type) || g->values[chain[i]].type.offset || C->L.tv[chain[i]].buffer >= 0 ||
+        (i > 0 && output_index(g, chain[i]) >= 0))
+      return false;
+  trnc_type t = *bt;
+  t.dtype = lw_device_dtype(bt->dtype);
+  set_tv(C, b, buffer, &t);
+  for (int i = 0; i < n; i++) {
+    trnc_type vt = g->values[chain[i]].type;
+    vt.dtype = t.dtype;
+    set_tv(C, chain[i], buffer, &vt);
+  }
+  return true;
+}
+
 /* Graph outputs: computed values write straight into their OUTPUT buffer;
- * placeholders and repeats are host copies; views and constants are copied
- * by a kernel at the end. */
+ * placeholders, views of placeholders and repeats are host copies (a view
+ * of an input reads the input's memory); other views and constants are
+ * copied by a kernel at the end. */
 static trnc_status bind_outputs(cstate *C, bool *late_copy) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -616,6 +735,8 @@ static trnc_status bind_outputs(cstate *C, bool *late_copy) {
     trnc_io_binding *b = &c->out_bind[k];
     b->buffer = -1;
     b->copy_of_input = b->copy_of_output = -1;
+    b->copy_view = false;
+    b->copy_offset = 0;
     late_copy[k] = false;
     if (r == TRNC_NO_REF) {
       io->is_none = true;
@@ -636,6 +757,21 @@ static trnc_status bind_outputs(cstate *C, bool *late_copy) {
       b->copy_of_input = idx;
       continue;
     }
+    /* a view of an input or of another output: a host copy from its memory */
+    int64_t voff = 0;
+    trnc_ref vb = is_view_op(p->op) ? view_base(C, r, false, &voff) : TRNC_NO_REF;
+    if (vb != TRNC_NO_REF) {
+      int idx = 0;
+      for (uint32_t i = 0; i < g->values[vb].node; i++) idx += g->nodes[i].op == TRNC_OP_PLACEHOLDER;
+      b->copy_of_input = idx;
+    } else if (is_view_op(p->op) && (vb = view_base(C, r, true, &voff)) != TRNC_NO_REF) {
+      b->copy_of_output = output_index(g, vb);
+    }
+    if (vb != TRNC_NO_REF) {
+      b->copy_view = true;
+      b->copy_offset = voff;
+      continue;
+    }
     trnc_type t = v->type;
     t.dtype = lw_device_dtype(v->type.dtype);
     b->device_dtype = t.dtype;
@@ -648,7 +784,9 @@ static trnc_status bind_outputs(cstate *C, bool *late_copy) {
     if (bytes == 0) continue;
     b->buffer = add_buffer(C, "out", TRNC_NC_BUF_OUTPUT, t.dtype, bytes, 0);
     if (b->buffer < 0) return L->status;
-    if (is_view_op(p->op) || p->op == TRNC_OP_CONSTANT) {
+    if (is_view_op(p->op) && !b->convert && write_through_view(C, r, b->buffer)) {
+      continue;              /* the view's computed base writes the output buffer */
+    } else if (is_view_op(p->op) || p->op == TRNC_OP_CONSTANT) {
       late_copy[k] = true;   /* filled by a copy kernel once the view exists */
     } else {
       set_tv(C, r, b->buffer, &t);  /* the producing kernel writes here */
@@ -733,6 +871,32 @@ static int group_tensors(const cstate *C, const trnc_node *const *group, int k, 
   return n;
 }
 
+/* The longest prefix group[0..k') that may be one kernel: every value whose
+ * shape is not the prefix's iteration space (*space, the largest shape; set
+ * to the prefix's) is read only inside the prefix and is no graph output,
+ * since a value computed in a broadcast space is never stored. */
+static int group_prefix(const cstate *C, const trnc_node *const *group, int k, const trnc_type **space) {
+  const trnc_graph *g = C->L.g;
+  for (; k > 1; k--) {
+    const trnc_type *sp = vtype(g, group[0]->outs[0]);
+    for (int a = 1; a < k; a++)
+      if (trnc_type_numel(vtype(g, group[a]->outs[0])) > trnc_type_numel(sp)) sp = vtype(g, group[a]->outs[0]);
+    uint32_t end = (uint32_t)(group[k - 1] - g->nodes) + 1;
+    bool ok = true;
+    for (int a = 0; a < k && ok; a++) {
+      trnc_ref r = group[a]->outs[0];
+      uint32_t lu = C->lastuse[r];
+      ok = same_shape(vtype(g, r), sp) || (!C->is_output[r] && (lu == UINT32_MAX || lu < end));
+    }
+    if (ok) {
+      *space = sp;
+      return k;
+    }
+  }
+  *space = vtype(g, group[0]->outs[0]);
+  return 1;
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -746,6 +910,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     bool kd;
     uint32_t rows = kir_is_row(n->op) ? kir_reduced_dims(n, vtype(g, n->outs[0])->rank, &kd) : 0;
     group[k++] = n;
+    const trnc_type *space = vtype(g, n->outs[0]);
     uint32_t j = *i + 1;
     while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
       const trnc_node *m = &g->nodes[j];
@@ -754,14 +919,25 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         continue;
       }
       uint32_t keep = rows;
-      if (!fuses(g, group[k - 1], m, k, &rows)) break;
+      const trnc_type *keep_space = space;
+      if (!fuses(g, &space, m, k, &rows)) break;
       group[k] = m;
       if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS) { /* one kernel's operands */
         rows = keep;
+        space = keep_space;
         break;
       }
       k++;
       j++;
+    }
+    /* a value computed in a broadcast space has no HBM copy */
+    int kp = group_prefix(C, group, k, &space);
+    if (kp < k) {
+      k = kp;
+      j = (uint32_t)(group[k - 1] - g->nodes) + 1;
+      rows = 0;
+      for (int a = 0; a < k; a++)
+        if (kir_is_row(group[a]->op)) rows = kir_reduced_dims(group[a], vtype(g, group[a]->outs[0])->rank, &kd);
     }
     /* a reduction of the group's last value joins the group's kernel */
     const trnc_node *red = NULL;
@@ -770,6 +946,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     if (!L->opt.no_fusion && after < g->nnodes && kir_is_reduce(g->nodes[after].op) &&
         g->nodes[after].args[0].kind == TRNC_ARG_VALUE &&
         g->nodes[after].args[0].u.ref == group[k - 1]->outs[0] &&
+        same_shape(vtype(g, group[k - 1]->outs[0]), space) &&
         (!rows || kir_reduced_dims(&g->nodes[after], vtype(g, group[k - 1]->outs[0])->rank, &kd) == rows)) {
       red = &g->nodes[after];
       j = after + 1;

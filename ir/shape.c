@@ -926,7 +926,10 @@ trnc_status rule_view(const trnc_graph *g, const trnc_node *n, trnc_type *out, u
     CHECK(view_strides(x, s, k, out[0].stride),
           "view: input strides are not compatible with the view (torch would need a copy)");
     view_of(&out[0], x);
-  } else if (n->op == TRNC_OP_RESHAPE && view_strides(x, s, k, out[0].stride)) {
+  } else if ((n->op == TRNC_OP_RESHAPE || n->op == TRNC_OP_UNSAFE_VIEW) &&
+             view_strides(x, s, k, out[0].stride)) {
+    /* a view where the strides allow it, else a copy (_unsafe_view of a
+     * matmul's contiguous operand is free) */
     view_of(&out[0], x);
   }
   return TRNC_OK;

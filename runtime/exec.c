@@ -374,7 +374,14 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                              b->copy_of_input, j);
         goto out;
       }
-      copy_strided(io, outputs[j], &c->inputs[b->copy_of_input], inputs[b->copy_of_input]);
+      if (b->copy_view) /* a view of the input: its memory from copy_offset, the output's strides */
+        copy_strided(io, outputs[j], io,
+                     (const uint8_t *)inputs[b->copy_of_input] + b->copy_offset * (int64_t)trnc_dtype_size(io->dtype));
+      else
+        copy_strided(io, outputs[j], &c->inputs[b->copy_of_input], inputs[b->copy_of_input]);
+    } else if (b->copy_of_output >= 0 && b->copy_view) {
+      copy_strided(io, outputs[j], io,
+                   (const uint8_t *)outputs[b->copy_of_output] + b->copy_offset * (int64_t)trnc_dtype_size(io->dtype));
     } else if (b->copy_of_output >= 0) {
       copy_strided(io, outputs[j], &c->outputs[b->copy_of_output], outputs[b->copy_of_output]);
     }

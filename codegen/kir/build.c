@@ -71,8 +71,12 @@ static trnc_status empty_reduction(lw *L, const trnc_node *red) {
 
 trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red) {
   const trnc_graph *g = L->g;
-  const trnc_type *S = n ? &g->values[nodes[n - 1]->outs[0]].type
-                         : &g->values[red->args[0].u.ref].type;
+  /* the iteration space: the group's largest shape, which every group value
+   * broadcasts to (codegen/lower.c forms the groups); else the reduction's
+   * input */
+  const trnc_type *S = n ? &g->values[nodes[n - 1]->outs[0]].type : &g->values[red->args[0].u.ref].type;
+  for (int i = 0; i < n; i++)
+    if (trnc_type_numel(&g->values[nodes[i]->outs[0]].type) > trnc_type_numel(S)) S = &g->values[nodes[i]->outs[0]].type;
   if (trnc_type_numel(S) == 0) { /* only statistics of empty rows can have elements */
     for (int i = 0; i < n; i++)
       for (uint32_t o = 1; kir_is_row(nodes[i]->op) && o < nodes[i]->nouts; o++) {

@@ -138,6 +138,33 @@ static trnc_status check_binding(const trnc_compiled *c, const trnc_io *io,
   for (int d = 0; d < io->rank; d++)
     if (io->shape[d] < 0) return bad_artifact(diags, bc, what, i, "has a negative dim");
   int64_t n = trnc_io_numel(io);
+  if (out && b->copy_view) {
+    bool of_in = b->copy_of_input >= 0;
+    if (of_in == (b->copy_of_output >= 0))
+      return bad_artifact(diags, bc, what, i, "is a view of neither one input nor one output");
+    if (of_in ? (size_t)b->copy_of_input >= c->ninputs : (size_t)b->copy_of_output >= c->noutputs)
+      return bad_artifact(diags, bc, what, i, "is a view of a tensor that does not exist");
+    const trnc_io *s = of_in ? &c->inputs[b->copy_of_input] : &c->outputs[b->copy_of_output];
+    /* the base output: one the program writes, or an earlier one */
+    if (!of_in) {
+      const trnc_io_binding *sb = &c->out_bind[b->copy_of_output];
+      if (s->is_none || (size_t)b->copy_of_output == i ||
+          ((size_t)b->copy_of_output > i && (sb->buffer < 0 || sb->copy_of_input >= 0 || sb->copy_of_output >= 0)))
+        return bad_artifact(diags, bc, what, i, "is a view of an output that is not written before it");
+    }
+    if (s->dtype != io->dtype) return bad_artifact(diags, bc, what, i, "is a view of a tensor of another dtype");
+    int64_t last = b->copy_offset; /* highest element index the view reads */
+    for (int d = 0; d < io->rank && n > 0; d++) {
+      if (io->stride[d] < 0 || (io->shape[d] > 1 && io->stride[d] > INT64_MAX / io->shape[d]))
+        return bad_artifact(diags, bc, what, i, "is a view with invalid strides");
+      last += io->stride[d] * (io->shape[d] - 1);
+      if (last < 0) return bad_artifact(diags, bc, what, i, "is a view with invalid strides");
+    }
+    int64_t esz = (int64_t)trnc_dtype_size(io->dtype);
+    if (b->copy_offset < 0 || (n > 0 && (uint64_t)(last + 1) > (uint64_t)s->extent_bytes / (uint64_t)esz))
+      return bad_artifact(diags, bc, what, i, "is a view reaching outside its base");
+    return TRNC_OK;
+  }
   if (out && b->copy_of_input >= 0) {
     if ((size_t)b->copy_of_input >= c->ninputs)
       return bad_artifact(diags, bc, what, i, "copies an input that does not exist");

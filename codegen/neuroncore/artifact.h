@@ -29,7 +29,9 @@
  *  - an output with at least one element that is not None is written by the
  *    program (buffer >= 0) or is a copy (copy_of_input / copy_of_output, which
  *    names a tensor of the same dtype and shape; copy_of_output names an
- *    earlier output).
+ *    earlier output; copy_view: a view of an input of the same dtype whose
+ *    elements, from copy_offset >= 0 with the output's strides, lie inside
+ *    the input's extent).
  * A compiled or loaded artifact's program has passed trnc_nc_program_verify
  * (in trnc_compile, resp. trnc_compiled_deserialize): runs do not verify.
  */
@@ -54,6 +56,11 @@ typedef struct trnc_io_binding {
    * copy rather than by the program. */
   int copy_of_input;
   int copy_of_output;
+  /* with copy_of_input: the output is a view of that input (a saved
+   * transposed weight, a slice of an input): the copy reads the input's
+   * memory from element copy_offset with the output's own strides. */
+  bool copy_view;
+  int64_t copy_offset;
 } trnc_io_binding;
 
 /** A graph constant (get_attr tensor): an INPUT buffer of the program that

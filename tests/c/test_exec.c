@@ -69,17 +69,17 @@ static trnc_io mkio(trnc_dtype dt, int rank, const int64_t *shape, const int64_t
 }
 
 static trnc_io_binding bind(int buffer, trnc_dtype ddt, bool convert, int64_t bytes) {
-  trnc_io_binding b = {buffer, ddt, convert, bytes, -1, -1};
+  trnc_io_binding b = {buffer, ddt, convert, bytes, -1, -1, false, 0};
   return b;
 }
 
 static trnc_io_binding copy_in(int i) {
-  trnc_io_binding b = {-1, TRNC_DTYPE_INVALID, false, 0, i, -1};
+  trnc_io_binding b = {-1, TRNC_DTYPE_INVALID, false, 0, i, -1, false, 0};
   return b;
 }
 
 static trnc_io_binding copy_out(int j) {
-  trnc_io_binding b = {-1, TRNC_DTYPE_INVALID, false, 0, -1, j};
+  trnc_io_binding b = {-1, TRNC_DTYPE_INVALID, false, 0, -1, j, false, 0};
   return b;
 }
 
@@ -223,14 +223,19 @@ static void check_host(const host *h) {
   assert_true(h->od[4] != 1.0 / 3.0 + 5.0);
 }
 
+/* Runs c on fresh host tensors h; the run must succeed. */
+static void run_ok(const trnc_compiled *c, host *h, trnc_diags *d) {
+  host_init(h);
+  trnc_status st = trnc_compiled_run(c, h->in, h->out, d);
+  if (st) tu_diags_dump(d);
+  assert_int_equal(st, TRNC_OK);
+}
+
 static void test_run_bindings(void **state) {
   trnc_compiled *c = make_artifact();
   host h;
-  host_init(&h);
   trnc_diags *d = trnc_diags_create();
-  trnc_status st = trnc_compiled_run(c, h.in, h.out, d);
-  if (st) tu_diags_dump(d);
-  assert_int_equal(st, TRNC_OK);
+  run_ok(c, &h, d);
   assert_int_equal(trnc_diags_count(d), 0);
   check_host(&h);
   /* the inputs are untouched */
@@ -355,12 +360,36 @@ static void br_nobuf(trnc_compiled *c) { c->in_bind[1].buffer = 99; }
 static void br_const_kind(trnc_compiled *c) { c->consts[0].buffer = 5; } /* an OUTPUT */
 static void br_const_small(trnc_compiled *c) { c->consts[0].bytes = 16; }
 static void br_const_shared(trnc_compiled *c) { c->consts[0].buffer = 6; }
+/* output 3 as the view x[1:3, 2:7] of input 3 (x: [4,8] strides [1,4]): shape
+ * [2,5], strides [1,4], first element 1 + 2*4 = 9 */
+static void as_view(trnc_compiled *c, int64_t offset) {
+  const int64_t s25[] = {2, 5}, st14[] = {1, 4};
+  c->outputs[3] = mkio(TRNC_F32, 2, s25, st14);
+  c->out_bind[3].copy_view = true;
+  c->out_bind[3].copy_offset = offset;
+}
+static void br_view_outside(trnc_compiled *c) { as_view(c, 15); } /* last element 15 + 17 = 32 */
+static void br_view_self(trnc_compiled *c) {
+  as_view(c, 9);
+  c->out_bind[3].copy_of_input = -1;
+  c->out_bind[3].copy_of_output = 3;
+}
+static void br_view_both(trnc_compiled *c) {
+  as_view(c, 9);
+  c->out_bind[3].copy_of_output = 0;
+}
+static void br_view_before(trnc_compiled *c) { as_view(c, -1); }
+static void br_view_dtype(trnc_compiled *c) {
+  as_view(c, 9);
+  c->outputs[3].dtype = TRNC_I32;
+}
 
 /* Violations of the binding contract are TRNC_ERR_INTERNAL, never a crash. */
 static void test_bad_artifacts(void **state) {
   const breaker bs[] = {br_kind, br_shared, br_unbound, br_dtype, br_small,
                         br_copy_later, br_copy_shape, br_unwritten, br_nobuf,
-                        br_const_kind, br_const_small, br_const_shared};
+                        br_const_kind, br_const_small, br_const_shared, br_view_outside,
+                        br_view_before, br_view_dtype, br_view_self, br_view_both};
   for (size_t i = 0; i < sizeof bs / sizeof *bs; i++) {
     trnc_compiled *c = make_artifact();
     bs[i](c);
@@ -377,6 +406,27 @@ static void test_bad_artifacts(void **state) {
     trnc_diags_destroy(d);
     trnc_compiled_destroy(c);
   }
+}
+
+/* An output that is a view of an input is copied from the input's memory
+ * with the output's strides, from its first element. */
+static void test_view_of_input(void **state) {
+  trnc_compiled *c = make_artifact();
+  as_view(c, 9);
+  host h;
+  trnc_diags *d = trnc_diags_create();
+  run_ok(c, &h, d);
+  for (int r = 0; r < 2; r++)
+    for (int col = 0; col < 5; col++) assert_true(h.xcopy[r + 4 * col] == x_at(&h, 1 + r, 2 + col));
+  assert_true(h.xcopy[2] == -999.0f); /* outside the view's elements: untouched */
+  /* the same view of output 0 (y = x + 1, written by the program) */
+  c->out_bind[3].copy_of_input = -1;
+  c->out_bind[3].copy_of_output = 0;
+  run_ok(c, &h, d);
+  for (int r = 0; r < 2; r++)
+    for (int col = 0; col < 5; col++) assert_true(h.xcopy[r + 4 * col] == x_at(&h, 1 + r, 2 + col) + 1.0f);
+  trnc_diags_destroy(d);
+  trnc_compiled_destroy(c);
 }
 
 typedef struct worker {
@@ -422,7 +472,7 @@ int main(void) {
       cmocka_unit_test(test_run_bindings),       cmocka_unit_test(test_accessors),
       cmocka_unit_test(test_int64_range),        cmocka_unit_test(test_null_pointers),
       cmocka_unit_test(test_zero_elements_with_pointer), cmocka_unit_test(test_bad_artifacts),
-      cmocka_unit_test(test_concurrent_runs),
+      cmocka_unit_test(test_concurrent_runs),    cmocka_unit_test(test_view_of_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,3 +49,15 @@ def run(model, args, *, backend="neuron", backward=True, execute=True, **kw):
 def run_ir(model, args, **kw):
     """``run(..., execute=False)``: the front end only (see ``run``)."""
     return run(model, args, execute=False, **kw)
+
+
+def compile_run(fn, *args):
+    """fn compiled fresh by trnc and run under no_grad: (result, trnc.last_report())."""
+    import torch
+
+    import trnc
+
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(fn, backend="neuron", dynamic=False)(*args)
+    return got, trnc.last_report()

@@ -1675,7 +1675,6 @@ _S4 = "S4: refused 'no NeuronCore lowering yet' although the table claims this d
 XFAIL: dict[tuple[str, str, str], str] = {
     ("SLICE_SCATTER", "*", r".*-S"): _S2,
     ("SELECT_SCATTER", "*", r".*-S"): _S2,
-    ("UNSAFE_VIEW", "*", r".*-S-unsq"): _S2,
     **{("BATCH_NORM_TRAIN", dt, r".*"): "S3: running stats come back float32"
        for dt in ("bf16", "f16")},
     **{(oid, dt, r".*"): _S4 for oid in ("ARGMAX", "ARGMIN", "MAX_DIM", "MIN_DIM")

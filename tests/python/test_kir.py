@@ -14,15 +14,12 @@ import torch
 import trnc
 
 from conftest import has_extension
+from helpers import compile_run
 
 pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
 
 
-def _run(fn, *args):
-    torch._dynamo.reset()
-    with torch.no_grad():
-        got = torch.compile(fn, backend="neuron", dynamic=False)(*args)
-    return got, trnc.last_report()
+_run = compile_run
 
 
 @pytest.mark.parametrize("shape, dim", [((7,), None), ((129, 16385), 1), ((16385, 3), 0), ((4, 131072), None),

@@ -1,0 +1,122 @@
+"""Kernel fusion across graph nodes (codegen/lower.c groups, kernel IR):
+free reshapes of a matmul's contiguous operand, elementwise producers
+computed in a broadcast consumer's kernel, and the kernel counts of the GPT
+decoder in `make demo`. Every case checks values against eager too."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import trnc
+from trnc import examples
+
+from conftest import has_extension
+from helpers import compile_run
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+
+_run = compile_run
+
+
+@pytest.mark.parametrize("t, heads, d", [(37, 4, 24), (129, 2, 64)])
+def test_unsafe_view_of_a_contiguous_clone_is_free(t, heads, d):
+    # attention's head split: transpose, contiguous clone, _unsafe_view to 3-D
+    # for bmm; the view needs no copy kernel of its own
+    def f(x):
+        y = x.view(2, t, heads, d).transpose(1, 2)
+        return torch.bmm(y.reshape(2 * heads, t, d), y.reshape(2 * heads, t, d).transpose(1, 2))
+
+    x = torch.randn(2, t, heads * d)
+    got, rep = _run(f, x)
+    assert rep["kernels"] == 2, rep          # the clone and the bmm
+    torch.testing.assert_close(got, f(x.double()).float(), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("t", [37, 127, 128, 129])
+def test_broadcast_mask_producer_joins_the_softmax_kernel(t):
+    def f(s, keep):
+        return s.masked_fill(~keep, float("-inf")).softmax(-1)
+
+    s = torch.randn(2, 3, t, t)
+    keep = torch.ones(t, t, dtype=torch.bool).tril()
+    got, rep = _run(f, s, keep)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, f(s, keep))
+
+
+def test_broadcast_producer_needed_later_keeps_its_own_kernel():
+    def f(s, keep):
+        inv = ~keep
+        return s.masked_fill(inv, 0.0) * 2, inv
+
+    s = torch.randn(2, 3, 5, 5)
+    keep = torch.rand(5, 5) > 0.5
+    (y, inv), rep = _run(f, s, keep)
+    assert rep["kernels"] == 2, rep
+    assert torch.equal(inv, ~keep)
+    torch.testing.assert_close(y, s.masked_fill(~keep, 0.0) * 2)
+
+
+def test_broadcast_producer_of_a_scalar_and_a_row():
+    def f(x, a, b):
+        return torch.exp(a * 2) * x + torch.sigmoid(b)
+
+    x, a, b = torch.randn(130, 257), torch.randn(()), torch.randn(257)
+    got, rep = _run(f, x, a, b)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, f(x, a, b))
+
+
+def test_gpt_decoder_inference_kernels():
+    torch.manual_seed(0)
+    model, _ = examples.gpt_decoder_example(batch=2, seq=37, d_model=96)
+    model.eval()
+    idx = torch.randint(0, 256, (2, 37))
+    got, rep = _run(model, idx)
+    with torch.no_grad():
+        want = model(idx)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert trnc.stats()["inference"] >= 1
+    assert rep["kernels"] <= 31, rep
+
+
+def test_outputs_that_view_inputs_need_no_kernel(tmp_path, monkeypatch):
+    # a training forward saves transposed weights and slices of its inputs:
+    # the runtime copies them from the inputs' memory, no device kernel
+    monkeypatch.setenv("TRNC_CACHE_DIR", str(tmp_path))
+
+    def f(x, w):
+        return x @ w.t(), w.t(), x[1:3, 2:], x.view(-1)[5:20], w.unsqueeze(0).expand(3, -1, -1)
+
+    x = torch.randn(4, 6)
+    w = torch.randn(5, 6)[:, :]
+    got, rep = _run(f, x, w)
+    assert rep["kernels"] == 1, rep                       # the matmul alone
+    for g, e in zip(got, f(x, w)):
+        assert g.shape == e.shape and g.stride() == e.stride()
+        torch.testing.assert_close(g, e)
+    # the same through the artifact cache
+    got2, _ = _run(f, x * 2, w)
+    assert trnc.stats()["hits"] >= 1
+    for g, e in zip(got2, f(x * 2, w)):
+        torch.testing.assert_close(g, e)
+
+
+def test_output_reshape_of_a_transposed_input_is_a_copy():
+    # eager's reshape of a non-contiguous tensor copies: not a view of x
+    f = lambda x: (x.t().reshape(-1), x.t().contiguous().view(2, -1))  # noqa: E731
+    x = torch.randn(3, 4)
+    got, _ = _run(f, x)
+    for g, e in zip(got, f(x)):
+        torch.testing.assert_close(g, e)
+
+
+def test_output_view_of_an_input_slice_with_storage_offset():
+    base = torch.randn(10, 8)
+    x = base[2:6, 1:7]                                    # storage offset 17, row stride 8
+    f = lambda x: (x[1:, ::2], x.t()[2:4], x.sum())  # noqa: E731
+    got, _ = _run(f, x)
+    for g, e in zip(got, f(x)):
+        torch.testing.assert_close(g, e)
