@@ -390,10 +390,6 @@ def _seconds(s: float) -> str:
     return f"{s * 1e6:.2f} us"
 
 
-def _log_level() -> str:
-    return os.environ.get("TRNC_LOG", "").strip().lower()
-
-
 def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                    example_inputs: Sequence[Any], **_: Any) -> Callable[..., Any]:
     """One graph: serialize -> IR (import, scan, legalize, verify) -> NeuronCore
@@ -458,7 +454,7 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         _stats[kind] += 1
         if rec.report is not None:
             _last_report = copy.deepcopy(rec.report)
-    if rec.report is not None and _log_level() in ("info", "debug"):
+    if rec.report is not None and pipeline.log_at_least("info"):
         print(_log_line(rec), file=sys.stderr, flush=True)
     return fn
 
