@@ -397,7 +397,7 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
     ``fallback="cpu"``, a graph trnc refuses ops of is partitioned
     (fallback.py): the refused ops run with torch, the rest as programs."""
     gid = next(_graph_ids)
-    name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}"
+    name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}{_rank_suffix()}"
     original = fallback.copy_graph(gm) if opts["fallback"] else None
     try:
         return _compile_one(kind, opts, gm, example_inputs, name)
@@ -415,6 +415,16 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         with _lock:
             _stats["errors"] += 1
         raise
+
+
+def _rank_suffix() -> str:
+    """`` (rank N)`` in a torch.distributed process group, else empty: every
+    rank numbers its graphs from 0, so the rank keeps their names (in
+    messages, TRNC_DUMP_DIR and TRNC_PROFILE files) apart."""
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return ""
+    return f" (rank {dist.get_rank()})"
 
 
 def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,

@@ -41,6 +41,8 @@ def _check_graphs(ranks: list[dict], graphs: int) -> None:
         s = rec["stats"]
         assert s["forward"] == graphs and s["backward"] == graphs, (r, rec)
         assert s["errors"] == 0, (r, rec)
+        # each rank's graphs carry its rank (names, dump and trace files)
+        assert rec["graphs"] and all(g.endswith(f"(rank {r})") for g in rec["graphs"]), rec
 
 
 def test_compiled_ddp_matches_eager_ddp(tmp_path):
