@@ -28,6 +28,7 @@
 
 #include "codegen/kir/kir.h"
 #include "codegen/lower.h"
+#include "ir/dump.h"
 #include "ir/shape.h"
 
 /* ---- HBM scratch allocator (first fit over free segments) ----------------- */
@@ -1016,23 +1017,26 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
 }
 
 /* TRNC_DUMP_DIR=dir: writes the emitted program as assembly to
- * dir/<graph kind>-program.s (before hardware verification, so a program
- * that fails it can be attached to a bug report). */
-static void dump_program(const trnc_graph *g, const trnc_nc_program *p) {
+ * dir/<graph>-program.s (ir/dump.h; before hardware verification, so a
+ * program that fails it can be attached to a bug report). */
+static void dump_program(const trnc_graph *g, const trnc_nc_program *p, trnc_diags *diags) {
   const char *dir = getenv("TRNC_DUMP_DIR");
   if (!dir || !*dir) return;
   char *text = trnc_nc_program_print(p);
   if (!text) return;
-  char path[4096];
-  const char *kind = g->kind == TRNC_GRAPH_FORWARD ? "forward"
-                     : g->kind == TRNC_GRAPH_BACKWARD ? "backward" : "inference";
-  snprintf(path, sizeof path, "%s/%s-program.s", dir, kind);
-  FILE *f = fopen(path, "w");
-  if (f) {
-    fputs(text, f);
-    fclose(f);
-  }
+  trnc_dump_text(g, "program.s", text, diags);
   trnc_free(text);
+}
+
+trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc_diags *diags) {
+  if (!g || !c || !c->prog)
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_compiled_dump: NULL argument");
+  dump_program(g, c->prog, diags);
+  char trace[4096];
+  const char *path = trnc_profile_path(g, trace, sizeof trace);
+  if (!path) return TRNC_OK;
+  trnc_nc_cost cost;
+  return trnc_nc_cost_estimate(c->prog, path, &cost, diags);
 }
 
 trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
@@ -1122,7 +1126,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
     st = L->status;
     goto done;
   }
-  dump_program(g, L->prog);
+  dump_program(g, L->prog, diags);
   /* hardware verification of what we emitted */
   size_t mark = trnc_diags_count(diags);
   st = trnc_nc_program_verify(L->prog, diags);
@@ -1136,7 +1140,9 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   }
   trnc_nc_cost cost;
   memset(&cost, 0, sizeof cost);
-  st = trnc_nc_cost_estimate_verified(L->prog, NULL, &cost, diags); /* verified above */
+  char trace[4096]; /* TRNC_PROFILE: one trace file per graph */
+  st = trnc_nc_cost_estimate_verified(L->prog, trnc_profile_path(g, trace, sizeof trace), &cost,
+                                      diags); /* verified above */
   if (st) goto done;
   trnc_compile_report *rp = &c->report;
   for (uint32_t i = 0; i < g->nnodes; i++)

@@ -255,24 +255,33 @@ static trnc_status symbol_err(imp *im, const trnc_node *n, const char *who, cons
 }
 
 /* Symbolic dims/strides/offset -> TRNC_ERR_DYNAMIC_SHAPE naming the input
- * (TRNC_ERR_UNSUPPORTED for data-dependent ones, see symbol_err). */
+ * (TRNC_ERR_UNSUPPORTED for data-dependent ones, see symbol_err): one
+ * diagnostic per symbolic size, so the user sees every dim to fix at once;
+ * strides and the offset only when no size is symbolic (the strides of a
+ * symbolic size are symbolic too, and say nothing new). Returns the first
+ * status. */
 static trnc_status meta_symbols(imp *im, const trnc_node *n, const char *what,
                                 const Trnc__Fx__TensorMeta *tm) {
   char who[300], part[64];
+  trnc_status first = TRNC_OK;
   for (size_t i = 0; i < tm->n_shape; i++) {
     const Trnc__Fx__Dim *dm = tm->shape[i];
     if (dm->symbol && dm->symbol[0]) {
       snprintf(part, sizeof part, "size in dim %zu", i);
-      return symbol_err(im, n, value_name(n, what, who, sizeof who), part, dm->symbol);
+      trnc_status st = symbol_err(im, n, value_name(n, what, who, sizeof who), part, dm->symbol);
+      if (first == TRNC_OK) first = st;
     }
   }
+  if (first != TRNC_OK) return first;
   for (size_t i = 0; i < tm->n_stride; i++) {
     const Trnc__Fx__Dim *dm = tm->stride[i];
     if (dm->symbol && dm->symbol[0]) {
       snprintf(part, sizeof part, "stride in dim %zu", i);
-      return symbol_err(im, n, value_name(n, what, who, sizeof who), part, dm->symbol);
+      trnc_status st = symbol_err(im, n, value_name(n, what, who, sizeof who), part, dm->symbol);
+      if (first == TRNC_OK) first = st;
     }
   }
+  if (first != TRNC_OK) return first;
   const Trnc__Fx__Dim *off = tm->storage_offset;
   if (off && off->symbol && off->symbol[0])
     return symbol_err(im, n, value_name(n, what, who, sizeof who), "storage offset",
@@ -897,7 +906,9 @@ static trnc_status build(imp *im) {
   g->nvalues = 0;
   /* With dynamic shapes, dynamo passes SymInt inputs (s0, ...) before the
    * tensors whose dims they are. Name the tensor input and its symbolic dim
-   * first: that is what the user can act on. */
+   * first: that is what the user can act on. Every input, so that the
+   * error lists every symbolic dim at once. */
+  trnc_status first = TRNC_OK;
   for (uint32_t i = 0; i < g->nnodes; i++) {
     const Trnc__Fx__Node *fn = m->nodes[i];
     if (fn->op != TRNC__FX__NODE_OP__PLACEHOLDER || fn->n_outputs != 1 || !fn->outputs[0])
@@ -907,8 +918,9 @@ static trnc_status build(imp *im) {
                      .loc = {fl && fl->file ? fl->file : "", fl && fl->line > 0 ? fl->line : 0,
                              fl && fl->code ? fl->code : "", ""}};
     trnc_status st = meta_symbols(im, &tmp, "output 0", fn->outputs[0]);
-    if (st != TRNC_OK) return st;
+    if (first == TRNC_OK) first = st;
   }
+  if (first != TRNC_OK) return first;
   for (uint32_t i = 0; i < g->nnodes; i++) {
     trnc_status st = conv_node(im, i);
     g->nvalues = im->nvalues;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/dump.h"
 #include "passes/passes.h"
 
 typedef struct trnc_pass {
@@ -35,31 +36,29 @@ static bool listed(const char *list, const char *name) {
   return false;
 }
 
-static const char *kind_str(trnc_graph_kind k) {
-  return k == TRNC_GRAPH_FORWARD ? "forward" : k == TRNC_GRAPH_BACKWARD ? "backward" : "inference";
-}
-
-static void dump(const trnc_graph *g, const char *pass, int index) {
+/* TRNC_DUMP=pass,...: the IR after `pass` to stderr; TRNC_DUMP_DIR=dir: to
+ * dir/<graph>-<index>-<pass>.ir (ir/dump.h) when `to_dir`. False when the file
+ * could not be written (a warning says why). */
+static bool dump(const trnc_graph *g, const char *pass, int index, bool to_dir, trnc_diags *d) {
   const char *list = getenv("TRNC_DUMP"), *dir = getenv("TRNC_DUMP_DIR");
-  bool to_stderr = listed(list, pass), to_dir = dir && *dir;
-  if (!to_stderr && !to_dir) return;
+  bool to_stderr = listed(list, pass), ok = true;
+  to_dir = to_dir && dir && *dir;
+  if (!to_stderr && !to_dir) return true;
   char *text = trnc_graph_print(g);
-  if (!text) return;
+  if (!text) return true;
   if (to_stderr) fprintf(stderr, "// trnc IR after %s\n%s", pass, text);
   if (to_dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s-%02d-%s.ir", dir, kind_str(g->kind), index, pass);
-    FILE *f = fopen(path, "w");
-    if (f) {
-      fputs(text, f);
-      fclose(f);
-    }
+    char stage[128];
+    snprintf(stage, sizeof stage, "%02d-%s.ir", index, pass);
+    ok = trnc_dump_text(g, stage, text, d) == TRNC_OK;
   }
   free(text);
+  return ok;
 }
 
 trnc_status trnc_graph_legalize(trnc_graph *g, trnc_diags *d) {
   if (!g) return trnc_diag_error(d, TRNC_ERR_INVALID_ARGUMENT, "trnc_graph_legalize: graph is NULL");
+  bool to_dir = true; /* one warning per graph when the dump directory fails */
   for (size_t i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     trnc_status s = passes[i].fn(g, d);
     if (s) return s;
@@ -68,7 +67,7 @@ trnc_status trnc_graph_legalize(trnc_graph *g, trnc_diags *d) {
       return trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_INTERNAL, NULL, NULL,
                            "internal error: pass '%s' produced an invalid graph (please report "
                            "it with TRNC_DUMP_DIR output)", passes[i].name);
-    dump(g, passes[i].name, (int)i);
+    to_dir = dump(g, passes[i].name, (int)i, to_dir, d) && to_dir;
   }
   return TRNC_OK;
 }

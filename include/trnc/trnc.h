@@ -280,6 +280,19 @@ const trnc_compile_report *trnc_compiled_report(const trnc_compiled *c);
 const struct trnc_nc_program *trnc_compiled_program(const trnc_compiled *c);
 
 /**
+ * Writes the files trnc_compile writes on request for the program of graph g,
+ * for a program that did not come from trnc_compile (an artifact cache hit):
+ * its assembly to TRNC_DUMP_DIR/<graph>-program.s (the directory created when
+ * missing; a failure to write is a warning diagnostic) and its cost-model
+ * Chrome trace to the TRNC_PROFILE path with <graph> inserted before the
+ * extension (trace.json -> trace.forward-graph-3.json). Nothing when neither
+ * variable is set. <graph> is g's kind and name ("forward-graph-3").
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL g or c), TRNC_ERR_IO (the trace
+ * cannot be written), TRNC_ERR_NOMEM; the program's verifier statuses.
+ */
+trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc_diags *diags);
+
+/**
  * Runs the program on the NeuronCore simulator (the embedded default device).
  * inputs[i] points at element 0 of input i, laid out as trnc_compiled_input(i)
  * says (dtype, strides); outputs[j] at caller-allocated memory for output j

@@ -42,15 +42,16 @@ __all__ = [
     "last_report",
     "stats",
     "reset",
+    "fallback_ops",
     "set_default",
     "BACKEND_NAMES",
 ]
 
 _LAZY = {"neuron", "last_graphs", "last_report", "stats", "reset", "decompositions",
-         "GraphRecord"}
+         "GraphRecord", "fallback_ops"}
 # submodules that import torch, loaded on first use: `trnc.buckets.pad(...)`
 # works after a plain `import trnc`
-_LAZY_MODULES = {"buckets", "examples", "precompile", "cache"}
+_LAZY_MODULES = {"buckets", "examples", "precompile", "cache", "fallback"}
 
 
 def __getattr__(name: str):

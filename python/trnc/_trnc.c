@@ -150,19 +150,27 @@ static int graph_enter(GraphObject *self) {
   return 0;
 }
 
-typedef trnc_status (*graph_pass_fn)(trnc_graph *, trnc_diags *);
+/* One C call on the graph; ctx is what it needs besides (NULL if nothing). */
+typedef trnc_status (*graph_pass_fn)(trnc_graph *, const void *ctx, trnc_diags *);
 
-static trnc_status call_check_lowerable(trnc_graph *g, trnc_diags *d) {
+static trnc_status call_check_lowerable(trnc_graph *g, const void *ctx, trnc_diags *d) {
+  (void)ctx;
   return trnc_graph_check_lowerable(g, d);
 }
-static trnc_status call_legalize(trnc_graph *g, trnc_diags *d) {
+static trnc_status call_legalize(trnc_graph *g, const void *ctx, trnc_diags *d) {
+  (void)ctx;
   return trnc_graph_legalize(g, d);
 }
-static trnc_status call_verify(trnc_graph *g, trnc_diags *d) {
+static trnc_status call_verify(trnc_graph *g, const void *ctx, trnc_diags *d) {
+  (void)ctx;
   return trnc_graph_verify(g, d);
 }
+static trnc_status call_dump_program(trnc_graph *g, const void *ctx, trnc_diags *d) {
+  return trnc_compiled_dump(g, ctx, d);
+}
 
-static PyObject *graph_run(GraphObject *self, graph_pass_fn fn) {
+/* fn(graph, ctx) with the GIL released -> (status, diags). */
+static PyObject *graph_run(GraphObject *self, graph_pass_fn fn, const void *ctx) {
   if (graph_enter(self) < 0)
     return NULL;
   trnc_diags *diags = trnc_diags_create();
@@ -172,20 +180,20 @@ static PyObject *graph_run(GraphObject *self, graph_pass_fn fn) {
   }
   trnc_status st;
   Py_BEGIN_ALLOW_THREADS
-  st = fn(self->graph, diags);
+  st = fn(self->graph, ctx, diags);
   Py_END_ALLOW_THREADS
   self->busy = 0;
   return status_result(st, diags);
 }
 
 static PyObject *Graph_check_lowerable(PyObject *self, PyObject *Py_UNUSED(a)) {
-  return graph_run((GraphObject *)self, call_check_lowerable);
+  return graph_run((GraphObject *)self, call_check_lowerable, NULL);
 }
 static PyObject *Graph_legalize(PyObject *self, PyObject *Py_UNUSED(a)) {
-  return graph_run((GraphObject *)self, call_legalize);
+  return graph_run((GraphObject *)self, call_legalize, NULL);
 }
 static PyObject *Graph_verify(PyObject *self, PyObject *Py_UNUSED(a)) {
-  return graph_run((GraphObject *)self, call_verify);
+  return graph_run((GraphObject *)self, call_verify, NULL);
 }
 
 static PyObject *Graph_text(PyObject *obj, PyObject *Py_UNUSED(a)) {
@@ -542,6 +550,21 @@ static PyObject *Graph_compile(PyObject *obj, PyObject *args, PyObject *kwargs) 
   return Py_BuildValue("(NsN)", cobj, trnc_status_name(st), list);
 }
 
+/* dump_program(compiled) -> (status, diags): TRNC_DUMP_DIR / TRNC_PROFILE
+ * files of a program loaded from the cache (trnc_compiled_dump). */
+static PyObject *Graph_dump_program(PyObject *obj, PyObject *arg) {
+  GraphObject *self = (GraphObject *)obj;
+  if (!PyObject_TypeCheck(arg, &CompiledType)) {
+    PyErr_Format(PyExc_TypeError, "dump_program(): expected a trnc._trnc.Compiled, got %s",
+                 Py_TYPE(arg)->tp_name);
+    return NULL;
+  }
+  trnc_compiled *c = compiled_get(arg);
+  if (c == NULL)
+    return NULL;
+  return graph_run(self, call_dump_program, c);
+}
+
 static PyMethodDef Graph_methods[] = {
     {"check_lowerable", Graph_check_lowerable, METH_NOARGS,
      "check_lowerable() -> (status, diags): every node trnc cannot lower."},
@@ -560,6 +583,9 @@ static PyMethodDef Graph_methods[] = {
      "compile(target=None, autocast_bf16=False, no_fusion=False)\n"
      "    -> (Compiled | None, status: str, diags: list[dict])\n"
      "Lowers the (legalized, verified) graph to a NeuronCore program."},
+    {"dump_program", Graph_dump_program, METH_O,
+     "dump_program(compiled) -> (status, diags): writes the TRNC_DUMP_DIR program\n"
+     "file and the TRNC_PROFILE trace of this graph's program (a cache hit)."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject GraphType = {

@@ -29,12 +29,12 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from . import aliasing, cache, errors, pipeline
+from . import aliasing, cache, errors, fallback, pipeline
 from . import random as trnc_random
 from .serialize import dynamo_inputs, serialize
 
 __all__ = ["neuron", "decompositions", "last_graphs", "last_report", "stats", "reset",
-           "GraphRecord", "KNOWN_OPTIONS", "TARGETS", "make_aot_backend"]
+           "fallback_ops", "GraphRecord", "KNOWN_OPTIONS", "TARGETS", "make_aot_backend"]
 
 # NeuronCore targets trnc_compile knows (include/trnc/trnc.h, trnc_compile_options)
 TARGETS = ("trn2", "trn3")
@@ -47,6 +47,9 @@ KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
     "target": (str, "NeuronCore target: 'trn2' (default) or 'trn3' (default from TRNC_TARGET)"),
     "autocast_bf16": (bool, "run matmul inputs in bf16 with fp32 accumulation (default False)"),
     "no_fusion": (bool, "one kernel per op, for debugging and comparisons (default False)"),
+    "fallback": (str, "'cpu': run the ops trnc cannot lower eagerly on the CPU and the rest "
+                      "as NeuronCore programs (default: off, an UnsupportedOperatorError; "
+                      "default from TRNC_FALLBACK)"),
     "execute": (bool, "internal, for trnc's own front-end tests only: False stops after the "
                       "IR and runs the captured graph with torch (default True)"),
     "compile_only": (bool, "internal, set by `trnc precompile` only: compile into the cache "
@@ -119,6 +122,14 @@ def reset() -> None:
         _stats.clear()
         _last_report = None
     cache.reset_counters()
+    fallback.reset()
+
+
+def fallback_ops() -> list[dict[str, Any]]:
+    """The ops that ran eagerly on the CPU under ``fallback="cpu"`` in this
+    process (``trnc.fallback.fallback_ops``): dicts with op, node, file,
+    line, graph, kind."""
+    return fallback.fallback_ops()
 
 
 # --------------------------------------------------------------------------- #
@@ -175,7 +186,7 @@ def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
     opts: dict[str, Any] = {"dump_ir": _env_flag("TRNC_DUMP_IR"),
                             "warn_float64": True, "name": "", "target": None,
                             "autocast_bf16": False, "no_fusion": False, "execute": True,
-                            "compile_only": False}
+                            "compile_only": False, "fallback": None}
     for key, value in options.items():
         if key not in KNOWN_OPTIONS:
             raise errors.InvalidOptionError(
@@ -186,6 +197,7 @@ def _parse_options(kwargs: dict[str, Any]) -> dict[str, Any]:
                 f"trnc backend: option {key!r} must be {typ.__name__}, "
                 f"not {type(value).__name__} ({value!r})")
         opts[key] = value
+    opts["fallback"] = fallback.mode_from(opts["fallback"])
     if opts["target"] is None:
         env = os.environ.get("TRNC_TARGET", "")
         if env and env not in TARGETS:
@@ -378,17 +390,47 @@ def _seconds(s: float) -> str:
     return f"{s * 1e6:.2f} us"
 
 
-def _log_level() -> str:
-    return os.environ.get("TRNC_LOG", "").strip().lower()
-
-
 def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                    example_inputs: Sequence[Any], **_: Any) -> Callable[..., Any]:
     """One graph: serialize -> IR (import, scan, legalize, verify) -> NeuronCore
-    program -> boxed callable. Records the graph and its compile report."""
-    global _last_report
+    program -> boxed callable. Records the graph and its compile report. With
+    ``fallback="cpu"``, a graph trnc refuses ops of is partitioned
+    (fallback.py): the refused ops run with torch, the rest as programs."""
     gid = next(_graph_ids)
-    name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}"
+    name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}{_rank_suffix()}"
+    original = fallback.copy_graph(gm) if opts["fallback"] else None
+    try:
+        return _compile_one(kind, opts, gm, example_inputs, name)
+    except errors.UnsupportedOperatorError as e:
+        if original is None:
+            with _lock:
+                _stats["errors"] += 1
+            raise
+        err = e
+    try:
+        return fallback.compile_partitioned(
+            original, err, lambda sub, ex, part: _compile_one(kind, opts, sub, ex, part),
+            name, kind)
+    except errors.TrncError:
+        with _lock:
+            _stats["errors"] += 1
+        raise
+
+
+def _rank_suffix() -> str:
+    """`` (rank N)`` in a torch.distributed process group, else empty: every
+    rank numbers its graphs from 0, so the rank keeps their names (in
+    messages, TRNC_DUMP_DIR and TRNC_PROFILE files) apart."""
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return ""
+    return f" (rank {dist.get_rank()})"
+
+
+def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
+                 example_inputs: Sequence[Any], name: str) -> Callable[..., Any]:
+    """``_compile_graph`` of one graph named ``name``, without the fallback."""
+    global _last_report
     t0 = time.perf_counter()
     try:
         # random ops -> host uniforms as extra inputs (random.py)
@@ -410,6 +452,8 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                   else _executable(gm, lowered, compiled, rng))
         else:
             fn = _eager_for_tests(gm)
+    except errors.UnsupportedOperatorError:
+        raise  # counted by _compile_graph unless the fallback takes the graph
     except errors.TrncError:
         with _lock:
             _stats["errors"] += 1
@@ -420,7 +464,7 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         _stats[kind] += 1
         if rec.report is not None:
             _last_report = copy.deepcopy(rec.report)
-    if rec.report is not None and _log_level() in ("info", "debug"):
+    if rec.report is not None and pipeline.log_at_least("info"):
         print(_log_line(rec), file=sys.stderr, flush=True)
     return fn
 

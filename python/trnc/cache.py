@@ -153,6 +153,7 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
         if compiled is not None:
             _count("hits")
             _remember(cache, key, compiled)
+            _dump_hit(lowered, compiled)
             return compiled, "hit"
         _count("misses")
     compiled = pipeline.compile_program(lowered, target=opts.get("target"),
@@ -165,6 +166,18 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
     _log_diags(diags)
     _remember(cache, key, compiled)
     return compiled, "miss"
+
+
+def _dump_hit(lowered: pipeline.LoweredGraph, compiled: Any) -> None:
+    """TRNC_DUMP_DIR / TRNC_PROFILE for a program from the cache: the files
+    ``trnc_compile`` writes for a compiled one (``trnc_compiled_dump``); a
+    file that cannot be written is a ``UserWarning``, not an error."""
+    if not (os.environ.get("TRNC_DUMP_DIR") or os.environ.get("TRNC_PROFILE")):
+        return
+    status, diags = lowered.graph.dump_program(compiled)
+    if status != pipeline.OK or diags:
+        warnings.warn(f"trnc ({lowered.name}): {_messages(diags)}", UserWarning,
+                      stacklevel=pipeline.user_stacklevel())
 
 
 def _remember(cache: Any, key: bytes, compiled: Any) -> None:

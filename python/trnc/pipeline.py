@@ -11,6 +11,7 @@ the CLI uses this module too.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -25,6 +26,35 @@ def _lib():
     from . import _trnc
 
     return _trnc
+
+
+# TRNC_LOG levels, quietest first: "warning" (the default) prints nothing
+# beyond Python warnings, "info" one line per compiled graph and per
+# recompile, "debug" also the dims a specialization dropped
+LOG_LEVELS = ("off", "warning", "info", "debug")
+_warned_levels: set[str] = set()
+
+
+def log_level() -> str:
+    """``TRNC_LOG`` as one of ``LOG_LEVELS`` ("warning" when unset). An
+    unknown value counts as "warning" and is warned about once per value."""
+    raw = os.environ.get("TRNC_LOG", "")
+    level = raw.strip().lower()
+    if not level:
+        return "warning"
+    if level in LOG_LEVELS:
+        return level
+    if level not in _warned_levels:
+        _warned_levels.add(level)
+        warnings.warn(f"trnc: TRNC_LOG={raw!r} is not a log level; use one of "
+                      f"{', '.join(LOG_LEVELS)} (info prints one line per compiled graph). "
+                      "Logging as 'warning'.", UserWarning, stacklevel=user_stacklevel())
+    return "warning"
+
+
+def log_at_least(level: str) -> bool:
+    """True when ``TRNC_LOG`` is ``level`` or more verbose."""
+    return LOG_LEVELS.index(log_level()) >= LOG_LEVELS.index(level)
 
 
 def graph_inputs(data: bytes) -> dict[str, dict[str, Any]]:
@@ -98,7 +128,6 @@ class LoweredGraph:
 def _library_dirs() -> tuple[str, ...]:
     """Directories whose frames are not the user's: trnc, torch (if imported)
     and the standard library."""
-    import os  # noqa: PLC0415
     import sys  # noqa: PLC0415
     import sysconfig  # noqa: PLC0415
 

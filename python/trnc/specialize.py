@@ -47,6 +47,8 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from . import pipeline
+
 __all__ = ["specialize_automatic_dynamic", "note_compile"]
 
 _lock = threading.Lock()
@@ -229,7 +231,7 @@ def specialize_automatic_dynamic(
     except Exception:  # noqa: BLE001  (unbacked or constrained: let trnc report the symbol)
         return gm, list(example_inputs), identity
     gm.recompile()
-    if _log_level() == "debug" and changed:
+    if pipeline.log_at_least("debug") and changed:
         print(f"trnc: {_current_function()}: dynamo made {', '.join(changed)} symbolic "
               "(automatic dynamic shapes); trnc compiles this shape as a static program",
               file=sys.stderr, flush=True)
@@ -247,10 +249,6 @@ def specialize_automatic_dynamic(
         return run
 
     return gm, kept, wrap
-
-
-def _log_info() -> bool:
-    return os.environ.get("TRNC_LOG", "").strip().lower() in ("info", "debug")
 
 
 def note_compile(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> None:
@@ -274,7 +272,7 @@ def note_compile(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Non
         _frames.move_to_end(frame)
         while len(_frames) > _MAX_FRAMES:
             _frames.popitem(last=False)
-    if nth > 0 and _log_info():
+    if nth > 0 and pipeline.log_at_least("info"):
         diffs = []
         for name, shape in shapes.items():
             old = (prev or {}).get(name)
@@ -308,5 +306,3 @@ def _recompile_limit() -> int:
         return 0
 
 
-def _log_level() -> str:
-    return os.environ.get("TRNC_LOG", "").strip().lower()

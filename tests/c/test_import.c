@@ -491,21 +491,46 @@ static void test_rejects_unknown_layout_enum(void **state) {
   expect_reject(b, TRNC_ERR_INVALID_GRAPH, "unknown layout enum value 42");
 }
 
+/* Imports b (then frees it), asserts status st and no graph; returns the
+ * diagnostics (destroy with trnc_diags_destroy). */
+static trnc_diags *import_rejected(tu_fx *b, trnc_status st) {
+  trnc_diags *d = trnc_diags_create();
+  trnc_graph *g = NULL;
+  trnc_status s = tu_fx_import(b, NULL, &g, d);
+  tu_fx_free(b);
+  assert_int_equal(s, st);
+  assert_null(g);
+  return d;
+}
+
 /* A symbolic dim names the input, the dim and the symbol, and says what to do. */
 static void test_rejects_symbolic_dim_naming_input(void **state) {
   (void)state;
   tu_fx *b = add_graph(NULL);
   tu_node(b, 1)->outputs[0]->shape[0] = tu_dim(b, 2, "s0");
-  trnc_diags *d = trnc_diags_create();
-  trnc_graph *g = NULL;
-  trnc_status s = tu_fx_import(b, NULL, &g, d);
-  tu_fx_free(b);
-  assert_int_equal(s, TRNC_ERR_DYNAMIC_SHAPE);
-  assert_null(g);
+  trnc_diags *d = import_rejected(b, TRNC_ERR_DYNAMIC_SHAPE);
   assert_true(tu_diags_have(d, "input 'y' has a symbolic size in dim 0 (s0)"));
   assert_true(tu_diags_have(d, "dynamic=False"));
   assert_true(tu_diags_have(d, "trnc.buckets"));
   assert_true(tu_diags_have_node(d, TRNC_ERR_DYNAMIC_SHAPE, "y"));
+  trnc_diags_destroy(d);
+}
+
+/* Every symbolic dim of every input is listed, not only the first; the
+ * strides of a symbolic size are not listed again. */
+static void test_lists_every_symbolic_dim(void **state) {
+  (void)state;
+  tu_fx *b = add_graph(NULL);
+  tu_node(b, 0)->outputs[0]->shape[0] = tu_dim(b, 2, "s0");
+  tu_node(b, 0)->outputs[0]->shape[1] = tu_dim(b, 3, "s1");
+  tu_node(b, 0)->outputs[0]->stride[0] = tu_dim(b, 3, "s1");
+  tu_node(b, 1)->outputs[0]->shape[1] = tu_dim(b, 3, "s2");
+  trnc_diags *d = import_rejected(b, TRNC_ERR_DYNAMIC_SHAPE);
+  assert_true(tu_diags_have(d, "input 'x' has a symbolic size in dim 0 (s0)"));
+  assert_true(tu_diags_have(d, "input 'x' has a symbolic size in dim 1 (s1)"));
+  assert_true(tu_diags_have(d, "input 'y' has a symbolic size in dim 1 (s2)"));
+  assert_false(tu_diags_have(d, "symbolic stride"));
+  assert_int_equal(trnc_diags_error_count(d), 3);
   trnc_diags_destroy(d);
 }
 
@@ -861,6 +886,7 @@ int main(void) {
       cmocka_unit_test(test_rejects_stride_shape_length_mismatch),
       cmocka_unit_test(test_rejects_unknown_layout_enum),
       cmocka_unit_test(test_rejects_symbolic_dim_naming_input),
+      cmocka_unit_test(test_lists_every_symbolic_dim),
       cmocka_unit_test(test_rejects_symbolic_stride),
       cmocka_unit_test(test_rejects_symint_input),
       cmocka_unit_test(test_rejects_data_dependent_size_at_the_op),

@@ -3,6 +3,7 @@
  * order, a caller may stop between them and go on later, a failure names
  * its stage and keeps the graph, bad arguments are statuses.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "ir/dump.h"
 #include "testutil.h"
 
 #define F32 TRNC__FX__DTYPE__FLOAT32
@@ -86,11 +88,41 @@ static void test_bad_arguments(void **state) {
   trnc_diags_destroy(d);
 }
 
+/* TRNC_PROFILE: one trace file per graph, named by kind and number before
+ * the extension; a dot in a directory or a leading dot is no extension. */
+static void test_profile_path_per_graph(void **state) {
+  (void)state;
+  tu_fx *b = tu_fx_new(TRNC__FX__GRAPH_KIND__BACKWARD);
+  uint32_t x = tu_placeholder(b, "x", tu_meta(b, F32, 1, (int64_t[]){4}));
+  tu_output_ref(b, x, 0);
+  tu_fx_graph(b)->name = tu_str(b, "my model backward graph 7");
+  trnc_diags *d = trnc_diags_create();
+  trnc_graph *g = NULL;
+  assert_int_equal(tu_fx_import(b, NULL, &g, d), TRNC_OK);
+  tu_fx_free(b);
+  char buf[256];
+  static const char *const cases[][2] = {
+      {"trace.json", "trace.backward-my-model-backward-graph-7.json"},
+      {"out/run.1/trace", "out/run.1/trace.backward-my-model-backward-graph-7"},
+      {".trace", ".trace.backward-my-model-backward-graph-7"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    setenv("TRNC_PROFILE", cases[i][0], 1);
+    assert_string_equal(trnc_profile_path(g, buf, sizeof buf), cases[i][1]);
+  }
+  assert_null(trnc_profile_path(g, buf, 8)); /* does not fit */
+  unsetenv("TRNC_PROFILE");
+  assert_null(trnc_profile_path(g, buf, sizeof buf));
+  trnc_graph_destroy(g);
+  trnc_diags_destroy(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stop_and_resume),
       cmocka_unit_test(test_failure_names_its_stage),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_profile_path_per_graph),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,120 @@
+"""Opt-in partial CPU fallback (``options={"fallback": "cpu"}``, ``TRNC_FALLBACK=cpu``).
+
+A model with one op trnc cannot lower (``torch.cumsum``; its backward is
+``flip``/``cumsum``/``flip``) trains with the fallback and matches eager; the
+ops trnc refused run with torch, everything else in trnc programs; one
+warning per graph names each fallback op and its file:line;
+``trnc.fallback_ops()`` lists them. Without the option the error is the
+default hard failure, unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+
+import trnc
+
+
+class CumsumMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(8, 16)
+        self.b = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.a(x))
+        h = torch.cumsum(h, dim=1)  # the op trnc does not lower
+        return self.b(h)
+
+
+CUMSUM_LINE = next(i for i, line in enumerate(inspect.getsource(CumsumMLP).splitlines())
+                   if "torch.cumsum" in line) + inspect.getsourcelines(CumsumMLP)[1]
+
+
+def _train(model, compile_kw, steps=2):
+    """Eager and compiled copies, SGD, the same batches; forward outputs and
+    gradients compared every step. Returns the fallback warnings."""
+    torch.manual_seed(0)
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend="neuron", dynamic=False, **compile_kw)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in range(steps):
+            x = torch.randn(4, 8)
+            want, got = model(x), compiled(x)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+            want.square().sum().backward()
+            got.square().sum().backward()
+            for (name, p), q in zip(model.named_parameters(), compiled_model.parameters()):
+                torch.testing.assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-6,
+                                           msg=lambda m: f"step {step} {name}: {m}")
+            with torch.no_grad():
+                for p in list(model.parameters()) + list(compiled_model.parameters()):
+                    p -= 0.1 * p.grad
+                    p.grad = None
+    return [w for w in caught if "eagerly on the CPU" in str(w.message)]
+
+
+def _check_fallback(warned):
+    # one warning per graph (forward, backward), none on the second step
+    assert len(warned) == 2, [str(w.message) for w in warned]
+    fw, bw = (str(w.message) for w in warned)
+    where = f"{__file__}:{CUMSUM_LINE}"
+    assert "forward graph" in fw and f"aten.cumsum.default at {where}" in fw
+    assert "backward graph" in bw and f"aten.cumsum.default at {where}" in bw
+    assert "aten.flip.default" in bw
+    assert all(w.filename == __file__ for w in warned)  # attributed to the user's call
+    ops = trnc.fallback_ops()
+    assert [(o["op"], o["kind"]) for o in ops] == [
+        ("aten.cumsum.default", "forward"), ("aten.flip.default", "backward"),
+        ("aten.cumsum.default", "backward"), ("aten.flip.default", "backward")]
+    assert all(o["file"] == __file__ and o["line"] == CUMSUM_LINE for o in ops)
+    s = trnc.stats()
+    # the linear layers around the cumsum: two trnc programs per graph
+    assert s["forward"] == 2 and s["backward"] == 2 and s["errors"] == 0, s
+
+
+def test_fallback_option_trains_and_matches_eager():
+    _check_fallback(_train(CumsumMLP(), {"options": {"fallback": "cpu"}}))
+
+
+def test_fallback_environment_variable(monkeypatch):
+    monkeypatch.setenv("TRNC_FALLBACK", "cpu")
+    _check_fallback(_train(CumsumMLP(), {}))
+
+
+def test_without_fallback_the_error_is_unchanged():
+    x = torch.randn(4, 8)
+    with pytest.raises(Exception) as info:
+        torch.compile(CumsumMLP(), backend="neuron", dynamic=False)(x)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError)
+    # the graph number counts every graph this process compiled
+    assert re.sub(r"graph \d+", "graph N", str(err)).splitlines() == [
+        "trnc cannot lower 1 operator (1 use) in forward graph N:",
+        "  aten.cumsum.default  (1 use)",
+        f"    at {__file__}:{CUMSUM_LINE}  `h = torch.cumsum(h, dim=1)  # the op trnc does "
+        "not lower`",
+        "       operands (f32[4,16], dim=1)",
+        "Supported operators and their limits are listed in docs/operators.md (also `trnc ops`)."]
+    assert trnc.fallback_ops() == []
+    assert trnc.stats()["errors"] == 1
+
+
+@pytest.mark.parametrize("value", ["gpu", "CPU!"])
+def test_unknown_fallback_mode_is_rejected(monkeypatch, value):
+    x = torch.randn(4, 8)
+    with pytest.raises(Exception, match="not a fallback mode"):
+        torch.compile(CumsumMLP(), backend="neuron", dynamic=False,
+                      options={"fallback": value})(x)
+    torch._dynamo.reset()
+    monkeypatch.setenv("TRNC_FALLBACK", value)
+    with pytest.raises(Exception, match="TRNC_FALLBACK"):
+        torch.compile(CumsumMLP(), backend="neuron", dynamic=False)(x)
