@@ -642,7 +642,10 @@ static trnc_status conv_placeholder(imp *im, trnc_node *n, uint32_t ni, const Tr
   trnc_status st = alloc_outs(im, n, 1);
   if (st != TRNC_OK) return st;
   n->outs[0] = new_value(im, ni, 0);
-  return conv_meta(im, n, "output 0", fn->outputs[0], false, &im->g->values[n->outs[0]]);
+  /* an opaque object passed as an input (a DeviceMesh or ProcessGroup of a
+   * DTensor graph): no tensor; collectives carry the group's name */
+  bool opaque = !strcmp(n->role, "opaque");
+  return conv_meta(im, n, "output 0", fn->outputs[0], opaque, &im->g->values[n->outs[0]]);
 }
 
 /* True if t's strides are the contiguous ones (dims of size <= 1 ignored). */

@@ -120,6 +120,10 @@ size_t trnc_diags_count(const trnc_diags *d);
 const trnc_diag *trnc_diags_get(const trnc_diags *d, size_t i);
 /** Number of diagnostics of severity ERROR. */
 size_t trnc_diags_error_count(const trnc_diags *d);
+/** Adds an error diagnostic with `message` (copied) and returns `code`: for
+ *  callbacks such as a distributed engine (trnc_collective_engine) that
+ *  report a failure. d may be NULL. */
+trnc_status trnc_diags_add_error(trnc_diags *d, trnc_status code, const char *message);
 /** All diagnostics as text, one per line ("error: file:line: message"). */
 char *trnc_diags_format(const trnc_diags *d);
 
