@@ -86,21 +86,9 @@ def _reduce_scatter(pg: Any, reduce: str, size: int, src: torch.Tensor,
                     dst: torch.Tensor) -> Pending:
     if reduce == "avg" and not dst.is_floating_point():
         raise ValueError(f"reduce_scatter 'avg' of {dst.dtype} tensors is not supported")
-    try:
-        work = dist.reduce_scatter_tensor(dst, src, op=_reduce_op(reduce), group=pg,
-                                          async_op=True)
-        finish = (lambda: dst.div_(size)) if reduce == "avg" else None
-        return Pending(work, (src, dst), finish)
-    except (RuntimeError, NotImplementedError):
-        pass  # the backend has no reduce_scatter (gloo): all_reduce, keep our chunk
-    work = dist.all_reduce(src, op=_reduce_op(reduce), group=pg, async_op=True)
-    rank = dist.get_rank(pg)
-
-    def finish() -> None:
-        dst.copy_(src.view(size, -1)[rank])
-        if reduce == "avg":
-            dst.div_(size)
-
+    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    work = scatter(dst, src, op=_reduce_op(reduce), group=pg, async_op=True)
+    finish = (lambda: dst.div_(size)) if reduce == "avg" else None
     return Pending(work, (src, dst), finish)
 
 
