@@ -8,8 +8,9 @@
  * by a kernel). The node's wait_tensor (a view of the result, lowered by
  * lower.c) becomes the matching cc_wait step where the overlap pass placed
  * it, just before the first use; a result no wait_tensor reads is waited for
- * right after its START. Gathers and scatters work along dim 0, which in a
- * contiguous row-major buffer is byte concatenation.
+ * right after its START; when TRNC_NC_CC_MAX_INFLIGHT are in flight the
+ * oldest is waited for before the next START. Gathers and scatters work
+ * along dim 0, which in a contiguous row-major buffer is byte concatenation.
  */
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,28 @@ static trnc_status add_wait(lw *L, const trnc_node *n, int32_t handle) {
   return TRNC_OK;
 }
 
+/* If TRNC_NC_CC_MAX_INFLIGHT collectives are in flight, waits for the oldest
+ * (waiting early is always correct; its wait_tensor then finds it waited). */
+static trnc_status bound_inflight(lw *L, const trnc_node *n) {
+  int32_t fl[TRNC_NC_CC_MAX_INFLIGHT + 1]; /* handles in flight, oldest first */
+  int nfl = 0;
+  for (size_t k = 0; k < trnc_nc_program_kernel_count(L->prog); k++) {
+    const trnc_nc_collective *cc = trnc_nc_kernel_collective(L->prog, k);
+    if (!cc) continue;
+    if (cc->op != TRNC_NC_CC_WAIT) {
+      if (nfl <= TRNC_NC_CC_MAX_INFLIGHT) fl[nfl++] = cc->handle;
+      continue;
+    }
+    for (int f = 0; f < nfl; f++)
+      if (fl[f] == cc->handle) {
+        memmove(&fl[f], &fl[f + 1], (size_t)(nfl - f - 1) * sizeof fl[0]);
+        nfl--;
+        break;
+      }
+  }
+  return nfl < TRNC_NC_CC_MAX_INFLIGHT ? TRNC_OK : add_wait(L, n, fl[0]);
+}
+
 /* One START: input value `in` -> result value `out`. */
 static trnc_status start_one(lw *L, const trnc_node *n, trnc_ref in, trnc_ref out,
                              const char *group, int32_t gsize) {
@@ -128,6 +151,8 @@ static trnc_status start_one(lw *L, const trnc_node *n, trnc_ref in, trnc_ref ou
     }
     cc.nsplits = k;
   }
+  trnc_status st = bound_inflight(L, n);
+  if (st) return st;
   if (trnc_nc_program_add_collective(L->prog, &cc) < 0)
     return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory adding a collective step");
   return has_wait(g, out) ? TRNC_OK : add_wait(L, n, cc.handle);

@@ -86,6 +86,18 @@ def _rank_input(r: int) -> torch.Tensor:
     return torch.arange(12, dtype=torch.float32).reshape(4, 3) * (r + 1) + r
 
 
+def _many(x: torch.Tensor, group) -> torch.Tensor:
+    """70 all_reduces all in flight before the first is used: more than a
+    program holds in flight (64), so the oldest is waited for early."""
+    import torch.distributed._functional_collectives as fc
+
+    ars = [fc.all_reduce(x + i, "sum", group) for i in range(70)]
+    acc = ars[0]
+    for a in ars[1:]:
+        acc = acc + a
+    return acc
+
+
 def _collectives_worker(rank: int, port: int, cache_dir: str) -> None:
     import torch.distributed as dist
     import torch.distributed._functional_collectives as fc
@@ -111,7 +123,10 @@ def _collectives_worker(rank: int, port: int, cache_dir: str) -> None:
                     fc.broadcast(x, 1, group),
                     *fc.all_reduce_coalesced([x, x + 1], "sum", group),
                     *fc.all_gather_into_tensor_coalesced([x, x[:2]], group),
-                    *fc.reduce_scatter_tensor_coalesced([x, x * 3], "sum", [0, 0], group))
+                    *fc.reduce_scatter_tensor_coalesced([x, x * 3], "sum", [0, 0], group),
+                    fc.all_reduce(x.t(), "sum", group),  # a strided view: copied first
+                    fc.all_reduce(x.long(), "sum", group),  # int64 travels as int32
+                    _many(x, group))
 
         x = _rank_input(rank)
         got = torch.compile(f, backend="neuron", dynamic=False)(x)
@@ -128,13 +143,16 @@ def _collectives_worker(rank: int, port: int, cache_dir: str) -> None:
                 x1,
                 total, total + 2,
                 torch.cat([x0, x1]), torch.cat([x0[:2], x1[:2]]),
-                total[chunk], (total * 3)[chunk])
+                total[chunk], (total * 3)[chunk],
+                total.t(),
+                total.long(),
+                70 * total + 2 * sum(range(70)))
         assert len(got) == len(want)
         for i, (g, w) in enumerate(zip(got, want)):
             torch.testing.assert_close(g, w, rtol=1e-6, atol=1e-5, msg=lambda m, i=i: f"{i}: {m}")
         s = trnc.stats()
         assert s["inference"] == 1 and s["errors"] == 0, s
-        assert s["collectives"] == 14, s  # one START per tensor (coalesced: per element)
+        assert s["collectives"] == 16 + 70, s  # one START per tensor (coalesced: per element)
         rec = trnc.last_graphs(1)[0]
         ir = rec.text
         # the overlap pass: the first wait comes after the independent sin
