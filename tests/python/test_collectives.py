@@ -1,6 +1,7 @@
 """Collectives inside compiled graphs, on 2 ranks (gloo on 127.0.0.1,
 torch.multiprocessing spawn): a DTensor tensor-parallel MLP (ColwiseParallel /
-RowwiseParallel) forward and backward against eager, and every
+RowwiseParallel) forward and backward against eager, a SimpleFSDP-style
+sharded weight (all_gather forward, reduce_scatter backward), and every
 _c10d_functional collective in one compiled function against values computed
 by hand from each rank's input. Each rank asserts; mp.spawn re-raises."""
 
@@ -30,7 +31,9 @@ def _init(rank: int, port: int, cache_dir: str) -> None:
     import torch.distributed as dist
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                      TRNC_CACHE_DIR=os.path.join(cache_dir, f"rank{rank}"))
+                      TRNC_CACHE_DIR=os.path.join(cache_dir, f"rank{rank}"),
+                      TRNC_DUMP_DIR=os.path.join(cache_dir, f"dump{rank}"))
+    os.makedirs(os.environ["TRNC_DUMP_DIR"], exist_ok=True)
     dist.init_process_group("gloo", rank=rank, world_size=WORLD)
     torch.manual_seed(0)
 
@@ -43,6 +46,36 @@ class MLP(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(torch.relu(self.up(x)))
+
+
+def _simple_fsdp(mesh) -> None:
+    """SimpleFSDP-style: a weight sharded on dim 0 is all-gathered for the
+    forward (Shard -> Replicate) and its gradient reduce-scattered back
+    (Partial -> Shard) in the backward graph; loss and shard gradient equal
+    eager."""
+    from torch.distributed.tensor import Partial, Replicate, Shard, distribute_tensor
+
+    import trnc
+
+    trnc.reset()
+    torch._dynamo.reset()
+    w = torch.nn.Parameter(distribute_tensor(torch.randn(8, 6), mesh, [Shard(0)]))
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        full = w.redistribute(mesh, [Replicate()]).to_local(grad_placements=[Partial()])
+        return torch.tanh(x @ full.t()).sum()
+
+    x = torch.randn(4, 6) + mesh.get_rank()  # each rank its own batch
+    loss = torch.compile(step, backend="neuron", dynamic=False)(x)
+    loss.backward()
+    grad, w.grad = w.grad.to_local().clone(), None
+    loss_e = step(x)
+    loss_e.backward()
+    torch.testing.assert_close(loss, loss_e, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(grad, w.grad.to_local(), rtol=1e-5, atol=1e-5)
+    texts = {r.kind: r.text for r in trnc.last_graphs()}
+    assert "all_gather(" in texts["forward"] and "reduce_scatter(" in texts["backward"], texts
+    assert trnc.stats()["collectives"] == 2, trnc.stats()
 
 
 def _tp_worker(rank: int, port: int, cache_dir: str) -> None:
@@ -78,6 +111,10 @@ def _tp_worker(rank: int, port: int, cache_dir: str) -> None:
         reports = [r.report for r in trnc.last_graphs() if r.report]
         assert all(r["collectives"] >= 1 for r in reports), reports
         assert all(r["est_collective_s"] > 0 for r in reports), reports
+        for kind in ("forward", "backward"):  # the programs as TRNC_DUMP_DIR wrote them
+            text = open(os.path.join(os.environ["TRNC_DUMP_DIR"], f"{kind}-program.s")).read()
+            assert ".collective all_reduce " in text and ".collective cc_wait " in text, text
+        _simple_fsdp(mesh)
     finally:
         dist.destroy_process_group()
 
@@ -170,7 +207,8 @@ def _spawn(fn, tmp_path) -> None:
 def test_dtensor_tensor_parallel_mlp(tmp_path):
     """ColwiseParallel -> RowwiseParallel MLP: forward, input and parameter
     gradients equal eager DTensor on both ranks; both programs hold
-    collectives."""
+    collectives. Then a SimpleFSDP-style all_gather / reduce_scatter step in
+    the same processes."""
     _spawn(_tp_worker, tmp_path)
 
 
