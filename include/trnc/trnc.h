@@ -297,7 +297,8 @@ const struct trnc_nc_program *trnc_compiled_program(const trnc_compiled *c);
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
  * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
  * gather/scatter index out of range: the diagnostic names the input/op),
- * TRNC_ERR_NOMEM.
+ * TRNC_ERR_UNSUPPORTED (the program has collective steps: run it with
+ * trnc_compiled_run_with and a distributed engine), TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags);
