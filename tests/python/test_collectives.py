@@ -217,3 +217,18 @@ def test_functional_collectives(tmp_path):
     all_to_all_single (equal and uneven splits), broadcast and the coalesced
     forms, compiled in one graph, equal the hand-computed results."""
     _spawn(_collectives_worker, tmp_path)
+
+
+def test_engine_needs_torch_distributed():
+    """A program's collective step in a process without torch.distributed
+    initialized raises an error that says what to do (the C extension turns
+    it into the run's diagnostic)."""
+    import torch.distributed as dist
+
+    from trnc import collectives
+
+    assert not dist.is_initialized()
+    buf = torch.zeros(4)
+    with pytest.raises(RuntimeError, match="torch.distributed is not initialized"):
+        collectives.start("all_reduce", "sum", "0", 2, 0, "f32", buf.data_ptr(), 16,
+                          buf.data_ptr(), 16, None, None)
