@@ -181,6 +181,7 @@ trnc_status trnc_compiled_serialize(const trnc_compiled *c, uint8_t **bytes, siz
   r.est_time_s = rp->est_time_s;
   r.tensor_flop_util = rp->tensor_flop_util;
   r.dma_bw_util = rp->dma_bw_util;
+  r.est_collective_s = rp->est_collective_s;
   m.report = &r;
   if (!ok) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_serialize: out of memory");
@@ -412,6 +413,8 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
   rp->est_time_s = r->est_time_s;
   rp->tensor_flop_util = r->tensor_flop_util;
   rp->dma_bw_util = r->dma_bw_util;
+  rp->est_collective_s = r->est_collective_s;
+  rp->collectives = trnc_nc_program_collective_count(prog);
   rp->compile_s = 0.0;
   /* the run-time binding contract, so a loaded artifact never fails it */
   if ((st = trnc_compiled_check_bindings(c, diags))) goto done;

@@ -108,7 +108,7 @@ static bool is_view_op(trnc_op op) {
     case TRNC_OP_EXPAND: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE: case TRNC_OP_SQUEEZE_DIM:
     case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_T:
     case TRNC_OP_TRANSPOSE: case TRNC_OP_ALIAS: case TRNC_OP_SPLIT: case TRNC_OP_SPLIT_WITH_SIZES:
-    case TRNC_OP_AS_STRIDED:
+    case TRNC_OP_AS_STRIDED: case TRNC_OP_WAIT_TENSOR:
       return true;
     default: return false;
   }
@@ -903,6 +903,10 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   const trnc_graph *g = L->g;
   const trnc_node *n = &g->nodes[*i];
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return TRNC_OK;
+  if (n->op == TRNC_OP_WAIT_TENSOR) { /* a view of the result, once it has arrived */
+    trnc_status ws = lower_view(C, n);
+    return ws ? ws : lw_cc_wait(L, n);
+  }
   if (is_view_op(n->op)) return lower_view(C, n);
   trnc_status st;
   if (groups(g, n)) {
@@ -1147,7 +1151,8 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   trnc_compile_report *rp = &c->report;
   for (uint32_t i = 0; i < g->nnodes; i++)
     rp->ir_nodes += !g->nodes[i].dead && g->nodes[i].op < TRNC_OP_COUNT;
-  rp->kernels = trnc_nc_program_kernel_count(L->prog);
+  for (size_t k = 0; k < trnc_nc_program_kernel_count(L->prog); k++)
+    rp->kernels += !trnc_nc_kernel_collective(L->prog, k); /* collective steps are not kernels */
   rp->instructions = trnc_nc_program_instr_count(L->prog);
   for (size_t k = 0; k < rp->kernels; k++)
     for (size_t i = 0; i < trnc_nc_kernel_instr_count(L->prog, k); i++) {
@@ -1163,6 +1168,8 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   rp->tensor_flop_util = cost.tensor_flop_util;
   rp->dma_bw_util = cost.dma_bw_util;
   rp->target = c->target_name;
+  rp->collectives = cost.collectives;
+  rp->est_collective_s = cost.collective_s;
   c->scratch_bytes = trnc_nc_program_scratch_bytes(L->prog);
   c->prog = L->prog;
   L->prog = NULL;

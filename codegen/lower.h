@@ -206,6 +206,13 @@ trnc_status lw_conv_emit(lw *L, const trnc_node *n);
 /** An op family's emitter: `handles` says whether it lowers node n (given
  *  its operands), `emit` emits it (outputs already have their tvs). The
  *  families are listed in codegen/families.c. */
+/** _c10d_functional collectives (emit_collective.c): collective START steps
+ *  of the program; lw_cc_wait turns a wait_tensor (lowered as a view of the
+ *  result) into the matching cc_wait step. */
+bool lw_cc_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_cc_emit(lw *L, const trnc_node *n);
+trnc_status lw_cc_wait(lw *L, const trnc_node *n);
+
 typedef struct lw_family {
   const char *name;
   bool (*handles)(const trnc_graph *g, const trnc_node *n);

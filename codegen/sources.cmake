@@ -7,6 +7,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/asm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/serialize.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify_cc.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/cost.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/artifact.c)
 list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)
@@ -22,6 +23,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_norm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_collective.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/families.c)
 # codegen/: the driver (the order of the pipeline stages, trnc_pipeline_run).
 list(APPEND TRNC_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/codegen/driver.c)

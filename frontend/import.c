@@ -651,7 +651,10 @@ static trnc_status conv_placeholder(imp *im, trnc_node *n, uint32_t ni, const Tr
   trnc_status st = alloc_outs(im, n, 1);
   if (st != TRNC_OK) return st;
   n->outs[0] = new_value(im, ni, 0);
-  return conv_meta(im, n, "output 0", fn->outputs[0], false, &im->g->values[n->outs[0]]);
+  /* an opaque object passed as an input (a DeviceMesh or ProcessGroup of a
+   * DTensor graph): no tensor; collectives carry the group's name */
+  bool opaque = !strcmp(n->role, "opaque");
+  return conv_meta(im, n, "output 0", fn->outputs[0], opaque, &im->g->values[n->outs[0]]);
 }
 
 /* True if t's strides are the contiguous ones (dims of size <= 1 ignored). */
@@ -889,6 +892,25 @@ static trnc_status build(imp *im) {
   trnc_graph *g = im->g;
   g->name = dup(im, m->name);
   if (!g->name) return nomem(im);
+  if (m->n_process_groups) {
+    if (m->n_process_groups > 4096)
+      return node_err(im, NULL, TRNC_ERR_LIMIT, "graph lists %zu process groups (at most 4096)",
+                      m->n_process_groups);
+    g->groups = trnc_arena_array(&g->arena, m->n_process_groups, sizeof *g->groups);
+    if (!g->groups) return nomem(im);
+    for (size_t i = 0; i < m->n_process_groups; i++) {
+      const Trnc__Fx__ProcessGroup *pg = m->process_groups[i];
+      if (pg->size < 1 || !pg->name || !pg->name[0] ||
+          (i && strcmp(m->process_groups[i - 1]->name, pg->name) >= 0))
+        return node_err(im, NULL, TRNC_ERR_MALFORMED,
+                        "process group %zu ('%.64s', size %d): names must be non-empty, sorted "
+                        "and unique, sizes at least 1", i, pg->name ? pg->name : "", pg->size);
+      g->groups[i].name = dup(im, pg->name);
+      if (!g->groups[i].name) return nomem(im);
+      g->groups[i].size = pg->size;
+    }
+    g->ngroups = (uint32_t)m->n_process_groups;
+  }
   uint64_t nvalues = 0;
   for (size_t i = 0; i < m->n_nodes; i++) nvalues += m->nodes[i]->n_outputs;
   if (nvalues >= UINT32_MAX)

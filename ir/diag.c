@@ -155,3 +155,7 @@ char *trnc_diags_format(const trnc_diags *d) {
 }
 
 void trnc_free(void *p) { free(p); }
+
+trnc_status trnc_diags_add_error(trnc_diags *d, trnc_status code, const char *message) {
+  return trnc_diag_add(d, TRNC_SEV_ERROR, code, NULL, NULL, "%s", message ? message : "");
+}

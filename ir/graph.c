@@ -168,3 +168,9 @@ void trnc_graph_get_summary(const trnc_graph *g, trnc_graph_summary *out) {
   out->outputs = g->noutputs;
   out->values = g->nvalues;
 }
+
+int32_t trnc_graph_group_size(const trnc_graph *g, const char *name) {
+  for (uint32_t i = 0; g && name && i < g->ngroups; i++)
+    if (!strcmp(g->groups[i].name, name)) return g->groups[i].size;
+  return 0;
+}

@@ -94,6 +94,11 @@ void trnc_graph_hash(const trnc_graph *g, uint8_t out[16]) {
   }
   put_u64(s, g->noutputs);
   for (uint32_t k = 0; k < g->noutputs; k++) put_u64(s, g->outputs[k]);
+  put_u64(s, g->ngroups);
+  for (uint32_t k = 0; k < g->ngroups; k++) {
+    put_str(s, g->groups[k].name);
+    put_u64(s, (uint64_t)g->groups[k].size);
+  }
   XXH128_hash_t h = XXH3_128bits_digest(s);
   XXH3_freeState(s);
   XXH128_canonical_t c;

@@ -53,6 +53,8 @@ typedef enum trnc_op {
 /* Float data plus integer index operands (embedding, nll_loss, pooling indices). */
 #define TRNC_DTS_FLOAT_IDX (TRNC_DTS_FLOAT | TRNC_DTS_INDEX | TRNC_DT(TRNC_BOOL))
 #define TRNC_DTS_EMBED TRNC_DTS_FLOAT_IDX
+/* What a collective carries (torch.distributed's gloo has no fp8 reductions). */
+#define TRNC_DTS_CC (TRNC_DTS_FLOAT | TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
 
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {
@@ -141,6 +143,12 @@ typedef struct trnc_value {
   trnc_type type;
 } trnc_value;
 
+/** A torch.distributed process group named by collective nodes. */
+typedef struct trnc_process_group {
+  const char *name;
+  int32_t size;              /* ranks, >= 1 */
+} trnc_process_group;
+
 struct trnc_graph {
   trnc_arena arena;
   trnc_graph_kind kind;
@@ -151,9 +159,14 @@ struct trnc_graph {
   uint32_t nvalues;
   trnc_ref *outputs;         /* TRNC_NO_REF for None */
   uint32_t noutputs;
+  trnc_process_group *groups;  /* sorted by name */
+  uint32_t ngroups;
   /* Set by legalization passes. */
   bool f64_legalized;
 };
+
+/** Size of the process group called name in g, or 0 if g does not list it. */
+int32_t trnc_graph_group_size(const trnc_graph *g, const char *name);
 
 /* ---- op table ------------------------------------------------------------- */
 struct trnc_node_ctx;

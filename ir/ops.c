@@ -22,6 +22,34 @@ static const char *check_gelu(const trnc_graph *g, const trnc_node *n) {
   return "approximate must be 'none' or 'tanh'";
 }
 
+/* Collectives: a reduce_op trnc runs, a group name the graph sizes. */
+static const char *check_cc(const trnc_graph *g, const trnc_node *n) {
+  bool reduces = n->op == TRNC_OP_ALL_REDUCE || n->op == TRNC_OP_ALL_REDUCE_COALESCED ||
+                 n->op == TRNC_OP_REDUCE_SCATTER || n->op == TRNC_OP_REDUCE_SCATTER_COALESCED;
+  if (reduces) {
+    static const char *const ok[] = {"sum", "avg", "product", "min", "max"};
+    const trnc_arg *r = arg(n, 1);
+    bool found = false;
+    for (size_t i = 0; r && r->kind == TRNC_ARG_STR && i < sizeof ok / sizeof ok[0]; i++)
+      found = found || !strcmp(r->u.s, ok[i]);
+    if (!found) return "reduce_op must be one of sum, avg, product, min, max";
+  }
+  const trnc_arg *gn = n->nargs ? arg(n, n->nargs - 1) : NULL;
+  if (!gn || gn->kind != TRNC_ARG_STR) return "group_name must be a process group name (a string)";
+  if (trnc_graph_group_size(g, gn->u.s) < 1)
+    return "the graph does not record the size of this process group (compile with "
+           "torch.distributed initialized, through trnc's backend)";
+  if (n->op == TRNC_OP_BROADCAST &&
+      (trnc_arg_int(n, 1, -1) < 0 || trnc_arg_int(n, 1, -1) >= trnc_graph_group_size(g, gn->u.s)))
+    return "broadcast src must be a rank of the group";
+  if ((n->op == TRNC_OP_ALL_GATHER || n->op == TRNC_OP_ALL_GATHER_COALESCED ||
+       n->op == TRNC_OP_REDUCE_SCATTER || n->op == TRNC_OP_REDUCE_SCATTER_COALESCED) &&
+      trnc_arg_int(n, n->op == TRNC_OP_ALL_GATHER || n->op == TRNC_OP_ALL_GATHER_COALESCED ? 1 : 2,
+                   0) != trnc_graph_group_size(g, gn->u.s))
+    return "group_size differs from the size of the process group";
+  return NULL;
+}
+
 static const char *check_clamp(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *lo = arg(n, 1), *hi = arg(n, 2);
   if ((!lo || lo->kind == TRNC_ARG_NONE) && (!hi || hi->kind == TRNC_ARG_NONE))

@@ -1616,3 +1616,77 @@ trnc_status rule_dropout_bw(const trnc_graph *g, const trnc_node *n, trnc_type *
   copy_shape(&out[0], go, go->dtype);
   return TRNC_OK;
 }
+
+/* ---- collectives (_c10d_functional): results are new contiguous tensors ---- */
+
+/* The shape of one collective result for input x: dim 0 times `mul`, divided
+ * by `div` (which must divide it). */
+static trnc_status cc_shape(const trnc_node *n, const trnc_type *x, int64_t mul, int64_t div,
+                            trnc_type *out, trnc_diags *d) {
+  CHECK(x, "%s: input must be a tensor", trnc_op_name(n->op));
+  copy_shape(out, x, x->dtype);
+  if (mul == 1 && div == 1) return TRNC_OK;
+  CHECK(x->rank > 0, "%s: a 0-d tensor cannot be gathered or scattered along dim 0",
+        trnc_op_name(n->op));
+  CHECK(mul >= 1 && div >= 1, "%s: group_size must be at least 1", trnc_op_name(n->op));
+  CHECK(x->shape[0] % div == 0, "%s: dim 0 (%lld) is not divisible by group_size %lld",
+        trnc_op_name(n->op), (long long)x->shape[0], (long long)div);
+  out->shape[0] = x->shape[0] * mul / div;
+  return TRNC_OK;
+}
+
+trnc_status rule_cc_same(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  return cc_shape(n, targ(g, n, 0), 1, 1, &out[0], d);
+}
+
+trnc_status rule_cc_gather(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  return cc_shape(n, targ(g, n, 0), trnc_arg_int(n, 1, 0), 1, &out[0], d);
+}
+
+trnc_status rule_cc_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  return cc_shape(n, targ(g, n, 0), 1, trnc_arg_int(n, 2, 0), &out[0], d);
+}
+
+trnc_status rule_cc_all_to_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  trnc_status st = cc_shape(n, x, 1, 1, &out[0], d);
+  if (st) return st;
+  int64_t os[64], is[64];
+  int no = ilist(n, 1, os, 64), ni = ilist(n, 2, is, 64);
+  CHECK(no >= 0 && ni >= 0 && no == ni,
+        "all_to_all_single: output and input split sizes must be int lists of one length (at "
+        "most 64 ranks)");
+  if (!no) return TRNC_OK;
+  CHECK(x->rank > 0, "all_to_all_single: a 0-d tensor cannot be split");
+  int64_t so = 0, si = 0;
+  for (int i = 0; i < no; i++) {
+    CHECK(os[i] >= 0 && is[i] >= 0, "all_to_all_single: negative split size");
+    so += os[i];
+    si += is[i];
+  }
+  CHECK(si == x->shape[0], "all_to_all_single: input splits sum to %lld, dim 0 has %lld",
+        (long long)si, (long long)x->shape[0]);
+  out[0].shape[0] = so;
+  return TRNC_OK;
+}
+
+trnc_status rule_cc_coalesced(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                              uint32_t nout, trnc_diags *d) {
+  const trnc_arg *l = trnc_node_arg(n, 0);
+  CHECK(l && l->kind == TRNC_ARG_LIST && l->u.list.n == nout,
+        "%s: %u outputs for %u inputs", trnc_op_name(n->op), nout,
+        l && l->kind == TRNC_ARG_LIST ? l->u.list.n : 0);
+  int64_t mul = n->op == TRNC_OP_ALL_GATHER_COALESCED ? trnc_arg_int(n, 1, 0) : 1;
+  int64_t div = n->op == TRNC_OP_REDUCE_SCATTER_COALESCED ? trnc_arg_int(n, 2, 0) : 1;
+  for (uint32_t k = 0; k < nout; k++) {
+    const trnc_arg *it = &l->u.list.items[k];
+    CHECK(it->kind == TRNC_ARG_VALUE, "%s: input %u is not a tensor", trnc_op_name(n->op), k);
+    trnc_status st = cc_shape(n, trnc_ref_type(g, it->u.ref), mul, div, &out[k], d);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}

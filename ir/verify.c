@@ -273,7 +273,9 @@ trnc_status trnc_graph_verify(const trnc_graph *g, trnc_diags *d) {
     if (rc.st) FAIL(rc.st);
 
     if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) {
-      if (n->nouts != 1 || g->values[n->outs[0]].is_none)
+      /* an "opaque" placeholder (a DeviceMesh input) produces no tensor */
+      bool opaque = n->op == TRNC_OP_PLACEHOLDER && n->role && !strcmp(n->role, "opaque");
+      if (n->nouts != 1 || (g->values[n->outs[0]].is_none && !opaque))
         FAIL(trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_INVALID_GRAPH, &loc, NULL,
                            "%s must produce exactly one tensor",
                            n->op == TRNC_OP_PLACEHOLDER ? "a placeholder" : "a constant"));

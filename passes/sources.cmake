@@ -5,4 +5,5 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/simplify.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/fold.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/cse.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/passes/dce.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/dce.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/overlap.c)

@@ -260,6 +260,12 @@ static void runmem_free(runmem *m, size_t nbufs) {
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags) {
+  return trnc_compiled_run_with(c, inputs, outputs, NULL, diags);
+}
+
+trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *inputs,
+                                   void *const *outputs, const trnc_collective_engine *engine,
+                                   trnc_diags *diags) {
   if (!c || !c->prog)
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_compiled_run: NULL artifact");
   if ((c->ninputs && !inputs) || (c->noutputs && !outputs))
@@ -350,7 +356,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     }
   }
 
-  st = trnc_nc_simulate_verified(p, m.sim_in, m.sim_out, diags);
+  st = trnc_nc_simulate_with(p, m.sim_in, m.sim_out, engine, diags);
   if (st) goto out;
 
   /* device outputs back into the torch layout */

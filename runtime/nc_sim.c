@@ -9,6 +9,12 @@
  *
  * Hot paths (matmul, elementwise rows, reductions, contiguous DMA runs) are
  * plain loops over contiguous fp32 rows that the compiler vectorizes.
+ *
+ * Collective steps go to the caller's distributed engine: a START snapshots
+ * its source (all_reduce and broadcast copy it into the destination and run
+ * in place; the other ops into a staging block the run owns until the WAIT)
+ * and issues the operation; the kernels after it run while it is in flight;
+ * its WAIT blocks on the engine.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -25,6 +31,13 @@ typedef struct sim {
   float *tmp[4];
   size_t tmpcap[4];
   trnc_diags *diags;
+  const trnc_collective_engine *engine;
+  struct {
+    int32_t handle;
+    void *engine_handle;
+    void *staging;
+  } cc[TRNC_NC_CC_MAX_INFLIGHT];
+  int ncc;
 } sim;
 
 static float *tmp(sim *S, int i, int64_t n) {
@@ -558,8 +571,55 @@ static trnc_status run_kernel(sim *S, size_t k) {
   return st;
 }
 
+/* One collective step (see the file comment). */
+static trnc_status run_collective(sim *S, size_t k) {
+  const trnc_nc_collective *cc = S->p->kernels[k].cc;
+  const trnc_collective_engine *e = S->engine;
+  if (!e || !e->start || !e->wait)
+    return trnc_diag_error(S->diags, TRNC_ERR_UNSUPPORTED,
+                           "step %zu: the program runs a collective (%s over process group '%s') but "
+                           "no distributed engine was given: run it through trnc's torch.compile "
+                           "backend with torch.distributed initialized (trnc_compiled_run_with)",
+                           k, trnc_nc_cc_op_name(cc->op), cc->group);
+  if (cc->op == TRNC_NC_CC_WAIT) {
+    for (int f = 0; f < S->ncc; f++) {
+      if (S->cc[f].handle != cc->handle) continue;
+      trnc_status st = e->wait(e->ctx, S->cc[f].engine_handle, S->diags);
+      free(S->cc[f].staging);
+      S->cc[f] = S->cc[--S->ncc];
+      return st;
+    }
+    return trnc_diag_error(S->diags, TRNC_ERR_INTERNAL, "step %zu: cc_wait on a handle not in flight", k);
+  }
+  uint8_t *src = S->hbm[cc->src_buffer] + cc->src_offset, *dst = S->hbm[cc->dst_buffer] + cc->dst_offset;
+  void *staging = NULL;
+  trnc_collective_call call = {cc->op, cc->reduce, cc->group, cc->group_size, cc->root,
+                               (trnc_dtype)cc->dtype, src, cc->src_bytes, dst, cc->dst_bytes,
+                               cc->nsplits, cc->in_split, cc->out_split};
+  if (cc->op == TRNC_NC_CC_ALL_REDUCE || cc->op == TRNC_NC_CC_BROADCAST) {
+    if (dst != src) memmove(dst, src, (size_t)cc->src_bytes);
+    call.src = dst;
+  } else {
+    staging = malloc(cc->src_bytes ? (size_t)cc->src_bytes : 1);
+    if (!staging) return oom(S);
+    memcpy(staging, src, (size_t)cc->src_bytes);
+    call.src = staging;
+  }
+  void *h = NULL;
+  trnc_status st = e->start(e->ctx, &call, &h, S->diags);
+  if (st) {
+    free(staging);
+    return st;
+  }
+  S->cc[S->ncc].handle = cc->handle;
+  S->cc[S->ncc].engine_handle = h;
+  S->cc[S->ncc].staging = staging;
+  S->ncc++;
+  return TRNC_OK;
+}
+
 static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                        trnc_diags *diags, bool verify) {
+                        const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
   if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
   if (verify) {
     trnc_status vs = trnc_nc_program_verify(p, diags);
@@ -570,6 +630,7 @@ static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inpu
   S.p = p;
   S.t = p->target;
   S.diags = diags;
+  S.engine = engine;
   trnc_status st = TRNC_OK;
   size_t ni = 0, no = 0;
   S.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *S.hbm);
@@ -598,7 +659,15 @@ static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inpu
     else no++;
     S.hbm[b] = ptr;
   }
-  for (size_t k = 0; k < p->nkernels && !st; k++) st = run_kernel(&S, k);
+  for (size_t k = 0; k < p->nkernels && !st; k++)
+    st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k);
+  /* after an error: collectives in flight still finish before their memory goes */
+  for (int f = 0; f < S.ncc; f++) {
+    trnc_diags *quiet = trnc_diags_create();
+    engine->wait(engine->ctx, S.cc[f].engine_handle, quiet);
+    trnc_diags_destroy(quiet);
+    free(S.cc[f].staging);
+  }
 out:
   for (int i = 0; i < 4; i++) free(S.tmp[i]);
   free(S.hbm);
@@ -610,10 +679,16 @@ out:
 
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
                              trnc_diags *diags) {
-  return nc_simulate(p, inputs, outputs, diags, true);
+  return nc_simulate(p, inputs, outputs, NULL, diags, true);
 }
 
 trnc_status trnc_nc_simulate_verified(const trnc_nc_program *p, const void *const *inputs,
                                       void *const *outputs, trnc_diags *diags) {
-  return nc_simulate(p, inputs, outputs, diags, false);
+  return nc_simulate(p, inputs, outputs, NULL, diags, false);
+}
+
+trnc_status trnc_nc_simulate_with(const trnc_nc_program *p, const void *const *inputs,
+                                  void *const *outputs, const trnc_collective_engine *engine,
+                                  trnc_diags *diags) {
+  return nc_simulate(p, inputs, outputs, engine, diags, false);
 }

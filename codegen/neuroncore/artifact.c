@@ -130,7 +130,11 @@ static trnc_status check_binding(const trnc_compiled *c, const trnc_io *io,
                                  const bindcheck *bc, trnc_diags *diags) {
   const char *what = out ? "output" : "input";
   trnc_artifact_buf *map = bc->map;
-  if (out && io->is_none) return TRNC_OK;
+  if (io->is_none) {
+    /* a None output, or an opaque input (a DeviceMesh) the program never reads */
+    if (!out && b->buffer >= 0) return bad_artifact(diags, bc, what, i, "is opaque but bound to a buffer");
+    return TRNC_OK;
+  }
   if (!dtype_convertible(io->dtype) || trnc_dtype_size(io->dtype) == 0)
     return bad_artifact(diags, bc, what, i, "has a dtype the runtime cannot bind");
   if (io->rank < 0 || io->rank > TRNC_MAX_RANK)

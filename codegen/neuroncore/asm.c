@@ -8,6 +8,11 @@
  *   .kernel main 4
  *   dma0 dma_copy dst=sbuf[0:128]@0:bf16[[1,512]] src0=hbm:a@0:bf16[[512,128],[1,512]] mode=direct signal=s0
  *   tensor matmul dst=psum[0:128]@0:f32[[1,512]] src0=... src1=... acc=0 wait=s0>=1
+ *   .collective all_reduce handle=0 group=0 size=2 dtype=f32 reduce=sum src=hbm:a@0+4096 dst=hbm:t1@0+4096
+ *   .collective cc_wait handle=0
+ * Collective keys: handle, group, size, dtype, reduce (all_reduce /
+ * reduce_scatter), root (broadcast), src/dst = hbm:NAME@OFFSET+BYTES, and for
+ * all_to_all with uneven splits in_split=[b0,b1,..] out_split=[..] (bytes).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -118,6 +123,38 @@ static void print_instr(sbuf_t *b, const trnc_nc_program *p, const trnc_nc_instr
 
 static const char *const k_kind_names[] = {"input", "output", "internal"};
 
+static const char *buf_name(const trnc_nc_program *p, int32_t b) {
+  return (b >= 0 && (size_t)b < p->nbufs) ? p->bufs[b].name : "?";
+}
+
+static void print_splits(sbuf_t *b, const char *key, const int64_t *v, int n) {
+  for (int i = 0; i < n; i++) sb_printf(b, "%s%" PRId64, i ? "," : key, v[i]);
+  sb_printf(b, "]");
+}
+
+/* One `.collective` line (grammar at the top of this file). */
+static void print_collective(sbuf_t *b, const trnc_nc_program *p, const trnc_nc_collective *cc) {
+  sb_printf(b, ".collective %s handle=%d", trnc_nc_cc_op_name(cc->op), cc->handle);
+  if (cc->op == TRNC_NC_CC_WAIT) {
+    sb_printf(b, "\n");
+    return;
+  }
+  sb_printf(b, " group=%s size=%d dtype=%s", cc->group, cc->group_size,
+            trnc_nc_dtype_name((trnc_dtype)cc->dtype));
+  if (cc->op == TRNC_NC_CC_ALL_REDUCE || cc->op == TRNC_NC_CC_REDUCE_SCATTER)
+    sb_printf(b, " reduce=%s", trnc_nc_cc_reduce_name(cc->reduce));
+  if (cc->op == TRNC_NC_CC_BROADCAST) sb_printf(b, " root=%d", cc->root);
+  sb_printf(b, " src=hbm:%s@%" PRId64 "+%" PRId64 " dst=hbm:%s@%" PRId64 "+%" PRId64,
+            buf_name(p, cc->src_buffer), cc->src_offset, cc->src_bytes, buf_name(p, cc->dst_buffer),
+            cc->dst_offset, cc->dst_bytes);
+  int n = cc->nsplits < 0 ? 0 : cc->nsplits > TRNC_NC_CC_MAX_GROUP ? TRNC_NC_CC_MAX_GROUP : cc->nsplits;
+  if (n) {
+    print_splits(b, " in_split=[", cc->in_split, n);
+    print_splits(b, " out_split=[", cc->out_split, n);
+  }
+  sb_printf(b, "\n");
+}
+
 char *trnc_nc_program_print(const trnc_nc_program *p) {
   if (!p) return NULL;
   sbuf_t b = {0};
@@ -130,6 +167,10 @@ char *trnc_nc_program_print(const trnc_nc_program *p) {
     sb_printf(&b, "\n");
   }
   for (size_t k = 0; k < p->nkernels; k++) {
+    if (p->kernels[k].cc) {
+      print_collective(&b, p, p->kernels[k].cc);
+      continue;
+    }
     sb_printf(&b, ".kernel %s %d\n", p->kernels[k].name, p->kernels[k].nsem);
     for (size_t i = 0; i < p->kernels[k].n; i++) {
       print_instr(&b, p, &p->kernels[k].instrs[i]);
@@ -384,6 +425,81 @@ static trnc_status parse_instr(parser *ps, char **tok, int ntok, size_t k) {
   return TRNC_OK;
 }
 
+static const char *cc_name_i(int i) { return trnc_nc_cc_op_name(i); }
+static const char *red_name_i(int i) { return trnc_nc_cc_reduce_name(i); }
+
+/* hbm:NAME@OFFSET+BYTES */
+static bool parse_cc_operand(parser *ps, const char *s, int32_t *buf, int64_t *off, int64_t *bytes) {
+  if (strncmp(s, "hbm:", 4)) return false;
+  s += 4;
+  const char *at = strchr(s, '@');
+  if (!at) return false;
+  *buf = -1;
+  for (size_t i = 0; i < ps->prog->nbufs; i++)
+    if (strlen(ps->prog->bufs[i].name) == (size_t)(at - s) &&
+        !strncmp(ps->prog->bufs[i].name, s, (size_t)(at - s)))
+      *buf = (int32_t)i;
+  s = at + 1;
+  if (*buf < 0 || !parse_int(&s, 0, 1LL << 40, off) || !expect(&s, '+') ||
+      !parse_int(&s, 0, 1LL << 40, bytes))
+    return false;
+  return !*s;
+}
+
+/* [b0,b1,...] into v; *n = count. */
+static bool parse_splits(const char *s, int64_t *v, int *n) {
+  *n = 0;
+  if (!expect(&s, '[')) return false;
+  while (*s != ']') {
+    if (*n == TRNC_NC_CC_MAX_GROUP || (*n && !expect(&s, ',')) || !parse_int(&s, 0, 1LL << 40, &v[*n]))
+      return false;
+    (*n)++;
+  }
+  return s[1] == '\0';
+}
+
+/* .collective OP key=value ... (grammar at the top of this file) */
+static trnc_status parse_collective(parser *ps, char **tok, int ntok) {
+  trnc_nc_collective cc;
+  memset(&cc, 0, sizeof cc);
+  int op = ntok >= 2 ? lookup_name(tok[1], strlen(tok[1]), cc_name_i, TRNC_NC_CC_COUNT) : -1;
+  if (op < 0) return perr(ps, ".collective needs an op (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, cc_wait)");
+  cc.op = (uint8_t)op;
+  int nin = 0, nout = 0;
+  for (int t = 2; t < ntok; t++) {
+    char *eq = strchr(tok[t], '=');
+    if (!eq) return perr(ps, "expected key=value, got '%s'", tok[t]);
+    *eq = '\0';
+    const char *key = tok[t], *val = eq + 1, *c = val;
+    int64_t v;
+    bool ok = true;
+    if (!strcmp(key, "handle")) ok = parse_int(&c, 0, INT32_MAX, &v) && !*c && ((cc.handle = (int32_t)v), 1);
+    else if (!strcmp(key, "size")) ok = parse_int(&c, 0, INT32_MAX, &v) && !*c && ((cc.group_size = (int32_t)v), 1);
+    else if (!strcmp(key, "root")) ok = parse_int(&c, 0, INT32_MAX, &v) && !*c && ((cc.root = (int32_t)v), 1);
+    else if (!strcmp(key, "group")) {
+      ok = strlen(val) < TRNC_NC_CC_GROUP_NAME;
+      if (ok) strcpy(cc.group, val);
+    } else if (!strcmp(key, "dtype")) {
+      int dt = parse_dtype(val, strlen(val));
+      ok = dt >= 0;
+      cc.dtype = (uint8_t)(dt < 0 ? 0 : dt);
+    } else if (!strcmp(key, "reduce")) {
+      int r = lookup_name(val, strlen(val), red_name_i, TRNC_NC_RED_COUNT);
+      ok = r >= 0;
+      cc.reduce = (uint8_t)(r < 0 ? 0 : r);
+    } else if (!strcmp(key, "src")) ok = parse_cc_operand(ps, val, &cc.src_buffer, &cc.src_offset, &cc.src_bytes);
+    else if (!strcmp(key, "dst")) ok = parse_cc_operand(ps, val, &cc.dst_buffer, &cc.dst_offset, &cc.dst_bytes);
+    else if (!strcmp(key, "in_split")) ok = parse_splits(val, cc.in_split, &nin);
+    else if (!strcmp(key, "out_split")) ok = parse_splits(val, cc.out_split, &nout);
+    else return perr(ps, "unknown .collective key '%s'", key);
+    if (!ok) return perr(ps, "bad .collective %s=%s", key, val);
+  }
+  if (nin != nout) return perr(ps, ".collective in_split and out_split differ in length");
+  cc.nsplits = nin;
+  if (trnc_nc_program_add_collective(ps->prog, &cc) < 0) return perr(ps, "cannot add collective");
+  return TRNC_OK;
+}
+
 static trnc_status parse_line(parser *ps, char *line) {
   char *hash = strchr(line, '#');
   if (hash) *hash = '\0';
@@ -403,10 +519,11 @@ static trnc_status parse_line(parser *ps, char *line) {
   if (!strcmp(tok[0], ".version")) {
     c = ntok == 2 ? tok[1] : "";
     if (!parse_int(&c, 0, 1 << 30, &v) || *c) return perr(ps, "bad .version");
-    if (v != TRNC_NC_PROGRAM_VERSION)
+    if (v < TRNC_NC_PROGRAM_MIN_VERSION || v > TRNC_NC_PROGRAM_VERSION)
       return trnc_diag_error(ps->diags, TRNC_ERR_VERSION,
-                             "NeuronCore asm line %zu: program version %lld, this build reads %d",
-                             ps->line, (long long)v, TRNC_NC_PROGRAM_VERSION);
+                             "NeuronCore asm line %zu: program version %lld, this build reads %d..%d",
+                             ps->line, (long long)v, TRNC_NC_PROGRAM_MIN_VERSION,
+                             TRNC_NC_PROGRAM_VERSION);
     ps->have_version = true;
     return TRNC_OK;
   }
@@ -442,8 +559,10 @@ static trnc_status parse_line(parser *ps, char *line) {
     if (trnc_nc_program_add_kernel(p, tok[1], (int)v) < 0) return perr(ps, "bad kernel name '%s'", tok[1]);
     return TRNC_OK;
   }
+  if (!strcmp(tok[0], ".collective")) return parse_collective(ps, tok, ntok);
   if (tok[0][0] == '.') return perr(ps, "unknown directive '%s'", tok[0]);
   if (!p->nkernels) return perr(ps, "instruction before any .kernel");
+  if (p->kernels[p->nkernels - 1].cc) return perr(ps, "instruction after a .collective (start a .kernel)");
   return parse_instr(ps, tok, ntok, p->nkernels - 1);
 }
 

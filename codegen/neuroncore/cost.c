@@ -26,6 +26,20 @@
  *  DMA: fixed cost + bytes / per-queue bandwidth; each contiguous run
  *    moves at least 64 bytes (our assumption of the DMA burst granularity,
  *    so element-strided DMA is slow).
+ *
+ * Collectives run on one more queue, the interconnect ("collective" track),
+ * as ring algorithms over G ranks with per-rank link bandwidth B = the chip's
+ * NeuronLink bandwidth / NeuronCores per chip (every core of a chip talks at
+ * once in data- and tensor-parallel training) and a fixed cost L per ring
+ * step (target table):
+ *    all_reduce      2(G-1) L + 2 (G-1)/G * bytes / B
+ *    all_gather      (G-1) L + (G-1)/G * dst bytes / B
+ *    reduce_scatter  (G-1) L + (G-1)/G * src bytes / B
+ *    all_to_all      (G-1) L + (G-1)/G * src bytes / B
+ *    broadcast       (G-1) L + bytes / B   (pipelined chain)
+ * A START begins once the kernels before it have finished and the
+ * interconnect is free; a WAIT holds the next kernel until its collective
+ * has finished, so kernels between them hide it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -54,6 +68,21 @@ static bool ap_same(const trnc_nc_ap *a, const trnc_nc_ap *b) {
   return a->mem == b->mem && a->start_partition == b->start_partition && a->partitions == b->partitions &&
          a->offset == b->offset && a->dtype == b->dtype && a->nfree == b->nfree &&
          !memcmp(a->free, b->free, sizeof a->free);
+}
+
+double nc_collective_time(const trnc_nc_target *t, const trnc_nc_collective *cc) {
+  double g = cc->group_size > 1 ? cc->group_size : 1, steps = g - 1;
+  if (steps <= 0) return 0.0;
+  double bw = t->link_bytes_per_s / (t->cores_per_chip > 0 ? t->cores_per_chip : 1);
+  double lat = t->cc_step_latency_s, frac = steps / g;
+  switch (cc->op) {
+    case TRNC_NC_CC_ALL_REDUCE: return 2 * steps * lat + 2 * frac * (double)cc->src_bytes / bw;
+    case TRNC_NC_CC_ALL_GATHER: return steps * lat + frac * (double)cc->dst_bytes / bw;
+    case TRNC_NC_CC_REDUCE_SCATTER: case TRNC_NC_CC_ALL_TO_ALL:
+      return steps * lat + frac * (double)cc->src_bytes / bw;
+    case TRNC_NC_CC_BROADCAST: return steps * lat + (double)cc->src_bytes / bw;
+    default: return 0.0;
+  }
 }
 
 typedef struct pe_state {
@@ -158,8 +187,47 @@ trnc_status trnc_nc_cost_estimate_verified(const trnc_nc_program *p, const char 
               e, e);
     }
   }
-  double t0 = 0.0, ideal_pe = 0.0;
+  double t0 = 0.0, ideal_pe = 0.0, cc_free = 0.0;
+  double cc_end[TRNC_NC_CC_MAX_INFLIGHT];
+  int32_t cc_handle[TRNC_NC_CC_MAX_INFLIGHT];
+  int ncc = 0;
+  if (tf)
+    fprintf(tf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"collective\"}}",
+            TRNC_NC_ENGINE_COUNT);
   for (size_t k = 0; k < p->nkernels && !st; k++) {
+    const trnc_nc_collective *cc = p->kernels[k].cc;
+    if (cc && cc->op == TRNC_NC_CC_WAIT) {
+      for (int f = 0; f < ncc; f++) {
+        if (cc_handle[f] != cc->handle) continue;
+        if (cc_end[f] > t0) {
+          out->collective_exposed_s += cc_end[f] - t0;
+          t0 = cc_end[f];
+        }
+        cc_end[f] = cc_end[ncc - 1];
+        cc_handle[f] = cc_handle[--ncc];
+        break;
+      }
+      continue;
+    }
+    if (cc) {
+      double dur = nc_collective_time(t, cc), start = cc_free > t0 ? cc_free : t0;
+      cc_free = start + dur;
+      if (ncc < TRNC_NC_CC_MAX_INFLIGHT) {
+        cc_end[ncc] = cc_free;
+        cc_handle[ncc++] = cc->handle;
+      }
+      out->collectives++;
+      out->collective_s += dur;
+      if (tf && dur > 0)
+        fprintf(tf, ",\n{\"name\":\"%s\",\"cat\":\"collective\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,"
+                    "\"ts\":%.4f,\"dur\":%.4f,\"args\":{\"group\":",
+                trnc_nc_cc_op_name(cc->op), TRNC_NC_ENGINE_COUNT, start * 1e6, dur * 1e6);
+      if (tf && dur > 0) {
+        trace_str(tf, cc->group);
+        fprintf(tf, ",\"bytes\":%" PRId64 "}}", cc->src_bytes);
+      }
+      continue;
+    }
     nc_schedule sc;
     st = nc_schedule_build(p, k, &sc, diags);
     if (st) break;
@@ -236,6 +304,9 @@ char *trnc_nc_cost_format(const trnc_nc_program *p, const trnc_nc_cost *c) {
                    t->name, c->time_s * 1e6, c->instructions, c->matmul_flops * 1e-9, c->tensor_flop_util * 100,
                    c->tensor_peak_flops_per_s * 1e-12, c->dma_bytes / 1048576.0, c->dma_bytes_per_s * 1e-9,
                    c->dma_bw_util * 100, t->dma_bytes_per_s_per_queue * t->dma_queues * 1e-9, c->dma_util * 100);
+  if (c->collectives && n > 0 && n < 3900)
+    n += snprintf(buf + n, 4096 - (size_t)n, "collectives: %zu, %.3f us on the interconnect, %.3f us not hidden by kernels\n",
+                  c->collectives, c->collective_s * 1e6, c->collective_exposed_s * 1e6);
   for (int e = 0; e < TRNC_NC_DMA0 && n > 0 && n < 4000; e++)
     n += snprintf(buf + n, 4096 - (size_t)n, "%-7s busy %.3f us (%.1f%%)\n", trnc_nc_engine_name(e),
                   c->busy_s[e] * 1e6, c->util[e] * 100);

@@ -81,6 +81,31 @@ const char *trnc_nc_act_name(int act) {
   return (act >= 0 && act < TRNC_NC_ACT_COUNT) ? k_act_names[act] : "?";
 }
 
+static const char *const k_cc_names[] = {
+#define TRNC_NC_X(id, name) name,
+    TRNC_NC_CC_OPS(TRNC_NC_X)
+#undef TRNC_NC_X
+};
+static const char *const k_red_names[] = {
+#define TRNC_NC_X(id, name) name,
+    TRNC_NC_CC_REDUCES(TRNC_NC_X)
+#undef TRNC_NC_X
+};
+_Static_assert(sizeof k_cc_names / sizeof k_cc_names[0] == TRNC_NC_CC_COUNT, "cc names");
+_Static_assert(sizeof k_red_names / sizeof k_red_names[0] == TRNC_NC_RED_COUNT, "reduce names");
+
+const char *trnc_nc_cc_op_name(int op) {
+  return (op >= 0 && op < TRNC_NC_CC_COUNT) ? k_cc_names[op] : "?";
+}
+const char *trnc_nc_cc_reduce_name(int reduce) {
+  return (reduce >= 0 && reduce < TRNC_NC_RED_COUNT) ? k_red_names[reduce] : "?";
+}
+int trnc_nc_cc_reduce_lookup(const char *name) {
+  for (int r = 0; name && r < TRNC_NC_RED_COUNT; r++)
+    if (!strcmp(name, k_red_names[r])) return r;
+  return -1;
+}
+
 static const char *const k_engine_names[TRNC_NC_ENGINE_COUNT] = {
     "tensor", "vector", "scalar", "gpsimd", "dma0",  "dma1",  "dma2",  "dma3",  "dma4",  "dma5",
     "dma6",   "dma7",   "dma8",   "dma9",   "dma10", "dma11", "dma12", "dma13", "dma14", "dma15"};

@@ -6,6 +6,7 @@
 #ifndef TRNC_CODEGEN_NC_INTERNAL_H
 #define TRNC_CODEGEN_NC_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 
 typedef struct nc_kernel {
   char *name;
+  trnc_nc_collective *cc; /* a collective step (no instructions), else NULL */
   int nsem;
   trnc_nc_instr *instrs;
   size_t n, cap;
@@ -91,6 +93,16 @@ typedef struct nc_schedule {
 trnc_status nc_schedule_build(const trnc_nc_program *p, size_t k, nc_schedule *s,
                               trnc_diags *diags);
 void nc_schedule_free(nc_schedule *s);
+
+/* One verifier error diagnostic at `where` (an instruction or step). */
+void nc_verify_error(trnc_diags *diags, const char *where, const char *fmt, va_list ap);
+
+/* The collective-step rules of trnc_nc_program_verify (verify_cc.c): one
+ * error diagnostic per violation, counted into *errors. */
+void nc_verify_collectives(const trnc_nc_program *p, trnc_diags *diags, size_t *errors);
+
+/* Interconnect time of one collective START, seconds (rules in cost.c). */
+double nc_collective_time(const trnc_nc_target *t, const trnc_nc_collective *cc);
 
 /* fp32 bit helpers */
 static inline uint32_t nc_f2u(float f) {

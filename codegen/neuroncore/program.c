@@ -20,6 +20,7 @@ void trnc_nc_program_destroy(trnc_nc_program *p) {
   for (size_t i = 0; i < p->nbufs; i++) free((char *)p->bufs[i].name);
   for (size_t k = 0; k < p->nkernels; k++) {
     free(p->kernels[k].name);
+    free(p->kernels[k].cc);
     free(p->kernels[k].instrs);
   }
   free(p->bufs);
@@ -93,6 +94,45 @@ int trnc_nc_program_add_kernel(trnc_nc_program *p, const char *name, int semapho
   k->name = nm;
   k->nsem = semaphores;
   return (int)p->nkernels++;
+}
+
+int trnc_nc_program_add_collective(trnc_nc_program *p, const trnc_nc_collective *cc) {
+  if (!p || !cc || cc->op >= TRNC_NC_CC_COUNT) return -1;
+  trnc_nc_collective *copy = malloc(sizeof *copy);
+  if (!copy) return -1;
+  *copy = *cc;
+  copy->group[TRNC_NC_CC_GROUP_NAME - 1] = '\0';
+  int k = trnc_nc_program_add_kernel(p, trnc_nc_cc_op_name(cc->op), 0);
+  if (k < 0) {
+    free(copy);
+    return -1;
+  }
+  p->kernels[k].cc = copy;
+  return k;
+}
+
+const trnc_nc_collective *trnc_nc_kernel_collective(const trnc_nc_program *p, size_t k) {
+  return (p && k < p->nkernels) ? p->kernels[k].cc : NULL;
+}
+
+size_t trnc_nc_program_collective_count(const trnc_nc_program *p) {
+  size_t n = 0;
+  for (size_t k = 0; p && k < p->nkernels; k++)
+    n += p->kernels[k].cc && p->kernels[k].cc->op != TRNC_NC_CC_WAIT;
+  return n;
+}
+
+static bool cc_equal(const trnc_nc_collective *a, const trnc_nc_collective *b) {
+  if (!a || !b) return a == b;
+  if (a->op != b->op || a->reduce != b->reduce || a->dtype != b->dtype || a->handle != b->handle ||
+      a->group_size != b->group_size || a->root != b->root || strcmp(a->group, b->group) ||
+      a->src_buffer != b->src_buffer || a->dst_buffer != b->dst_buffer ||
+      a->src_offset != b->src_offset || a->dst_offset != b->dst_offset ||
+      a->src_bytes != b->src_bytes || a->dst_bytes != b->dst_bytes || a->nsplits != b->nsplits)
+    return false;
+  for (int i = 0; i < a->nsplits && i < TRNC_NC_CC_MAX_GROUP; i++)
+    if (a->in_split[i] != b->in_split[i] || a->out_split[i] != b->out_split[i]) return false;
+  return true;
 }
 
 size_t trnc_nc_program_kernel_count(const trnc_nc_program *p) { return p ? p->nkernels : 0; }
@@ -169,7 +209,8 @@ bool trnc_nc_program_equal(const trnc_nc_program *a, const trnc_nc_program *b) {
   }
   for (size_t k = 0; k < a->nkernels; k++) {
     const nc_kernel *x = &a->kernels[k], *y = &b->kernels[k];
-    if (strcmp(x->name, y->name) || x->nsem != y->nsem || x->n != y->n) return false;
+    if (strcmp(x->name, y->name) || x->nsem != y->nsem || x->n != y->n || !cc_equal(x->cc, y->cc))
+      return false;
     for (size_t i = 0; i < x->n; i++)
       if (!instr_equal(&x->instrs[i], &y->instrs[i])) return false;
   }

@@ -81,6 +81,56 @@ static bool instr_to_pb(trnc_arena *a, const trnc_nc_instr *in, Trnc__Nc__Instru
   return true;
 }
 
+static void cc_to_pb(const trnc_nc_collective *cc, Trnc__Nc__Collective *m) {
+  trnc__nc__collective__init(m);
+  m->op = cc->op;
+  m->reduce = cc->reduce;
+  m->dtype = cc->dtype;
+  m->handle = cc->handle;
+  m->group_size = cc->group_size;
+  m->root = cc->root;
+  m->group = (char *)cc->group;
+  m->src_buffer = cc->src_buffer;
+  m->dst_buffer = cc->dst_buffer;
+  m->src_offset = cc->src_offset;
+  m->dst_offset = cc->dst_offset;
+  m->src_bytes = cc->src_bytes;
+  m->dst_bytes = cc->dst_bytes;
+  m->n_in_split = m->n_out_split = (size_t)(cc->nsplits > 0 ? cc->nsplits : 0);
+  m->in_split = (int64_t *)cc->in_split;
+  m->out_split = (int64_t *)cc->out_split;
+}
+
+/* False if a field is out of range (the verifier checks the rest). */
+static bool cc_from_pb(const Trnc__Nc__Collective *m, size_t nbufs, trnc_nc_collective *cc) {
+  memset(cc, 0, sizeof *cc);
+  if (m->op >= TRNC_NC_CC_COUNT || m->reduce >= TRNC_NC_RED_COUNT ||
+      (m->op != TRNC_NC_CC_WAIT && !trnc_nc_dtype_supported((trnc_dtype)m->dtype)) ||
+      !m->group || strlen(m->group) >= TRNC_NC_CC_GROUP_NAME || m->n_in_split != m->n_out_split ||
+      m->n_in_split > TRNC_NC_CC_MAX_GROUP || m->src_buffer < 0 || m->dst_buffer < 0 ||
+      (size_t)m->src_buffer >= (nbufs ? nbufs : 1) || (size_t)m->dst_buffer >= (nbufs ? nbufs : 1))
+    return false;
+  cc->op = (uint8_t)m->op;
+  cc->reduce = (uint8_t)m->reduce;
+  cc->dtype = (uint8_t)m->dtype;
+  cc->handle = m->handle;
+  cc->group_size = m->group_size;
+  cc->root = m->root;
+  strcpy(cc->group, m->group);
+  cc->src_buffer = m->src_buffer;
+  cc->dst_buffer = m->dst_buffer;
+  cc->src_offset = m->src_offset;
+  cc->dst_offset = m->dst_offset;
+  cc->src_bytes = m->src_bytes;
+  cc->dst_bytes = m->dst_bytes;
+  cc->nsplits = (int32_t)m->n_in_split;
+  for (size_t i = 0; i < m->n_in_split; i++) {
+    cc->in_split[i] = m->in_split[i];
+    cc->out_split[i] = m->out_split[i];
+  }
+  return true;
+}
+
 trnc_status trnc_nc_program_serialize(const trnc_nc_program *p, uint8_t **bytes, size_t *len) {
   if (!p || !bytes || !len) return TRNC_ERR_INVALID_ARGUMENT;
   *bytes = NULL;
@@ -112,6 +162,12 @@ trnc_status trnc_nc_program_serialize(const trnc_nc_program *p, uint8_t **bytes,
     trnc__nc__kernel__init(&ks[k]);
     ks[k].name = kn->name;
     ks[k].semaphores = (uint32_t)kn->nsem;
+    if (kn->cc) {
+      Trnc__Nc__Collective *cm = trnc_arena_array(&a, 1, sizeof *cm);
+      if (!cm) goto done;
+      cc_to_pb(kn->cc, cm);
+      ks[k].collective = cm;
+    }
     ks[k].n_instr = kn->n;
     ks[k].instr = trnc_arena_array(&a, kn->n ? kn->n : 1, sizeof *ks[k].instr);
     Trnc__Nc__Instruction *ins = trnc_arena_array(&a, kn->n ? kn->n : 1, sizeof *ins);
@@ -191,9 +247,9 @@ trnc_status trnc_nc_program_deserialize(const uint8_t *bytes, size_t len, trnc_n
                            "bytes are not a trnc.nc.Program message (wire format error or allocation cap)");
   trnc_status st = TRNC_OK;
   trnc_nc_program *p = NULL;
-  if (m->version != TRNC_NC_PROGRAM_VERSION) {
-    st = trnc_diag_error(diags, TRNC_ERR_VERSION, "NeuronCore program version %u, this build reads %d",
-                         m->version, TRNC_NC_PROGRAM_VERSION);
+  if (m->version < TRNC_NC_PROGRAM_MIN_VERSION || m->version > TRNC_NC_PROGRAM_VERSION) {
+    st = trnc_diag_error(diags, TRNC_ERR_VERSION, "NeuronCore program version %u, this build reads %d..%d",
+                         m->version, TRNC_NC_PROGRAM_MIN_VERSION, TRNC_NC_PROGRAM_VERSION);
     goto done;
   }
   const trnc_nc_target *t = trnc_nc_target_by_name(m->target);
@@ -214,6 +270,17 @@ trnc_status trnc_nc_program_deserialize(const uint8_t *bytes, size_t len, trnc_n
   }
   for (size_t k = 0; k < m->n_kernels; k++) {
     const Trnc__Nc__Kernel *km = m->kernels[k];
+    if (km->collective) {
+      trnc_nc_collective cc;
+      if (km->n_instr || !cc_from_pb(km->collective, p->nbufs, &cc) ||
+          trnc_nc_program_add_collective(p, &cc) < 0) {
+        st = trnc_diag_error(diags, TRNC_ERR_MALFORMED,
+                             "step %zu: bad collective (op, reduce, dtype, buffer, group name or "
+                             "splits out of range, or instructions beside it)", k);
+        goto done;
+      }
+      continue;
+    }
     if (km->semaphores > TRNC_NC_MAX_SEMAPHORES ||
         trnc_nc_program_add_kernel(p, km->name, (int)km->semaphores) < 0) {
       st = trnc_diag_error(diags, TRNC_ERR_MALFORMED, "kernel %zu: bad name or semaphore count", k);

@@ -9,6 +9,14 @@
  *  [isa]    NKI ISA reference (nki.isa.nc_matmul, memory hierarchy)
  *  [perf]   NKI performance guide (engine cost rules of thumb)
  *  [dma]    NKI DMA bandwidth guide
+ *  [link2]  Neuron docs, "Trainium2 architecture": "NeuronLink-v3 for
+ *           chip-to-chip interconnect provides 1.28 TB/sec bandwidth per chip"
+ *  [link3]  Neuron docs, "Trainium3 architecture": "NeuronLink-v4 ... provides
+ *           2.56 TB/sec bandwidth per device"
+ *
+ * Collectives (cost.c) run over the chip's NeuronLinks, shared by its
+ * NeuronCores; no public per-hop latency is published, so a ring step costs
+ * the DMA fixed cost of NC-v2 ([perf]: ~2 us per DMA), our assumption.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -47,6 +55,8 @@ static const trnc_nc_target k_trn2 = {
     .dma_fixed_s = 600e-9,                   /* [dma] ~600 ns per DMA with NC-v3 hardware DGE */
     .hbm_bytes_per_s = 2.9e12,               /* [arch2] 2.9 TB/s per chip (NKI guide: 3 TB/s) */
     .cores_per_chip = 8,                     /* [arch2] 8 NeuronCores per Trn2 chip */
+    .link_bytes_per_s = 1.28e12,             /* [link2] NeuronLink-v3, 1.28 TB/s per chip */
+    .cc_step_latency_s = 2e-6,               /* assumed: [perf] ~2 us fixed per DMA (NC-v2) */
 };
 
 static const trnc_nc_target k_trn3 = {
@@ -79,6 +89,8 @@ static const trnc_nc_target k_trn3 = {
     .dma_fixed_s = 600e-9,                   /* [dma] NC-v3 DGE figure; no NC-v4 number published */
     .hbm_bytes_per_s = 4.9e12,               /* [arch3] 4.9 TB/s per chip (NKI guide: 4.7) */
     .cores_per_chip = 8,                     /* [arch3] */
+    .link_bytes_per_s = 2.56e12,             /* [link3] NeuronLink-v4, 2.56 TB/s per device */
+    .cc_step_latency_s = 2e-6,               /* assumed, as trn2 */
 };
 
 const trnc_nc_target *trnc_nc_target_trn2(void) { return &k_trn2; }

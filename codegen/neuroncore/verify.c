@@ -24,17 +24,22 @@ typedef struct vctx {
 } vctx;
 
 static void verr(vctx *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void nc_verify_error(trnc_diags *diags, const char *where, const char *fmt, va_list ap) {
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  /* the instruction or step is the diagnostic's node ("node k#1
+   * vector.tensor_copy: ..." when formatted): the message does not repeat it */
+  trnc_diag_loc loc = {.node = where};
+  trnc_diag_add(diags, TRNC_SEV_ERROR, TRNC_ERR_INVALID_GRAPH, &loc, NULL, "%s", msg);
+}
+
 static void verr(vctx *v, const char *fmt, ...) {
-  char where[160], msg[1024];
+  char where[160];
   nc_where(v->p, v->k, v->i, where, sizeof where);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  nc_verify_error(v->diags, where, fmt, ap);
   va_end(ap);
-  /* the instruction is the diagnostic's node ("node k#1 vector.tensor_copy: ..."
-   * when formatted): the message does not repeat it */
-  trnc_diag_loc loc = {.node = where};
-  trnc_diag_add(v->diags, TRNC_SEV_ERROR, TRNC_ERR_INVALID_GRAPH, &loc, NULL, "%s", msg);
   v->errors++;
 }
 
@@ -936,5 +941,6 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) 
   }
   free(im.bits[0]);
   free(im.bits[1]);
+  nc_verify_collectives(p, diags, &v.errors);
   return v.errors ? TRNC_ERR_INVALID_GRAPH : TRNC_OK;
 }

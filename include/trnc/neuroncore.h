@@ -3,7 +3,8 @@
  * instruction set, program format, verifier, functional simulator and cost
  * model.
  *
- * A *program* is a list of kernels run one after the other. A kernel holds
+ * A *program* is a list of steps run one after the other: kernels and
+ * collective steps (trnc_nc_collective, below). A kernel holds
  * instructions in one list; each instruction names the engine queue that
  * executes it (TensorE, VectorE, ScalarE, GpSimd, or one of 16 DMA queues).
  * Queues are in order; between queues, order exists only through
@@ -45,8 +46,11 @@
 extern "C" {
 #endif
 
-/** Version of the program format (asm `.version`, protobuf `version`). */
-#define TRNC_NC_PROGRAM_VERSION 1
+/** Version of the program format (asm `.version`, protobuf `version`).
+ *  Version 2 added collective steps; readers accept versions
+ *  TRNC_NC_PROGRAM_MIN_VERSION..TRNC_NC_PROGRAM_VERSION. */
+#define TRNC_NC_PROGRAM_VERSION 2
+#define TRNC_NC_PROGRAM_MIN_VERSION 1
 
 #define TRNC_NC_MAX_FREE 4      /* free-dimension pairs per access pattern */
 #define TRNC_NC_MAX_WAIT 4      /* semaphore waits per instruction */
@@ -84,6 +88,8 @@ typedef struct trnc_nc_target {
   double dma_fixed_s;            /* fixed cost per DMA instruction */
   double hbm_bytes_per_s;        /* per chip */
   int cores_per_chip;
+  double link_bytes_per_s;       /* NeuronLink bandwidth per chip (all links) */
+  double cc_step_latency_s;      /* fixed cost of one ring step of a collective */
 } trnc_nc_target;
 
 /** The trn2 (default) and trn3 tables. Never NULL. */
@@ -277,6 +283,82 @@ typedef struct trnc_nc_instr {
 } trnc_nc_instr;
 
 /* ------------------------------------------------------------------------ */
+/* Collective steps                                                          */
+
+/**
+ * A program step that is not a kernel: one collective operation over a
+ * torch.distributed process group (the distributed engine), as the
+ * _c10d_functional ops define them. A collective is split in two steps of the
+ * program's step list, so that compute kernels run while it is in flight:
+ *
+ *   START (op != WAIT)  reads `src` (the runtime snapshots it: kernels after
+ *                       the START may overwrite it) and issues the operation;
+ *   WAIT                blocks until the START with the same `handle` has
+ *                       finished; only then does `dst` hold the result.
+ *
+ * Between a START and its WAIT no kernel may read or write `dst`'s byte range
+ * (the verifier checks this), and every START has exactly one later WAIT.
+ * Byte counts (elements of `dtype`, contiguous, row-major; G = group_size):
+ *   ALL_REDUCE, BROADCAST   dst_bytes == src_bytes
+ *   ALL_GATHER              dst_bytes == G * src_bytes (rank r's src at r*src_bytes)
+ *   REDUCE_SCATTER          src_bytes == G * dst_bytes (rank r keeps chunk r)
+ *   ALL_TO_ALL              nsplits == 0: src_bytes == dst_bytes, divisible by G;
+ *                           else nsplits == G, sum(in_split) == src_bytes,
+ *                           sum(out_split) == dst_bytes (bytes per peer)
+ * `reduce` applies to ALL_REDUCE and REDUCE_SCATTER; `root` (group rank of
+ * the source) to BROADCAST. `group` is the process group's name
+ * (torch.distributed's group_name, resolved by the runtime's engine).
+ */
+#define TRNC_NC_CC_OPS(X)                                                    \
+  X(WAIT, "cc_wait") X(ALL_REDUCE, "all_reduce") X(ALL_GATHER, "all_gather") \
+  X(REDUCE_SCATTER, "reduce_scatter") X(ALL_TO_ALL, "all_to_all")            \
+  X(BROADCAST, "broadcast")
+
+typedef enum trnc_nc_cc_op {
+#define TRNC_NC_X(id, name) TRNC_NC_CC_##id,
+  TRNC_NC_CC_OPS(TRNC_NC_X)
+#undef TRNC_NC_X
+  TRNC_NC_CC_COUNT
+} trnc_nc_cc_op;
+
+/** Reductions, named as the _c10d_functional reduce_op strings. */
+#define TRNC_NC_CC_REDUCES(X) \
+  X(SUM, "sum") X(AVG, "avg") X(PRODUCT, "product") X(MIN, "min") X(MAX, "max")
+
+typedef enum trnc_nc_cc_reduce {
+#define TRNC_NC_X(id, name) TRNC_NC_RED_##id,
+  TRNC_NC_CC_REDUCES(TRNC_NC_X)
+#undef TRNC_NC_X
+  TRNC_NC_RED_COUNT
+} trnc_nc_cc_reduce;
+
+#define TRNC_NC_CC_MAX_GROUP 64     /* ranks in a group with explicit splits */
+#define TRNC_NC_CC_MAX_INFLIGHT 64  /* STARTs not yet waited, per program */
+#define TRNC_NC_CC_GROUP_NAME 64    /* bytes of `group`, NUL included */
+
+typedef struct trnc_nc_collective {
+  uint8_t op;              /* trnc_nc_cc_op */
+  uint8_t reduce;          /* trnc_nc_cc_reduce (ALL_REDUCE, REDUCE_SCATTER) */
+  uint8_t dtype;           /* element type of src and dst */
+  int32_t handle;          /* pairs a START with its WAIT; >= 0 */
+  int32_t group_size;      /* ranks in the group, >= 1 */
+  int32_t root;            /* BROADCAST: source rank in the group */
+  char group[TRNC_NC_CC_GROUP_NAME];
+  int32_t src_buffer, dst_buffer; /* HBM buffer indices (WAIT: unused, 0) */
+  int64_t src_offset, dst_offset; /* bytes */
+  int64_t src_bytes, dst_bytes;
+  int32_t nsplits;                /* ALL_TO_ALL: 0 (equal) or group_size */
+  int64_t in_split[TRNC_NC_CC_MAX_GROUP], out_split[TRNC_NC_CC_MAX_GROUP]; /* bytes */
+} trnc_nc_collective;
+
+/** "all_reduce", ..., "cc_wait"; "?" if invalid. */
+const char *trnc_nc_cc_op_name(int op);
+/** "sum", "avg", ...; "?" if invalid. */
+const char *trnc_nc_cc_reduce_name(int reduce);
+/** Reduction for a _c10d_functional reduce_op string, or -1. */
+int trnc_nc_cc_reduce_lookup(const char *name);
+
+/* ------------------------------------------------------------------------ */
 /* Programs                                                                  */
 
 typedef enum trnc_nc_buffer_kind {
@@ -323,6 +405,16 @@ size_t trnc_nc_kernel_instr_count(const trnc_nc_program *p, size_t k);
 const trnc_nc_instr *trnc_nc_kernel_instr(const trnc_nc_program *p, size_t k, size_t i);
 /** Mutable access, e.g. for tests that break one rule. */
 trnc_nc_instr *trnc_nc_kernel_instr_mut(trnc_nc_program *p, size_t k, size_t i);
+
+/** Appends a collective step (see trnc_nc_collective) after the kernels and
+ *  steps added so far; it counts as a kernel with no instructions named after
+ *  its op. Returns its step index or -1 (bad op, out of memory). No checking:
+ *  run trnc_nc_program_verify. */
+int trnc_nc_program_add_collective(trnc_nc_program *p, const trnc_nc_collective *cc);
+/** The collective of step k, or NULL if step k is a compute kernel. */
+const trnc_nc_collective *trnc_nc_kernel_collective(const trnc_nc_program *p, size_t k);
+/** Number of collective STARTs in the program. */
+size_t trnc_nc_program_collective_count(const trnc_nc_program *p);
 
 /** True if both programs have the same target, buffers, kernels and
  *  instructions (field by field). */
@@ -390,7 +482,9 @@ trnc_status trnc_nc_program_deserialize(const uint8_t *bytes, size_t len,
  * operands; semaphores in range, signalled from one queue, no deadlock;
  * reads of never-written SBUF/PSUM bytes (per kernel, in dependency order);
  * every pair of accesses from different queues that overlap (bounding
- * boxes) with at least one write must be ordered by semaphores.
+ * boxes) with at least one write must be ordered by semaphores; the
+ * collective-step rules (codegen/neuroncore/verify_cc.c: sizes per op,
+ * handles paired, nothing touches a destination in flight).
  * Returns TRNC_OK or TRNC_ERR_INVALID_GRAPH.
  */
 trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
@@ -408,6 +502,13 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
  */
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs,
                              void *const *outputs, trnc_diags *diags);
+
+/** As trnc_nc_simulate_verified, running collective steps through engine
+ *  (NULL: a program with collectives fails with TRNC_ERR_UNSUPPORTED). On an
+ *  error every collective still in flight is waited for before returning. */
+trnc_status trnc_nc_simulate_with(const trnc_nc_program *p, const void *const *inputs,
+                                  void *const *outputs, const trnc_collective_engine *engine,
+                                  trnc_diags *diags);
 
 /** As trnc_nc_simulate but without running the verifier first: only for a
  *  program that already passed trnc_nc_program_verify (e.g. run many times
@@ -430,6 +531,9 @@ typedef struct trnc_nc_cost {
   double dma_bytes_per_s;                         /* dma_bytes / time */
   double dma_bw_util;                             /* vs queues * per-queue bw */
   size_t instructions;
+  size_t collectives;                             /* collective STARTs */
+  double collective_s;                            /* interconnect time of them, summed */
+  double collective_exposed_s;                    /* of which kernels did not hide */
 } trnc_nc_cost;
 
 /**

@@ -120,6 +120,10 @@ size_t trnc_diags_count(const trnc_diags *d);
 const trnc_diag *trnc_diags_get(const trnc_diags *d, size_t i);
 /** Number of diagnostics of severity ERROR. */
 size_t trnc_diags_error_count(const trnc_diags *d);
+/** Adds an error diagnostic with `message` (copied) and returns `code`: for
+ *  callbacks such as a distributed engine (trnc_collective_engine) that
+ *  report a failure. d may be NULL. */
+trnc_status trnc_diags_add_error(trnc_diags *d, trnc_status code, const char *message);
 /** All diagnostics as text, one per line ("error: file:line: message"). */
 char *trnc_diags_format(const trnc_diags *d);
 
@@ -253,6 +257,10 @@ typedef struct trnc_compile_report {
   double dma_bw_util;              /* DMA bandwidth utilization (0..1) */
   double compile_s;                /* wall time of trnc_compile, seconds */
   const char *target;              /* target name */
+  size_t collectives;              /* collective operations (STARTs) in the program */
+  double est_collective_s;         /* cost-model time of those collectives on the
+                                    * interconnect (overlapped with kernels where the
+                                    * schedule allows), seconds */
 } trnc_compile_report;
 
 /**
@@ -302,10 +310,54 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
  * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
  * gather/scatter index out of range: the diagnostic names the input/op),
- * TRNC_ERR_NOMEM.
+ * TRNC_ERR_UNSUPPORTED (the program has collective steps: run it with
+ * trnc_compiled_run_with and a distributed engine), TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags);
+
+/** One collective operation handed to a distributed engine (see
+ *  trnc_collective_engine and trnc_nc_collective in trnc/neuroncore.h).
+ *  `src` and `dst` are contiguous arrays of `dtype` (device types: f32,
+ *  bf16, f16, i32, ...); for ALL_REDUCE and BROADCAST src == dst and the
+ *  operation is in place. `src` stays valid and unchanged until the wait. */
+typedef struct trnc_collective_call {
+  int op;                  /* trnc_nc_cc_op (never WAIT) */
+  int reduce;              /* trnc_nc_cc_reduce */
+  const char *group;       /* process group name */
+  int group_size;
+  int root;                /* BROADCAST source rank */
+  trnc_dtype dtype;
+  const void *src;
+  int64_t src_bytes;
+  void *dst;
+  int64_t dst_bytes;
+  int nsplits;             /* ALL_TO_ALL: 0 (equal) or group_size */
+  const int64_t *in_split, *out_split; /* bytes per peer */
+} trnc_collective_call;
+
+/** The distributed engine a program's collective steps run through (trnc's
+ *  Python package passes one that calls torch.distributed). start issues the
+ *  operation asynchronously and stores an opaque handle; wait blocks until
+ *  it finished and releases the handle. Both return TRNC_OK or an error with
+ *  a diagnostic (e.g. TRNC_ERR_INVALID_ARGUMENT for an unknown group). */
+typedef struct trnc_collective_engine {
+  trnc_status (*start)(void *ctx, const trnc_collective_call *call, void **handle,
+                       trnc_diags *diags);
+  trnc_status (*wait)(void *ctx, void *handle, trnc_diags *diags);
+  void *ctx;
+} trnc_collective_engine;
+
+/**
+ * As trnc_compiled_run, with the distributed engine that the program's
+ * collective steps use (NULL: none; a program with collectives then fails
+ * with TRNC_ERR_UNSUPPORTED naming the first one). Kernels between a
+ * collective's START and WAIT run while it is in flight. Errors: those of
+ * trnc_compiled_run, and whatever the engine returns.
+ */
+trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *inputs,
+                                   void *const *outputs, const trnc_collective_engine *engine,
+                                   trnc_diags *diags);
 
 /* ------------------------------------------------------------------------ */
 /* The pipeline: the one place the order of the stages is written           */

@@ -383,6 +383,81 @@ static void **pointer_array(PyObject *seq, size_t n, const char *what) {
   return arr;
 }
 
+/* ---- the distributed engine: collective steps call trnc.collectives ------- */
+
+/* Turns the pending Python exception into an error diagnostic (and clears
+ * it): the run reports it as its status. */
+static trnc_status py_cc_error(trnc_diags *d, const char *what) {
+  PyObject *type = NULL, *value = NULL, *tb = NULL;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject *msg = value ? PyObject_Str(value) : NULL;
+  const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
+  if (m == NULL) PyErr_Clear();
+  char buf[1024];
+  snprintf(buf, sizeof buf, "torch.distributed %s failed: %s: %s", what,
+           type ? ((PyTypeObject *)type)->tp_name : "error", m ? m : "(no message)");
+  Py_XDECREF(msg);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return trnc_diags_add_error(d, TRNC_ERR_INVALID_ARGUMENT, buf);
+}
+
+static PyObject *splits_list(const int64_t *v, int n) {
+  if (n <= 0) return Py_NewRef(Py_None);
+  PyObject *l = PyList_New(n);
+  for (int i = 0; l && i < n; i++) {
+    PyObject *x = PyLong_FromLongLong(v[i]);
+    if (x == NULL) {
+      Py_CLEAR(l);
+      break;
+    }
+    PyList_SET_ITEM(l, i, x);
+  }
+  return l;
+}
+
+/* start: trnc.collectives.start(op, reduce, group, group_size, root, dtype,
+ * src_ptr, src_bytes, dst_ptr, dst_bytes, in_split, out_split) -> handle */
+static trnc_status py_cc_start(void *ctx, const trnc_collective_call *c, void **handle,
+                               trnc_diags *d) {
+  (void)ctx;
+  PyGILState_STATE gs = PyGILState_Ensure();
+  trnc_status st = TRNC_OK;
+  PyObject *mod = PyImport_ImportModule("trnc.collectives");
+  PyObject *ins = splits_list(c->in_split, c->nsplits), *outs = splits_list(c->out_split, c->nsplits);
+  PyObject *h = NULL;
+  if (mod && ins && outs)
+    h = PyObject_CallMethod(mod, "start", "sssiisKLKLOO", trnc_nc_cc_op_name(c->op),
+                            trnc_nc_cc_reduce_name(c->reduce), c->group, c->group_size, c->root,
+                            trnc_nc_dtype_name(c->dtype), (unsigned long long)(uintptr_t)c->src,
+                            (long long)c->src_bytes, (unsigned long long)(uintptr_t)c->dst,
+                            (long long)c->dst_bytes, ins, outs);
+  if (h == NULL) st = py_cc_error(d, trnc_nc_cc_op_name(c->op));
+  *handle = h; /* the wait releases it */
+  Py_XDECREF(mod);
+  Py_XDECREF(ins);
+  Py_XDECREF(outs);
+  PyGILState_Release(gs);
+  return st;
+}
+
+/* wait: handle.wait(), then the handle is released. */
+static trnc_status py_cc_wait(void *ctx, void *handle, trnc_diags *d) {
+  (void)ctx;
+  PyGILState_STATE gs = PyGILState_Ensure();
+  trnc_status st = TRNC_OK;
+  PyObject *h = handle, *r = h ? PyObject_CallMethod(h, "wait", NULL) : NULL;
+  if (h && r == NULL) st = py_cc_error(d, "wait");
+  Py_XDECREF(r);
+  Py_XDECREF(h);
+  PyGILState_Release(gs);
+  return st;
+}
+
+static const trnc_collective_engine k_py_engine = {py_cc_start, py_cc_wait, NULL};
+
 /* run(in_ptrs, out_ptrs) -> (status, diags) */
 static PyObject *Compiled_run(PyObject *obj, PyObject *args) {
   PyObject *ins, *outs;
@@ -408,7 +483,7 @@ static PyObject *Compiled_run(PyObject *obj, PyObject *args) {
   trnc_status st;
   /* the caller keeps the tensors (and this object) alive during the call */
   Py_BEGIN_ALLOW_THREADS
-  st = trnc_compiled_run(c, (const void *const *)in, out, diags);
+  st = trnc_compiled_run_with(c, (const void *const *)in, out, &k_py_engine, diags);
   Py_END_ALLOW_THREADS
   PyMem_Free(in);
   PyMem_Free(out);
@@ -442,6 +517,8 @@ static PyObject *Compiled_report(PyObject *obj, PyObject *Py_UNUSED(a)) {
       dict_set_double(d, "tensor_flop_util", r->tensor_flop_util) < 0 ||
       dict_set_double(d, "dma_bw_util", r->dma_bw_util) < 0 ||
       dict_set_double(d, "compile_s", r->compile_s) < 0 ||
+      dict_set_size(d, "collectives", r->collectives) < 0 ||
+      dict_set_double(d, "est_collective_s", r->est_collective_s) < 0 ||
       dict_set_str(d, "target", r->target) < 0)
     goto fail;
   Py_DECREF(ei);

@@ -93,11 +93,13 @@ def last_graphs(n: int | None = None) -> list[GraphRecord]:
 
 def stats() -> dict[str, int]:
     """Counts of compiled graphs by kind, plus ``errors`` (failed graph compiles),
-    and the artifact cache's ``hits``, ``misses`` and ``compiles`` (programs
-    actually compiled; a cache hit compiles nothing; ``TRNC_CACHE=0`` disables
-    the cache)."""
+    ``collectives`` (collective operations in the programs of those graphs,
+    which run through torch.distributed), and the artifact cache's ``hits``,
+    ``misses`` and ``compiles`` (programs actually compiled; a cache hit
+    compiles nothing; ``TRNC_CACHE=0`` disables the cache)."""
     with _lock:
-        s = {k: _stats.get(k, 0) for k in ("forward", "backward", "inference", "errors")}
+        s = {k: _stats.get(k, 0)
+             for k in ("forward", "backward", "inference", "errors", "collectives")}
     s["graphs"] = s["forward"] + s["backward"] + s["inference"]
     s.update(cache.counters())
     return s
@@ -108,7 +110,8 @@ def last_report() -> dict[str, Any] | None:
     None. Keys: every ``trnc_compile_report`` field (ir_nodes, kernels,
     instructions, engine_instructions, ops_per_engine, hbm_planned_bytes,
     hbm_unplanned_bytes, sbuf_peak_bytes, psum_peak_bytes, est_time_s,
-    tensor_flop_util, dma_bw_util, compile_s, target) plus ``kind`` and
+    tensor_flop_util, dma_bw_util, compile_s, target, collectives,
+    est_collective_s) plus ``kind`` and
     ``name`` of the graph. A copy: changing it changes nothing."""
     with _lock:
         return copy.deepcopy(_last_report)
@@ -260,6 +263,8 @@ def _check_input(i: int, t: Any, spec: _Spec, names: Sequence[str], graph: str) 
     """Address of input i after checking it against the compiled descriptor; 0
     for a tensor without elements. Raises ``InputMismatchError``."""
     who = f"input {i}" + (f" ({names[i]})" if i < len(names) else "")
+    if spec.dtype is None:  # an opaque input (a DeviceMesh): the program does not read it
+        return 0
     if not isinstance(t, torch.Tensor):
         raise errors.InputMismatchError(
             f"trnc: {graph} was compiled for a tensor as {who}, got {type(t).__name__}",
@@ -281,6 +286,21 @@ def _check_input(i: int, t: Any, spec: _Spec, names: Sequence[str], graph: str) 
     return t.data_ptr() if t.numel() else 0
 
 
+def _opaque_outputs(gm: torch.fx.GraphModule) -> list[tuple[int, int]]:
+    """(output index, input index) of the graph outputs that are opaque inputs
+    (DTensor graphs pass their DeviceMesh through): the program has no tensor
+    for them, the executable returns the input object itself."""
+    from .serialize import is_opaque
+
+    ph = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+    out = next((n for n in gm.graph.nodes if n.op == "output"), None)
+    vals = out.args[0] if out is not None and out.args else ()
+    if not isinstance(vals, (tuple, list)):
+        vals = (vals,)
+    return [(k, ph[v]) for k, v in enumerate(vals)
+            if isinstance(v, torch.fx.Node) and v in ph and is_opaque(v.meta.get("val"))]
+
+
 def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
                 compiled: Any, rng: trnc_random.RandomInputs | None = None) -> Callable[..., Any]:
     """The boxed callable aot_autograd runs for one graph.
@@ -299,6 +319,7 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
     outs = [_Spec.of(d, name) for d in compiled.outputs()]
     names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
     run_program = compiled.run
+    opaque = _opaque_outputs(gm)
 
     def run(args: list[Any]) -> list[torch.Tensor | None]:
         inputs = list(args)
@@ -321,6 +342,8 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
                 cache.discard(compiled)
             raise errors.ExecutionError(
                 errors.execution_error_message(status, diags, name, names), diags, name)
+        for k, i in opaque:  # the graph returns an opaque input (a DeviceMesh) as is
+            results[k] = inputs[i]
         del inputs  # the tensors stayed alive (and their memory valid) during the run
         return results
 
@@ -463,6 +486,7 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         _records.append(rec)
         _stats[kind] += 1
         if rec.report is not None:
+            _stats["collectives"] += rec.report.get("collectives", 0)
             _last_report = copy.deepcopy(rec.report)
     if rec.report is not None and pipeline.log_at_least("info"):
         print(_log_line(rec), file=sys.stderr, flush=True)

@@ -393,6 +393,8 @@ class _Writer:
                     f"trnc serializer: node {node.name!r} ({node.target}) has no value for "
                     f"required argument {sarg.name!r}: torch version mismatch? "
                     f"(trnc is built for torch 2.13.0, this is torch {torch.__version__})")
+            if sarg.name == "group_name" and isinstance(value, torch.fx.Node):
+                value = _group_name(value) or value  # a process-group input: its name
             self.arg(pbnode.args.add(), value, sarg.name)
         if pos < len(args) or kwargs:
             extra = [repr(a) for a in args[pos:]] + sorted(kwargs)
@@ -418,6 +420,12 @@ class _Writer:
         pbnode.placeholder_role = placeholder_role(node.name, self.g.kind)
         self._user_input(pbnode, node)
         val = node.meta.get("val")
+        if is_opaque(val):
+            # no tensor (a DeviceMesh, a ProcessGroup: collectives name the
+            # group in their group_name argument instead)
+            pbnode.placeholder_role = "opaque"
+            pbnode.outputs.add().dtype = pb.DTYPE_UNSPECIFIED
+            return
         _fill_outputs(pbnode, val)
 
     def _user_input(self, pbnode, node: torch.fx.Node) -> None:
@@ -511,6 +519,9 @@ class _Writer:
             outs = (outs,)
         self.g.output.SetInParent()
         for v in outs:
+            if isinstance(v, torch.fx.Node) and v.op == "placeholder" and is_opaque(
+                    v.meta.get("val")):
+                v = None  # an opaque input returned as is: the backend hands it back
             self.arg(self.g.output.values.add(), v)
 
     def run(self):
@@ -531,7 +542,80 @@ class _Writer:
                 for k, v in node.kwargs.items():
                     self.arg(pbnode.args.add(), v, k)
                 _fill_outputs(pbnode, node.meta.get("val"))
+        for gname, size in process_groups(self.gm):
+            self.g.process_groups.add(name=gname, size=size)
         return self.g
+
+
+def _process_group(val: Any) -> Any:
+    """The torch.distributed ProcessGroup a placeholder's meta value stands for
+    (DTensor graphs pass the group as an input: a FakeScriptObject wrapping
+    it), or None."""
+    try:
+        from torch._library.fake_class_registry import FakeScriptObject
+        from torch.distributed import ProcessGroup
+    except ImportError:  # torch without distributed support
+        return None
+    if isinstance(val, FakeScriptObject):
+        val = object.__getattribute__(val, "real_obj")
+    return val if isinstance(val, ProcessGroup) else None
+
+
+def is_opaque(val: Any) -> bool:
+    """True for a placeholder value that is an opaque object, not a tensor: a
+    torchbind/opaque object such as the DeviceMesh or ProcessGroup DTensor
+    graphs pass in (as a FakeScriptObject while tracing). trnc's program never
+    reads it; the backend hands it back where the graph returns it."""
+    try:
+        from torch._library.fake_class_registry import FakeScriptObject
+    except ImportError:
+        return False
+    return isinstance(val, (FakeScriptObject, torch.ScriptObject))
+
+
+def _group_name(value: Any) -> str | None:
+    """A collective's group_name argument as a name: a string, or an FX node
+    (a process-group input) whose group's name it is."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, torch.fx.Node):
+        pg = _process_group(value.meta.get("val"))
+        return pg.group_name if pg is not None else None
+    return None
+
+
+def process_groups(gm: torch.fx.GraphModule) -> list[tuple[str, int]]:
+    """(name, size) of every torch.distributed process group the graph's
+    ``_c10d_functional`` collectives name (their ``group_name`` argument),
+    sorted by name. The size comes from the live group
+    (``_resolve_process_group``); a name that does not resolve (torch.distributed
+    not initialized, a group destroyed) is left out, and the C library then
+    reports the node with what to do."""
+    names: set[str] = set()
+    for node in gm.graph.nodes:
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        if target.namespace != "_c10d_functional":
+            continue
+        schema_args = target._schema.arguments
+        for i, sarg in enumerate(schema_args):
+            if sarg.name != "group_name":
+                continue
+            name = _group_name(node.args[i] if i < len(node.args)
+                               else node.kwargs.get("group_name"))
+            if name:
+                names.add(name)
+    out = []
+    for gname in sorted(names):
+        try:
+            import torch.distributed.distributed_c10d as c10d
+
+            size = c10d._resolve_process_group(gname).size()
+        except Exception:  # not initialized / unknown name: the C side reports it
+            continue
+        out.append((gname, int(size)))
+    return out
 
 
 def _fetch_attr(gm: torch.nn.Module, path: str) -> Any:
@@ -661,5 +745,5 @@ def serialize(gm: torch.fx.GraphModule, kind: str, name: str = "",
     return graph_to_proto(gm, kind, name, user_inputs).SerializeToString(deterministic=True)
 
 
-__all__ = ["serialize", "graph_to_proto", "parse_stack_trace", "meta_location", "dynamo_inputs",
+__all__ = ["serialize", "graph_to_proto", "process_groups", "is_opaque", "parse_stack_trace", "meta_location", "dynamo_inputs",
            "placeholder_role", "tensor_bytes", "target_name", "SCHEMA_VERSION"]

@@ -80,8 +80,8 @@ static void expect_parse_error(const char *text, trnc_status code, const char *n
 }
 
 static void test_asm_errors(void **state) {
-  expect_parse_error(".target trn2\n", TRNC_ERR_MALFORMED, "missing '.version 1'");
-  expect_parse_error(".version 2\n", TRNC_ERR_VERSION, "program version 2, this build reads 1");
+  expect_parse_error(".target trn2\n", TRNC_ERR_MALFORMED, "missing '.version 2'");
+  expect_parse_error(".version 3\n", TRNC_ERR_VERSION, "program version 3, this build reads 1..2");
   expect_parse_error(".version 1\n.target trn9\n", TRNC_ERR_MALFORMED, "line 2: unknown .target");
   expect_parse_error(".version 1\nvector memset\n", TRNC_ERR_MALFORMED, "line 2: instruction before any .kernel");
   expect_parse_error(".version 1\n.kernel k 1\nvektor memset\n", TRNC_ERR_MALFORMED, "line 3: unknown engine 'vektor'");
