@@ -111,8 +111,12 @@ def _tp_worker(rank: int, port: int, cache_dir: str) -> None:
         reports = [r.report for r in trnc.last_graphs() if r.report]
         assert all(r["collectives"] >= 1 for r in reports), reports
         assert all(r["est_collective_s"] > 0 for r in reports), reports
+        dump = os.environ["TRNC_DUMP_DIR"]
         for kind in ("forward", "backward"):  # the programs as TRNC_DUMP_DIR wrote them
-            text = open(os.path.join(os.environ["TRNC_DUMP_DIR"], f"{kind}-program.s")).read()
+            names = sorted(f for f in os.listdir(dump) if f.startswith(f"{kind}-graph-")
+                           and f.endswith("-program.s"))
+            assert names, os.listdir(dump)
+            text = open(os.path.join(dump, names[0])).read()
             assert ".collective all_reduce " in text and ".collective cc_wait " in text, text
         _simple_fsdp(mesh)
     finally:
