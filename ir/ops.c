@@ -86,6 +86,24 @@ static const char *check_as_strided_scatter(const trnc_graph *g, const trnc_node
   return NULL;
 }
 
+/* Scaled-dot-product attention (CPU flash forward and backward): passes/
+ * decompose.c rewrites it without dropout; eager rejects masks of another
+ * dtype than the query's, and so does trnc. */
+static const char *check_sdpa(const trnc_graph *g, const trnc_node *n) {
+  bool fwd = n->op == TRNC_OP_SDPA_FLASH;
+  double p = trnc_arg_number(arg(n, fwd ? 3 : 6), 0.0);
+  if (p != 0.0)
+    return "dropout_p > 0 in the fused CPU flash-attention op is not lowered "
+           "(F.scaled_dot_product_attention with dropout takes PyTorch's math path on CPU, "
+           "which trnc lowers with its own RNG)";
+  const trnc_arg *m = arg(n, fwd ? 5 : 8), *q = arg(n, fwd ? 0 : 1);
+  if (m && m->kind == TRNC_ARG_VALUE && q && q->kind == TRNC_ARG_VALUE &&
+      trnc_ref_type(g, m->u.ref)->dtype != trnc_ref_type(g, q->u.ref)->dtype)
+    return "attn_mask must have the query's dtype (an additive mask; eager's flash kernel "
+           "requires it too)";
+  return NULL;
+}
+
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;
@@ -104,14 +122,14 @@ static const char *check_index(const trnc_graph *g, const trnc_node *n) {
 /* ---- the table ------------------------------------------------------------- */
 
 static const char *const op_names[TRNC_OP_KIND_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) #id,
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) #id,
 #include "ir/ops.def"
 #undef OP
     "PLACEHOLDER", "CONSTANT", "UNKNOWN"};
 
 const trnc_op_def trnc_op_defs[TRNC_OP_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) \
-  {NULL, target, cat, args, rule, dtypes, rank, check, limits},
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) \
+  {NULL, target, cat, args, rule, dtypes, rank, check, limits, #decomp},
 #include "ir/ops.def"
 #undef OP
 };
@@ -133,6 +151,10 @@ static void init_names(void) {
 const char *trnc_op_name(trnc_op op) {
   init_names();
   return (unsigned)op < TRNC_OP_KIND_COUNT ? lower_names[op] : "?";
+}
+
+bool trnc_op_decomposed(trnc_op op) {
+  return (unsigned)op < TRNC_OP_COUNT && strcmp(trnc_op_defs[op].decomp, "NULL") != 0;
 }
 
 trnc_op trnc_op_lookup(const char *target) {

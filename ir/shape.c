@@ -606,6 +606,77 @@ trnc_status rule_bmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   return TRNC_OK;
 }
 
+/* ---- attention ------------------------------------------------------------------------- */
+
+/* Shapes shared by the CPU flash-attention forward and backward: query
+ * [B,Hq,L,E], key [B,Hk,S,E], value [B,Hk,S,E] with Hq a multiple of Hk
+ * (grouped-query heads), one dtype; attn_mask (argument `mask_arg`, may be
+ * None) broadcasts to [B,Hq,L,S]. */
+static trnc_status sdpa_operands(const trnc_graph *g, const trnc_node *n, uint32_t q_arg,
+                                 uint32_t mask_arg, trnc_diags *d) {
+  const trnc_type *q = targ(g, n, q_arg), *k = targ(g, n, q_arg + 1), *v = targ(g, n, q_arg + 2);
+  CHECK(q->rank == 4 && k->rank == 4 && v->rank == 4,
+        "scaled_dot_product_attention: query, key and value must be 4-D, got rank %d, %d, %d",
+        q->rank, k->rank, v->rank);
+  CHECK(q->dtype == k->dtype && q->dtype == v->dtype,
+        "scaled_dot_product_attention: query, key and value dtypes differ");
+  CHECK(k->shape[0] == q->shape[0] && v->shape[0] == q->shape[0] && v->shape[1] == k->shape[1] &&
+        v->shape[2] == k->shape[2] && k->shape[3] == q->shape[3] && v->shape[3] == q->shape[3],
+        "scaled_dot_product_attention: query [%lld,%lld,%lld,%lld], key [%lld,%lld,%lld,%lld] and "
+        "value [%lld,%lld,%lld,%lld] do not match",
+        (long long)q->shape[0], (long long)q->shape[1], (long long)q->shape[2],
+        (long long)q->shape[3], (long long)k->shape[0], (long long)k->shape[1],
+        (long long)k->shape[2], (long long)k->shape[3], (long long)v->shape[0],
+        (long long)v->shape[1], (long long)v->shape[2], (long long)v->shape[3]);
+  CHECK(k->shape[1] > 0 && q->shape[1] % k->shape[1] == 0,
+        "scaled_dot_product_attention: %lld query heads are not a multiple of %lld key heads",
+        (long long)q->shape[1], (long long)k->shape[1]);
+  const trnc_type *m = targ(g, n, mask_arg);
+  if (m) {
+    int64_t full[4] = {q->shape[0], q->shape[1], q->shape[2], k->shape[2]};
+    CHECK(m->rank <= 4, "scaled_dot_product_attention: attn_mask has rank %d", m->rank);
+    for (int i = 0; i < m->rank; i++)
+      CHECK(m->shape[i] == 1 || m->shape[i] == full[4 - m->rank + i],
+            "scaled_dot_product_attention: attn_mask does not broadcast to [%lld,%lld,%lld,%lld]",
+            (long long)full[0], (long long)full[1], (long long)full[2], (long long)full[3]);
+  }
+  return TRNC_OK;
+}
+
+/* float32 for half dtypes (torch's computation dtype), else the dtype. */
+static trnc_dtype computation_dtype(trnc_dtype t) {
+  return t == TRNC_F16 || t == TRNC_BF16 ? TRNC_F32 : t;
+}
+
+trnc_status rule_sdpa(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  trnc_status st = sdpa_operands(g, n, 0, 5, d);
+  if (st) return st;
+  const trnc_type *q = targ(g, n, 0);
+  copy_shape(&out[0], q, q->dtype);
+  set_shape(&out[1], computation_dtype(q->dtype), 3, q->shape);
+  return TRNC_OK;
+}
+
+trnc_status rule_sdpa_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  trnc_status st = sdpa_operands(g, n, 1, 8, d);
+  if (st) return st;
+  const trnc_type *go = targ(g, n, 0), *q = targ(g, n, 1), *o = targ(g, n, 4), *l = targ(g, n, 5);
+  CHECK(trnc_type_same_shape(go, q) && trnc_type_same_shape(o, q),
+        "scaled_dot_product_attention backward: grad_out and out must match the query");
+  CHECK(l->rank == 3 && !memcmp(l->shape, q->shape, 3 * sizeof(int64_t)) &&
+        l->dtype == computation_dtype(q->dtype),
+        "scaled_dot_product_attention backward: logsumexp must be %s[%lld,%lld,%lld]",
+        trnc_dtype_name(computation_dtype(q->dtype)), (long long)q->shape[0],
+        (long long)q->shape[1], (long long)q->shape[2]);
+  for (int i = 0; i < 3; i++) {
+    const trnc_type *x = targ(g, n, (uint32_t)(1 + i));
+    copy_shape(&out[i], x, x->dtype);
+  }
+  return TRNC_OK;
+}
+
 static trnc_status bias_broadcasts(const trnc_node *n, const trnc_type *bias, const trnc_type *o,
                                    trnc_diags *d) {
   CHECK(bias->rank <= o->rank, "bias has more dims than the product");

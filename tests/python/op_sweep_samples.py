@@ -67,7 +67,7 @@ class OpLine:
 
 
 _OP_RE = re.compile(r'^OP\((\w+),\s*"([^"]+)",\s*"([^"]*)",\s*"([^"]*)",\s*\w+,\s*\w+,\s*'
-                    r'(\d+),\s*\w+,\s*"((?:[^"\\]|\\.)*)"\)\s*$')
+                    r'(\d+),\s*\w+,\s*"((?:[^"\\]|\\.)*)",\s*\w+\)\s*$')
 
 
 @functools.lru_cache(maxsize=1)
@@ -1474,6 +1474,70 @@ def _arange_args(op_id, s: Sample):
 
 
 # --- losses and random ----------------------------------------------------- #
+
+# --- attention ---------------------------------------------------------- #
+
+# (tag, B, Hq, Hk, L, S, E, is_causal, mask, scale, layout). mask: None, "pad"
+# (additive [B,1,L,S], -inf over the first columns of batch 1, as HF pads),
+# "row" (one row masked entirely: eager returns 0 there), "2d" ([L,S]).
+# layout "blhe": q/k/v are transposes of [B,L,H,E] tensors, as HF passes them.
+# Boundary sizes: 127/128/129 rows and columns (one partition tile and more).
+SDPA_CASES = [
+    ("b2h4-13", 2, 4, 4, 13, 13, 16, False, "pad", None, "blhe"),
+    ("causal-5x7", 1, 2, 2, 5, 7, 8, True, None, None, "c"),
+    ("causal-7x4", 1, 2, 2, 7, 4, 8, True, None, 0.3, "c"),
+    ("gqa-h4k2", 2, 4, 2, 9, 11, 8, False, "2d", None, "c"),
+    ("gqa-causal", 1, 6, 2, 6, 6, 4, True, None, None, "blhe"),
+    ("maskrow", 2, 2, 2, 6, 5, 8, False, "row", None, "c"),
+    ("s127", 1, 1, 1, 127, 127, 8, True, None, None, "c"),
+    ("s128", 1, 2, 1, 128, 128, 8, False, "pad", None, "c"),
+    ("s129", 1, 1, 1, 129, 129, 8, True, "pad", None, "c"),
+]
+
+
+def _sdpa_inputs(mk, dtype, B, Hq, Hk, L, S, E, mask, layout):
+    def qkv(h, n):
+        if layout == "blhe":
+            return mk.tensor((B, n, h, E), dtype).transpose(1, 2)
+        return mk.tensor((B, h, n, E), dtype)
+    q, k, v = qkv(Hq, L), qkv(Hk, S), qkv(Hk, S)
+    m = None
+    if mask == "pad":
+        m = torch.zeros(B, 1, L, S, dtype=dtype)
+        m[-1, :, :, : max(1, S // 4)] = -float("inf")
+    elif mask == "row":
+        m = mk.tensor((B, 1, L, S), dtype)
+        m[0, :, 1] = -float("inf")
+    elif mask == "2d":
+        m = mk.tensor((L, S), dtype)
+    return q, k, v, m
+
+
+def _sdpa_kwargs(m, scale):
+    kw = {"attn_mask": m} if m is not None else {}
+    if scale is not None:
+        kw["scale"] = scale
+    return kw
+
+
+def _sdpa_samples(dtype, backward: bool):
+    out = []
+    for tag, B, Hq, Hk, L, S, E, causal, mask, scale, lay in SDPA_CASES:
+        mk = _mk("sdpabw" if backward else "sdpa", dtype, tag)
+        q, k, v, m = _sdpa_inputs(mk, dtype, B, Hq, Hk, L, S, E, mask, lay)
+        kw = _sdpa_kwargs(m, scale)
+        args = [q, k, v, 0.0, causal]
+        if backward:
+            o, lse = A._scaled_dot_product_flash_attention_for_cpu.default(*args, **kw)
+            args = [mk.tensor(o.shape, dtype), q, k, v, o, lse, 0.0, causal]
+        out.append(Sample(args, kw, tag=tag,
+                          kind="nc" if lay != "c" else ("b" if m is not None else "c")))
+    return out
+
+
+OVERRIDES["SDPA_FLASH"] = lambda dtype, full: _sdpa_samples(dtype, False)
+OVERRIDES["SDPA_FLASH_BACKWARD"] = lambda dtype, full: _sdpa_samples(dtype, True)
+
 
 NLL_CASES = [(5, 3), (1, 1), (130, 7), (3, 129), (1, 4)]
 
