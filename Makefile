@@ -12,7 +12,7 @@ APT_PACKAGES := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev
                 protobuf-compiler libxxhash-dev libcmocka-dev llvm-16-dev clang-16 \
                 libclang-rt-16-dev python3-venv
 PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15 tqdm \
-                "scikit-build-core>=0.10" cmake ninja matplotlib
+                "scikit-build-core>=0.10" cmake ninja matplotlib transformers==5.23.0
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
@@ -71,9 +71,10 @@ test-fuzz: .deps-stamp $(VENV)/.deps-installed
 	  -rss_limit_mb=2048 build/fuzz/corpus 2>&1 | tail -n 5
 
 # pytest, with the shape fuzzer (tests/python/test_shape_fuzz.py) in its
-# bounded, derandomized "ci" profile.
+# bounded, derandomized "ci" profile, and the model suite (tests/models:
+# Hugging Face transformers from tiny random configs, no downloads).
 test-py: install
-	TRNC_FUZZ_PROFILE=ci $(VENV)/bin/pytest -q tests/python
+	TRNC_FUZZ_PROFILE=ci $(VENV)/bin/pytest -q tests/python tests/models
 
 # The shape fuzzer alone, long and with a random seed: FUZZ_EXAMPLES examples
 # per family budget unit (TRNC_FUZZ_EXAMPLES); FUZZ_ARGS=-x stops at the first

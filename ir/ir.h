@@ -54,6 +54,10 @@ typedef enum trnc_op {
 #define TRNC_DTS_FLOAT_IDX (TRNC_DTS_FLOAT | TRNC_DTS_INDEX | TRNC_DT(TRNC_BOOL))
 #define TRNC_DTS_EMBED TRNC_DTS_FLOAT_IDX
 
+/* Longest cumsum trnc lowers (passes/decomp_ops.c: a matmul with an N x N
+ * ones matrix, 64 MiB of float32 at this length). */
+#define TRNC_CUMSUM_MAX 4096
+
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {
   trnc_dtype dtype;

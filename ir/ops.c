@@ -104,6 +104,20 @@ static const char *check_sdpa(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* passes/decomp_ops.c computes cumsum as x @ triu(ones(N, N)): the ones
+ * matrix bounds the scan length. */
+static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *x = arg(n, 0);
+  if (!x || x->kind != TRNC_ARG_VALUE) return NULL;
+  const trnc_type *t = trnc_ref_type(g, x->u.ref);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  if (dim < 0) dim += t->rank;
+  if (t->rank > 0 && dim >= 0 && dim < t->rank && t->shape[dim] > TRNC_CUMSUM_MAX)
+    return "cumsum over more than 4096 elements is not lowered (trnc computes a scan as a "
+           "matmul with a triangular ones matrix of the scan length squared)";
+  return NULL;
+}
+
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;

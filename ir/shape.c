@@ -372,6 +372,18 @@ trnc_status rule_reduce(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
+/* cumsum(self, dim, *, dtype): the input's shape; integer and bool inputs
+ * sum to int64 unless dtype says otherwise, as in ATen. */
+trnc_status rule_cumsum(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "cumsum: dim %lld out of range for rank %d",
+        (long long)trnc_arg_int(n, 1, 0), x->rank);
+  copy_shape(&out[0], x, dtarg(n, 2, dt_category(x->dtype) <= 1 ? TRNC_I64 : x->dtype));
+  return TRNC_OK;
+}
+
 trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);

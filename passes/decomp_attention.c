@@ -43,22 +43,13 @@ typedef struct attn {
   bool may_mask_rows; /* an attn_mask may mask a whole row */
 } attn;
 
-/* x as a contiguous float32 tensor. */
-static trnc_ref f32_dense(trnc_db *b, trnc_ref x) {
-  if (trnc_db_type(b, x)->dtype == TRNC_F32) return DB(b, CLONE, V(x), NONE);
-  return DB(b, TO_COPY, V(x), trnc_db_dtype(TRNC_F32), NONE, NONE, NONE, trnc_db_bool(false), NONE);
-}
-
-static trnc_ref view(trnc_db *b, trnc_ref x, int n, const int64_t *shape) {
-  return DB(b, VIEW, V(x), trnc_db_ints(b, shape, n));
-}
 
 /* x [B*Hk, G*L, C] seen as [B,Hq,L,C] (heads), and back (rows). */
 static trnc_ref heads(trnc_db *b, const attn *a, trnc_ref x, int64_t c) {
-  return view(b, x, 4, (const int64_t[]){a->B, a->Hq, a->L, c});
+  return trnc_db_view(b, x, 4, (const int64_t[]){a->B, a->Hq, a->L, c});
 }
 static trnc_ref rows(trnc_db *b, const attn *a, trnc_ref x, int64_t c) {
-  return view(b, x, 3, (const int64_t[]){a->B * a->Hk, a->Hq / a->Hk * a->L, c});
+  return trnc_db_view(b, x, 3, (const int64_t[]){a->B * a->Hk, a->Hq / a->Hk * a->L, c});
 }
 
 static trnc_ref transpose(trnc_db *b, trnc_ref x) { return DB(b, TRANSPOSE, V(x), I(1), I(2)); }
@@ -74,16 +65,15 @@ static trnc_status scores(trnc_db *b, const trnc_node *n, uint32_t q_arg, uint32
   a->Hk = kt->shape[1], a->S = kt->shape[2];
   a->scale = trnc_arg_number(&n->args[scale_arg], 1.0 / sqrt((double)a->E));
   const int64_t kv[3] = {a->B * a->Hk, a->S, a->E};
-  a->q3s = DB(b, MUL_SCALAR, V(rows(b, a, f32_dense(b, q), a->E)), F(a->scale));
-  a->k3 = view(b, f32_dense(b, k), 3, kv);
-  a->v3 = view(b, f32_dense(b, v), 3, kv);
+  a->q3s = DB(b, MUL_SCALAR, V(rows(b, a, trnc_db_f32(b, q), a->E)), F(a->scale));
+  a->k3 = trnc_db_view(b, trnc_db_f32(b, k), 3, kv);
+  a->v3 = trnc_db_view(b, trnc_db_f32(b, v), 3, kv);
   trnc_ref s = heads(b, a, DB(b, BMM, V(a->q3s), V(transpose(b, a->k3))), a->S);
   const trnc_arg *mask = &n->args[mask_arg];
   a->may_mask_rows = mask->kind == TRNC_ARG_VALUE;
   if (mask->kind == TRNC_ARG_VALUE) {
     trnc_ref m = mask->u.ref;
-    if (trnc_db_type(b, m)->dtype != TRNC_F32)
-      m = DB(b, TO_COPY, V(m), trnc_db_dtype(TRNC_F32), NONE, NONE, NONE, trnc_db_bool(false), NONE);
+    if (trnc_db_type(b, m)->dtype != TRNC_F32) m = trnc_db_cast(b, m, TRNC_F32);
     s = DB(b, ADD, V(s), V(m), I(1));
   }
   if (trnc_arg_bool(n, causal_arg, false)) {
@@ -116,7 +106,7 @@ trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n) {
   trnc_ref pv = heads(b, &a, DB(b, BMM, V(rows(b, &a, p, a.S)), V(a.v3)), a.E);
   trnc_ref out = DB(b, DIV, V(pv), V(l));
   trnc_ref lse = DB(b, ADD, V(m), V(DB(b, LOG, V(l))), I(1));
-  lse = view(b, lse, 3, (const int64_t[]){a.B, a.Hq, a.L});
+  lse = trnc_db_view(b, lse, 3, (const int64_t[]){a.B, a.Hq, a.L});
   if ((st = trnc_db_result(b, 0, out))) return st;
   return trnc_db_result(b, 1, lse);
 }
@@ -128,17 +118,17 @@ trnc_status decomp_sdpa_bw(trnc_db *b, const trnc_node *n) {
   attn a;
   trnc_status st = scores(b, n, 1, 7, 8, 9, &a);
   if (st) return st;
-  trnc_ref dout = f32_dense(b, n->args[0].u.ref), out = f32_dense(b, n->args[4].u.ref);
+  trnc_ref dout = trnc_db_f32(b, n->args[0].u.ref), out = trnc_db_f32(b, n->args[4].u.ref);
   trnc_ref lse = DB(b, UNSQUEEZE, V(n->args[5].u.ref), I(-1));
   trnc_ref p = DB(b, EXP, V(DB(b, SUB, V(a.s), V(lse), I(1))));
   trnc_ref p3 = rows(b, &a, p, a.S), do3 = rows(b, &a, dout, a.E);
   const int64_t kv[4] = {a.B, a.Hk, a.S, a.E};
-  trnc_ref dv = view(b, DB(b, BMM, V(transpose(b, p3)), V(do3)), 4, kv);
+  trnc_ref dv = trnc_db_view(b, DB(b, BMM, V(transpose(b, p3)), V(do3)), 4, kv);
   trnc_ref dp = heads(b, &a, DB(b, BMM, V(do3), V(transpose(b, a.v3))), a.S);
   trnc_ref delta = rowsum(b, DB(b, MUL, V(dout), V(out)));
   trnc_ref ds3 = rows(b, &a, DB(b, MUL, V(p), V(DB(b, SUB, V(dp), V(delta), I(1)))), a.S);
   trnc_ref dq = DB(b, MUL_SCALAR, V(heads(b, &a, DB(b, BMM, V(ds3), V(a.k3)), a.E)), F(a.scale));
-  trnc_ref dk = view(b, DB(b, BMM, V(transpose(b, ds3)), V(a.q3s)), 4, kv);
+  trnc_ref dk = trnc_db_view(b, DB(b, BMM, V(transpose(b, ds3)), V(a.q3s)), 4, kv);
   if ((st = trnc_db_result(b, 0, dq)) || (st = trnc_db_result(b, 1, dk))) return st;
   return trnc_db_result(b, 2, dv);
 }

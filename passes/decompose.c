@@ -221,6 +221,21 @@ trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs
   return emit(b, op, args, nargs, TRNC_NO_REF);
 }
 
+trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt) {
+  return DB(b, TO_COPY, trnc_db_val(x), trnc_db_dtype(dt), trnc_db_none(), trnc_db_none(),
+            trnc_db_none(), trnc_db_bool(false), trnc_db_none());
+}
+
+trnc_ref trnc_db_f32(trnc_db *b, trnc_ref x) {
+  if (x != TRNC_NO_REF && trnc_db_type(b, x)->dtype == TRNC_F32)
+    return DB(b, CLONE, trnc_db_val(x), trnc_db_none());
+  return trnc_db_cast(b, x, TRNC_F32);
+}
+
+trnc_ref trnc_db_view(trnc_db *b, trnc_ref x, int n, const int64_t *shape) {
+  return DB(b, VIEW, trnc_db_val(x), trnc_db_ints(b, shape, n));
+}
+
 /* True if value r is the only output of a node this decomposition emitted,
  * which is not a view and computes exactly the declared type t (same
  * strides: the node then simply produces the declared value; a different

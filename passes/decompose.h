@@ -67,6 +67,15 @@ trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs
  */
 trnc_status trnc_db_result(trnc_db *b, uint32_t k, trnc_ref r);
 
+/* Small compositions used by several decompositions. */
+/** x converted to dtype dt (_to_copy; contiguous). */
+trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt);
+/** x as a contiguous float32 tensor (clone, or _to_copy from another dtype);
+ *  the simplify pass drops the clone when x is contiguous already. */
+trnc_ref trnc_db_f32(trnc_db *b, trnc_ref x);
+/** view(x, shape[0..n)) (x must be viewable, e.g. contiguous). */
+trnc_ref trnc_db_view(trnc_db *b, trnc_ref x, int n, const int64_t *shape);
+
 /** The builder's status (TRNC_OK unless an emission failed). */
 trnc_status trnc_db_status(const trnc_db *b);
 /** Records an internal error at the decomposed node and returns its status. */
@@ -79,5 +88,8 @@ trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n);
 /** _scaled_dot_product_flash_attention_for_cpu_backward: grads of query, key
  *  and value, recomputing the probabilities as exp(s - logsumexp). */
 trnc_status decomp_sdpa_bw(trnc_db *b, const trnc_node *n);
+/** cumsum(x, dim, dtype): x (moved so that dim is last, as [M, N] rows)
+ *  times the N x N upper-triangular ones matrix, in float32 (passes/decomp_ops.c). */
+trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n);
 
 #endif

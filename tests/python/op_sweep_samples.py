@@ -1539,6 +1539,28 @@ OVERRIDES["SDPA_FLASH"] = lambda dtype, full: _sdpa_samples(dtype, False)
 OVERRIDES["SDPA_FLASH_BACKWARD"] = lambda dtype, full: _sdpa_samples(dtype, True)
 
 
+# (shape, dim, layout): scans along every position of the dim, 127/128/129
+# long (one partition tile and more), and across the rows of a transpose.
+CUMSUM_CASES = [((), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((3, 5), 0, "c"),
+                ((2, 127), 1, "c"), ((2, 128), -1, "S"), ((129, 3), 0, "c"),
+                ((2, 3, 129), 1, "c"), ((2, 1, 129), -1, "c")]
+
+
+@override("CUMSUM")
+def _cumsum(dtype, full):
+    out = []
+    for shape, dim, lay in CUMSUM_CASES:
+        st = shape_tag(shape)
+        mk = _mk("cumsum", dtype, st, dim, lay)
+        x = mk.tensor(shape, dtype, lay)
+        out.append(Sample([x, dim], tag=f"{st}-d{dim}-{lay}", kind="c" if lay == "c" else "nc"))
+    if dtype != torch.float32:
+        mk = _mk("cumsum", dtype, "to-f32")
+        out.append(Sample([mk.tensor((4, 9), dtype), 1], {"dtype": torch.float32},
+                          tag="4x9-d1-f32out", kind="x"))
+    return out
+
+
 NLL_CASES = [(5, 3), (1, 1), (130, 7), (3, 129), (1, 4)]
 
 
