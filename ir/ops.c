@@ -118,6 +118,18 @@ static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* passes/decomp_ops.c views self with a broadcast dim before every dim
+ * repeated more than once: that view must fit the IR's rank. */
+static const char *check_repeat(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *r = arg(n, 1);
+  if (!r || r->kind != TRNC_ARG_LIST) return NULL;
+  uint32_t rank = r->u.list.n;
+  for (uint32_t i = 0; i < r->u.list.n; i++) rank += r->u.list.items[i].u.i > 1;
+  return rank <= TRNC_MAX_RANK ? NULL
+                               : "repeat: the dims plus the repeated dims exceed 8 (trnc lowers "
+                                 "repeat as an expand over one extra dim per repeated dim)";
+}
+
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;

@@ -1570,6 +1570,39 @@ trnc_status rule_new_empty_strided(const trnc_graph *g, const trnc_node *n, trnc
   return TRNC_OK;
 }
 
+/* empty_strided(size, stride, dtype) / empty_permuted(size, physical_layout,
+ * dtype): a new tensor of `size` (contents unspecified), dtype `dtype` or
+ * float32. */
+trnc_status rule_empty_strided(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  int64_t s[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int k = ilist(n, 0, s, TRNC_MAX_RANK), ks = ilist(n, 1, st, TRNC_MAX_RANK);
+  CHECK(k >= 0 && ks == k, "%s: size and %s must be lists of equal length", trnc_op_name(n->op),
+        n->op == TRNC_OP_EMPTY_PERMUTED ? "physical_layout" : "stride");
+  for (int i = 0; i < k; i++) CHECK(s[i] >= 0, "negative size %lld", (long long)s[i]);
+  set_shape(&out[0], dtarg(n, 2, TRNC_F32), k, s);
+  return TRNC_OK;
+}
+
+/* repeat(self, repeats): self (with leading 1s up to len(repeats) dims)
+ * tiled repeats[i] times along dim i. */
+trnc_status rule_repeat(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t r[TRNC_MAX_RANK];
+  int k = ilist(n, 1, r, TRNC_MAX_RANK);
+  CHECK(k >= x->rank, "repeat: %d repeats given for a rank-%d tensor (at most %d)", k, x->rank,
+        TRNC_MAX_RANK);
+  int64_t s[TRNC_MAX_RANK];
+  for (int i = 0; i < k; i++) {
+    int xi = i - (k - x->rank);
+    CHECK(r[i] >= 0, "repeat: negative repeat count %lld", (long long)r[i]);
+    s[i] = r[i] * (xi >= 0 ? x->shape[xi] : 1);
+  }
+  set_shape(&out[0], x->dtype, k, s);
+  return TRNC_OK;
+}
+
 /* copy(self, src): src broadcast to self's shape, in self's dtype. */
 trnc_status rule_copy(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                       trnc_diags *d) {

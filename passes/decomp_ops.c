@@ -9,6 +9,12 @@
  * within +-2^24, which the legality scan's interval analysis proves for
  * integer results (ir/legality.c). The ones matrix bounds the scan length
  * (TRNC_CUMSUM_MAX, checked by the op's table entry).
+ *
+ * repeat(x, r) is an expand: x [d0, d1] viewed as [1, d0, 1, d1] (a size-1
+ * dim before each dim repeated more than once), expanded to [r0, d0, r1, d1],
+ * copied and viewed as [r0*d0, r1*d1]. flip reverses each listed dim by an
+ * index_select with a descending arange; empty_strided and empty_permuted
+ * are empty (trnc's empty is zeros) in the declared layout.
  */
 #include "passes/decompose.h"
 
@@ -42,4 +48,51 @@ trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n) {
   trnc_ref y = trnc_db_view(b, DB(b, MM, V(x2), V(upper_ones(b, len))), t.rank, shape);
   if (dim != last) y = DB(b, TRANSPOSE, V(y), I(dim), I(last));
   return trnc_db_result(b, 0, y);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+trnc_status decomp_repeat(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  const trnc_arg *rl = &n->args[1];
+  int k = (int)rl->u.list.n, rank = 0;
+  int64_t src[TRNC_MAX_RANK], big[TRNC_MAX_RANK], out[TRNC_MAX_RANK];
+  for (int i = 0; i < k; i++) {
+    int64_t r = rl->u.list.items[i].u.i, d = i < k - t.rank ? 1 : t.shape[i - (k - t.rank)];
+    if (r != 1) {
+      src[rank] = 1;
+      big[rank++] = r;
+    }
+    src[rank] = d;
+    big[rank++] = d;
+    out[i] = r * d;
+  }
+  trnc_ref v = trnc_db_view(b, DB(b, CLONE, V(x), NONE), rank, src);
+  trnc_ref e = DB(b, EXPAND, V(v), trnc_db_ints(b, big, rank), trnc_db_bool(false));
+  return trnc_db_result(b, 0, trnc_db_view(b, DB(b, CLONE, V(e), NONE), k, out));
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+trnc_status decomp_flip(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  bool done[TRNC_MAX_RANK] = {false};
+  const trnc_arg *dl = &n->args[1];
+  for (uint32_t i = 0; i < dl->u.list.n; i++) {
+    int64_t d = dl->u.list.items[i].u.i;
+    if (d < 0) d += t.rank;
+    if (d < 0 || d >= t.rank || done[d] || t.shape[d] <= 1) continue;
+    done[d] = true;
+    trnc_ref idx = DB(b, ARANGE_START_STEP, I(t.shape[d] - 1), I(-1), I(-1),
+                      trnc_db_dtype(TRNC_I64), NONE, NONE, NONE);
+    x = DB(b, INDEX_SELECT, V(x), I(d), V(idx));
+  }
+  return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
+}
+
+/* empty_strided(size, stride, ...) / empty_permuted(size, physical_layout, ...) */
+trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
+  trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;
+  trnc_ref e = DB(b, EMPTY, n->args[0], trnc_db_dtype(dt), NONE, NONE, NONE, NONE);
+  return trnc_db_result(b, 0, e);
 }

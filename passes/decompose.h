@@ -91,5 +91,13 @@ trnc_status decomp_sdpa_bw(trnc_db *b, const trnc_node *n);
 /** cumsum(x, dim, dtype): x (moved so that dim is last, as [M, N] rows)
  *  times the N x N upper-triangular ones matrix, in float32 (passes/decomp_ops.c). */
 trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n);
+/** repeat(x, repeats): x viewed with a size-1 dim before each repeated dim,
+ *  expanded to the repeat count there, copied and viewed to the result. */
+trnc_status decomp_repeat(trnc_db *b, const trnc_node *n);
+/** flip(x, dims): index_select with arange(N-1, -1, -1) along each dim. */
+trnc_status decomp_flip(trnc_db *b, const trnc_node *n);
+/** empty_strided / empty_permuted: empty (contents unspecified), copied
+ *  into the declared layout when it is not contiguous. */
+trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
 
 #endif

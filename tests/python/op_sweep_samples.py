@@ -1448,6 +1448,23 @@ def _new_empty_strided(dtype, full):
     return out
 
 
+EMPTY_STRIDED_CASES = {
+    "EMPTY_STRIDED": [((2, 3), [3, 1]), ((2, 3), [1, 2]), ((5,), [1]), ((), []),
+                      ((2, 1, 129), [129, 1, 1])],
+    "EMPTY_PERMUTED": [((2, 3, 4), [0, 2, 1]), ((2, 3), [1, 0]), ((130, 3), [0, 1])]}
+
+
+def _empty_strided(op_id, dtype):
+    return [Sample([list(shape), second], {"dtype": dtype},
+                   tag=f"{shape_tag(shape)}-{'_'.join(map(str, second)) or 'none'}",
+                   compare="meta", bound_ints=False)
+            for shape, second in EMPTY_STRIDED_CASES[op_id]]
+
+
+for _id in EMPTY_STRIDED_CASES:
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _empty_strided(_id, dtype)
+
+
 @override("SCALAR_TENSOR")
 def _scalar_tensor(dtype, full):
     return [Sample([v], {"dtype": dtype}, tag=f"v{v}", bound_ints=False)
@@ -1559,6 +1576,31 @@ def _cumsum(dtype, full):
         out.append(Sample([mk.tensor((4, 9), dtype), 1], {"dtype": torch.float32},
                           tag="4x9-d1-f32out", kind="x"))
     return out
+
+
+# (shape, repeats or dims)
+SHAPE_LIST_CASES = {
+    "REPEAT": [((), [3]), ((3,), [2]), ((3,), [2, 1]), ((2, 3), [1, 1]), ((2, 3), [2, 3]),
+               ((2, 1, 5), [1, 4, 1]), ((2, 3), [2, 1, 2]), ((1, 7), [2, 1]), ((3, 43), [1, 3])],
+    "FLIP": [((7,), [0]), ((3, 5), [0, 1]), ((3, 5), [-1]), ((2, 1, 129), [2, 1]),
+             ((130, 3), [0]), ((), [])],
+}
+
+
+def _shape_list(op_id, dtype):
+    out = []
+    for shape, second in SHAPE_LIST_CASES[op_id]:
+        st = shape_tag(shape)
+        for lay in (layouts_for(shape) if len(shape) == 2 else ["c"]):
+            mk = _mk(op_id, dtype, st, second, lay)
+            out.append(Sample([mk.tensor(shape, dtype, lay), second],
+                              tag=f"{st}-{'_'.join(map(str, second)) or 'none'}-{lay}",
+                              kind="c" if lay == "c" else "nc"))
+    return out
+
+
+for _id in SHAPE_LIST_CASES:
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _shape_list(_id, dtype)
 
 
 NLL_CASES = [(5, 3), (1, 1), (130, 7), (3, 129), (1, 4)]
