@@ -17,7 +17,7 @@ PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep models demo docs clean
 
 all: install
 
@@ -97,6 +97,12 @@ fuzz-shapes: install
 OP_SWEEP_ARGS ?=
 op-sweep: install
 	TRNC_OP_SWEEP=full $(VENV)/bin/pytest -q tests/python/test_op_sweep.py $(OP_SWEEP_ARGS)
+
+# The model suite in full: every architecture of tests/models/zoo.py trained
+# one step with its default and with eager attention (`make test` runs every
+# default and three eager ones). About 6 minutes on 2 cores.
+models: install
+	TRNC_MODEL_SUITE=full $(VENV)/bin/pytest -q tests/models
 
 test-c: test-sanitize
 

@@ -1,10 +1,12 @@
 """Hugging Face transformers models train on trnc: one training step
-(forward, language-modelling loss, backward) of a tiny random model (zoo.py)
-compiled with backend="neuron", against a deep copy run eagerly.
+(forward, loss, backward) of a tiny random model (zoo.py: decoders, encoders,
+encoder-decoders, Whisper, ViT, ResNet) compiled with backend="neuron",
+against a deep copy run eagerly.
 
-Attention is the default implementation ("sdpa"): on CPU it reaches trnc as
-the fused flash-attention forward and backward ops, which trnc decomposes
-(passes/decomp_attention.c). Every test asserts that trnc compiled both a
+Attention runs in the model's default implementation ("sdpa" where
+transformers has it: on CPU it reaches trnc as the fused flash-attention
+forward and backward ops, which trnc decomposes, passes/decomp_attention.c)
+and in attn_implementation="eager" (matmuls, softmax and masks in the graph). Every test asserts that trnc compiled both a
 forward and a backward graph, so a graph break cannot turn it into eager
 against eager.
 
@@ -44,10 +46,10 @@ def _fresh_dynamo():
     torch._dynamo.reset()
 
 
-def _train_step(model, ids, mask, labels):
-    out = model(input_ids=ids, attention_mask=mask, labels=labels)
-    out.loss.backward()
-    return out.loss.detach()
+def _train_step(model, inputs):
+    loss = model(**inputs).loss
+    loss.backward()
+    return loss.detach()
 
 
 def _grad_errors(model, ref):
@@ -64,13 +66,23 @@ def _grad_errors(model, ref):
     return errs
 
 
-@pytest.mark.parametrize("name", zoo.NAMES)
-def test_training_step_sdpa(name):
-    model = zoo.build(name, attn="sdpa")
+# `make test` trains every model in its default attention and three of them
+# (a decoder, an encoder-decoder, a grouped-query decoder) with eager
+# attention too; TRNC_MODEL_SUITE=full (`make models`) trains all of them both ways.
+FULL = os.environ.get("TRNC_MODEL_SUITE", "").strip().lower() in ("1", "full", "all", "yes")
+EAGER_SUBSET = ("gpt2", "bart", "llama")
+CASES = [(name, "default") for name in zoo.NAMES] + [
+    (name, "eager") for name in zoo.NAMES
+    if name != "resnet" and (FULL or name in EAGER_SUBSET)]   # ResNet has no attention
+
+
+@pytest.mark.parametrize("name,attn", CASES)
+def test_training_step(name, attn):
+    model = zoo.build(name, attn=None if attn == "default" else attn)
     ref = copy.deepcopy(model)
-    ids, mask, labels = zoo.batch(name)
-    want = _train_step(ref, ids, mask, labels)
-    got = _train_step(torch.compile(model, backend="neuron", dynamic=False), ids, mask, labels)
+    inputs = zoo.batch(name)
+    want = _train_step(ref, inputs)
+    got = _train_step(torch.compile(model, backend="neuron", dynamic=False), inputs)
     s = trnc.stats()
     assert s["forward"] >= 1 and s["backward"] >= 1 and s["errors"] == 0, s
     torch.testing.assert_close(got, want, rtol=1e-5, atol=0)
