@@ -384,6 +384,19 @@ trnc_status rule_cumsum(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return TRNC_OK;
 }
 
+/* linalg_vector_norm(self, ord, dim, keepdim, dtype): a reduction of a float
+ * tensor to its dtype (or `dtype`). */
+trnc_status rule_vector_norm(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dims[TRNC_MAX_RANK] = {0};
+  int nd = ilist(n, 2, dims, TRNC_MAX_RANK);
+  CHECK(nd >= 0 || is_none(n, 2), "linalg_vector_norm: dim must be a list of at most %d ints",
+        TRNC_MAX_RANK);
+  out[0].dtype = dtarg(n, 4, float_or_default(x->dtype));
+  return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 3, false), &out[0], d);
+}
+
 trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
@@ -515,6 +528,33 @@ trnc_status rule_layer_norm(const trnc_graph *g, const trnc_node *n, trnc_type *
     copy_shape(&out[k], x, TRNC_DTYPE_INVALID);
     for (int i = axis; i < x->rank; i++) out[k].shape[i] = 1;
   }
+  return TRNC_OK;
+}
+
+/* native_group_norm(input [N, C, *], weight [C]?, bias [C]?, N, C, HxW,
+ * group, eps) -> (out like input, mean [N, group], rstd [N, group]). */
+trnc_status rule_group_norm(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "native_group_norm has 3 outputs, the graph declares %u", nout);
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x->rank >= 2, "group_norm: input must have at least 2 dims, got %d", x->rank);
+  int64_t N = trnc_arg_int(n, 3, -1), C = trnc_arg_int(n, 4, -1), hw = trnc_arg_int(n, 5, -1);
+  int64_t groups = trnc_arg_int(n, 6, 0), spatial = 1;
+  for (int i = 2; i < x->rank; i++) spatial *= x->shape[i];
+  CHECK(N == x->shape[0] && C == x->shape[1] && hw == spatial,
+        "group_norm: N, C, HxW (%lld, %lld, %lld) do not match the input", (long long)N,
+        (long long)C, (long long)hw);
+  CHECK(groups > 0 && C % groups == 0, "group_norm: %lld channels do not split into %lld groups",
+        (long long)C, (long long)groups);
+  for (uint32_t a = 1; a <= 2; a++) {
+    const trnc_type *p = targ(g, n, a);
+    CHECK(!p || (p->rank == 1 && p->shape[0] == C), "group_norm: weight/bias must be [%lld]",
+          (long long)C);
+  }
+  copy_shape(&out[0], x, x->dtype);
+  int64_t stat[2] = {N, groups};
+  set_shape(&out[1], TRNC_DTYPE_INVALID, 2, stat);
+  set_shape(&out[2], TRNC_DTYPE_INVALID, 2, stat);
   return TRNC_OK;
 }
 

@@ -99,5 +99,11 @@ trnc_status decomp_flip(trnc_db *b, const trnc_node *n);
 /** empty_strided / empty_permuted: empty (contents unspecified), copied
  *  into the declared layout when it is not contiguous. */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
+/** linalg_vector_norm(x, ord, dim, keepdim, dtype) in float32 reductions
+ *  (passes/decomp_norm.c). */
+trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
+/** native_group_norm: two-pass float32 mean and variance over each group of
+ *  channels, then the affine weight and bias per channel. */
+trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
 
 #endif

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -1601,6 +1602,45 @@ def _shape_list(op_id, dtype):
 
 for _id in SHAPE_LIST_CASES:
     OVERRIDES[_id] = lambda dtype, full, _id=_id: _shape_list(_id, dtype)
+
+
+# (shape, ord, dim, keepdim)
+VECTOR_NORM_CASES = [((7,), 2, None, False), ((3, 5), 2, [-1], True), ((3, 5), 1, [0], False),
+                     ((2, 1, 129), float("inf"), [2], False),
+                     ((2, 1, 129), float("-inf"), None, False), ((130, 3), 3, [0], False),
+                     ((3, 5), 0, [1], False), ((3, 5), 0.5, None, True), ((), 2, None, False)]
+
+
+@override("VECTOR_NORM")
+def _vector_norm(dtype, full):
+    out = []
+    for shape, ord_, dim, keep in VECTOR_NORM_CASES:
+        st = shape_tag(shape)
+        for lay in (layouts_for(shape) if len(shape) == 2 else ["c"]):
+            mk = _mk("vnorm", dtype, st, ord_, dim, lay)
+            out.append(Sample([mk.tensor(shape, dtype, lay), ord_, dim, keep],
+                              tag=f"{st}-ord{ord_}-{dim}-{'k' if keep else 'n'}-{lay}",
+                              kind="c" if lay == "c" else "nc"))
+    return out
+
+
+# (shape, groups, affine); the last dims are HxW (1 for a 2-D input)
+GROUP_NORM_CASES = [((2, 4, 5, 5), 2, True), ((2, 6, 7), 3, False), ((1, 8, 3, 3), 8, True),
+                    ((3, 4), 2, True), ((2, 6, 129), 1, True), ((2, 4, 128), 4, False)]
+
+
+@override("GROUP_NORM")
+def _group_norm(dtype, full):
+    out = []
+    for shape, groups, affine in GROUP_NORM_CASES:
+        st = shape_tag(shape)
+        mk = _mk("gn", dtype, st, groups, affine)
+        c, hw = shape[1], math.prod(shape[2:])
+        w = mk.tensor((c,), dtype) if affine else None
+        b = mk.tensor((c,), dtype) if affine else None
+        out.append(Sample([mk.tensor(shape, dtype), w, b, shape[0], c, hw, groups, 1e-5],
+                          tag=f"{st}-g{groups}-{'aff' if affine else 'plain'}"))
+    return out
 
 
 NLL_CASES = [(5, 3), (1, 1), (130, 7), (3, 129), (1, 4)]

@@ -1,9 +1,12 @@
 """Ops trnc decomposes in its graph IR (passes/decompose.c; the decomp column
 of ir/ops.def), compiled against eager PyTorch through their public entry
 points: F.scaled_dot_product_attention trained (forward and backward) at
-sequence lengths around one 128-row partition tile, and cumsum's limit."""
+sequence lengths around one 128-row partition tile, cumsum's limit, a
+GroupNorm block and torch.linalg.vector_norm trained."""
 
 from __future__ import annotations
+
+import copy
 
 import pytest
 import torch
@@ -79,3 +82,34 @@ def test_cumsum_longer_than_the_limit_is_refused():
     x = torch.randn(2, 4097)
     with pytest.raises(Exception, match=r"cumsum over more than 4096 elements is not lowered"):
         _compiled(lambda x: torch.cumsum(x, 1))(x)
+
+
+def test_group_norm_block_trains():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.GroupNorm(2, 8),
+                                torch.nn.SiLU(), torch.nn.Conv2d(8, 4, 1))
+    ref = copy.deepcopy(model)
+    x = torch.randn(2, 3, 10, 10)
+    ref(x).square().mean().backward()
+    _compiled(model)(x).square().mean().backward()
+    s = trnc.stats()
+    assert s["forward"] == 1 and s["backward"] == 1, s
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-5 * q.grad.abs().max().item(),
+                                   msg=lambda m_, n=name: f"{n}: {m_}")
+
+
+@pytest.mark.parametrize("ord_", [2, 1, float("inf"), 3])
+def test_vector_norm_trains(ord_):
+    x = torch.randn(4, 129)
+
+    def fn(x):
+        return torch.linalg.vector_norm(x, ord_, dim=-1).sum()
+
+    want_x, got_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+    want = fn(want_x)
+    want.backward()
+    got = _compiled(fn)(got_x)
+    got.backward()
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=0)
+    torch.testing.assert_close(got_x.grad, want_x.grad, rtol=1e-5, atol=1e-6)
