@@ -1,7 +1,8 @@
-"""Hugging Face transformers models train on trnc: one training step
+"""Hugging Face transformers models on trnc. Training: one training step
 (forward, loss, backward) of a tiny random model (zoo.py: decoders, encoders,
 encoder-decoders, Whisper, ViT, ResNet) compiled with backend="neuron",
-against a deep copy run eagerly.
+against a deep copy run eagerly. Inference: the outputs (loss, logits, ...)
+of the model in eval mode under no_grad, in its default attention.
 
 Attention runs in the model's default implementation ("sdpa" where
 transformers has it: on CPU it reaches trnc as the fused flash-attention
@@ -68,7 +69,8 @@ def _grad_errors(model, ref):
 
 # `make test` trains every model in its default attention and three of them
 # (a decoder, an encoder-decoder, a grouped-query decoder) with eager
-# attention too; TRNC_MODEL_SUITE=full (`make models`) trains all of them both ways.
+# attention too, and runs three in inference; TRNC_MODEL_SUITE=full (`make
+# models`) trains all of them both ways and runs all of them in inference.
 FULL = os.environ.get("TRNC_MODEL_SUITE", "").strip().lower() in ("1", "full", "all", "yes")
 EAGER_SUBSET = ("gpt2", "bart", "llama")
 CASES = [(name, "default") for name in zoo.NAMES] + [
@@ -89,3 +91,24 @@ def test_training_step(name, attn):
     errs = _grad_errors(model, ref)
     worst = max(errs, key=errs.get)
     assert errs[worst] < 1e-4, f"{worst}: gradient off by {errs[worst]:.2e} of its scale"
+
+
+def _outputs(out):
+    """The float tensors of a model output (logits, and what else it returns)."""
+    return [v for v in out.values() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+
+
+INFERENCE_SUBSET = ("llama", "bert", "vit")
+
+
+@pytest.mark.parametrize("name", [n for n in zoo.NAMES if FULL or n in INFERENCE_SUBSET])
+def test_inference(name):
+    model = zoo.build(name).eval()
+    inputs = zoo.batch(name)
+    with torch.no_grad():
+        want = _outputs(model(**inputs))
+        got = _outputs(torch.compile(model, backend="neuron", dynamic=False)(**inputs))
+    assert trnc.stats()["inference"] >= 1, trnc.stats()
+    assert len(got) == len(want) >= 1
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5 * max(1.0, w.abs().max().item()))
