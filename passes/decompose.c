@@ -127,6 +127,22 @@ static void check_emitted_ref(trnc_ref r, void *p) {
   if (r == TRNC_NO_REF) ((refs_ok *)p)->ok = false;
 }
 
+/* Every tensor operand within the op's dtypes and rank (what the legality
+ * scan checks of imported nodes). */
+typedef struct operands_ok {
+  const trnc_graph *g;
+  const trnc_op_def *def;
+  bool ok;
+} operands_ok;
+static void check_emitted_operand(trnc_ref r, void *p) {
+  operands_ok *c = p;
+  const trnc_type *t = &c->g->values[r].type;
+  if (!(c->def->dtypes & TRNC_DT(t->dtype)) || t->rank > c->def->max_rank) c->ok = false;
+}
+static bool lowerable_type(const trnc_op_def *def, const trnc_type *t) {
+  return (def->dtypes & TRNC_DT(t->dtype)) && t->rank <= def->max_rank;
+}
+
 /* Emits op(args) with output `into` (an existing value whose declared type
  * the rule must accept) or, if into is TRNC_NO_REF, a new value typed by the
  * rule. Returns the output value. */
@@ -183,6 +199,14 @@ static trnc_ref emit(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t narg
       trnc_db_fail(b, "emitted an op whose result shape the rule leaves open");
       return TRNC_NO_REF;
     }
+  operands_ok lo = {g, def, lowerable_type(def, &want)};
+  for (uint32_t a = 0; a < nargs; a++) trnc_arg_visit_refs(&copy[a], check_emitted_operand, &lo);
+  if (!lo.ok) {
+    snprintf(why, sizeof why, "emitted %s outside the dtypes or rank it is lowered for",
+             def->target);
+    trnc_db_fail(b, why);
+    return TRNC_NO_REF;
+  }
   trnc_type rule_t = want;
   if (want.offset < 0) trnc_type_set_contiguous(&want);
   uint32_t idx = b->nnodes;
