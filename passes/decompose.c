@@ -184,8 +184,8 @@ static trnc_ref emit(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t narg
   memset(&want, 0, sizeof want);
   want.offset = -1;
   if (def->rule(g, &tmp, &want, 1, b->d)) {
+    /* the rule's own diagnostic precedes this one */
     snprintf(why, sizeof why, "the emitted %s is rejected by its shape rule", def->target);
-    b->st = TRNC_OK; /* the rule's own diagnostic precedes this one */
     trnc_db_fail(b, why);
     return TRNC_NO_REF;
   }
