@@ -12,12 +12,12 @@ APT_PACKAGES := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev
                 protobuf-compiler libxxhash-dev libcmocka-dev llvm-16-dev clang-16 \
                 libclang-rt-16-dev python3-venv
 PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15 tqdm \
-                "scikit-build-core>=0.10" cmake ninja matplotlib
+                "scikit-build-core>=0.10" cmake ninja matplotlib transformers==5.23.0
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep models demo docs clean
 
 all: install
 
@@ -71,9 +71,10 @@ test-fuzz: .deps-stamp $(VENV)/.deps-installed
 	  -rss_limit_mb=2048 build/fuzz/corpus 2>&1 | tail -n 5
 
 # pytest, with the shape fuzzer (tests/python/test_shape_fuzz.py) in its
-# bounded, derandomized "ci" profile.
+# bounded, derandomized "ci" profile, and the model suite (tests/models:
+# Hugging Face transformers from tiny random configs, no downloads).
 test-py: install
-	TRNC_FUZZ_PROFILE=ci $(VENV)/bin/pytest -q tests/python
+	TRNC_FUZZ_PROFILE=ci $(VENV)/bin/pytest -q tests/python tests/models
 
 # The shape fuzzer alone, long and with a random seed: FUZZ_EXAMPLES examples
 # per family budget unit (TRNC_FUZZ_EXAMPLES); FUZZ_ARGS=-x stops at the first
@@ -96,6 +97,13 @@ fuzz-shapes: install
 OP_SWEEP_ARGS ?=
 op-sweep: install
 	TRNC_OP_SWEEP=full $(VENV)/bin/pytest -q tests/python/test_op_sweep.py $(OP_SWEEP_ARGS)
+
+# The model suite in full: every architecture of tests/models/zoo.py trained
+# one step with its default and with eager attention, and run in inference
+# (`make test` trains every default, three eager ones and runs three in
+# inference). About 8 minutes on 2 cores.
+models: install
+	TRNC_MODEL_SUITE=full $(VENV)/bin/pytest -q tests/models
 
 test-c: test-sanitize
 

@@ -26,7 +26,7 @@ typedef uint32_t trnc_ref;           /* index into trnc_graph.values */
 
 /* ---- ops --------------------------------------------------------------- */
 typedef enum trnc_op {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) TRNC_OP_##id,
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) TRNC_OP_##id,
 #include "ir/ops.def"
 #undef OP
   TRNC_OP_COUNT,
@@ -55,6 +55,10 @@ typedef enum trnc_op {
 #define TRNC_DTS_EMBED TRNC_DTS_FLOAT_IDX
 /* What a collective carries (torch.distributed's gloo has no fp8 reductions). */
 #define TRNC_DTS_CC (TRNC_DTS_FLOAT | TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
+
+/* Longest cumsum trnc lowers (passes/decomp_ops.c: a matmul with an N x N
+ * ones matrix, 64 MiB of float32 at this length). */
+#define TRNC_CUMSUM_MAX 4096
 
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {
@@ -190,12 +194,17 @@ typedef struct trnc_op_def {
   int max_rank;
   trnc_limit_check check;
   const char *limits;        /* the check in words, for docs/operators.md */
+  const char *decomp;        /* the decomp column spelled out: "NULL" or the name of
+                              * the passes/decompose.c function that rewrites it */
 } trnc_op_def;
 
 extern const trnc_op_def trnc_op_defs[TRNC_OP_COUNT];
 
 /** Op for an FX target string, or TRNC_OP_UNKNOWN. */
 trnc_op trnc_op_lookup(const char *target);
+/** True if passes/decompose.c rewrites op into other table ops (its
+ *  decomp column is not NULL); false for non-table node kinds. */
+bool trnc_op_decomposed(trnc_op op);
 /** IR op name for any node kind ("placeholder", "constant", "unknown"). */
 const char *trnc_op_name(trnc_op op);
 

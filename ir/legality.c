@@ -177,6 +177,15 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       interval a = arg_iv(g, vals, a0);
       return (interval){fmin(0, a.lo * cnt), fmax(0, a.hi * cnt), a.poison};
     }
+    case TRNC_OP_CUMSUM: {
+      /* every prefix sum lies within scan length times the input's range */
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = a1 && a1->kind == TRNC_ARG_INT ? a1->u.i : 0;
+      if (d < 0) d += x->rank;
+      double cnt = x->rank > 0 && d >= 0 && d < x->rank ? (double)x->shape[d] : 1.0;
+      interval a = arg_iv(g, vals, a0);
+      return (interval){fmin(0, a.lo * cnt), fmax(0, a.hi * cnt), a.poison};
+    }
     case TRNC_OP_ARGMAX: {
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
       return iv(0, (double)trnc_type_numel(x));

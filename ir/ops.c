@@ -114,6 +114,50 @@ static const char *check_as_strided_scatter(const trnc_graph *g, const trnc_node
   return NULL;
 }
 
+/* Scaled-dot-product attention (CPU flash forward and backward): passes/
+ * decompose.c rewrites it without dropout; eager rejects masks of another
+ * dtype than the query's, and so does trnc. */
+static const char *check_sdpa(const trnc_graph *g, const trnc_node *n) {
+  bool fwd = n->op == TRNC_OP_SDPA_FLASH;
+  double p = trnc_arg_number(arg(n, fwd ? 3 : 6), 0.0);
+  if (p != 0.0)
+    return "dropout_p > 0 in the fused CPU flash-attention op is not lowered "
+           "(F.scaled_dot_product_attention with dropout takes PyTorch's math path on CPU, "
+           "which trnc lowers with its own RNG)";
+  const trnc_arg *m = arg(n, fwd ? 5 : 8), *q = arg(n, fwd ? 0 : 1);
+  if (m && m->kind == TRNC_ARG_VALUE && q && q->kind == TRNC_ARG_VALUE &&
+      trnc_ref_type(g, m->u.ref)->dtype != trnc_ref_type(g, q->u.ref)->dtype)
+    return "attn_mask must have the query's dtype (an additive mask; eager's flash kernel "
+           "requires it too)";
+  return NULL;
+}
+
+/* passes/decomp_ops.c computes cumsum as x @ triu(ones(N, N)): the ones
+ * matrix bounds the scan length. */
+static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *x = arg(n, 0);
+  if (!x || x->kind != TRNC_ARG_VALUE) return NULL;
+  const trnc_type *t = trnc_ref_type(g, x->u.ref);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  if (dim < 0) dim += t->rank;
+  if (t->rank > 0 && dim >= 0 && dim < t->rank && t->shape[dim] > TRNC_CUMSUM_MAX)
+    return "cumsum over more than 4096 elements is not lowered (trnc computes a scan as a "
+           "matmul with a triangular ones matrix of the scan length squared)";
+  return NULL;
+}
+
+/* passes/decomp_ops.c views self with a broadcast dim before every dim
+ * repeated more than once: that view must fit the IR's rank. */
+static const char *check_repeat(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *r = arg(n, 1);
+  if (!r || r->kind != TRNC_ARG_LIST) return NULL;
+  uint32_t rank = r->u.list.n;
+  for (uint32_t i = 0; i < r->u.list.n; i++) rank += r->u.list.items[i].u.i > 1;
+  return rank <= TRNC_MAX_RANK ? NULL
+                               : "repeat: the dims plus the repeated dims exceed 8 (trnc lowers "
+                                 "repeat as an expand over one extra dim per repeated dim)";
+}
+
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;
@@ -132,14 +176,14 @@ static const char *check_index(const trnc_graph *g, const trnc_node *n) {
 /* ---- the table ------------------------------------------------------------- */
 
 static const char *const op_names[TRNC_OP_KIND_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) #id,
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) #id,
 #include "ir/ops.def"
 #undef OP
     "PLACEHOLDER", "CONSTANT", "UNKNOWN"};
 
 const trnc_op_def trnc_op_defs[TRNC_OP_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits) \
-  {NULL, target, cat, args, rule, dtypes, rank, check, limits},
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) \
+  {NULL, target, cat, args, rule, dtypes, rank, check, limits, #decomp},
 #include "ir/ops.def"
 #undef OP
 };
@@ -161,6 +205,10 @@ static void init_names(void) {
 const char *trnc_op_name(trnc_op op) {
   init_names();
   return (unsigned)op < TRNC_OP_KIND_COUNT ? lower_names[op] : "?";
+}
+
+bool trnc_op_decomposed(trnc_op op) {
+  return (unsigned)op < TRNC_OP_COUNT && strcmp(trnc_op_defs[op].decomp, "NULL") != 0;
 }
 
 trnc_op trnc_op_lookup(const char *target) {

@@ -372,6 +372,31 @@ trnc_status rule_reduce(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
+/* cumsum(self, dim, *, dtype): the input's shape; integer and bool inputs
+ * sum to int64 unless dtype says otherwise, as in ATen. */
+trnc_status rule_cumsum(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "cumsum: dim %lld out of range for rank %d",
+        (long long)trnc_arg_int(n, 1, 0), x->rank);
+  copy_shape(&out[0], x, dtarg(n, 2, dt_category(x->dtype) <= 1 ? TRNC_I64 : x->dtype));
+  return TRNC_OK;
+}
+
+/* linalg_vector_norm(self, ord, dim, keepdim, dtype): a reduction of a float
+ * tensor to its dtype (or `dtype`). */
+trnc_status rule_vector_norm(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dims[TRNC_MAX_RANK] = {0};
+  int nd = ilist(n, 2, dims, TRNC_MAX_RANK);
+  CHECK(nd >= 0 || is_none(n, 2), "linalg_vector_norm: dim must be a list of at most %d ints",
+        TRNC_MAX_RANK);
+  out[0].dtype = dtarg(n, 4, float_or_default(x->dtype));
+  return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 3, false), &out[0], d);
+}
+
 trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
@@ -511,6 +536,33 @@ trnc_status rule_layer_norm(const trnc_graph *g, const trnc_node *n, trnc_type *
   return TRNC_OK;
 }
 
+/* native_group_norm(input [N, C, *], weight [C]?, bias [C]?, N, C, HxW,
+ * group, eps) -> (out like input, mean [N, group], rstd [N, group]). */
+trnc_status rule_group_norm(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "native_group_norm has 3 outputs, the graph declares %u", nout);
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x->rank >= 2, "group_norm: input must have at least 2 dims, got %d", x->rank);
+  int64_t N = trnc_arg_int(n, 3, -1), C = trnc_arg_int(n, 4, -1), hw = trnc_arg_int(n, 5, -1);
+  int64_t groups = trnc_arg_int(n, 6, 0), spatial = 1;
+  for (int i = 2; i < x->rank; i++) spatial *= x->shape[i];
+  CHECK(N == x->shape[0] && C == x->shape[1] && hw == spatial,
+        "group_norm: N, C, HxW (%lld, %lld, %lld) do not match the input", (long long)N,
+        (long long)C, (long long)hw);
+  CHECK(groups > 0 && C % groups == 0, "group_norm: %lld channels do not split into %lld groups",
+        (long long)C, (long long)groups);
+  for (uint32_t a = 1; a <= 2; a++) {
+    const trnc_type *p = targ(g, n, a);
+    CHECK(!p || (p->rank == 1 && p->shape[0] == C), "group_norm: weight/bias must be [%lld]",
+          (long long)C);
+  }
+  copy_shape(&out[0], x, x->dtype);
+  int64_t stat[2] = {N, groups};
+  set_shape(&out[1], TRNC_DTYPE_INVALID, 2, stat);
+  set_shape(&out[2], TRNC_DTYPE_INVALID, 2, stat);
+  return TRNC_OK;
+}
+
 static void masked_out(const trnc_node *n, uint32_t mask_arg, int k, trnc_type *out,
                        const trnc_type *like) {
   const trnc_arg *m = trnc_node_arg(n, mask_arg);
@@ -608,6 +660,77 @@ trnc_status rule_bmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   CHECK(a->dtype == b->dtype, "bmm: operand dtypes differ");
   int64_t s[3] = {a->shape[0], a->shape[1], b->shape[2]};
   set_shape(&out[0], a->dtype, 3, s);
+  return TRNC_OK;
+}
+
+/* ---- attention ------------------------------------------------------------------------- */
+
+/* Shapes shared by the CPU flash-attention forward and backward: query
+ * [B,Hq,L,E], key [B,Hk,S,E], value [B,Hk,S,E] with Hq a multiple of Hk
+ * (grouped-query heads), one dtype; attn_mask (argument `mask_arg`, may be
+ * None) broadcasts to [B,Hq,L,S]. */
+static trnc_status sdpa_operands(const trnc_graph *g, const trnc_node *n, uint32_t q_arg,
+                                 uint32_t mask_arg, trnc_diags *d) {
+  const trnc_type *q = targ(g, n, q_arg), *k = targ(g, n, q_arg + 1), *v = targ(g, n, q_arg + 2);
+  CHECK(q->rank == 4 && k->rank == 4 && v->rank == 4,
+        "scaled_dot_product_attention: query, key and value must be 4-D, got rank %d, %d, %d",
+        q->rank, k->rank, v->rank);
+  CHECK(q->dtype == k->dtype && q->dtype == v->dtype,
+        "scaled_dot_product_attention: query, key and value dtypes differ");
+  CHECK(k->shape[0] == q->shape[0] && v->shape[0] == q->shape[0] && v->shape[1] == k->shape[1] &&
+        v->shape[2] == k->shape[2] && k->shape[3] == q->shape[3] && v->shape[3] == q->shape[3],
+        "scaled_dot_product_attention: query [%lld,%lld,%lld,%lld], key [%lld,%lld,%lld,%lld] and "
+        "value [%lld,%lld,%lld,%lld] do not match",
+        (long long)q->shape[0], (long long)q->shape[1], (long long)q->shape[2],
+        (long long)q->shape[3], (long long)k->shape[0], (long long)k->shape[1],
+        (long long)k->shape[2], (long long)k->shape[3], (long long)v->shape[0],
+        (long long)v->shape[1], (long long)v->shape[2], (long long)v->shape[3]);
+  CHECK(k->shape[1] > 0 && q->shape[1] % k->shape[1] == 0,
+        "scaled_dot_product_attention: %lld query heads are not a multiple of %lld key heads",
+        (long long)q->shape[1], (long long)k->shape[1]);
+  const trnc_type *m = targ(g, n, mask_arg);
+  if (m) {
+    int64_t full[4] = {q->shape[0], q->shape[1], q->shape[2], k->shape[2]};
+    CHECK(m->rank <= 4, "scaled_dot_product_attention: attn_mask has rank %d", m->rank);
+    for (int i = 0; i < m->rank; i++)
+      CHECK(m->shape[i] == 1 || m->shape[i] == full[4 - m->rank + i],
+            "scaled_dot_product_attention: attn_mask does not broadcast to [%lld,%lld,%lld,%lld]",
+            (long long)full[0], (long long)full[1], (long long)full[2], (long long)full[3]);
+  }
+  return TRNC_OK;
+}
+
+/* float32 for half dtypes (torch's computation dtype), else the dtype. */
+static trnc_dtype computation_dtype(trnc_dtype t) {
+  return t == TRNC_F16 || t == TRNC_BF16 ? TRNC_F32 : t;
+}
+
+trnc_status rule_sdpa(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  trnc_status st = sdpa_operands(g, n, 0, 5, d);
+  if (st) return st;
+  const trnc_type *q = targ(g, n, 0);
+  copy_shape(&out[0], q, q->dtype);
+  set_shape(&out[1], computation_dtype(q->dtype), 3, q->shape);
+  return TRNC_OK;
+}
+
+trnc_status rule_sdpa_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                         trnc_diags *d) {
+  trnc_status st = sdpa_operands(g, n, 1, 8, d);
+  if (st) return st;
+  const trnc_type *go = targ(g, n, 0), *q = targ(g, n, 1), *o = targ(g, n, 4), *l = targ(g, n, 5);
+  CHECK(trnc_type_same_shape(go, q) && trnc_type_same_shape(o, q),
+        "scaled_dot_product_attention backward: grad_out and out must match the query");
+  CHECK(l->rank == 3 && !memcmp(l->shape, q->shape, 3 * sizeof(int64_t)) &&
+        l->dtype == computation_dtype(q->dtype),
+        "scaled_dot_product_attention backward: logsumexp must be %s[%lld,%lld,%lld]",
+        trnc_dtype_name(computation_dtype(q->dtype)), (long long)q->shape[0],
+        (long long)q->shape[1], (long long)q->shape[2]);
+  for (int i = 0; i < 3; i++) {
+    const trnc_type *x = targ(g, n, (uint32_t)(1 + i));
+    copy_shape(&out[i], x, x->dtype);
+  }
   return TRNC_OK;
 }
 
@@ -1492,6 +1615,39 @@ trnc_status rule_new_empty_strided(const trnc_graph *g, const trnc_node *n, trnc
   CHECK(k >= 0 && ks == k, "new_empty_strided: size and stride must be lists of equal length");
   for (int i = 0; i < k; i++) CHECK(s[i] >= 0, "negative size %lld", (long long)s[i]);
   set_shape(&out[0], dtarg(n, 3, x->dtype), k, s);
+  return TRNC_OK;
+}
+
+/* empty_strided(size, stride, dtype) / empty_permuted(size, physical_layout,
+ * dtype): a new tensor of `size` (contents unspecified), dtype `dtype` or
+ * float32. */
+trnc_status rule_empty_strided(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  int64_t s[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int k = ilist(n, 0, s, TRNC_MAX_RANK), ks = ilist(n, 1, st, TRNC_MAX_RANK);
+  CHECK(k >= 0 && ks == k, "%s: size and %s must be lists of equal length", trnc_op_name(n->op),
+        n->op == TRNC_OP_EMPTY_PERMUTED ? "physical_layout" : "stride");
+  for (int i = 0; i < k; i++) CHECK(s[i] >= 0, "negative size %lld", (long long)s[i]);
+  set_shape(&out[0], dtarg(n, 2, TRNC_F32), k, s);
+  return TRNC_OK;
+}
+
+/* repeat(self, repeats): self (with leading 1s up to len(repeats) dims)
+ * tiled repeats[i] times along dim i. */
+trnc_status rule_repeat(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t r[TRNC_MAX_RANK];
+  int k = ilist(n, 1, r, TRNC_MAX_RANK);
+  CHECK(k >= x->rank, "repeat: %d repeats given for a rank-%d tensor (at most %d)", k, x->rank,
+        TRNC_MAX_RANK);
+  int64_t s[TRNC_MAX_RANK];
+  for (int i = 0; i < k; i++) {
+    int xi = i - (k - x->rank);
+    CHECK(r[i] >= 0, "repeat: negative repeat count %lld", (long long)r[i]);
+    s[i] = r[i] * (xi >= 0 ? x->shape[xi] : 1);
+  }
+  set_shape(&out[0], x->dtype, k, s);
   return TRNC_OK;
 }
 

@@ -1,5 +1,6 @@
 /*
- * test_passes.c — the graph passes (passes/): dce, cse, fold, simplify.
+ * test_passes.c — the graph passes (passes/): decompose, dce, cse, fold,
+ * simplify.
  *
  * Each test builds a graph with the fx.proto builder, imports it, runs the
  * whole pipeline (trnc_graph_legalize, which verifies after every pass) and
@@ -181,6 +182,73 @@ static const trnc_node *const_node(const run *r, uint32_t value) {
   assert_int_equal(n->op, TRNC_OP_CONSTANT);
   assert_false(n->dead);
   return n;
+}
+
+/* ---- decompose ------------------------------------------------------------------- */
+
+static Trnc__Fx__TensorMeta *m4(tu_fx *b, Trnc__Fx__DType dt, int64_t a, int64_t c, int64_t e,
+                                int64_t f) {
+  return tu_meta(b, dt, 4, (int64_t[]){a, c, e, f});
+}
+
+/* _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal)
+ * over [1,4,5,8] queries and [1,2,7,8] keys (grouped-query heads), with the
+ * output in the kernel's [B,L,H,E] layout and logsumexp [B,H,L]. */
+static uint32_t sdpa_graph(tu_fx *b, double dropout_p) {
+  uint32_t q = tu_placeholder(b, "q", m4(b, F32, 1, 4, 5, 8));
+  uint32_t k = tu_placeholder(b, "k", m4(b, F32, 1, 2, 7, 8));
+  uint32_t v = tu_placeholder(b, "v", m4(b, F32, 1, 2, 7, 8));
+  uint32_t n = tu_call(b, "attn", "aten._scaled_dot_product_flash_attention_for_cpu.default",
+                       strided(m4(b, F32, 1, 4, 5, 8), (const int64_t[]){160, 8, 32, 1}, 0));
+  tu_add_output(b, n, strided(m3(b, F32, 1, 4, 5), (const int64_t[]){20, 1, 4}, 0));
+  tu_node(b, n)->outputs_tuple = true;
+  tu_arg(b, n, tu_a_ref(b, "query", q, 0));
+  tu_arg(b, n, tu_a_ref(b, "key", k, 0));
+  tu_arg(b, n, tu_a_ref(b, "value", v, 0));
+  tu_arg(b, n, tu_a_float(b, "dropout_p", dropout_p));
+  tu_arg(b, n, tu_a_bool(b, "is_causal", true));
+  tu_arg(b, n, tu_a_none(b, "attn_mask"));
+  tu_arg(b, n, tu_a_none(b, "scale"));
+  tu_output_ref(b, n, 0);
+  tu_output_ref(b, n, 1);
+  return n;
+}
+
+/* The attention op leaves the graph: matmuls over [B*Hk, G*L] rows, the
+ * causal mask (from two aranges, small enough to fold into a constant), the
+ * softmax pieces; the graph outputs keep their declared layouts. */
+static void test_decompose_sdpa(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  sdpa_graph(b, 0.0);
+  run r = lower(b);
+  HASNT(r, "sdpa_flash");
+  HAS(r, "bmm(");
+  HAS(r, "[2, 10, 8]");   /* 4 query heads stacked on 2 key heads: 2 x (2*5) rows */
+  HAS(r, "amax(");
+  HAS(r, "bool[5,7]");    /* the causal mask (two aranges and ge, folded) */
+  HAS(r, "where(");
+  HAS(r, "log(");
+  const trnc_type *out = trnc_ref_type(r.g, r.g->outputs[0]);
+  const trnc_type *lse = trnc_ref_type(r.g, r.g->outputs[1]);
+  assert_int_equal(out->stride[1], 8);
+  assert_int_equal(out->stride[2], 32);
+  assert_int_equal(lse->stride[1], 1);
+  assert_int_equal(lse->stride[2], 4);
+  done(&r, b);
+}
+
+/* dropout_p > 0 is refused by the legality scan, before any rewriting. */
+static void test_decompose_sdpa_dropout_refused(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  sdpa_graph(b, 0.1);
+  trnc_graph *g = NULL;
+  trnc_diags *d = trnc_diags_create();
+  assert_int_equal(tu_fx_import(b, NULL, &g, d), TRNC_OK);
+  assert_int_equal(trnc_graph_check_lowerable(g, d), TRNC_ERR_UNSUPPORTED);
+  assert_true(tu_diags_have(d, "dropout_p > 0"));
+  trnc_graph_destroy(g);
+  trnc_diags_destroy(d);
+  tu_fx_free(b);
 }
 
 /* ---- dce ------------------------------------------------------------------------ */
@@ -594,6 +662,8 @@ static void test_goldens_shrink(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_decompose_sdpa),
+      cmocka_unit_test(test_decompose_sdpa_dropout_refused),
       cmocka_unit_test(test_dce_removes_unused),
       cmocka_unit_test(test_dce_keeps_used_dropout),
       cmocka_unit_test(test_cse_merges_identical),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ class OpLine:
 
 
 _OP_RE = re.compile(r'^OP\((\w+),\s*"([^"]+)",\s*"([^"]*)",\s*"([^"]*)",\s*\w+,\s*\w+,\s*'
-                    r'(\d+),\s*\w+,\s*"((?:[^"\\]|\\.)*)"\)\s*$')
+                    r'(\d+),\s*\w+,\s*"((?:[^"\\]|\\.)*)",\s*\w+\)\s*$')
 
 
 @functools.lru_cache(maxsize=1)
@@ -1471,6 +1472,23 @@ def _new_empty_strided(dtype, full):
     return out
 
 
+EMPTY_STRIDED_CASES = {
+    "EMPTY_STRIDED": [((2, 3), [3, 1]), ((2, 3), [1, 2]), ((5,), [1]), ((), []),
+                      ((2, 1, 129), [129, 1, 1])],
+    "EMPTY_PERMUTED": [((2, 3, 4), [0, 2, 1]), ((2, 3), [1, 0]), ((130, 3), [0, 1])]}
+
+
+def _empty_strided(op_id, dtype):
+    return [Sample([list(shape), second], {"dtype": dtype},
+                   tag=f"{shape_tag(shape)}-{'_'.join(map(str, second)) or 'none'}",
+                   compare="meta", bound_ints=False)
+            for shape, second in EMPTY_STRIDED_CASES[op_id]]
+
+
+for _id in EMPTY_STRIDED_CASES:
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _empty_strided(_id, dtype)
+
+
 @override("SCALAR_TENSOR")
 def _scalar_tensor(dtype, full):
     return [Sample([v], {"dtype": dtype}, tag=f"v{v}", bound_ints=False)
@@ -1497,6 +1515,156 @@ def _arange_args(op_id, s: Sample):
 
 
 # --- losses and random ----------------------------------------------------- #
+
+# --- attention ---------------------------------------------------------- #
+
+# (tag, B, Hq, Hk, L, S, E, is_causal, mask, scale, layout). mask: None, "pad"
+# (additive [B,1,L,S], -inf over the first columns of batch 1, as HF pads),
+# "row" (one row masked entirely: eager returns 0 there), "2d" ([L,S]).
+# layout "blhe": q/k/v are transposes of [B,L,H,E] tensors, as HF passes them.
+# Boundary sizes: 127/128/129 rows and columns (one partition tile and more).
+SDPA_CASES = [
+    ("b2h4-13", 2, 4, 4, 13, 13, 16, False, "pad", None, "blhe"),
+    ("causal-5x7", 1, 2, 2, 5, 7, 8, True, None, None, "c"),
+    ("causal-7x4", 1, 2, 2, 7, 4, 8, True, None, 0.3, "c"),
+    ("gqa-h4k2", 2, 4, 2, 9, 11, 8, False, "2d", None, "c"),
+    ("gqa-causal", 1, 6, 2, 6, 6, 4, True, None, None, "blhe"),
+    ("maskrow", 2, 2, 2, 6, 5, 8, False, "row", None, "c"),
+    ("s127", 1, 1, 1, 127, 127, 8, True, None, None, "c"),
+    ("s128", 1, 2, 1, 128, 128, 8, False, "pad", None, "c"),
+    ("s129", 1, 1, 1, 129, 129, 8, True, "pad", None, "c"),
+]
+
+
+def _sdpa_inputs(mk, dtype, B, Hq, Hk, L, S, E, mask, layout):
+    def qkv(h, n):
+        if layout == "blhe":
+            return mk.tensor((B, n, h, E), dtype).transpose(1, 2)
+        return mk.tensor((B, h, n, E), dtype)
+    q, k, v = qkv(Hq, L), qkv(Hk, S), qkv(Hk, S)
+    m = None
+    if mask == "pad":
+        m = torch.zeros(B, 1, L, S, dtype=dtype)
+        m[-1, :, :, : max(1, S // 4)] = -float("inf")
+    elif mask == "row":
+        m = mk.tensor((B, 1, L, S), dtype)
+        m[0, :, 1] = -float("inf")
+    elif mask == "2d":
+        m = mk.tensor((L, S), dtype)
+    return q, k, v, m
+
+
+def _sdpa_kwargs(m, scale):
+    kw = {"attn_mask": m} if m is not None else {}
+    if scale is not None:
+        kw["scale"] = scale
+    return kw
+
+
+def _sdpa_samples(dtype, backward: bool):
+    out = []
+    for tag, B, Hq, Hk, L, S, E, causal, mask, scale, lay in SDPA_CASES:
+        mk = _mk("sdpabw" if backward else "sdpa", dtype, tag)
+        q, k, v, m = _sdpa_inputs(mk, dtype, B, Hq, Hk, L, S, E, mask, lay)
+        kw = _sdpa_kwargs(m, scale)
+        args = [q, k, v, 0.0, causal]
+        if backward:
+            o, lse = A._scaled_dot_product_flash_attention_for_cpu.default(*args, **kw)
+            args = [mk.tensor(o.shape, dtype), q, k, v, o, lse, 0.0, causal]
+        out.append(Sample(args, kw, tag=tag,
+                          kind="nc" if lay != "c" else ("b" if m is not None else "c")))
+    return out
+
+
+OVERRIDES["SDPA_FLASH"] = lambda dtype, full: _sdpa_samples(dtype, False)
+OVERRIDES["SDPA_FLASH_BACKWARD"] = lambda dtype, full: _sdpa_samples(dtype, True)
+
+
+# (shape, dim, layout): scans along every position of the dim, 127/128/129
+# long (one partition tile and more), and across the rows of a transpose.
+CUMSUM_CASES = [((), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((3, 5), 0, "c"),
+                ((2, 127), 1, "c"), ((2, 128), -1, "S"), ((129, 3), 0, "c"),
+                ((2, 3, 129), 1, "c"), ((2, 1, 129), -1, "c")]
+
+
+@override("CUMSUM")
+def _cumsum(dtype, full):
+    out = []
+    for shape, dim, lay in CUMSUM_CASES:
+        st = shape_tag(shape)
+        mk = _mk("cumsum", dtype, st, dim, lay)
+        x = mk.tensor(shape, dtype, lay)
+        out.append(Sample([x, dim], tag=f"{st}-d{dim}-{lay}", kind="c" if lay == "c" else "nc"))
+    if dtype != torch.float32:
+        mk = _mk("cumsum", dtype, "to-f32")
+        out.append(Sample([mk.tensor((4, 9), dtype), 1], {"dtype": torch.float32},
+                          tag="4x9-d1-f32out", kind="x"))
+    return out
+
+
+# (shape, repeats or dims)
+SHAPE_LIST_CASES = {
+    "REPEAT": [((), [3]), ((3,), [2]), ((3,), [2, 1]), ((2, 3), [1, 1]), ((2, 3), [2, 3]),
+               ((2, 1, 5), [1, 4, 1]), ((2, 3), [2, 1, 2]), ((1, 7), [2, 1]), ((3, 43), [1, 3])],
+    "FLIP": [((7,), [0]), ((3, 5), [0, 1]), ((3, 5), [-1]), ((2, 1, 129), [2, 1]),
+             ((130, 3), [0]), ((), [])],
+}
+
+
+def _shape_list(op_id, dtype):
+    out = []
+    for shape, second in SHAPE_LIST_CASES[op_id]:
+        st = shape_tag(shape)
+        for lay in (layouts_for(shape) if len(shape) == 2 else ["c"]):
+            mk = _mk(op_id, dtype, st, second, lay)
+            out.append(Sample([mk.tensor(shape, dtype, lay), second],
+                              tag=f"{st}-{'_'.join(map(str, second)) or 'none'}-{lay}",
+                              kind="c" if lay == "c" else "nc"))
+    return out
+
+
+for _id in SHAPE_LIST_CASES:
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _shape_list(_id, dtype)
+
+
+# (shape, ord, dim, keepdim)
+VECTOR_NORM_CASES = [((7,), 2, None, False), ((3, 5), 2, [-1], True), ((3, 5), 1, [0], False),
+                     ((2, 1, 129), float("inf"), [2], False),
+                     ((2, 1, 129), float("-inf"), None, False), ((130, 3), 3, [0], False),
+                     ((3, 5), 0, [1], False), ((3, 5), 0.5, None, True), ((), 2, None, False)]
+
+
+@override("VECTOR_NORM")
+def _vector_norm(dtype, full):
+    out = []
+    for shape, ord_, dim, keep in VECTOR_NORM_CASES:
+        st = shape_tag(shape)
+        for lay in (layouts_for(shape) if len(shape) == 2 else ["c"]):
+            mk = _mk("vnorm", dtype, st, ord_, dim, lay)
+            out.append(Sample([mk.tensor(shape, dtype, lay), ord_, dim, keep],
+                              tag=f"{st}-ord{ord_}-{dim}-{'k' if keep else 'n'}-{lay}",
+                              kind="c" if lay == "c" else "nc"))
+    return out
+
+
+# (shape, groups, affine); the last dims are HxW (1 for a 2-D input)
+GROUP_NORM_CASES = [((2, 4, 5, 5), 2, True), ((2, 6, 7), 3, False), ((1, 8, 3, 3), 8, True),
+                    ((3, 4), 2, True), ((2, 6, 129), 1, True), ((2, 4, 128), 4, False)]
+
+
+@override("GROUP_NORM")
+def _group_norm(dtype, full):
+    out = []
+    for shape, groups, affine in GROUP_NORM_CASES:
+        st = shape_tag(shape)
+        mk = _mk("gn", dtype, st, groups, affine)
+        c, hw = shape[1], math.prod(shape[2:])
+        w = mk.tensor((c,), dtype) if affine else None
+        b = mk.tensor((c,), dtype) if affine else None
+        out.append(Sample([mk.tensor(shape, dtype), w, b, shape[0], c, hw, groups, 1e-5],
+                          tag=f"{st}-g{groups}-{'aff' if affine else 'plain'}"))
+    return out
+
 
 NLL_CASES = [(5, 3), (1, 1), (130, 7), (3, 129), (1, 4)]
 

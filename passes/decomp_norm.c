@@ -1,0 +1,75 @@
+/*
+ * decomp_norm.c — norms in ops trnc lowers (see decompose.h).
+ *
+ * linalg_vector_norm(x, ord) over dims, in float32:
+ *   ord 2: sqrt(sum(x*x))   ord 1: sum(|x|)   ord +-inf: amax/amin(|x|)
+ *   ord 0: the count of non-zeros   else: sum(|x|^ord)^(1/ord)
+ * native_group_norm(x [N, C, *], weight, bias, N, C, HxW, G, eps): x seen as
+ * [N, G, C/G * HxW], in float32,
+ *   mean = mean(x),  d = x - mean,  rstd = 1/sqrt(mean(d*d) + eps),
+ *   out = d * rstd * weight[c] + bias[c];  mean and rstd come out [N, G].
+ * The variance is two-pass (centred before squaring), as accurate as eager's
+ * Welford moments for the values eager handles. PyTorch decomposes the
+ * backward itself (native_group_norm_backward is in its Core ATen table).
+ */
+#include <math.h>
+
+#include "passes/decompose.h"
+
+#define V trnc_db_val
+#define I trnc_db_int
+#define F trnc_db_float
+#define NONE trnc_db_none()
+
+/* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
+ * ScalarType? dtype=None) -> Tensor */
+trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = trnc_db_f32(b, n->args[0].u.ref);
+  double p = trnc_arg_number(&n->args[1], 2.0);
+  trnc_arg dim = n->args[2], keep = trnc_db_bool(trnc_arg_bool(n, 3, false));
+  trnc_ref r;
+  if (p == 2.0) {
+    r = DB(b, SQRT, V(DB(b, SUM, V(DB(b, MUL, V(x), V(x))), dim, keep, NONE)));
+  } else if (isinf(p)) {
+    /* amax/amin take a list of dims: none means every dim */
+    trnc_arg dims = dim.kind == TRNC_ARG_NONE ? trnc_db_ints(b, NULL, 0) : dim;
+    trnc_ref a = DB(b, ABS, V(x));
+    r = p > 0 ? DB(b, AMAX, V(a), dims, keep) : DB(b, AMIN, V(a), dims, keep);
+  } else if (p == 0.0) {
+    trnc_ref nz = trnc_db_cast(b, DB(b, NE_SCALAR, V(x), F(0.0)), TRNC_F32);
+    r = DB(b, SUM, V(nz), dim, keep, NONE);
+  } else if (p == 1.0) {
+    r = DB(b, SUM, V(DB(b, ABS, V(x))), dim, keep, NONE);
+  } else {
+    trnc_ref s = DB(b, SUM, V(DB(b, POW_SCALAR, V(DB(b, ABS, V(x))), F(p))), dim, keep, NONE);
+    r = DB(b, POW_SCALAR, V(s), F(1.0 / p));
+  }
+  return trnc_db_result(b, 0, r);
+}
+
+/* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C,
+ * SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
+trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[0].u.ref);
+  int64_t N = trnc_arg_int(n, 3, 0), C = trnc_arg_int(n, 4, 0), hw = trnc_arg_int(n, 5, 0);
+  int64_t G = trnc_arg_int(n, 6, 1);
+  double eps = trnc_arg_number(&n->args[7], 1e-5);
+  trnc_ref x = trnc_db_view(b, trnc_db_f32(b, n->args[0].u.ref), 3,
+                            (const int64_t[]){N, G, C / G * hw});
+  trnc_arg last = trnc_db_ints(b, (const int64_t[]){-1}, 1), keep = trnc_db_bool(true);
+  trnc_ref mean = DB(b, MEAN, V(x), last, keep, NONE);
+  trnc_ref d = DB(b, SUB, V(x), V(mean), I(1));
+  trnc_ref var = DB(b, MEAN, V(DB(b, MUL, V(d), V(d))), last, keep, NONE);
+  trnc_ref rstd = DB(b, RSQRT, V(DB(b, ADD_SCALAR, V(var), F(eps), I(1))));
+  trnc_ref y = trnc_db_view(b, DB(b, MUL, V(d), V(rstd)), 3, (const int64_t[]){N, C, hw});
+  for (uint32_t a = 1; a <= 2; a++) {
+    if (n->args[a].kind != TRNC_ARG_VALUE) continue;
+    trnc_ref p = trnc_db_view(b, trnc_db_f32(b, n->args[a].u.ref), 2, (const int64_t[]){C, 1});
+    y = a == 1 ? DB(b, MUL, V(y), V(p)) : DB(b, ADD, V(y), V(p), I(1));
+  }
+  trnc_status st = trnc_db_result(b, 0, trnc_db_view(b, y, t.rank, t.shape));
+  const int64_t stat[2] = {N, G};
+  if (!st) st = trnc_db_result(b, 1, trnc_db_view(b, mean, 2, stat));
+  if (!st) st = trnc_db_result(b, 2, trnc_db_view(b, rstd, 2, stat));
+  return st;
+}

@@ -1,0 +1,98 @@
+/*
+ * decomp_ops.c — decompositions of data-movement and scan ops into ops trnc
+ * lowers (see decompose.h for the builder).
+ *
+ * cumsum(x, dim): with dim moved last and x seen as rows [M, N],
+ *   y = x @ U,  U[j, i] = (j <= i)   (N x N, from two aranges and ge)
+ * on TensorE in float32: products with 0/1 are exact and every partial sum
+ * is a prefix sum, so integer inputs stay exact while their prefix sums stay
+ * within +-2^24, which the legality scan's interval analysis proves for
+ * integer results (ir/legality.c). The ones matrix bounds the scan length
+ * (TRNC_CUMSUM_MAX, checked by the op's table entry).
+ *
+ * repeat(x, r) is an expand: x [d0, d1] viewed as [1, d0, 1, d1] (a size-1
+ * dim before each dim repeated more than once), expanded to [r0, d0, r1, d1],
+ * copied and viewed as [r0*d0, r1*d1]. flip reverses each listed dim by an
+ * index_select with a descending arange; empty_strided and empty_permuted
+ * are empty (trnc's empty is zeros) in the declared layout.
+ */
+#include "passes/decompose.h"
+
+#define V trnc_db_val
+#define I trnc_db_int
+#define NONE trnc_db_none()
+
+/* The N x N float32 matrix U[j, i] = (j <= i). */
+static trnc_ref upper_ones(trnc_db *b, int64_t len) {
+  trnc_arg i32 = trnc_db_dtype(TRNC_I32);
+  trnc_ref idx = DB(b, ARANGE, I(len), i32, NONE, NONE, NONE);
+  trnc_ref col = DB(b, UNSQUEEZE, V(idx), I(0)), row = DB(b, UNSQUEEZE, V(idx), I(1));
+  return trnc_db_cast(b, DB(b, GE, V(col), V(row)), TRNC_F32);
+}
+
+/* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
+trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  trnc_type t = *trnc_db_type(b, x);
+  if (t.rank == 0) return trnc_db_result(b, 0, trnc_db_f32(b, x));
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  if (dim < 0) dim += t.rank;
+  int last = t.rank - 1;
+  trnc_ref moved = dim == last ? x : DB(b, TRANSPOSE, V(x), I(dim), I(last));
+  int64_t shape[TRNC_MAX_RANK], len = t.shape[dim], rows = 1;
+  for (int i = 0; i < t.rank; i++) {
+    shape[i] = t.shape[i == dim ? last : i == last ? dim : i];
+    if (i != last) rows *= shape[i];
+  }
+  trnc_ref x2 = trnc_db_view(b, trnc_db_f32(b, moved), 2, (const int64_t[]){rows, len});
+  trnc_ref y = trnc_db_view(b, DB(b, MM, V(x2), V(upper_ones(b, len))), t.rank, shape);
+  if (dim != last) y = DB(b, TRANSPOSE, V(y), I(dim), I(last));
+  return trnc_db_result(b, 0, y);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor */
+trnc_status decomp_repeat(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  const trnc_arg *rl = &n->args[1];
+  int k = (int)rl->u.list.n, rank = 0;
+  int64_t src[TRNC_MAX_RANK], big[TRNC_MAX_RANK], out[TRNC_MAX_RANK];
+  for (int i = 0; i < k; i++) {
+    int64_t r = rl->u.list.items[i].u.i, d = i < k - t.rank ? 1 : t.shape[i - (k - t.rank)];
+    if (r != 1) {
+      src[rank] = 1;
+      big[rank++] = r;
+    }
+    src[rank] = d;
+    big[rank++] = d;
+    out[i] = r * d;
+  }
+  trnc_ref v = trnc_db_view(b, DB(b, CLONE, V(x), NONE), rank, src);
+  trnc_ref e = DB(b, EXPAND, V(v), trnc_db_ints(b, big, rank), trnc_db_bool(false));
+  return trnc_db_result(b, 0, trnc_db_view(b, DB(b, CLONE, V(e), NONE), k, out));
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor */
+trnc_status decomp_flip(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  bool done[TRNC_MAX_RANK] = {false};
+  const trnc_arg *dl = &n->args[1];
+  for (uint32_t i = 0; i < dl->u.list.n; i++) {
+    int64_t d = dl->u.list.items[i].u.i;
+    if (d < 0) d += t.rank;
+    if (d < 0 || d >= t.rank || done[d] || t.shape[d] <= 1) continue;
+    done[d] = true;
+    trnc_ref idx = DB(b, ARANGE_START_STEP, I(t.shape[d] - 1), I(-1), I(-1),
+                      trnc_db_dtype(TRNC_I64), NONE, NONE, NONE);
+    x = DB(b, INDEX_SELECT, V(x), I(d), V(idx));
+  }
+  return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
+}
+
+/* empty_strided(size, stride, ...) / empty_permuted(size, physical_layout, ...) */
+trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
+  trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;
+  trnc_ref e = DB(b, EMPTY, n->args[0], trnc_db_dtype(dt), NONE, NONE, NONE, NONE);
+  return trnc_db_result(b, 0, e);
+}

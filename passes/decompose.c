@@ -1,0 +1,376 @@
+/*
+ * decompose.c — the decompose pass and the builder its decompositions use
+ * (see decompose.h).
+ *
+ * The pass rebuilds the node array in one walk: a node without a
+ * decomposition is copied; a node with one is replaced, in place, by the
+ * nodes its decomposition emits, so the array stays topologically ordered.
+ * New values are appended to the graph's value array; the decomposed node's
+ * own output values are re-bound to the nodes that now produce them, so no
+ * use elsewhere in the graph changes. Which op has which decomposition is
+ * the decomp column of ir/ops.def, expanded below.
+ */
+#include "passes/decompose.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/shape.h"
+#include "passes/passes.h"
+#include "passes/util.h"
+
+#define MAX_OUTS 64 /* outputs of a decomposed node (the table's ops have at most 5) */
+
+static const trnc_decomp_fn decomps[TRNC_OP_COUNT] = {
+#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) decomp,
+#include "ir/ops.def"
+#undef OP
+};
+
+struct trnc_db {
+  trnc_graph *g;
+  trnc_diags *d;
+  trnc_node *nodes;          /* the rebuilt node array (malloc'd) */
+  uint32_t nnodes, cap;
+  uint32_t vcap;             /* capacity of g->values */
+  const trnc_node *src;      /* node being decomposed (in the old array) */
+  uint32_t first;            /* index of its first emitted node */
+  bool bound[MAX_OUTS];
+  trnc_ref from[MAX_OUTS], to[MAX_OUTS]; /* emitted values re-bound to src's outputs */
+  uint32_t nremap;
+  trnc_status st;
+};
+
+/* ---- arguments ---------------------------------------------------------------- */
+
+trnc_arg trnc_db_val(trnc_ref r) { return (trnc_arg){.kind = TRNC_ARG_VALUE, .name = "", .u.ref = r}; }
+trnc_arg trnc_db_int(int64_t i) { return (trnc_arg){.kind = TRNC_ARG_INT, .name = "", .u.i = i}; }
+trnc_arg trnc_db_float(double f) { return (trnc_arg){.kind = TRNC_ARG_FLOAT, .name = "", .u.f = f}; }
+trnc_arg trnc_db_bool(bool v) { return (trnc_arg){.kind = TRNC_ARG_BOOL, .name = "", .u.b = v}; }
+trnc_arg trnc_db_none(void) { return (trnc_arg){.kind = TRNC_ARG_NONE, .name = ""}; }
+trnc_arg trnc_db_dtype(trnc_dtype dt) {
+  return (trnc_arg){.kind = TRNC_ARG_DTYPE, .name = "", .u.dtype = dt};
+}
+
+trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) {
+  trnc_arg a = {.kind = TRNC_ARG_LIST, .name = ""};
+  trnc_arg *it = trnc_arena_array(&b->g->arena, n > 0 ? (size_t)n : 1, sizeof *it);
+  if (!it) {
+    if (!b->st) b->st = trnc_diag_error(b->d, TRNC_ERR_NOMEM, "out of memory in decompose");
+    return trnc_db_none();
+  }
+  for (int i = 0; i < n; i++) it[i] = trnc_db_int(items[i]);
+  a.u.list.items = it;
+  a.u.list.n = (uint32_t)n;
+  return a;
+}
+
+/* ---- builder ------------------------------------------------------------------- */
+
+const trnc_graph *trnc_db_graph(const trnc_db *b) { return b->g; }
+const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r) { return &b->g->values[r].type; }
+trnc_status trnc_db_status(const trnc_db *b) { return b->st; }
+
+trnc_status trnc_db_fail(trnc_db *b, const char *what) {
+  if (b->st) return b->st;
+  trnc_diag_loc loc = trnc_node_loc(b->src);
+  b->st = trnc_diag_add(b->d, TRNC_SEV_ERROR, TRNC_ERR_INTERNAL, &loc, NULL,
+                        "internal error: decomposing %s: %s (please report it with "
+                        "TRNC_DUMP_DIR output)", b->src->target, what);
+  return b->st;
+}
+
+static trnc_status nomem(trnc_db *b) {
+  if (!b->st) b->st = trnc_diag_error(b->d, TRNC_ERR_NOMEM, "out of memory in decompose");
+  return b->st;
+}
+
+/* A new slot at the end of the rebuilt node array. */
+static trnc_node *push_node(trnc_db *b) {
+  if (b->nnodes == b->cap) {
+    uint32_t cap = b->cap * 2 + 16;
+    trnc_node *nn = realloc(b->nodes, sizeof *nn * cap);
+    if (!nn) return NULL;
+    b->nodes = nn;
+    b->cap = cap;
+  }
+  trnc_node *n = &b->nodes[b->nnodes++];
+  memset(n, 0, sizeof *n);
+  return n;
+}
+
+/* A new value of type t produced by output 0 of node `node`. Old value
+ * arrays stay allocated in the arena (and old values never change type), so
+ * type pointers taken before a growth stay readable. */
+static trnc_ref push_value(trnc_db *b, const trnc_type *t, uint32_t node) {
+  trnc_graph *g = b->g;
+  if (g->nvalues == b->vcap) {
+    uint32_t cap = b->vcap * 2 + 64;
+    trnc_value *nv = trnc_arena_array(&g->arena, cap, sizeof *nv);
+    if (!nv) return TRNC_NO_REF;
+    memcpy(nv, g->values, sizeof *nv * g->nvalues);
+    g->values = nv;
+    b->vcap = cap;
+  }
+  trnc_ref r = g->nvalues++;
+  memset(&g->values[r], 0, sizeof g->values[r]);
+  g->values[r].node = node;
+  g->values[r].type = *t;
+  return r;
+}
+
+typedef struct refs_ok {
+  bool ok;
+} refs_ok;
+static void check_emitted_ref(trnc_ref r, void *p) {
+  if (r == TRNC_NO_REF) ((refs_ok *)p)->ok = false;
+}
+
+/* Every tensor operand within the op's dtypes and rank (what the legality
+ * scan checks of imported nodes). */
+typedef struct operands_ok {
+  const trnc_graph *g;
+  const trnc_op_def *def;
+  bool ok;
+} operands_ok;
+static void check_emitted_operand(trnc_ref r, void *p) {
+  operands_ok *c = p;
+  const trnc_type *t = &c->g->values[r].type;
+  if (!(c->def->dtypes & TRNC_DT(t->dtype)) || t->rank > c->def->max_rank) c->ok = false;
+}
+static bool lowerable_type(const trnc_op_def *def, const trnc_type *t) {
+  return (def->dtypes & TRNC_DT(t->dtype)) && t->rank <= def->max_rank;
+}
+
+/* Emits op(args) with output `into` (an existing value whose declared type
+ * the rule must accept) or, if into is TRNC_NO_REF, a new value typed by the
+ * rule. Returns the output value. */
+static trnc_ref emit(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs, trnc_ref into) {
+  if (b->st) return TRNC_NO_REF;
+  trnc_graph *g = b->g;
+  char why[256];
+  if ((unsigned)op >= TRNC_OP_COUNT || decomps[op]) {
+    trnc_db_fail(b, "emitted an op that is not lowered directly");
+    return TRNC_NO_REF;
+  }
+  const trnc_op_def *def = &trnc_op_defs[op];
+  if (nargs != strlen(def->args)) {
+    snprintf(why, sizeof why, "%s takes %zu arguments, emitted with %u", def->target,
+             strlen(def->args), nargs);
+    trnc_db_fail(b, why);
+    return TRNC_NO_REF;
+  }
+  refs_ok ok = {true};
+  for (uint32_t a = 0; a < nargs; a++) trnc_arg_visit_refs(&args[a], check_emitted_ref, &ok);
+  if (!ok.ok) return TRNC_NO_REF; /* an earlier emission failed */
+  for (uint32_t a = 0; a < nargs; a++)
+    if (!trnc_arg_kind_ok(def->args[a], &args[a])) {
+      snprintf(why, sizeof why, "%s argument %u must be %s", def->target, a,
+               trnc_arg_spec_name(def->args[a]));
+      trnc_db_fail(b, why);
+      return TRNC_NO_REF;
+    }
+  trnc_arg *copy = trnc_arena_array(&g->arena, nargs ? nargs : 1, sizeof *copy);
+  trnc_ref *outs = trnc_arena_array(&g->arena, 1, sizeof *outs);
+  if (!copy || !outs) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  memcpy(copy, args, sizeof *copy * nargs);
+  trnc_node tmp = {.op = op, .target = def->target, .name = b->src->name, .args = copy,
+                   .nargs = nargs, .outs = outs, .nouts = 1, .loc = b->src->loc};
+  trnc_type want;
+  memset(&want, 0, sizeof want);
+  want.offset = -1;
+  if (def->rule(g, &tmp, &want, 1, b->d)) {
+    /* the rule's own diagnostic precedes this one */
+    snprintf(why, sizeof why, "the emitted %s is rejected by its shape rule", def->target);
+    trnc_db_fail(b, why);
+    return TRNC_NO_REF;
+  }
+  if (want.rank == 0xFF) {
+    trnc_db_fail(b, "emitted an op whose result is None");
+    return TRNC_NO_REF;
+  }
+  if (want.dtype == TRNC_DTYPE_INVALID) want.dtype = TRNC_F32;
+  for (int i = 0; i < want.rank; i++)
+    if (want.shape[i] < 0) {
+      trnc_db_fail(b, "emitted an op whose result shape the rule leaves open");
+      return TRNC_NO_REF;
+    }
+  operands_ok lo = {g, def, lowerable_type(def, &want)};
+  for (uint32_t a = 0; a < nargs; a++) trnc_arg_visit_refs(&copy[a], check_emitted_operand, &lo);
+  if (!lo.ok) {
+    snprintf(why, sizeof why, "emitted %s outside the dtypes or rank it is lowered for",
+             def->target);
+    trnc_db_fail(b, why);
+    return TRNC_NO_REF;
+  }
+  trnc_type rule_t = want;
+  if (want.offset < 0) trnc_type_set_contiguous(&want);
+  uint32_t idx = b->nnodes;
+  trnc_ref r = into;
+  if (into != TRNC_NO_REF) {
+    if (!trnc_pu_rule_accepts(&rule_t, &g->values[into].type)) {
+      trnc_db_fail(b, "an output's declared type does not match what the decomposition computes");
+      return TRNC_NO_REF;
+    }
+    g->values[into].node = idx;
+    g->values[into].index = 0;
+  } else if ((r = push_value(b, &want, idx)) == TRNC_NO_REF) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  trnc_node *n = push_node(b);
+  if (!n) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  *n = tmp;
+  outs[0] = r;
+  /* The result must be lowerable as the legality scan would see it. */
+  if (def->check) {
+    const char *reason = def->check(g, n);
+    if (reason) {
+      snprintf(why, sizeof why, "emitted %s, which is not lowerable here: %s", def->target, reason);
+      trnc_db_fail(b, why);
+      return TRNC_NO_REF;
+    }
+  }
+  return r;
+}
+
+trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs) {
+  return emit(b, op, args, nargs, TRNC_NO_REF);
+}
+
+trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt) {
+  return DB(b, TO_COPY, trnc_db_val(x), trnc_db_dtype(dt), trnc_db_none(), trnc_db_none(),
+            trnc_db_none(), trnc_db_bool(false), trnc_db_none());
+}
+
+trnc_ref trnc_db_f32(trnc_db *b, trnc_ref x) {
+  if (x != TRNC_NO_REF && trnc_db_type(b, x)->dtype == TRNC_F32)
+    return DB(b, CLONE, trnc_db_val(x), trnc_db_none());
+  return trnc_db_cast(b, x, TRNC_F32);
+}
+
+trnc_ref trnc_db_view(trnc_db *b, trnc_ref x, int n, const int64_t *shape) {
+  return DB(b, VIEW, trnc_db_val(x), trnc_db_ints(b, shape, n));
+}
+
+/* True if value r is the only output of a node this decomposition emitted,
+ * which is not a view and computes exactly the declared type t (same
+ * strides: the node then simply produces the declared value; a different
+ * layout is left to a copy, which keeps matmul epilogues contiguous). */
+static bool can_produce(trnc_db *b, trnc_ref r, const trnc_type *t) {
+  const trnc_graph *g = b->g;
+  uint32_t j = g->values[r].node;
+  if (j < b->first || j >= b->nnodes) return false;
+  const trnc_node *p = &b->nodes[j];
+  if (p->nouts != 1 || p->outs[0] != r || !trnc_pu_type_equiv(&g->values[r].type, t)) return false;
+  trnc_type want;
+  return trnc_pu_rule(g, p, &want) && want.offset < 0;
+}
+
+trnc_status trnc_db_result(trnc_db *b, uint32_t k, trnc_ref r) {
+  if (b->st) return b->st;
+  trnc_graph *g = b->g;
+  if (k >= b->src->nouts || k >= MAX_OUTS || r == TRNC_NO_REF || b->bound[k])
+    return trnc_db_fail(b, "bound an output twice or one the node does not have");
+  trnc_ref orig = b->src->outs[k];
+  trnc_type want = g->values[orig].type;
+  const trnc_type *got = &g->values[r].type;
+  if (want.rank != got->rank || memcmp(want.shape, got->shape, sizeof(int64_t) * want.rank))
+    return trnc_db_fail(b, "computed an output of another shape than the node declares");
+  b->bound[k] = true;
+  if (want.dtype == got->dtype && can_produce(b, r, &want)) {
+    b->nodes[g->values[r].node].outs[0] = orig;
+    g->values[orig].node = g->values[r].node;
+    g->values[orig].index = 0;
+    b->from[b->nremap] = r;
+    b->to[b->nremap++] = orig;
+    return TRNC_OK;
+  }
+  if (want.dtype == got->dtype)
+    emit(b, TRNC_OP_CLONE, (const trnc_arg[]){trnc_db_val(r), trnc_db_none()}, 2, orig);
+  else
+    emit(b, TRNC_OP_TO_COPY,
+         (const trnc_arg[]){trnc_db_val(r), trnc_db_dtype(want.dtype), trnc_db_none(),
+                            trnc_db_none(), trnc_db_none(), trnc_db_bool(false), trnc_db_none()},
+         7, orig);
+  return b->st;
+}
+
+/* ---- the pass -------------------------------------------------------------------- */
+
+static void remap_arg(trnc_db *b, trnc_arg *a) {
+  if (a->kind == TRNC_ARG_VALUE) {
+    for (uint32_t i = 0; i < b->nremap; i++)
+      if (a->u.ref == b->from[i]) a->u.ref = b->to[i];
+  } else if (a->kind == TRNC_ARG_LIST) {
+    for (uint32_t i = 0; i < a->u.list.n; i++) remap_arg(b, &a->u.list.items[i]);
+  }
+}
+
+/* Runs n's decomposition; the emitted nodes end up in b->nodes. */
+static trnc_status expand(trnc_db *b, const trnc_node *n) {
+  if (n->nouts > MAX_OUTS) {
+    b->src = n;
+    return trnc_db_fail(b, "the node has too many outputs");
+  }
+  b->src = n;
+  b->first = b->nnodes;
+  b->nremap = 0;
+  memset(b->bound, 0, sizeof b->bound);
+  trnc_status st = decomps[n->op](b, n);
+  if (!st) st = b->st;
+  if (st) return st;
+  for (uint32_t k = 0; k < n->nouts; k++)
+    if (!b->bound[k] && !b->g->values[n->outs[k]].is_none)
+      return trnc_db_fail(b, "left an output unbound");
+  /* uses, inside this expansion, of values that became the node's outputs */
+  for (uint32_t i = b->first; i < b->nnodes; i++)
+    for (uint32_t a = 0; a < b->nodes[i].nargs; a++) remap_arg(b, &b->nodes[i].args[a]);
+  return TRNC_OK;
+}
+
+/* Rewrites every live node whose op has a decomposition. Errors:
+ * TRNC_ERR_NOMEM; TRNC_ERR_INTERNAL if a decomposition emits an op that
+ * is not lowerable (a trnc bug, reported with the node's location). After
+ * an error the graph is half rewritten and must be discarded (the pipeline
+ * stops at the first failing pass). */
+trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
+  bool any = false;
+  for (uint32_t i = 0; i < g->nnodes && !any; i++)
+    any = !g->nodes[i].dead && (unsigned)g->nodes[i].op < TRNC_OP_COUNT && decomps[g->nodes[i].op];
+  if (!any) return TRNC_OK;
+  trnc_db b = {.g = g, .d = d, .vcap = g->nvalues, .cap = g->nnodes + 64};
+  b.nodes = malloc(sizeof *b.nodes * b.cap);
+  if (!b.nodes) return trnc_diag_error(d, TRNC_ERR_NOMEM, "out of memory in decompose");
+  trnc_status st = TRNC_OK;
+  for (uint32_t i = 0; i < g->nnodes && !st; i++) {
+    const trnc_node *n = &g->nodes[i];
+    if (!n->dead && (unsigned)n->op < TRNC_OP_COUNT && decomps[n->op]) {
+      st = expand(&b, n);
+      continue;
+    }
+    trnc_node *c = push_node(&b);
+    if (!c) {
+      st = nomem(&b);
+      break;
+    }
+    *c = *n;
+    for (uint32_t k = 0; k < n->nouts; k++) g->values[n->outs[k]].node = b.nnodes - 1;
+  }
+  trnc_node *nodes = st ? NULL : trnc_arena_array(&g->arena, b.nnodes, sizeof *nodes);
+  if (!st && !nodes) st = nomem(&b);
+  if (!st) {
+    memcpy(nodes, b.nodes, sizeof *nodes * b.nnodes);
+    g->nodes = nodes;
+    g->nnodes = b.nnodes;
+  }
+  free(b.nodes);
+  return st;
+}
