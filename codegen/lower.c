@@ -997,9 +997,13 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       r = m->outs[0];
       last = j;
     }
+    const trnc_node *t = &g->nodes[g->values[r].node];
+    if (last != *i && (st = alloc_outputs_of(C, t))) return st;
+    /* the epilogue writes the matmul's [batch,] M x N result through a fused
+     * reshape as contiguous bytes: a result that lives elsewhere (a graph
+     * output with the strides of a permutation) is written by its own node */
+    if (last != *i && !same_shape(vtype(g, r), vtype(g, n->outs[0])) && !contiguous(&L->tv[r].t)) last = *i;
     if (last != *i) {
-      const trnc_node *t = &g->nodes[g->values[r].node];
-      if ((st = alloc_outputs_of(C, t))) return st;
       ep.out = r;
       L->ops_per_engine[0]++;
       if (seen_act) L->ops_per_engine[2]++;
