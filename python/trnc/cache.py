@@ -18,7 +18,7 @@ listeners (:func:`add_entry_listener`): trnc.megacache records them for
 ``torch.compiler.save_cache_artifacts()``.
 
 Also the ``trnc cache`` command (``stats``, ``ls``, ``verify``, ``prune``,
-``clear``, ``export``, ``import``). No torch import here.
+``clear``, ``export``, ``import``, ``push``). No torch import here.
 """
 
 from __future__ import annotations
@@ -137,10 +137,8 @@ def _announce(key: bytes, entry: bytes | None) -> None:
             log.warning("trnc cache: entry listener %r failed", fn, exc_info=True)
 
 
-def _entry(cache: Any, key: bytes, need: bool) -> bytes | None:
-    """The stored bytes of key's entry when ``need``, else None."""
-    if not need:
-        return None
+def _entry(cache: Any, key: bytes) -> bytes | None:
+    """The stored bytes of key's entry, or None (logged)."""
     data, diags = cache.entry_bytes(key)
     _log_diags(diags)
     return data
@@ -216,7 +214,7 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
             compiled = _from_remote(cache, remote, key) if remote is not None else None
             outcome = "remote-hit"
         elif _listeners:
-            _announce(key, _entry(cache, key, True))
+            _announce(key, _entry(cache, key))
         if compiled is not None:
             _count("hits")
             _remember(cache, key, compiled)
@@ -232,7 +230,9 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
     status, diags = cache.put(key, compiled)
     _log_diags(diags)
     _remember(cache, key, compiled)
-    entry = _entry(cache, key, status == pipeline.OK and (remote is not None or bool(_listeners)))
+    entry = None
+    if status == pipeline.OK and (remote is not None or _listeners):
+        entry = _entry(cache, key)
     if entry is not None and remote is not None:
         remote.put(key, entry)
     _announce(key, entry)
@@ -257,15 +257,19 @@ def _remember(cache: Any, key: bytes, compiled: Any) -> None:
 
 
 def discard(compiled: Any) -> bool:
-    """Removes the cache entry that ``compiled`` came from or went to (call it
-    when a run fails with an internal error, so the next process recompiles
-    instead of loading the same bad artifact). False if it has no entry."""
+    """Removes the cache entry that ``compiled`` came from or went to, locally
+    and in the remote cache (call it when a run fails with an internal error,
+    so the next process recompiles instead of loading the same bad artifact).
+    False if it has no entry."""
     with _lock:
         rec = _keys.pop(id(compiled), None)
     if rec is None:
         return False
     status, diags = rec[0].remove(rec[1])
     _log_diags(diags)
+    remote = _remote.get_remote()
+    if remote is not None:
+        remote.remove(rec[1])
     log.warning("trnc cache: removed the entry of an artifact that failed to run")
     return status == pipeline.OK
 
@@ -376,6 +380,30 @@ def _cmd_import(cache: Any, args: argparse.Namespace) -> int:
     return 0 if status == pipeline.OK and rejected == 0 else 1
 
 
+def _cmd_push(cache: Any, args: argparse.Namespace) -> int:
+    remote = _remote.get_remote()
+    if remote is None:
+        print("trnc cache push: no remote cache (set TRNC_REMOTE_CACHE=redis://host:port/db and "
+              "TRNC_CACHE_SIGNING_KEY or TRNC_CACHE_SIGNING_KEY_FILE)", file=sys.stderr)
+        return 2
+    entries, status, diags = cache.list()
+    _print_diags(diags)
+    stored = present = failed = 0
+    for hexkey, _size, _mtime in entries:
+        key = bytes.fromhex(hexkey)
+        data, diags = cache.entry_bytes(key)
+        _print_diags(diags)
+        got = remote.put(key, data) if data is not None else None
+        if got is None:
+            failed += 1
+        elif got:
+            stored += 1
+        else:
+            present += 1
+    print(f"pushed {stored} entries to {remote.url} ({present} already there, {failed} failed)")
+    return 0 if status == pipeline.OK and failed == 0 else 1
+
+
 def _run(args: argparse.Namespace) -> int:
     cache = _open_for_cli(args)
     if cache is None:
@@ -386,7 +414,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_subparser(sub: Any) -> None:
     """Registers ``trnc cache ...`` on the CLI's subparsers."""
     p = sub.add_parser("cache", help="the compiled-artifact cache (stats, ls, verify, prune, "
-                       "clear, export, import)")
+                       "clear, export, import, push)")
     p.add_argument("--dir", default=None,
                    help="cache directory (default: $TRNC_CACHE_DIR, $XDG_CACHE_HOME/trnc, "
                         "~/.cache/trnc)")
@@ -409,4 +437,6 @@ def add_subparser(sub: Any) -> None:
     i = cs.add_parser("import", help="store the entries of a bundle (each verified)")
     i.add_argument("file")
     i.set_defaults(cache_fn=_cmd_import)
+    cs.add_parser("push", help="sign and upload every entry to TRNC_REMOTE_CACHE (entries "
+                  "already there stay)").set_defaults(cache_fn=_cmd_push)
     p.set_defaults(fn=_run)

@@ -243,12 +243,12 @@ class RemoteCache:
         """Counts an entry from :meth:`get` that the local loader accepted."""
         _count("remote_hits")
 
-    def put(self, key: bytes, entry: bytes) -> bool:
+    def put(self, key: bytes, entry: bytes) -> bool | None:
         """Stores the signed entry unless the key holds one already (a value
-        this process rejected is replaced). False if the server failed
-        (logged)."""
+        this process rejected is replaced). True: stored; False: an entry
+        was there; None: the server failed (logged)."""
         if not self._up():
-            return False
+            return None
         with self._lock:
             replace = key in self._bad
             self._bad.discard(key)
@@ -257,9 +257,21 @@ class RemoteCache:
                                       nx=not replace)
         except self._errors as e:
             self._failed("SET to", e)
-            return False
+            return None
         if stored:
             _count("remote_stores")
+        return bool(stored)
+
+    def remove(self, key: bytes) -> bool:
+        """Deletes key's entry (an artifact that failed to run). False if the
+        server failed (logged)."""
+        if not self._up():
+            return False
+        try:
+            self._client.delete(self.redis_key(key))
+        except self._errors as e:
+            self._failed("DEL at", e)
+            return False
         return True
 
 

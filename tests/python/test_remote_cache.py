@@ -358,3 +358,41 @@ def test_put_entry_checks(env, tmp_path):
     assert len(list((tmp_path / "b").glob("??/??/*.trnc"))) == 1
     c, _, _ = _trnc.open_cache(dir=str(tmp_path / "b"))
     assert c.get(key)[0] is not None
+
+
+@needs_server
+def test_push_uploads_local_entries(server, env, tmp_path, capsys):
+    from trnc.cli import main as cli_main
+
+    torch.manual_seed(0)
+    m, x = Net(), torch.randn(3, 8)
+    run_compiled(m, x)  # local only: no remote configured yet
+    assert server.client().keys("trnc:v1:*") == []
+    assert cli_main(["cache", "push"]) == 2
+    assert "no remote cache" in capsys.readouterr().err
+    use_remote(env, server.url, tmp_path / "local0")
+    assert cli_main(["cache", "push"]) == 0
+    assert "pushed 1 entries" in capsys.readouterr().out
+    assert len(server.client().keys("trnc:v1:*")) == 1
+    assert cli_main(["cache", "push"]) == 0
+    out = capsys.readouterr().out
+    assert "pushed 0 entries" in out and "1 already there" in out
+    env.setenv("TRNC_CACHE_DIR", str(tmp_path / "elsewhere"))
+    trnc.reset()
+    torch.testing.assert_close(run_compiled(m, x), m(x))
+    assert trnc.stats()["remote_hits"] == 1 and trnc.stats()["compiles"] == 0
+
+
+@needs_server
+def test_discard_removes_the_remote_entry_too(server, env, tmp_path):
+    from trnc import pipeline
+
+    from test_cache import GOLDEN
+
+    use_remote(env, server.url, tmp_path / "local")
+    lowered = pipeline.lower(GOLDEN.read_bytes(), "mlp")
+    compiled, outcome = tcache.compile_program(lowered, {})
+    assert outcome == "miss" and len(server.client().keys("trnc:v1:*")) == 1
+    assert tcache.discard(compiled)
+    assert server.client().keys("trnc:v1:*") == []
+    assert not list((tmp_path / "local").glob("??/??/*.trnc"))
