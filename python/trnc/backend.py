@@ -97,7 +97,9 @@ def stats() -> dict[str, int]:
     ``collectives`` (collective operations in the programs of those graphs,
     which run through torch.distributed), and the artifact cache's ``hits``,
     ``misses`` and ``compiles`` (programs actually compiled; a cache hit
-    compiles nothing; ``TRNC_CACHE=0`` disables the cache)."""
+    compiles nothing; ``TRNC_CACHE=0`` disables the cache), and the remote
+    cache's ``remote_hits``, ``remote_misses``, ``remote_rejected``,
+    ``remote_errors`` and ``remote_stores`` (``TRNC_REMOTE_CACHE``)."""
     with _lock:
         s = {k: _stats.get(k, 0)
              for k in ("forward", "backward", "inference", "errors", "collectives")}

@@ -49,6 +49,7 @@ import os
 import stat
 import threading
 import time
+import urllib.parse
 import warnings
 
 __all__ = ["RemoteCache", "get_remote", "sign", "unsign", "counters", "reset_counters",
@@ -170,13 +171,24 @@ def unsign(secret: bytes, key: bytes, value: bytes) -> tuple[bytes | None, str]:
     return entry, ""
 
 
+def redact(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***``."""
+    u = urllib.parse.urlsplit(url)
+    if u.password is None:
+        return url
+    host = u.netloc.rpartition("@")[2]
+    user = u.username or ""
+    return urllib.parse.urlunsplit(u._replace(netloc=f"{user}:***@{host}"))
+
+
 class RemoteCache:
-    """One Redis server (``url``) holding signed entries."""
+    """One Redis server (``url``) holding signed entries. ``url`` (the
+    attribute) is the address without its password, for messages."""
 
     def __init__(self, url: str, secret: bytes, timeout_s: float = 2.0) -> None:
         import redis  # noqa: PLC0415  (only a process with a remote cache needs it)
 
-        self.url = url
+        self.url = redact(url)  # for messages: no password
         self._secret = secret
         self._client = redis.Redis.from_url(url, socket_timeout=timeout_s,
                                             socket_connect_timeout=timeout_s)
@@ -299,7 +311,7 @@ def _open() -> RemoteCache | None:
     if not url:
         return None
     if not url.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"TRNC_REMOTE_CACHE={url!r} is not a Redis URL "
+        raise ValueError(f"TRNC_REMOTE_CACHE={redact(url)!r} is not a Redis URL "
                          "(redis://host:port/db, rediss://... or unix:///path?db=N)")
     try:
         secret = signing_key()

@@ -196,6 +196,14 @@ def test_remote_without_key_is_refused_with_a_warning(env, tmp_path):
     assert trnc.stats()["compiles"] == 1 and trnc.stats()["remote_misses"] == 0
 
 
+def test_password_is_not_in_messages():
+    assert remote.redact("redis://:s3cret@host:6379/0") == "redis://:***@host:6379/0"
+    assert remote.redact("rediss://bob:s3cret@h:1/2") == "rediss://bob:***@h:1/2"
+    assert remote.redact("redis://host:6379/0") == "redis://host:6379/0"
+    r = remote.RemoteCache("redis://:s3cret@127.0.0.1:1/0", SECRET.encode(), timeout_s=0.2)
+    assert "s3cret" not in r.url
+
+
 def test_bad_remote_url_is_refused(env):
     env.setenv("TRNC_REMOTE_CACHE", "http://127.0.0.1:6379")
     env.setenv("TRNC_CACHE_SIGNING_KEY", SECRET)
