@@ -10,9 +10,9 @@ JOBS   ?= $(shell nproc)
 
 APT_PACKAGES := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev \
                 protobuf-compiler libxxhash-dev libcmocka-dev llvm-16-dev clang-16 \
-                libclang-rt-16-dev python3-venv
+                libclang-rt-16-dev python3-venv redis-server
 PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15 tqdm \
-                "scikit-build-core>=0.10" cmake ninja matplotlib transformers==5.23.0
+                "scikit-build-core>=0.10" cmake ninja matplotlib transformers==5.23.0 redis==8.1.0
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed

@@ -14,6 +14,11 @@ part, subtracted to get the compile part); for trnc the split between Python
 the C compiler (trnc_compile: passes, emitter, program verifier, cost model)
 and the cache; and the compile reports (cost-model estimates).
 
+``start`` also reads BENCH_LOAD_ARTIFACTS (a file from
+torch.compiler.save_cache_artifacts, loaded before compiling; the load is part
+of the measured time) and BENCH_SAVE_ARTIFACTS (where to save them after the
+first step), for bench/fleet_start.py.
+
 ``steady``: eager, inductor and trnc in one process (caches warm), training
 steps interleaved round-robin so that all three see the same machine noise;
 also the FLOPs and minimum bytes of one step for the roofline.
@@ -96,6 +101,17 @@ def cmd_start(a: argparse.Namespace) -> dict:
         backend = "trnc"
     else:
         backend = "inductor"
+    if os.environ.get("BENCH_LOAD_ARTIFACTS"):
+        from torch.compiler._cache import CacheArtifactManager
+
+        t_load = time.perf_counter()
+        CacheArtifactManager._ensure_cache_artifacts_registered()  # torch's own imports
+        res["artifact_registry_import_s"] = time.perf_counter() - t_load
+        t_load = time.perf_counter()
+        with open(os.environ["BENCH_LOAD_ARTIFACTS"], "rb") as f:
+            info = torch.compiler.load_cache_artifacts(f.read())
+        res["load_artifacts_s"] = time.perf_counter() - t_load
+        res["loaded_artifacts"] = {k: len(v) for k, v in (info.artifacts if info else {}).items()}
     model, args = e.build()
     cm = torch.compile(model, backend=backend, dynamic=False)
     for p in model.parameters():
@@ -129,6 +145,11 @@ def cmd_start(a: argparse.Namespace) -> dict:
     suite.step(cm, model, args)
     res["second_step_s"] = time.perf_counter() - t3
     res["compile_s"] = max(0.0, res["first_step_s"] - res["second_step_s"])
+    if os.environ.get("BENCH_SAVE_ARTIFACTS"):
+        saved = torch.compiler.save_cache_artifacts()
+        if saved is not None:
+            with open(os.environ["BENCH_SAVE_ARTIFACTS"], "wb") as f:
+                f.write(saved[0])
     if a.backend == "trnc":
         res["trnc_split"] = timers.t
         recs = trnc.last_graphs()

@@ -37,6 +37,9 @@
 #include "cache/internal.h"
 #include "ir/diag.h"
 
+_Static_assert(TRNC_CACHE_ENTRY_MAX_BYTES == TRNC_ARTIFACT_MAX_BYTES + TRNC_ENTRY_HEADER_BYTES,
+               "TRNC_CACHE_ENTRY_MAX_BYTES is the header plus the largest artifact");
+
 #define ENTRY_SUFFIX ".trnc"
 #define TEMP_PREFIX ".tmp-"
 #define STALE_TEMP_NS (INT64_C(15) * 60 * 1000000000)
@@ -1029,6 +1032,39 @@ static void maybe_evict(trnc_cache *c, uint64_t added, trnc_diags *diags) {
   pthread_mutex_unlock(&c->mu);
 }
 
+/**
+ * The tail of every store: after the write (status st) the artifact art
+ * (owned) enters the in-process table unless another thread's artifact for
+ * key is there already; counts the store; evicts down to the bound after a
+ * successful write of `added` bytes. *out (may be NULL) receives the kept
+ * artifact. Returns st, or TRNC_ERR_NOMEM when art could not be kept.
+ */
+static trnc_status keep_stored(trnc_cache *c, const uint8_t key[16], trnc_compiled *art,
+                               trnc_status st, uint64_t added, const trnc_compiled **out,
+                               trnc_diags *diags) {
+  pthread_mutex_lock(&c->mu);
+  if (st) c->n.write_errors++;
+  else c->n.stores++;
+  trnc_status ins = TRNC_OK;
+  trnc_compiled *have = table_find(c, key);
+  if (have) {
+    trnc_compiled_destroy(art);
+    art = have;
+  } else if (art && !table_insert(c, key, art)) {
+    ins = TRNC_ERR_NOMEM;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (ins) {
+    /* cannot keep it: the caller gets nothing rather than a dangling pointer */
+    trnc_compiled_destroy(art);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc cache: out of memory");
+  }
+  if (out) *out = art;
+  if (!st) maybe_evict(c, added, diags);
+  maybe_flush(c);
+  return st;
+}
+
 trnc_status trnc_cache_put(trnc_cache *c, const uint8_t key[16], trnc_compiled *art,
                            const trnc_compiled **out, trnc_diags *diags) {
   if (out) *out = NULL;
@@ -1053,27 +1089,74 @@ trnc_status trnc_cache_put(trnc_cache *c, const uint8_t key[16], trnc_compiled *
     st = write_entry(c, key, hdr, payload, plen, diags);
   }
   trnc_free(payload);
+  return keep_stored(c, key, art, st, plen + TRNC_ENTRY_HEADER_BYTES, out, diags);
+}
+
+trnc_status trnc_cache_entry_bytes(trnc_cache *c, const uint8_t key[16], uint8_t **bytes,
+                                   size_t *len, trnc_diags *diags) {
+  if (bytes) *bytes = NULL;
+  if (len) *len = 0;
+  if (!c || !key || !bytes || !len)
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
+                           "trnc_cache_entry_bytes: NULL argument");
+  char path[PATH_MAX], why[256], name[NAME_MAX + 1];
+  entry_path(c, key, path, sizeof path);
+  entry_name(key, name);
+  const char *untrusted;
+  int sd = open_shard(c, key, false, &untrusted, why, sizeof why);
+  if (sd < 0) {
+    if (untrusted)
+      WARN(diags, TRNC_ERR_IO, "trnc cache: not shipping entry %s: the directory %s %s", path,
+           why, untrusted);
+    return TRNC_OK;
+  }
+  struct stat st;
+  uint8_t *buf = NULL;
+  size_t n = 0;
+  trnc_status s = read_entry(sd, name, key, &buf, &n, NULL, &st, why, sizeof why);
+  close(sd);
+  const uint8_t *payload;
+  size_t plen;
+  if (!s) s = trnc_entry_check(buf, n, key, NULL, &payload, &plen, why, sizeof why);
+  if (s == TRNC_ERR_NOMEM) {
+    free(buf);
+    return trnc_diag_error(diags, s, "trnc cache: out of memory reading %s", path);
+  }
+  if (s) {
+    free(buf);
+    if (s != TRNC_ERR_IO || why[0])
+      WARN(diags, s, "trnc cache: not shipping entry %s (%s)", path, why);
+    return TRNC_OK;
+  }
+  *bytes = buf;
+  *len = n;
+  return TRNC_OK;
+}
+
+trnc_status trnc_cache_put_entry(trnc_cache *c, const uint8_t *bytes, size_t len,
+                                 const uint8_t *expect_key, uint8_t key_out[16],
+                                 const trnc_compiled **out, trnc_diags *diags) {
+  if (out) *out = NULL;
+  if (!c || !bytes)
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_cache_put_entry: NULL argument");
+  uint8_t key[16];
+  char why[256];
+  trnc_compiled *art = NULL;
+  trnc_status s = trnc_entry_load(bytes, len, expect_key, key, out ? &art : NULL, why, sizeof why);
+  if (s == TRNC_ERR_NOMEM) return trnc_diag_error(diags, s, "trnc cache: out of memory");
+  if (s) return WARN(diags, s, "trnc cache: rejected an entry: %s", why);
+  if (key_out) memcpy(key_out, key, sizeof key);
   pthread_mutex_lock(&c->mu);
-  if (st) c->n.write_errors++;
-  else c->n.stores++;
-  trnc_status ins = TRNC_OK;
-  have = table_find(c, key);
-  if (have) {
-    trnc_compiled_destroy(art);
-    art = have;
-  } else if (!table_insert(c, key, art)) {
-    ins = TRNC_ERR_NOMEM;
-  }
+  trnc_compiled *have = table_find(c, key);
   pthread_mutex_unlock(&c->mu);
-  if (ins) {
-    /* cannot keep it: the caller gets nothing rather than a dangling pointer */
+  if (have) { /* stored (or loaded) in this process already */
     trnc_compiled_destroy(art);
-    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc cache: out of memory");
+    if (out) *out = have;
+    return TRNC_OK;
   }
-  if (out) *out = art;
-  if (!st) maybe_evict(c, plen + TRNC_ENTRY_HEADER_BYTES, diags);
-  maybe_flush(c);
-  return st;
+  s = write_entry(c, key, bytes, bytes + TRNC_ENTRY_HEADER_BYTES, len - TRNC_ENTRY_HEADER_BYTES,
+                  diags);
+  return keep_stored(c, key, art, s, len, out, diags);
 }
 
 trnc_status trnc_cache_remove(trnc_cache *c, const uint8_t key[16], trnc_diags *diags) {

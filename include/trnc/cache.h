@@ -344,6 +344,46 @@ trnc_status trnc_cache_export(trnc_cache *c, const char *path, size_t *count,
 trnc_status trnc_cache_import(trnc_cache *c, const char *path, size_t *imported,
                               size_t *rejected, trnc_diags *diags);
 
+/* ------------------------------------------------------------------------ */
+/* Entry bytes: shipping entries to and from other stores                    */
+
+/** The largest entry: a 64-byte header plus TRNC_ARTIFACT_MAX_BYTES. */
+#define TRNC_CACHE_ENTRY_MAX_BYTES (TRNC_ARTIFACT_MAX_BYTES + 64)
+
+/**
+ * The bytes of key's entry as stored (the 64-byte header, then the
+ * serialized artifact), for another store: torch's MegaCache
+ * (torch.compiler.save_cache_artifacts) or a remote cache. The entry is read
+ * under the trust rules of trnc_cache_get and its header and payload
+ * checksums are checked (the receiver deserializes and verifies it:
+ * trnc_cache_put_entry). *bytes (trnc_free it) is NULL and *len 0 when
+ * there is no such entry, or it is corrupt or untrusted (one WARNING says
+ * which; the entry is left for trnc_cache_get to handle).
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointers), TRNC_ERR_NOMEM.
+ * Thread-safe.
+ */
+trnc_status trnc_cache_entry_bytes(trnc_cache *c, const uint8_t key[TRNC_CACHE_KEY_BYTES],
+                                   uint8_t **bytes, size_t *len, trnc_diags *diags);
+
+/**
+ * Stores entry bytes that came from another store (as trnc_cache_entry_bytes
+ * returns them) after the full check of trnc_cache_get: header, checksums,
+ * deserialization and hardware verification, and, when expect_key is
+ * non-NULL, that the entry's key is expect_key (an entry cannot stand in for
+ * another key). The entry is written atomically as trnc_cache_put writes.
+ * key_out (may be NULL) receives the entry's key. *out (may be NULL: check
+ * and store only) receives the loaded artifact, owned by the cache as
+ * after trnc_cache_get; it is kept even when the write fails.
+ * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointers), TRNC_ERR_MALFORMED or
+ * TRNC_ERR_VERSION (rejected, entries over the load limits of
+ * trnc_compiled_deserialize included: a WARNING names the reason; nothing
+ * is stored), TRNC_ERR_IO (the write failed; a WARNING says why),
+ * TRNC_ERR_NOMEM. Thread-safe.
+ */
+trnc_status trnc_cache_put_entry(trnc_cache *c, const uint8_t *bytes, size_t len,
+                                 const uint8_t *expect_key, uint8_t key_out[TRNC_CACHE_KEY_BYTES],
+                                 const trnc_compiled **out, trnc_diags *diags);
+
 #ifdef __cplusplus
 }
 #endif

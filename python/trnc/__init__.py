@@ -51,7 +51,7 @@ _LAZY = {"neuron", "last_graphs", "last_report", "stats", "reset", "decompositio
          "GraphRecord", "fallback_ops"}
 # submodules that import torch, loaded on first use: `trnc.buckets.pad(...)`
 # works after a plain `import trnc`
-_LAZY_MODULES = {"buckets", "examples", "precompile", "cache", "fallback"}
+_LAZY_MODULES = {"buckets", "examples", "precompile", "cache", "fallback", "remote", "megacache"}
 
 
 def __getattr__(name: str):
@@ -107,5 +107,6 @@ def set_default() -> None:
 if "torch" in sys.modules:  # register only when torch is already in use (see register())
     try:
         register()
+        from . import megacache  # noqa: F401  (torch's "trnc" MegaCache artifact type)
     except Exception:  # noqa: BLE001  (never break `import trnc`)
         pass

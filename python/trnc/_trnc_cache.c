@@ -7,7 +7,7 @@
  *             alias_groups=None) -> (bytes | None, status, diags)
  *   open_cache(dir=None, max_bytes=0) -> (Cache | None, status, diags)
  *   build_id() -> str
- *   ARTIFACT_FORMAT_VERSION, CACHE_DEFAULT_MAX_BYTES
+ *   ARTIFACT_FORMAT_VERSION, CACHE_DEFAULT_MAX_BYTES, ENTRY_MAX_BYTES (largest entry)
  *
  * A Compiled returned by Cache.get() (or handed to Cache.put()) is owned by
  * the cache's in-process table; the Compiled object then keeps the Cache
@@ -321,6 +321,74 @@ static PyObject *Cache_max_bytes(PyObject *obj, PyObject *Py_UNUSED(a)) {
   return PyLong_FromUnsignedLongLong(trnc_cache_max_bytes(((CacheObject *)obj)->cache));
 }
 
+/* entry_bytes(key) -> (bytes | None, diags): the stored entry, checksums checked. */
+static PyObject *Cache_entry_bytes(PyObject *obj, PyObject *arg) {
+  CacheObject *self = (CacheObject *)obj;
+  uint8_t key[TRNC_CACHE_KEY_BYTES];
+  trnc_diags *d = key_and_diags(arg, key);
+  if (d == NULL)
+    return NULL;
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  Py_BEGIN_ALLOW_THREADS
+  trnc_cache_entry_bytes(self->cache, key, &bytes, &len, d);
+  Py_END_ALLOW_THREADS
+  PyObject *list = diags_to_list(d);
+  trnc_diags_destroy(d);
+  PyObject *b = bytes ? PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)len)
+                      : Py_NewRef(Py_None);
+  trnc_free(bytes);
+  if (list == NULL || b == NULL) {
+    Py_XDECREF(list);
+    Py_XDECREF(b);
+    return NULL;
+  }
+  return Py_BuildValue("(NN)", b, list);
+}
+
+/* put_entry(data, key=None, load=True) -> (Compiled | None, key | None, status, diags) */
+static PyObject *Cache_put_entry(PyObject *obj, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"data", "key", "load", NULL};
+  CacheObject *self = (CacheObject *)obj;
+  Py_buffer data;
+  PyObject *kobj = Py_None;
+  int load = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|Op:put_entry", kwlist, &data, &kobj, &load))
+    return NULL;
+  uint8_t expect[TRNC_CACHE_KEY_BYTES], key[TRNC_CACHE_KEY_BYTES];
+  if (kobj != Py_None && key_from(kobj, expect) < 0) {
+    PyBuffer_Release(&data);
+    return NULL;
+  }
+  trnc_diags *d = trnc_diags_create();
+  if (d == NULL) {
+    PyBuffer_Release(&data);
+    return PyErr_NoMemory();
+  }
+  const trnc_compiled *c = NULL;
+  trnc_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_cache_put_entry(self->cache, data.buf, (size_t)data.len,
+                            kobj != Py_None ? expect : NULL, key, load ? &c : NULL, d);
+  Py_END_ALLOW_THREADS
+  PyBuffer_Release(&data);
+  bool stored = st == TRNC_OK || st == TRNC_ERR_IO;  /* IO: checked, not written */
+  PyObject *list = diags_to_list(d);
+  trnc_diags_destroy(d);
+  if (list == NULL)
+    return NULL;
+  PyObject *cobj = c ? borrowed_compiled(c, obj) : Py_NewRef(Py_None);
+  PyObject *kout = stored ? PyBytes_FromStringAndSize((const char *)key, TRNC_CACHE_KEY_BYTES)
+                          : Py_NewRef(Py_None);
+  if (cobj == NULL || kout == NULL) {
+    Py_XDECREF(cobj);
+    Py_XDECREF(kout);
+    Py_DECREF(list);
+    return NULL;
+  }
+  return Py_BuildValue("(NNsN)", cobj, kout, trnc_status_name(st), list);
+}
+
 static PyMethodDef Cache_methods[] = {
     {"get", Cache_get, METH_O,
      "get(key: bytes) -> (Compiled | None, diags)\n"
@@ -347,6 +415,14 @@ static PyMethodDef Cache_methods[] = {
      "export_bundle(path) -> (count, status, diags)"},
     {"import_bundle", Cache_import, METH_VARARGS,
      "import_bundle(path) -> (imported, rejected, status, diags)"},
+    {"entry_bytes", Cache_entry_bytes, METH_O,
+     "entry_bytes(key) -> (bytes | None, diags): the stored entry (header + artifact,\n"
+     "checksums checked) to ship to another store; None if there is none."},
+    {"put_entry", (PyCFunction)(void (*)(void))Cache_put_entry, METH_VARARGS | METH_KEYWORDS,
+     "put_entry(data, key=None, load=True) -> (Compiled | None, key | None, status, diags)\n"
+     "Stores entry bytes from another store after the full check (and that its key is\n"
+     "`key` when given); load=True also returns the loaded artifact. key is None when the\n"
+     "entry was rejected."},
     {"dir", Cache_dir, METH_NOARGS, "dir() -> str: the cache directory."},
     {"max_bytes", Cache_max_bytes, METH_NOARGS, "max_bytes() -> int: the size bound."},
     {NULL, NULL, 0, NULL}};
@@ -500,6 +576,11 @@ static int cache_module_init(PyObject *m) {
   }
   if (PyModule_AddIntConstant(m, "ARTIFACT_FORMAT_VERSION", TRNC_ARTIFACT_FORMAT_VERSION) < 0)
     return -1;
+  PyObject *am = PyLong_FromUnsignedLongLong(TRNC_CACHE_ENTRY_MAX_BYTES);
+  if (am == NULL || PyModule_AddObject(m, "ENTRY_MAX_BYTES", am) < 0) {
+    Py_XDECREF(am);
+    return -1;
+  }
   PyObject *mx = PyLong_FromUnsignedLongLong(TRNC_CACHE_DEFAULT_MAX_BYTES);
   if (mx == NULL || PyModule_AddObject(m, "CACHE_DEFAULT_MAX_BYTES", mx) < 0) {
     Py_XDECREF(mx);

@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from . import aliasing, cache, errors, fallback, pipeline
+from . import megacache  # noqa: F401  (registers torch's "trnc" MegaCache artifact type)
 from . import random as trnc_random
 from .serialize import dynamo_inputs, serialize
 
@@ -96,7 +97,9 @@ def stats() -> dict[str, int]:
     ``collectives`` (collective operations in the programs of those graphs,
     which run through torch.distributed), and the artifact cache's ``hits``,
     ``misses`` and ``compiles`` (programs actually compiled; a cache hit
-    compiles nothing; ``TRNC_CACHE=0`` disables the cache)."""
+    compiles nothing; ``TRNC_CACHE=0`` disables the cache), and the remote
+    cache's ``remote_hits``, ``remote_misses``, ``remote_rejected``,
+    ``remote_errors`` and ``remote_stores`` (``TRNC_REMOTE_CACHE``)."""
     with _lock:
         s = {k: _stats.get(k, 0)
              for k in ("forward", "backward", "inference", "errors", "collectives")}
@@ -391,7 +394,8 @@ def _log_line(rec: GraphRecord) -> str:
             f"est. {_seconds(r.get('est_time_s', 0.0))} on {r.get('target', '?')}, "
             f"TensorE util {100.0 * r.get('tensor_flop_util', 0.0):.3g}%, "
             f"compile {r.get('compile_s', 0.0) * 1e3:.1f} ms"
-            + (f" (cache {r['cache']})" if r.get("cache") in ("hit", "miss") else ""))
+            + {"hit": " (cache hit)", "miss": " (cache miss)",
+               "remote-hit": " (remote cache hit)"}.get(r.get("cache"), ""))
 
 
 def _bytes(n: int) -> str:

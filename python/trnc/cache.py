@@ -10,9 +10,15 @@ Environment:
     TRNC_CACHE=0            disable the cache (compile every graph)
     TRNC_CACHE_DIR          cache directory (default $XDG_CACHE_HOME/trnc or ~/.cache/trnc)
     TRNC_CACHE_MAX_BYTES    size bound, LRU eviction (default 10 GiB; K/M/G/T suffixes)
+    TRNC_REMOTE_CACHE       redis://host:port/db: a shared remote cache behind this one,
+                            signed entries (see trnc.remote)
+
+Every entry this process compiles or loads is also offered to the entry
+listeners (:func:`add_entry_listener`): trnc.megacache records them for
+``torch.compiler.save_cache_artifacts()``.
 
 Also the ``trnc cache`` command (``stats``, ``ls``, ``verify``, ``prune``,
-``clear``, ``export``, ``import``). No torch import here.
+``clear``, ``export``, ``import``, ``push``). No torch import here.
 """
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ import sys
 import threading
 import time
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from . import pipeline
+from . import remote as _remote
 
 __all__ = ["enabled", "get_cache", "compile_program", "discard", "counters", "reset_counters",
-           "alias_groups", "add_subparser"]
+           "alias_groups", "add_entry_listener", "add_subparser"]
 
 log = logging.getLogger("trnc.cache")
 
@@ -39,6 +46,7 @@ _lock = threading.Lock()
 _caches: dict[tuple[str, ...], Any] = {}   # environment -> trnc._trnc.Cache | None
 _counts: collections.Counter[str] = collections.Counter()
 _keys: dict[int, tuple[Any, bytes, Any]] = {}  # id(compiled) -> (cache, key, compiled)
+_listeners: list[Callable[[bytes, bytes], None]] = []
 
 
 def _lib():
@@ -94,15 +102,62 @@ def _flush_at_exit() -> None:
 
 
 def counters() -> dict[str, int]:
-    """This process's cache lookups: ``hits``, ``misses`` and ``compiles``
-    (trnc_compile calls, with or without a cache)."""
+    """This process's cache lookups: ``hits`` (local or remote), ``misses``
+    (lookups that compiled) and ``compiles`` (trnc_compile calls, with or
+    without a cache), plus the remote cache's counters
+    (:func:`trnc.remote.counters`)."""
     with _lock:
-        return {k: _counts.get(k, 0) for k in ("hits", "misses", "compiles")}
+        out = {k: _counts.get(k, 0) for k in ("hits", "misses", "compiles")}
+    out.update(_remote.counters())
+    return out
 
 
 def reset_counters() -> None:
     with _lock:
         _counts.clear()
+    _remote.reset_counters()
+
+
+def add_entry_listener(fn: Callable[[bytes, bytes], None]) -> None:
+    """Calls ``fn(key, entry_bytes)`` for every entry this process compiles
+    or loads from a cache from now on (entry bytes: header and artifact, as
+    ``Cache.put_entry`` accepts them). Exceptions from ``fn`` are logged."""
+    with _lock:
+        if fn not in _listeners:
+            _listeners.append(fn)
+
+
+def _announce(key: bytes, entry: bytes | None) -> None:
+    with _lock:
+        fns = list(_listeners)
+    for fn in fns if entry is not None else ():
+        try:
+            fn(key, entry)
+        except Exception:  # noqa: BLE001  (a listener never fails a compile)
+            log.warning("trnc cache: entry listener %r failed", fn, exc_info=True)
+
+
+def _entry(cache: Any, key: bytes) -> bytes | None:
+    """The stored bytes of key's entry, or None (logged)."""
+    data, diags = cache.entry_bytes(key)
+    _log_diags(diags)
+    return data
+
+
+def _from_remote(cache: Any, remote: _remote.RemoteCache, key: bytes) -> Any:
+    """key's artifact from the remote cache (verified, then stored locally),
+    or None."""
+    entry = remote.get(key)
+    if entry is None:
+        return None
+    compiled, got, status, diags = cache.put_entry(entry, key=key)
+    if compiled is None:
+        remote.rejected(key, _messages(diags))
+        return None
+    remote.loaded(key)
+    _log_diags(diags)  # a failed local write: the artifact is still good
+    _announce(key, entry)
+    return compiled
 
 
 def _count(what: str) -> None:
@@ -131,7 +186,9 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
                     example_inputs: Sequence[Any] | None = None) -> tuple[Any, str]:
     """``pipeline.compile_program`` behind the cache. Returns ``(compiled,
     outcome)`` with outcome ``"hit"``, ``"miss"`` (compiled and stored) or
-    ``"off"`` (no cache). Compile errors propagate and nothing is stored."""
+    ``"remote-hit"`` (verified from ``TRNC_REMOTE_CACHE``, now stored locally)
+    or ``"off"`` (no cache). Compile errors propagate and nothing is stored.
+    A fresh compile also goes to the remote cache."""
     cache = get_cache()
     key = None
     if cache is not None:
@@ -147,14 +204,22 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
         if key is None:
             log.warning("trnc cache: no key for %s (%s); compiling without the cache",
                         lowered.name, _messages(diags))
+    remote = None
     if key is not None:
         compiled, diags = cache.get(key)
         _log_diags(diags)
+        outcome = "hit"
+        if compiled is None:
+            remote = _remote.get_remote()
+            compiled = _from_remote(cache, remote, key) if remote is not None else None
+            outcome = "remote-hit"
+        elif _listeners:
+            _announce(key, _entry(cache, key))
         if compiled is not None:
             _count("hits")
             _remember(cache, key, compiled)
             _dump_hit(lowered, compiled)
-            return compiled, "hit"
+            return compiled, outcome
         _count("misses")
     compiled = pipeline.compile_program(lowered, target=opts.get("target"),
                                         autocast_bf16=opts.get("autocast_bf16", False),
@@ -165,6 +230,12 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
     status, diags = cache.put(key, compiled)
     _log_diags(diags)
     _remember(cache, key, compiled)
+    entry = None
+    if status == pipeline.OK and (remote is not None or _listeners):
+        entry = _entry(cache, key)
+    if entry is not None and remote is not None:
+        remote.put(key, entry)
+    _announce(key, entry)
     return compiled, "miss"
 
 
@@ -186,15 +257,19 @@ def _remember(cache: Any, key: bytes, compiled: Any) -> None:
 
 
 def discard(compiled: Any) -> bool:
-    """Removes the cache entry that ``compiled`` came from or went to (call it
-    when a run fails with an internal error, so the next process recompiles
-    instead of loading the same bad artifact). False if it has no entry."""
+    """Removes the cache entry that ``compiled`` came from or went to, locally
+    and in the remote cache (call it when a run fails with an internal error,
+    so the next process recompiles instead of loading the same bad artifact).
+    False if it has no entry."""
     with _lock:
         rec = _keys.pop(id(compiled), None)
     if rec is None:
         return False
     status, diags = rec[0].remove(rec[1])
     _log_diags(diags)
+    remote = _remote.get_remote()
+    if remote is not None:
+        remote.remove(rec[1])
     log.warning("trnc cache: removed the entry of an artifact that failed to run")
     return status == pipeline.OK
 
@@ -305,6 +380,30 @@ def _cmd_import(cache: Any, args: argparse.Namespace) -> int:
     return 0 if status == pipeline.OK and rejected == 0 else 1
 
 
+def _cmd_push(cache: Any, args: argparse.Namespace) -> int:
+    remote = _remote.get_remote()
+    if remote is None:
+        print("trnc cache push: no remote cache (set TRNC_REMOTE_CACHE=redis://host:port/db and "
+              "TRNC_CACHE_SIGNING_KEY or TRNC_CACHE_SIGNING_KEY_FILE)", file=sys.stderr)
+        return 2
+    entries, status, diags = cache.list()
+    _print_diags(diags)
+    stored = present = failed = 0
+    for hexkey, _size, _mtime in entries:
+        key = bytes.fromhex(hexkey)
+        data, diags = cache.entry_bytes(key)
+        _print_diags(diags)
+        got = remote.put(key, data) if data is not None else None
+        if got is None:
+            failed += 1
+        elif got:
+            stored += 1
+        else:
+            present += 1
+    print(f"pushed {stored} entries to {remote.url} ({present} already there, {failed} failed)")
+    return 0 if status == pipeline.OK and failed == 0 else 1
+
+
 def _run(args: argparse.Namespace) -> int:
     cache = _open_for_cli(args)
     if cache is None:
@@ -315,7 +414,7 @@ def _run(args: argparse.Namespace) -> int:
 def add_subparser(sub: Any) -> None:
     """Registers ``trnc cache ...`` on the CLI's subparsers."""
     p = sub.add_parser("cache", help="the compiled-artifact cache (stats, ls, verify, prune, "
-                       "clear, export, import)")
+                       "clear, export, import, push)")
     p.add_argument("--dir", default=None,
                    help="cache directory (default: $TRNC_CACHE_DIR, $XDG_CACHE_HOME/trnc, "
                         "~/.cache/trnc)")
@@ -338,4 +437,6 @@ def add_subparser(sub: Any) -> None:
     i = cs.add_parser("import", help="store the entries of a bundle (each verified)")
     i.add_argument("file")
     i.set_defaults(cache_fn=_cmd_import)
+    cs.add_parser("push", help="sign and upload every entry to TRNC_REMOTE_CACHE (entries "
+                  "already there stay)").set_defaults(cache_fn=_cmd_push)
     p.set_defaults(fn=_run)

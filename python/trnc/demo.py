@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     err = (got - want).abs().max().item()
     print("inference (forward graph):")
     print(f"  max |trnc - eager| = {err:.3g} (logits up to {want.abs().max().item():.1f})")
-    how = ("loaded from the artifact cache" if r.get("cache") == "hit"
+    how = ("loaded from the artifact cache" if r.get("cache") in ("hit", "remote-hit")
            else f"trnc's C compiler took {r['compile_s'] * 1e3:.1f} ms of it")
     print(f"  first call (capture + compile + run) {t1 - t0:.2f} s ({how}); a second call "
           f"{1e3 * (t2 - t1):.1f} ms on the simulator")

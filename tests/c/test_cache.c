@@ -1164,6 +1164,71 @@ static void test_remove(void **state) {
   rmtree(dir);
 }
 
+/* Entry bytes shipped from one store to another (MegaCache, remote cache):
+ * the receiver checks everything and refuses a wrong key. */
+static void test_entry_bytes_and_put_entry(void **state) {
+  char *dir = tmpdir();
+  char da[512], db[512];
+  snprintf(da, sizeof da, "%s/a", dir);
+  snprintf(db, sizeof db, "%s/b", dir);
+  trnc_cache *a = open_at(da, 0), *b = open_at(db, 0);
+  uint8_t key[16], other[16], got[16];
+  key_n(key, 7);
+  key_n(other, 8);
+  uint8_t *bytes = (uint8_t *)"x";
+  size_t len = 1;
+  assert_int_equal(trnc_cache_entry_bytes(a, key, &bytes, &len, NULL), TRNC_OK);
+  assert_null(bytes);
+  assert_int_equal(len, 0);
+  assert_int_equal(trnc_cache_put(a, key, compile_base(), NULL, NULL), TRNC_OK);
+  assert_int_equal(trnc_cache_entry_bytes(a, key, &bytes, &len, NULL), TRNC_OK);
+  assert_non_null(bytes);
+  assert_true(len > TRNC_ENTRY_HEADER_BYTES && len <= TRNC_CACHE_ENTRY_MAX_BYTES);
+  assert_memory_equal(bytes, TRNC_ENTRY_MAGIC, 8);
+
+  trnc_diags *d = trnc_diags_create();
+  const trnc_compiled *art = NULL;
+  assert_int_equal(trnc_cache_put_entry(b, bytes, len, other, got, &art, d), TRNC_ERR_MALFORMED);
+  assert_null(art);
+  assert_int_equal(trnc_diags_count(d), 1);
+  assert_int_equal(trnc_diags_get(d, 0)->severity, TRNC_SEV_WARNING);
+  bytes[len - 1] ^= 1;
+  assert_int_equal(trnc_cache_put_entry(b, bytes, len, NULL, got, &art, d), TRNC_ERR_MALFORMED);
+  bytes[len - 1] ^= 1;
+  assert_int_equal(trnc_cache_put_entry(b, bytes, TRNC_ENTRY_HEADER_BYTES - 1, NULL, got, &art,
+                                        d), TRNC_ERR_MALFORMED);
+  assert_int_equal(trnc_diags_count(d), 3);
+  trnc_cache_stats s;
+  trnc_cache_get_stats(b, true, &s);
+  assert_int_equal(s.entries, 0);
+
+  assert_int_equal(trnc_cache_put_entry(b, bytes, len, key, got, &art, NULL), TRNC_OK);
+  assert_memory_equal(got, key, 16);
+  assert_non_null(art);
+  run_and_check(art);
+  const trnc_compiled *again = NULL;
+  assert_int_equal(trnc_cache_get(b, key, &again, NULL), TRNC_OK);
+  assert_ptr_equal(again, art); /* in the in-process table */
+  trnc_cache_get_stats(b, true, &s);
+  assert_int_equal(s.entries, 1);
+  assert_int_equal(s.stores, 1);
+  /* check-and-store only (out NULL), into a third store */
+  char dc[512];
+  snprintf(dc, sizeof dc, "%s/c", dir);
+  trnc_cache *c = open_at(dc, 0);
+  assert_int_equal(trnc_cache_put_entry(c, bytes, len, NULL, NULL, NULL, NULL), TRNC_OK);
+  trnc_cache_destroy(c);
+  assert_true(disk_get(dc, key, NULL));
+  assert_int_equal(trnc_cache_put_entry(NULL, bytes, len, NULL, NULL, NULL, NULL),
+                   TRNC_ERR_INVALID_ARGUMENT);
+  assert_int_equal(trnc_cache_entry_bytes(a, key, NULL, &len, NULL), TRNC_ERR_INVALID_ARGUMENT);
+  trnc_free(bytes);
+  trnc_diags_destroy(d);
+  trnc_cache_destroy(a);
+  trnc_cache_destroy(b);
+  rmtree(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_artifact_round_trip),
@@ -1182,6 +1247,7 @@ int main(void) {
       cmocka_unit_test(test_dead_writer_temps),
       cmocka_unit_test(test_counters_flushed_often),
       cmocka_unit_test(test_remove),
+      cmocka_unit_test(test_entry_bytes_and_put_entry),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
