@@ -30,8 +30,8 @@ from typing import Any, Sequence
 
 from . import pipeline
 
-__all__ = ["enabled", "get_cache", "compile_program", "discard", "counters", "reset_counters",
-           "alias_groups", "add_subparser"]
+__all__ = ["enabled", "get_cache", "compile_program", "load_program", "key_of", "discard",
+           "counters", "reset_counters", "alias_groups", "add_subparser"]
 
 log = logging.getLogger("trnc.cache")
 
@@ -128,13 +128,16 @@ def alias_groups(example_inputs: Sequence[Any]) -> list[int] | None:
 
 
 def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
-                    example_inputs: Sequence[Any] | None = None) -> tuple[Any, str]:
+                    example_inputs: Sequence[Any] | None = None, *,
+                    key: bytes | None = None, lookup: bool = True) -> tuple[Any, str]:
     """``pipeline.compile_program`` behind the cache. Returns ``(compiled,
     outcome)`` with outcome ``"hit"``, ``"miss"`` (compiled and stored) or
-    ``"off"`` (no cache). Compile errors propagate and nothing is stored."""
+    ``"off"`` (no cache). Compile errors propagate and nothing is stored.
+    ``key``: the key this graph had when it was compiled before (a cached
+    aot_autograd entry names it: aot_cache.py) instead of deriving one;
+    ``lookup=False`` when the caller has just missed it (``load_program``)."""
     cache = get_cache()
-    key = None
-    if cache is not None:
+    if cache is not None and key is None:
         groups = None
         if example_inputs is not None:
             n = lowered.summary().get("inputs", -1)
@@ -147,24 +150,43 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
         if key is None:
             log.warning("trnc cache: no key for %s (%s); compiling without the cache",
                         lowered.name, _messages(diags))
-    if key is not None:
-        compiled, diags = cache.get(key)
-        _log_diags(diags)
+    if cache is not None and key is not None and lookup:
+        compiled = load_program(key)
         if compiled is not None:
-            _count("hits")
-            _remember(cache, key, compiled)
             return compiled, "hit"
-        _count("misses")
     compiled = pipeline.compile_program(lowered, target=opts.get("target"),
                                         autocast_bf16=opts.get("autocast_bf16", False),
                                         no_fusion=opts.get("no_fusion", False))
     _count("compiles")
-    if key is None:
+    if cache is None or key is None:
         return compiled, "off"
     status, diags = cache.put(key, compiled)
     _log_diags(diags)
     _remember(cache, key, compiled)
     return compiled, "miss"
+
+
+def load_program(key: bytes) -> Any:
+    """The artifact stored under ``key``, counted as a hit; None when the
+    cache is off (not counted) or has no valid entry (counted as a miss)."""
+    cache = get_cache()
+    if cache is None:
+        return None
+    compiled, diags = cache.get(key)
+    _log_diags(diags)
+    if compiled is None:
+        _count("misses")
+        return None
+    _count("hits")
+    _remember(cache, key, compiled)
+    return compiled
+
+
+def key_of(compiled: Any) -> bytes | None:
+    """The cache key ``compiled`` was loaded from or stored under, or None."""
+    with _lock:
+        rec = _keys.get(id(compiled))
+    return rec[1] if rec is not None and rec[2] is compiled else None
 
 
 def _remember(cache: Any, key: bytes, compiled: Any) -> None:
