@@ -9,6 +9,10 @@ inference graphs: serialize -> C import -> legality scan -> legalize -> verify
 -> compile to a NeuronCore program (``Graph.compile``) -> a boxed callable
 that runs the program on the NeuronCore simulator (``_executable``).
 
+With the caches on, the graph compilers return ``aot_cache.TrncOutputCode``\ s
+that torch's AOTAutogradCache stores, so a warm process skips aot_autograd's
+trace and partition as well as trnc's compile (aot_cache.py).
+
 Weights and buffers are graph inputs (aot_autograd lifts them), never baked
 into the program. Each compile records a report (``last_report()``);
 ``TRNC_LOG=info`` prints a one-line summary per graph.
