@@ -26,6 +26,8 @@ graph cache. trnc plugs in that way (``backend.make_aot_backend``):
   plus :func:`key_tag` through ``torch.compiler.config.cache_key_tag``: the
   trnc version, the compiler build id, a hash of trnc's Python sources and
   every compile option. So a changed graph, torch, trnc or option misses.
+  inductor's codegen backends are kept out of it (``_skip_inductor_backends``:
+  registering them costs a warm start about a second and means nothing here).
 * The entry lives where torch keeps it (``$TORCHINDUCTOR_CACHE_DIR/aotautograd``),
   the artifact in trnc's cache; ``TRNC_CACHE=0`` (or torch's own
   ``TORCHINDUCTOR_AUTOGRAD_CACHE=0``) turns this off. Graphs whose inputs share
@@ -164,4 +166,24 @@ def config_patches(opts: dict[str, Any]) -> list[Any]:
                                    force_non_lazy_backward_lowering=True),
             # checked by check_cacheable, although no inductor graph is cached
             inductor_config.patch(fx_graph_cache=True),
-            torch.compiler.config.patch(cache_key_tag=tag)]
+            torch.compiler.config.patch(cache_key_tag=tag)] + _skip_inductor_backends()
+
+
+def _skip_inductor_backends() -> list[Any]:
+    """torch's key computation (``FxGraphHashDetails``) first registers every
+    inductor codegen backend (``init_backend_registration``: imports the C++,
+    CUDA, Triton, Halide, CUTLASS code generators, about a second) to hash
+    their custom passes and configs, none of which touches a trnc graph: for
+    trnc's key they are left out (empty), which also keeps the key the same
+    whether or not the process used inductor before. Nothing is patched if
+    this torch has no such names."""
+    from unittest import mock
+
+    from torch._inductor import codecache
+
+    names = ("init_backend_registration", "custom_backend_passes",
+             "custom_backend_codegen_configs")
+    if not all(hasattr(codecache, n) for n in names):
+        return []
+    return [mock.patch.multiple(codecache, init_backend_registration=lambda: None,
+                                custom_backend_passes={}, custom_backend_codegen_configs={})]
