@@ -3,9 +3,17 @@
  *
  * Executes each kernel's instructions in a dependency order (the verifier's
  * schedule). Engines compute in fp32; every store rounds to the destination
- * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. SBUF, PSUM and
- * the HBM scratch start filled with 0xFF bytes (NaN for every float type) so
- * reads of uninitialised memory show.
+ * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. The HBM scratch
+ * starts filled with 0xFF bytes (NaN for every float type) so reads of
+ * uninitialised memory show; so do SBUF and PSUM in trnc_nc_simulate(_verified).
+ *
+ * A run plan (trnc_nc_sim_plan) holds what does not change between runs of
+ * one program: each kernel's dependency schedule, the bytes per partition of
+ * SBUF/PSUM each kernel touches, and the run memory (SBUF and PSUM laid out
+ * with the program's own partition stride, the scratch, row buffers), which
+ * the first run allocates and later runs reuse. Planned runs skip the
+ * SBUF/PSUM NaN fill: the verifier proved that no kernel reads an SBUF or
+ * PSUM byte before writing it (verify.c, check_uninit).
  *
  * Hot paths (matmul, elementwise rows, reductions, contiguous DMA runs) are
  * plain loops over contiguous fp32 rows that the compiler vectorizes.
@@ -18,14 +26,34 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/neuroncore/nc_internal.h"
 
+/* Memory of one run: SBUF and PSUM (partitions x the plan's stride), the HBM
+ * scratch, the HBM pointer per buffer and row buffers. */
+typedef struct sim_mem {
+  uint8_t *sbuf, *psum, *scratch;
+  uint8_t **hbm;
+  float *tmp[4];
+  size_t tmpcap[4];
+} sim_mem;
+
+struct trnc_nc_sim_plan {
+  const trnc_nc_program *p;
+  nc_schedule *sched;  /* one per kernel */
+  int64_t (*hw)[2];    /* per kernel: SBUF, PSUM bytes of each partition it touches */
+  int64_t stride[2];   /* bytes per partition of the run's SBUF, PSUM (max of hw, >= 64) */
+  pthread_mutex_t mu;  /* held by the run using mem */
+  sim_mem mem;
+};
+
 typedef struct sim {
   const trnc_nc_program *p;
   const trnc_nc_target *t;
+  const trnc_nc_sim_plan *plan;
   uint8_t *sbuf, *psum, *scratch;
   uint8_t **hbm; /* per buffer */
   float *tmp[4];
@@ -56,9 +84,9 @@ static uint8_t *ap_row(sim *S, const trnc_nc_ap *ap, int64_t p) {
   int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
   switch (ap->mem) {
     case TRNC_NC_MEM_SBUF:
-      return S->sbuf + (ap->start_partition + p) * S->t->sbuf_bytes_per_partition + ap->offset;
+      return S->sbuf + (ap->start_partition + p) * S->plan->stride[0] + ap->offset;
     case TRNC_NC_MEM_PSUM:
-      return S->psum + (ap->start_partition + p) * S->t->psum_bytes_per_partition + ap->offset;
+      return S->psum + (ap->start_partition + p) * S->plan->stride[1] + ap->offset;
     default:
       return S->hbm[ap->buffer] + ap->offset + p * ap->partition_stride * es;
   }
@@ -535,29 +563,18 @@ static trnc_status run_compute(sim *S, const trnc_nc_instr *in) {
   return TRNC_OK;
 }
 
-static trnc_status run_kernel(sim *S, size_t k) {
-  nc_schedule sc;
-  trnc_status st = nc_schedule_build(S->p, k, &sc, S->diags);
-  if (st) return st;
+static trnc_status run_kernel(sim *S, size_t k, bool fill) {
+  const trnc_nc_sim_plan *pl = S->plan;
+  const nc_schedule *sc = &pl->sched[k];
   const nc_kernel *kn = &S->p->kernels[k];
-  const trnc_nc_target *t = S->t;
   /* NaN-fill only the bytes of each partition this kernel can touch */
-  int64_t hw[2] = {0, 0};
-  for (size_t i = 0; i < kn->n; i++)
-    for (int sl = 0; sl < 5; sl++) {
-      const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
-      int64_t lo, hi;
-      if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
-        int m = ap->mem == TRNC_NC_MEM_PSUM;
-        if (hi > hw[m]) hw[m] = hi;
-      }
-    }
-  for (int p = 0; p < t->partitions; p++) {
-    memset(S->sbuf + p * t->sbuf_bytes_per_partition, 0xff, (size_t)hw[0]);
-    memset(S->psum + p * t->psum_bytes_per_partition, 0xff, (size_t)hw[1]);
+  for (int p = 0; fill && p < S->t->partitions; p++) {
+    memset(S->sbuf + p * pl->stride[0], 0xff, (size_t)pl->hw[k][0]);
+    memset(S->psum + p * pl->stride[1], 0xff, (size_t)pl->hw[k][1]);
   }
-  for (size_t oi = 0; oi < sc.n && !st; oi++) {
-    size_t i = sc.order[oi];
+  trnc_status st = TRNC_OK;
+  for (size_t oi = 0; oi < sc->n && !st; oi++) {
+    size_t i = sc->order[oi];
     const trnc_nc_instr *in = &kn->instrs[i];
     switch (in->op) {
       case TRNC_NC_OP_NOP: break;
@@ -567,7 +584,6 @@ static trnc_status run_kernel(sim *S, size_t k) {
       default: st = run_compute(S, in); break;
     }
   }
-  nc_schedule_free(&sc);
   return st;
 }
 
@@ -618,29 +634,106 @@ static trnc_status run_collective(sim *S, size_t k) {
   return TRNC_OK;
 }
 
-static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                        const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
-  if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
-  if (verify) {
-    trnc_status vs = trnc_nc_program_verify(p, diags);
-    if (vs) return vs;
+/* ---- run plans --------------------------------------------------------------- */
+
+void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *pl) {
+  if (!pl) return;
+  for (size_t k = 0; pl->sched && k < pl->p->nkernels; k++) nc_schedule_free(&pl->sched[k]);
+  free(pl->sched);
+  free(pl->hw);
+  free(pl->mem.sbuf);
+  free(pl->mem.psum);
+  free(pl->mem.scratch);
+  free(pl->mem.hbm);
+  for (int i = 0; i < 4; i++) free(pl->mem.tmp[i]);
+  pthread_mutex_destroy(&pl->mu);
+  free(pl);
+}
+
+trnc_status trnc_nc_sim_plan_create(const trnc_nc_program *p, trnc_nc_sim_plan **out,
+                                    trnc_diags *diags) {
+  if (out) *out = NULL;
+  if (!p || !out) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_nc_sim_plan_create: NULL argument");
+  trnc_nc_sim_plan *pl = calloc(1, sizeof *pl);
+  if (!pl) return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
+  pl->p = p;
+  if (pthread_mutex_init(&pl->mu, NULL)) {
+    free(pl);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: cannot create a mutex");
   }
+  size_t nk = p->nkernels ? p->nkernels : 1;
+  pl->sched = calloc(nk, sizeof *pl->sched);
+  pl->hw = calloc(nk, sizeof *pl->hw);
+  if (!pl->sched || !pl->hw) {
+    trnc_nc_sim_plan_destroy(pl);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
+  }
+  pl->stride[0] = pl->stride[1] = 64;
+  for (size_t k = 0; k < p->nkernels; k++) {
+    trnc_status st = nc_schedule_build(p, k, &pl->sched[k], diags);
+    if (st) {
+      trnc_nc_sim_plan_destroy(pl);
+      return st;
+    }
+    const nc_kernel *kn = &p->kernels[k];
+    for (size_t i = 0; i < kn->n; i++)
+      for (int sl = 0; sl < 5; sl++) {
+        const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
+        int64_t lo, hi;
+        if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
+          int m = ap->mem == TRNC_NC_MEM_PSUM;
+          if (hi > pl->hw[k][m]) pl->hw[k][m] = hi;
+        }
+      }
+    for (int m = 0; m < 2; m++) {
+      int64_t r = (pl->hw[k][m] + 63) / 64 * 64; /* rows 64-byte aligned */
+      if (r > pl->stride[m]) pl->stride[m] = r;
+    }
+  }
+  *out = pl;
+  return TRNC_OK;
+}
+
+/* Allocates what m lacks for a run of pl (SBUF, PSUM, scratch, HBM pointers). */
+static bool mem_ready(const trnc_nc_sim_plan *pl, sim_mem *m) {
+  const trnc_nc_program *p = pl->p;
+  int64_t parts = p->target->partitions;
+  if (!m->sbuf) m->sbuf = malloc((size_t)(parts * pl->stride[0]));
+  if (!m->psum) m->psum = malloc((size_t)(parts * pl->stride[1]));
+  if (!m->scratch) m->scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
+  if (!m->hbm) m->hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *m->hbm);
+  return m->sbuf && m->psum && m->scratch && m->hbm;
+}
+
+static void mem_free(sim_mem *m) {
+  free(m->sbuf);
+  free(m->psum);
+  free(m->scratch);
+  free(m->hbm);
+  for (int i = 0; i < 4; i++) free(m->tmp[i]);
+}
+
+/* One run of pl's program in memory m. fill: NaN-fill SBUF/PSUM per kernel. */
+static trnc_status sim_run(const trnc_nc_sim_plan *pl, sim_mem *m, const void *const *inputs,
+                           void *const *outputs, const trnc_collective_engine *engine,
+                           trnc_diags *diags, bool fill) {
+  const trnc_nc_program *p = pl->p;
   sim S;
   memset(&S, 0, sizeof S);
   S.p = p;
   S.t = p->target;
+  S.plan = pl;
   S.diags = diags;
   S.engine = engine;
+  if (!mem_ready(pl, m)) return oom(&S);
+  S.sbuf = m->sbuf;
+  S.psum = m->psum;
+  S.scratch = m->scratch;
+  S.hbm = m->hbm;
+  memcpy(S.tmp, m->tmp, sizeof S.tmp);
+  memcpy(S.tmpcap, m->tmpcap, sizeof S.tmpcap);
   trnc_status st = TRNC_OK;
   size_t ni = 0, no = 0;
-  S.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *S.hbm);
-  S.sbuf = malloc((size_t)(S.t->partitions * S.t->sbuf_bytes_per_partition));
-  S.psum = malloc((size_t)(S.t->partitions * S.t->psum_bytes_per_partition));
-  S.scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
-  if (!S.hbm || !S.sbuf || !S.psum || !S.scratch) {
-    st = oom(&S);
-    goto out;
-  }
   memset(S.scratch, 0xff, (size_t)p->scratch);
   for (size_t b = 0; b < p->nbufs; b++) {
     const trnc_nc_buffer *bf = &p->bufs[b];
@@ -653,14 +746,14 @@ static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inpu
     if (!ptr) {
       st = trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "simulator: no host memory for %s buffer '%s'",
                            bf->kind == TRNC_NC_BUF_INPUT ? "input" : "output", bf->name);
-      goto out;
+      break;
     }
     if (bf->kind == TRNC_NC_BUF_INPUT) ni++;
     else no++;
     S.hbm[b] = ptr;
   }
   for (size_t k = 0; k < p->nkernels && !st; k++)
-    st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k);
+    st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k, fill);
   /* after an error: collectives in flight still finish before their memory goes */
   for (int f = 0; f < S.ncc; f++) {
     trnc_diags *quiet = trnc_diags_create();
@@ -668,12 +761,40 @@ static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inpu
     trnc_diags_destroy(quiet);
     free(S.cc[f].staging);
   }
-out:
-  for (int i = 0; i < 4; i++) free(S.tmp[i]);
-  free(S.hbm);
-  free(S.sbuf);
-  free(S.psum);
-  free(S.scratch);
+  memcpy(m->tmp, S.tmp, sizeof S.tmp); /* row buffers grown by this run stay */
+  memcpy(m->tmpcap, S.tmpcap, sizeof S.tmpcap);
+  return st;
+}
+
+trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *pl, const void *const *inputs,
+                                     void *const *outputs, const trnc_collective_engine *engine,
+                                     trnc_diags *diags) {
+  if (!pl) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL simulator plan");
+  /* the plan's memory, or private memory when another thread's run holds it */
+  if (pthread_mutex_trylock(&pl->mu) == 0) {
+    trnc_status st = sim_run(pl, &pl->mem, inputs, outputs, engine, diags, false);
+    pthread_mutex_unlock(&pl->mu);
+    return st;
+  }
+  sim_mem local;
+  memset(&local, 0, sizeof local);
+  trnc_status st = sim_run(pl, &local, inputs, outputs, engine, diags, false);
+  mem_free(&local);
+  return st;
+}
+
+static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                        const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
+  if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
+  if (verify) {
+    trnc_status vs = trnc_nc_program_verify(p, diags);
+    if (vs) return vs;
+  }
+  trnc_nc_sim_plan *pl;
+  trnc_status st = trnc_nc_sim_plan_create(p, &pl, diags);
+  if (st) return st;
+  st = sim_run(pl, &pl->mem, inputs, outputs, engine, diags, true);
+  trnc_nc_sim_plan_destroy(pl);
   return st;
 }
 

@@ -12,6 +12,7 @@
  *    trnc_artifact_alloc_inputs / _outputs allocate; so is every
  *    `consts[i].data` for i < nconsts (malloc'd by the builder).
  *  - `report.target` points at `target_name`.
+ *  - `run_state`, if set, through `run_state_free`.
  *
  * Binding contract (trnc_artifact_bind_map checks it; a violation is
  * TRNC_ERR_INTERNAL for a compiled artifact, TRNC_ERR_MALFORMED for one
@@ -81,6 +82,11 @@ struct trnc_compiled {
   int64_t scratch_bytes;   /* HBM for INTERNAL buffers (trnc_nc_program_scratch_bytes) */
   trnc_compile_report report;
   char target_name[16];
+  /* What runs share (runtime/exec.c: checked bindings, simulator plan and
+   * memory), built by the first run; trnc_compiled_destroy frees it with
+   * run_state_free. Opaque here: codegen never looks inside. */
+  void *_Atomic run_state;
+  void (*run_state_free)(void *);
 };
 
 /** New empty artifact for the target named target_name (at most 15

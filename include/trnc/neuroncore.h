@@ -516,6 +516,38 @@ trnc_status trnc_nc_simulate_with(const trnc_nc_program *p, const void *const *i
 trnc_status trnc_nc_simulate_verified(const trnc_nc_program *p, const void *const *inputs,
                                       void *const *outputs, trnc_diags *diags);
 
+/** What runs of one verified program share: each kernel's dependency
+ *  schedule, the SBUF/PSUM bytes per partition it touches, and the run
+ *  memory (allocated by the first run, reused by later ones). */
+typedef struct trnc_nc_sim_plan trnc_nc_sim_plan;
+
+/**
+ * Builds the run plan of a program that passed trnc_nc_program_verify (an
+ * unverified one is undefined behaviour); p must outlive the plan. *out is
+ * NULL on error. Errors: TRNC_ERR_INVALID_ARGUMENT (NULL p or out),
+ * TRNC_ERR_INVALID_GRAPH (no schedule: bad semaphores), TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_nc_sim_plan_create(const trnc_nc_program *p, trnc_nc_sim_plan **out,
+                                    trnc_diags *diags);
+/** Frees a plan and its run memory (NULL is a no-op). */
+void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *plan);
+
+/**
+ * As trnc_nc_simulate_verified, for the plan's program, reusing the plan's
+ * memory. SBUF and PSUM are not NaN-filled: the verifier proved that no
+ * kernel reads a byte of them before writing it (the HBM scratch still starts
+ * NaN-filled). Thread-safe: a run that finds the plan's memory in use by
+ * another thread runs in memory of its own. Collective steps run through
+ * engine as in trnc_nc_simulate_with (NULL: a program with collectives fails
+ * with TRNC_ERR_UNSUPPORTED; on an error every collective still in flight is
+ * waited for). Errors: TRNC_ERR_INVALID_ARGUMENT (NULL plan or buffer
+ * pointer), TRNC_ERR_LIMIT (gather/scatter index out of range: names the
+ * instruction), TRNC_ERR_UNSUPPORTED, the engine's errors, TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *plan, const void *const *inputs,
+                                     void *const *outputs, const trnc_collective_engine *engine,
+                                     trnc_diags *diags);
+
 /* ---- cost model (codegen/neuroncore/cost.c) ------------------------------ */
 
 typedef struct trnc_nc_cost {

@@ -307,7 +307,10 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
  * laid out as trnc_compiled_output(j) (NULL for None outputs). int64 inputs
  * must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]; float64 runs as
  * float32. Thread-safe for concurrent runs of the same compiled program.
- * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
+ * The first run checks the artifact's bindings and builds what later runs
+ * reuse (dependency schedules, SBUF/PSUM/scratch memory; freed with c).
+ * Errors: TRNC_ERR_INTERNAL (the artifact breaks its binding contract: a trnc
+ * bug), TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
  * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
  * gather/scatter index out of range: the diagnostic names the input/op),
  * TRNC_ERR_UNSUPPORTED (the program has collective steps: run it with
