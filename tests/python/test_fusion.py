@@ -120,3 +120,37 @@ def test_output_view_of_an_input_slice_with_storage_offset():
     got, _ = _run(f, x)
     for g, e in zip(got, f(x)):
         torch.testing.assert_close(g, e)
+
+
+@pytest.mark.parametrize("rows, cols", [(74, 96), (1, 5), (127, 513), (128, 512), (129, 1025),
+                                        (300, 7), (16385, 3)])
+def test_column_sums_run_on_tensor_engine(rows, cols):
+    # a bias gradient: the column sums of dY [rows, cols], computed in the
+    # kernel that produces dY; rows go on partitions (whole-row DMAs) and a
+    # ones-column matmul sums them in PSUM
+    def f(x, y):
+        dy = x * y + 1
+        return dy, dy.sum(0, keepdim=True)
+
+    x, y = torch.randn(rows, cols), torch.randn(cols)
+    got, rep = _run(f, x, y)
+    assert rep["kernels"] == 1, rep
+    assert rep["engine_instructions"]["tensor"] >= (rows > 1), rep   # one row: a copy
+    want = f(x.double(), y.double())
+    torch.testing.assert_close(got[0], want[0].float())
+    torch.testing.assert_close(got[1], want[1].float(), rtol=1e-5, atol=1e-5 * rows ** 0.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_column_reductions_over_outer_dims(dtype):
+    # sum and mean over the leading dims of [B, T, D] (a layer norm's weight
+    # gradient over batch and sequence), NaN and inf carried as eager does
+    x = torch.randn(2, 37, 96).to(dtype)
+    x[1, 3, 5] = float("nan")
+    x[0, 0, 7] = float("inf")
+    f = lambda x: (x.sum((0, 1)), x.mean(0), x.sum(0, dtype=torch.float32))  # noqa: E731
+    got, rep = _run(f, x)
+    assert rep["engine_instructions"]["tensor"] >= 3, rep
+    for g, e in zip(got, f(x)):
+        torch.testing.assert_close(g, e, equal_nan=True, rtol=1e-2 if dtype == torch.bfloat16 else 1e-5,
+                                   atol=1e-2 if dtype == torch.bfloat16 else 1e-5)
