@@ -194,3 +194,19 @@ def test_head_split_read_twice_and_saved_copy():
         for a, e in zip(got, fn(x)):
             assert a.shape == e.shape and a.stride() == e.stride()
             torch.testing.assert_close(a, e)
+
+
+@pytest.mark.parametrize("heads, t", [(4, 37), (5, 37), (3, 64), (3, 65), (7, 1), (2, 20)])
+def test_short_rows_share_the_partitions(heads, t):
+    # a masked softmax per head over [B, H, T, T]: the rows of several heads
+    # share one partition block (one DMA per head), with the mask broadcast
+    # over the heads; the last block may hold fewer heads
+    def f(s, keep):
+        return s.masked_fill(~keep, float("-inf")).softmax(-1), s.amax(-1), s.sum(-1, keepdim=True)
+
+    s = torch.randn(2, heads, t, t)
+    keep = torch.ones(t, t, dtype=torch.bool).tril()
+    got, rep = _run(f, s, keep)
+    assert rep["kernels"] <= 3, rep
+    for g, e in zip(got, f(s.double(), keep)):
+        torch.testing.assert_close(g, e.float(), rtol=1e-5, atol=1e-5)
