@@ -281,6 +281,73 @@ static trnc_status copy_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, vo
   return lw_dma(L, t, sb2, dst, true);
 }
 
+/* A copy whose source runs contiguously along another dim than its
+ * destination (a transpose made contiguous: attention's k^T) would read one
+ * element per DMA run. For float data it instead reads source rows
+ * [i block on partitions, j block contiguous], flips each [<=128, <=128]
+ * block on TensorE into PSUM (exact on NeuronCore-v3: [isa] nc_transpose),
+ * and writes destination rows [j block on partitions, i block contiguous].
+ * s is ordered and coalesced (lw_emit_copy); di = its innermost dim (dst
+ * stride 1), dj the dim where src has stride 1. */
+static trnc_status copy_transposed(lw *L, const lw_space *s, int dop, int sop, const lw_tv *dst,
+                                   const lw_tv *src, int dj) {
+  int di = s->rank - 1;
+  trnc_dtype dt = src->t.dtype;
+  int64_t es = lw_esize(dt), P = L->target->partitions;
+  lw_pool in, ps, out;
+  trnc_status st;
+  if ((st = lw_pool_init(L, &in, TRNC_NC_MEM_SBUF, P * es, 3)) ||
+      (st = lw_pool_init(L, &ps, TRNC_NC_MEM_PSUM, P * 4, 2)) ||
+      (st = lw_pool_init(L, &out, TRNC_NC_MEM_SBUF, P * es, 3)))
+    return st;
+  int64_t idx[TRNC_MAX_RANK + 1] = {0};
+  for (;;) {
+    int64_t sb = s->base[sop], db = s->base[dop];
+    for (int d = 0; d < s->rank; d++)
+      if (d != di && d != dj) {
+        sb += idx[d] * s->stride[sop][d];
+        db += idx[d] * s->stride[dop][d];
+      }
+    for (int64_t i0 = 0; i0 < s->size[di]; i0 += P)
+      for (int64_t j0 = 0; j0 < s->size[dj]; j0 += P) {
+        int64_t ni = s->size[di] - i0 < P ? s->size[di] - i0 : P, nj = s->size[dj] - j0 < P ? s->size[dj] - j0 : P;
+        lw_tile *a = lw_pool_next(&in), *t = lw_pool_next(&ps), *b = lw_pool_next(&out);
+        trnc_nc_ap h = {0};
+        h.mem = TRNC_NC_MEM_HBM;
+        h.dtype = (uint8_t)dt;
+        h.buffer = src->buffer;
+        h.partitions = (int32_t)ni;
+        h.partition_stride = s->stride[sop][di];
+        h.offset = (sb + i0 * s->stride[sop][di] + j0) * es;
+        h.nfree = 1;
+        h.free[0] = (trnc_nc_dim){1, nj};
+        if ((st = lw_dma(L, a, lw_tile_ap(a, (int)ni, 0, dt, 1, &nj), h, false))) return st;
+        trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+        tr.src[0] = lw_tile_ap(a, (int)ni, 0, dt, 1, &nj);
+        tr.dst = lw_tile_ap(t, (int)nj, 0, TRNC_F32, 1, &ni);
+        if ((st = lw_emit(L, &tr, &a, 1, &t, 1))) return st;
+        trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+        cp.src[0] = tr.dst;
+        cp.dst = lw_tile_ap(b, (int)nj, 0, dt, 1, &ni);
+        if ((st = lw_emit(L, &cp, &t, 1, &b, 1))) return st;
+        h.buffer = dst->buffer;
+        h.dtype = (uint8_t)dst->t.dtype;
+        h.partitions = (int32_t)nj;
+        h.partition_stride = s->stride[dop][dj];
+        h.offset = (db + j0 * s->stride[dop][dj] + i0) * lw_esize(dst->t.dtype);
+        h.free[0] = (trnc_nc_dim){1, ni};
+        if ((st = lw_dma(L, b, cp.dst, h, true))) return st;
+      }
+    int d = s->rank - 1;
+    for (; d >= 0; d--) {
+      if (d == di || d == dj) continue;
+      if (++idx[d] < s->size[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return TRNC_OK;
+  }
+}
+
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name) {
   if (trnc_type_numel(&dst->t) == 0) return TRNC_OK;
   trnc_status st = lw_kernel_begin(L, name);
@@ -298,6 +365,12 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
                    "%s: a broadcast destination would receive different values", name);
   lw_space_order(&s, c.dop);
   lw_space_coalesce(&s);
+  bool flt = src->t.dtype == TRNC_F32 || src->t.dtype == TRNC_BF16 || src->t.dtype == TRNC_F16;
+  if (flt && src->t.dtype == dst->t.dtype && s.rank >= 2 && s.stride[c.dop][s.rank - 1] == 1 &&
+      s.stride[c.sop][s.rank - 1] != 1)
+    for (int j = 0; j < s.rank - 1; j++)
+      if (s.stride[c.sop][j] == 1 && s.stride[c.dop][j] != 0)
+        return copy_transposed(L, &s, c.dop, c.sop, dst, src, j);
   int64_t max_free = 8192, numel = trnc_type_numel(&dst->t);
   if (numel < max_free) max_free = (numel + 15) & ~(int64_t)15;
   st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 3);

@@ -88,6 +88,13 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
       }
     return red ? empty_reduction(L, red) : TRNC_OK;
   }
+  /* a lone clone is a copy kernel: lw_emit_copy flips a transposing one
+   * block by block on TensorE instead of reading element by element */
+  if (n == 1 && !red && nodes[0]->op == TRNC_OP_CLONE && nodes[0]->args[0].kind == TRNC_ARG_VALUE) {
+    const lw_tv *in = &L->tv[nodes[0]->args[0].u.ref], *out = &L->tv[nodes[0]->outs[0]];
+    if (out->buffer < 0) return TRNC_OK;
+    if (in->t.dtype == out->t.dtype && in->buffer >= 0) return lw_emit_copy(L, out, in, "clone");
+  }
   if (red && !n && L->tv[red->args[0].u.ref].buffer < 0)
     return lw_fail(L, red, TRNC_ERR_UNSUPPORTED, "reduction input is not materialized");
   if (red && L->tv[red->outs[0]].buffer < 0) red = NULL; /* result unused */

@@ -240,3 +240,16 @@ def test_attention_backward_matches_eager():
     fn(x).backward()
     assert trnc.stats()["backward"] >= 1
     torch.testing.assert_close(got_x.grad, x.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 37, 24), (1, 2, 129, 130), (3, 128, 127), (2, 1, 5)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_transposing_copy_flips_blocks_on_tensor_engine(shape, dtype):
+    # k^T made contiguous (saved for the backward): rows are read whole and
+    # each <= 128 x 128 block is flipped on TensorE; values are bit-exact
+    f = lambda x: x.transpose(-2, -1).clone(memory_format=torch.contiguous_format)  # noqa: E731
+    x = torch.randn(*shape).to(dtype)
+    got, rep = _run(f, x)
+    assert rep["kernels"] == 1, rep
+    assert got.stride() == f(x).stride()
+    torch.testing.assert_close(got, f(x), rtol=0, atol=0)
