@@ -480,62 +480,60 @@ out:
 
 /* ---- uninitialised reads ------------------------------------------------------ */
 
-/* Byte-granular "written" bitmaps of SBUF and PSUM (rows of whole 64-bit
- * words per partition). */
+/* Byte-granular "written" bitmaps of SBUF and PSUM, word-major: bit b%64 of
+ * w[m][(b/64) * partitions + p] is byte b of partition p, so one run of an
+ * access pattern (the same bytes in every partition) is tested or set over
+ * its partitions with contiguous word operations. */
 typedef struct initmap {
-  uint8_t *bits[2];
-  int64_t bytes[2]; /* per partition */
+  uint64_t *w[2];
+  int64_t words[2]; /* per partition */
   int partitions;
+  int64_t lo[2], hi[2]; /* words set since the last clear: [lo, hi) */
 } initmap;
 
-/* Bits [a, b) of bitmap m: all set?, or set them; word at a time. */
 static uint64_t bits_mask(int64_t a, int64_t b) { /* bits [a, b) of one word, 0 <= a < b <= 64 */
   uint64_t hi = b == 64 ? ~0ull : (1ull << b) - 1;
   return hi & ~((1ull << a) - 1);
 }
 
-static uint64_t word_at(const uint8_t *m, int64_t w) {
-  uint64_t x;
-  memcpy(&x, m + 8 * w, 8);
-  return x;
-}
-
-static bool range_all_set(const uint8_t *m, int64_t a, int64_t b) {
-  for (int64_t w = a >> 6; a < b; w++) {
-    int64_t e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
-    uint64_t mask = bits_mask(a & 63, e - (w << 6));
-    if ((word_at(m, w) & mask) != mask) return false;
-    a = e;
-  }
-  return true;
-}
-
-static void range_set(uint8_t *m, int64_t a, int64_t b) {
-  for (int64_t w = a >> 6; a < b; w++) {
-    int64_t e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
-    uint64_t x = word_at(m, w) | bits_mask(a & 63, e - (w << 6));
-    memcpy(m + 8 * w, &x, 8);
-    a = e;
-  }
-}
-
-/* Over every contiguous byte run of one partition of ap: set the bits in ms
- * (set), or test that all bits in m are set. */
-static bool ap_runs_check(const trnc_nc_ap *ap, const uint8_t *m, bool set, uint8_t *ms) {
+/* Over every contiguous byte run of ap, in partitions [start, start + n):
+ * set the bits (set), or find the lowest partition with a byte not set.
+ * Returns that partition, or -1. */
+static int ap_runs_apply(const trnc_nc_ap *ap, initmap *im, int m, bool set) {
   int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
-  int nd = ap->nfree;
+  int nd = ap->nfree, p0 = ap->start_partition, p1 = ap->start_partition + ap->partitions;
   int64_t run = es;
   int outer_dims = nd;
   if (nd > 0 && ap->free[nd - 1].stride == 1) {
     run = es * ap->free[nd - 1].count;
     outer_dims = nd - 1;
   }
+  int bad = -1;
   int64_t idx[TRNC_NC_MAX_FREE] = {0};
   for (;;) {
-    int64_t off = ap->offset;
-    for (int d = 0; d < outer_dims; d++) off += idx[d] * ap->free[d].stride * es;
-    if (set) range_set(ms, off, off + run);
-    else if (!range_all_set(m, off, off + run)) return false;
+    int64_t a = ap->offset, b;
+    for (int d = 0; d < outer_dims; d++) a += idx[d] * ap->free[d].stride * es;
+    b = a + run;
+    for (int64_t w = a >> 6; a < b; w++) {
+      int64_t e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
+      uint64_t mask = bits_mask(a & 63, e - (w << 6));
+      uint64_t *row = im->w[m] + w * im->partitions;
+      if (set) {
+        for (int p = p0; p < p1; p++) row[p] |= mask;
+        if (w < im->lo[m]) im->lo[m] = w;
+        if (w + 1 > im->hi[m]) im->hi[m] = w + 1;
+      } else {
+        uint64_t all = mask;
+        for (int p = p0; p < p1; p++) all &= row[p];
+        if (all != mask)
+          for (int p = p0; p < (bad < 0 ? p1 : bad); p++)
+            if ((row[p] & mask) != mask) {
+              bad = p;
+              break;
+            }
+      }
+      a = e;
+    }
     int d = outer_dims - 1;
     for (; d >= 0; d--) {
       if (++idx[d] < ap->free[d].count) break;
@@ -543,12 +541,11 @@ static bool ap_runs_check(const trnc_nc_ap *ap, const uint8_t *m, bool set, uint
     }
     if (d < 0) break;
   }
-  return true;
+  return bad;
 }
 
 static void check_uninit(vctx *v, const nc_schedule *s, initmap *im) {
   const nc_kernel *kn = &v->p->kernels[v->k];
-  for (int m = 0; m < 2; m++) memset(im->bits[m], 0, (size_t)(im->partitions * ((im->bytes[m] + 63) / 64 * 8)));
   size_t reports = 0;
   for (size_t oi = 0; oi < s->n; oi++) {
     size_t j = s->order[oi];
@@ -558,24 +555,25 @@ static void check_uninit(vctx *v, const nc_schedule *s, initmap *im) {
       const trnc_nc_ap *ap = sl < 5 ? nc_slot(in, sl) : &in->dst;
       if (sl == 5 && !(in->op == TRNC_NC_OP_MATMUL && in->mode == 1)) continue;
       if (ap->mem != TRNC_NC_MEM_SBUF && ap->mem != TRNC_NC_MEM_PSUM) continue;
-      int m = ap->mem == TRNC_NC_MEM_PSUM;
-      int64_t row = (im->bytes[m] + 63) / 64 * 8;
-      for (int p = ap->start_partition; p < ap->start_partition + ap->partitions; p++)
-        if (!ap_runs_check(ap, im->bits[m] + p * row, false, NULL)) {
-          verr(v, "%s reads %s partition %d bytes never written in this kernel (uninitialised)",
-               sl < 5 ? nc_slot_names[sl] : "dst (accumulate)", mem_name(ap->mem), p);
-          reports++;
-          break;
-        }
+      int bad = ap_runs_apply(ap, im, ap->mem == TRNC_NC_MEM_PSUM, false);
+      if (bad >= 0) {
+        verr(v, "%s reads %s partition %d bytes never written in this kernel (uninitialised)",
+             sl < 5 ? nc_slot_names[sl] : "dst (accumulate)", mem_name(ap->mem), bad);
+        reports++;
+      }
     }
     for (int sl = 0; sl < 2; sl++) {
       const trnc_nc_ap *ap = nc_slot(in, sl);
-      if (ap->mem != TRNC_NC_MEM_SBUF && ap->mem != TRNC_NC_MEM_PSUM) continue;
-      int m = ap->mem == TRNC_NC_MEM_PSUM;
-      int64_t row = (im->bytes[m] + 63) / 64 * 8;
-      for (int p = ap->start_partition; p < ap->start_partition + ap->partitions; p++)
-        ap_runs_check(ap, NULL, true, im->bits[m] + p * row);
+      if (ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM)
+        ap_runs_apply(ap, im, ap->mem == TRNC_NC_MEM_PSUM, true);
     }
+  }
+  for (int m = 0; m < 2; m++) { /* clear what this kernel set, for the next one */
+    if (im->hi[m] > im->lo[m])
+      memset(im->w[m] + im->lo[m] * im->partitions, 0,
+             (size_t)((im->hi[m] - im->lo[m]) * im->partitions) * sizeof *im->w[m]);
+    im->lo[m] = im->words[m];
+    im->hi[m] = 0;
   }
 }
 
@@ -588,8 +586,9 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) 
   if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
   verify_runs++;
   vctx v = {p, diags, 0, 0, 0};
-  initmap im = {{NULL, NULL}, {p->target->sbuf_bytes_per_partition, p->target->psum_bytes_per_partition},
-                p->target->partitions};
+  initmap im = {{NULL, NULL},
+                {(p->target->sbuf_bytes_per_partition + 63) / 64, (p->target->psum_bytes_per_partition + 63) / 64},
+                p->target->partitions, {0, 0}, {0, 0}};
   for (size_t k = 0; k < p->nkernels; k++) {
     v.k = k;
     size_t before = v.errors;
@@ -604,12 +603,16 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) 
       continue;
     }
     if (v.errors == before) {
-      if (!im.bits[0]) {
-        for (int m = 0; m < 2; m++) im.bits[m] = malloc((size_t)(im.partitions * ((im.bytes[m] + 63) / 64 * 8)));
-        if (!im.bits[0] || !im.bits[1]) {
+      if (!im.w[0]) {
+        for (int m = 0; m < 2; m++) {
+          im.w[m] = calloc((size_t)(im.partitions * im.words[m]), sizeof *im.w[m]);
+          im.lo[m] = im.words[m];
+          im.hi[m] = 0;
+        }
+        if (!im.w[0] || !im.w[1]) {
           nc_schedule_free(&s);
-          free(im.bits[0]);
-          free(im.bits[1]);
+          free(im.w[0]);
+          free(im.w[1]);
           return trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
         }
       }
@@ -618,8 +621,8 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) 
     }
     nc_schedule_free(&s);
   }
-  free(im.bits[0]);
-  free(im.bits[1]);
+  free(im.w[0]);
+  free(im.w[1]);
   nc_verify_collectives(p, diags, &v.errors);
   return v.errors ? TRNC_ERR_INVALID_GRAPH : TRNC_OK;
 }
