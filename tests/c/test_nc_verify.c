@@ -465,6 +465,31 @@ static void test_race_far_apart(void **state) {
   }
 }
 
+/* The uninitialised-read rule over partitions and bytes: partitions [64, 96)
+ * of the second half of a row never written; a read of everything names
+ * partition 64, a read of the written parts passes. */
+static void test_uninitialised_partition_named(void **state) {
+  (void)state;
+  for (int whole = 0; whole < 2; whole++) {
+    nct t;
+    nct_init(&t, NULL);
+    trnc_nc_instr a = I(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
+    a.dst = SB(0, 64, 0, F32, 1, S64(1), S64(100));
+    nct_add(&t, a);
+    a.dst = SB(96, 32, 0, F32, 1, S64(1), S64(100));
+    nct_add(&t, a);
+    a.dst = SB(64, 32, 0, F32, 1, S64(1), S64(50)); /* bytes [0, 200) of partitions [64, 96) */
+    nct_add(&t, a);
+    trnc_nc_instr rd = I(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+    rd.dst = SB(0, 128, 1024, F32, 1, S64(1), S64(whole ? 100 : 50));
+    rd.src[0] = SB(0, 128, 0, F32, 1, S64(1), S64(whole ? 100 : 50));
+    nct_add(&t, rd);
+    if (whole) nc_expect_reject(t.p, "main#3 vector.tensor_copy", "src0 reads SBUF partition 64", "never written", NULL);
+    else nc_expect_ok(t.p);
+    trnc_nc_program_destroy(t.p);
+  }
+}
+
 static void test_uninitialised_read(void **state) {
   REJECT(ins(p, 4)->src[0].offset = 10240, "main#4 scalar.activation", "src0 reads SBUF partition 0",
          "never written");
@@ -492,6 +517,7 @@ int main(void) {
       cmocka_unit_test(test_dependency_rules), cmocka_unit_test(test_uninitialised_read),
       cmocka_unit_test(test_semaphore_rules), cmocka_unit_test(test_hbm_rows), cmocka_unit_test(test_hbm_interleaved_columns),
       cmocka_unit_test(test_race_matches_pairwise), cmocka_unit_test(test_race_far_apart),
+      cmocka_unit_test(test_uninitialised_partition_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
