@@ -160,11 +160,11 @@ static trnc_status load_moving(lw *L, mm *m, lw_tile *mvt, int64_t bi, int64_t k
                                int64_t c0, int64_t ct) {
   int64_t ps, fs, off = operand_at(m, 1, bi, c0, k0, &ps, &fs);
   const lw_tv *tv = m->transposed ? m->a : m->b;
-  if (ks == 1) return load2d(L, m, 0, mvt, 0, m->in_dt, tv, off, ps, kt, fs, ct, 4);
   /* the first tiles of the kernel in partition quarters over 4 queues, so
    * TensorE starts after a quarter of a full DMA */
   int parts = m->chunks < MM_MOVING_BUFS && kt >= 4 ? 4 : 1;
   m->chunks++;
+  if (ks == 1) return load2d(L, m, 0, mvt, 0, m->in_dt, tv, off, ps, kt, fs, ct, parts);
   trnc_nc_instr ins[4];
   int64_t per = kt / parts, counts[2] = {ks, ct};
   for (int q = 0; q < parts; q++) {
