@@ -91,3 +91,13 @@ def test_large_bf16_matmul_keeps_tensore_busy():
     assert rep["tensor_flop_util"] >= 0.8, rep
     # 2048 matmuls; moving tiles 4 K steps per DMA; one store per block of 4 tiles
     assert rep["instructions"] < 2048 + 800, rep
+
+
+def test_long_contraction_streams_stationary_tiles():
+    # fp32, K = 40000: the stationary tiles of one row block (313 K steps,
+    # 160 KiB per partition) do not fit beside the other pools, so they are
+    # loaded per K step from a small pool
+    torch.manual_seed(5)
+    a, b = torch.randn(2, 40000), torch.randn(40000, 3)
+    got, _ = compile_run(lambda x, y: x @ y, a, b)
+    _check(got, a.double() @ b.double(), torch.float32, 40000)
