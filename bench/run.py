@@ -375,22 +375,26 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
       "glue*: key derivation, artifact store, report (`cache.compile_program` minus "
       "`compile_s`). *serialize*: the Python FX → fx.proto walk. *dynamo + aot_autograd + "
       "rest*: everything else in the first step (tracing, functionalization, decompositions, "
-      "partitioning, the backend's Python).\n")
+      "partitioning, the backend's Python). *C compiler per 1k instr.*: the C compiler's time "
+      "per 1,000 emitted NeuronCore instructions (the hardware verifier, schedule and cost "
+      "model are O(n log n) per kernel, so this stays flat as programs grow).\n")
     w("| entry | cold compile | dynamo + aot_autograd + rest | serialize (Py) | C front end | "
-      "C compiler | cache + glue | C share |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+      "C compiler | instructions | C compiler per 1k instr. | cache + glue | C share |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in sums:
         sp = s.get("split")
         if not sp:
             e = s.get("cold_trnc_err")
-            w(f"| {s['entry']} | FAILED ({e['type'] if e else '?'}) | | | | | | |")
+            w(f"| {s['entry']} | FAILED ({e['type'] if e else '?'}) | | | | | | | | |")
             continue
         glue = sp["compile_program_s"] - sp["c_compile_s"]
         rest = sp["compile_s"] - sp["graph_total_s"]
         c = sp["c_frontend_s"] + sp["c_compile_s"]
+        ninstr = s.get("cost", {}).get("instructions", 0)
+        per_k = fmt_s(sp["c_compile_s"] * 1000 / ninstr) if ninstr else "–"
         w(f"| {s['entry']} | {fmt_s(sp['compile_s'])} | {fmt_s(rest)} | "
           f"{fmt_s(sp['serialize_s'])} | {fmt_s(sp['c_frontend_s'])} | "
-          f"{fmt_s(sp['c_compile_s'])} | {fmt_s(glue)} | "
+          f"{fmt_s(sp['c_compile_s'])} | {ninstr:,} | {per_k} | {fmt_s(glue)} | "
           f"{100 * c / sp['compile_s']:.1f}% |" if sp["compile_s"] else "")
     w("")
     prof = [(s["entry"], s["profile"]) for s in sums if s.get("profile")]

@@ -8,6 +8,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/serialize.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify_cc.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify_race.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/cost.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/artifact.c)
 list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)

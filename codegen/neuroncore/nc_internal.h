@@ -101,6 +101,12 @@ void nc_verify_error(trnc_diags *diags, const char *where, const char *fmt, va_l
  * error diagnostic per violation, counted into *errors. */
 void nc_verify_collectives(const trnc_nc_program *p, trnc_diags *diags, size_t *errors);
 
+/* The dependency (race) rule of trnc_nc_program_verify for kernel k over
+ * its schedule s (verify_race.c): one error diagnostic per racing pair (at
+ * most 16), counted into *errors; O(n log n) in the kernel's operands. */
+void nc_verify_races(const trnc_nc_program *p, size_t k, const nc_schedule *s, trnc_diags *diags,
+                     size_t *errors);
+
 /* Interconnect time of one collective START, seconds (rules in cost.c). */
 double nc_collective_time(const trnc_nc_target *t, const trnc_nc_collective *cc);
 

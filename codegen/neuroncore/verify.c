@@ -13,7 +13,6 @@
 
 #include "codegen/neuroncore/nc_internal.h"
 
-#define MAX_RACE_REPORTS 16
 #define MAX_UNINIT_REPORTS 16
 
 typedef struct vctx {
@@ -479,384 +478,62 @@ out:
   return st;
 }
 
-/* ---- footprints, races and uninitialised reads ----------------------------------- */
+/* ---- uninitialised reads ------------------------------------------------------ */
 
-typedef struct footprint {
-  int space;        /* -1 none; 0 SBUF; 1 PSUM; 2 scratch; 3+b buffer b */
-  int32_t p0, p1;   /* partition range */
-  int64_t lo, hi;   /* byte range (bounding box) */
-  int64_t base, rlo, rhi, ps, rows; /* HBM: rows at base + r*ps, each [rlo, rhi) */
-  const trnc_nc_ap *ap;             /* HBM: the access pattern (exact test) */
-  int64_t buf_off;                  /* HBM: byte offset of the buffer in its space */
-  bool write;
-  int slot;
-} footprint;
-
-static void ap_footprint(const trnc_nc_program *p, const trnc_nc_ap *ap, bool write, int slot, footprint *f) {
-  int64_t lo, hi;
-  f->space = -1;
-  if (ap->mem == TRNC_NC_MEM_NONE || !nc_ap_extent(ap, &lo, &hi)) return;
-  f->write = write;
-  f->slot = slot;
-  f->ap = ap;
-  if (ap->mem == TRNC_NC_MEM_HBM) {
-    const trnc_nc_buffer *b = &p->bufs[ap->buffer];
-    f->buf_off = b->kind == TRNC_NC_BUF_INTERNAL ? b->offset : 0;
-    int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
-    int64_t span = ap->partition_stride * (int64_t)(ap->partitions - 1) * es;
-    f->base = b->kind == TRNC_NC_BUF_INTERNAL ? b->offset : 0;
-    f->rlo = lo - ap->offset;
-    f->rhi = hi - ap->offset;
-    f->base += ap->offset;
-    f->ps = ap->partition_stride * es;
-    f->rows = ap->partitions;
-    lo += span < 0 ? span : 0;
-    hi += span > 0 ? span : 0;
-    if (b->kind == TRNC_NC_BUF_INTERNAL) {
-      f->space = 2;
-      lo += b->offset;
-      hi += b->offset;
-    } else {
-      f->space = 3 + ap->buffer;
-    }
-    f->p0 = 0;
-    f->p1 = 1;
-  } else {
-    f->space = ap->mem == TRNC_NC_MEM_SBUF ? 0 : 1;
-    f->p0 = ap->start_partition;
-    f->p1 = ap->start_partition + ap->partitions;
-  }
-  f->lo = lo;
-  f->hi = hi;
-}
-
-/* Footprints of an instruction: up to 6 (dst, dst2, src0..2, dst read by matmul acc). */
-static int instr_footprints(const trnc_nc_program *p, const trnc_nc_instr *in, footprint f[6]) {
-  int n = 0;
-  for (int s = 0; s < 5; s++) {
-    ap_footprint(p, nc_slot(in, s), s < 2, s, &f[n]);
-    if (f[n].space >= 0) n++;
-  }
-  if (in->op == TRNC_NC_OP_MATMUL && in->mode == 1) {
-    ap_footprint(p, &in->dst, false, 0, &f[n]);
-    if (f[n].space >= 0) n++;
-  }
-  return n;
-}
-
-static int64_t floor_div(int64_t a, int64_t b) { /* b > 0 */
-  int64_t q = a / b;
-  return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-/* Byte intervals [lo, hi) of the contiguous runs of an HBM access pattern,
- * sorted; at most `cap` (returns -1 when there are more). */
-typedef struct run {
-  int64_t lo, hi;
-} run;
-
-static int run_cmp(const void *x, const void *y) {
-  const run *a = x, *b = y;
-  return a->lo < b->lo ? -1 : a->lo > b->lo;
-}
-
-static int64_t hbm_runs(const footprint *f, run *out, int64_t cap) {
-  const trnc_nc_ap *ap = f->ap;
-  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
-  int nf = ap->nfree;
-  /* the innermost free dim is one run when its stride is 1 */
-  int64_t inner_len = 1;
-  int loops = nf;
-  if (nf > 0 && ap->free[nf - 1].stride == 1) {
-    inner_len = ap->free[nf - 1].count;
-    loops = nf - 1;
-  }
-  int64_t total = ap->partitions;
-  for (int i = 0; i < loops; i++) {
-    if (total > cap / (ap->free[i].count ? ap->free[i].count : 1)) return -1;
-    total *= ap->free[i].count;
-  }
-  if (total > cap) return -1;
-  int64_t n = 0, idx[TRNC_NC_MAX_FREE] = {0};
-  for (int64_t p = 0; p < ap->partitions; p++) {
-    for (;;) {
-      int64_t e = p * ap->partition_stride;
-      for (int i = 0; i < loops; i++) e += idx[i] * ap->free[i].stride;
-      int64_t lo = f->buf_off + ap->offset + e * es, len = inner_len * es;
-      out[n].lo = lo;
-      out[n].hi = lo + len;
-      n++;
-      int i = loops - 1;
-      for (; i >= 0; i--) {
-        if (++idx[i] < ap->free[i].count) break;
-        idx[i] = 0;
-      }
-      if (i < 0) break;
-    }
-  }
-  qsort(out, (size_t)n, sizeof *out, run_cmp);
-  return n;
-}
-
-/* Exact overlap of two HBM footprints by their runs; -1 if too many runs to
- * enumerate (the caller then keeps the conservative answer). */
-static int hbm_exact_overlap(const footprint *a, const footprint *b) {
-  enum { CAP = 1 << 14 };
-  run *ra = malloc(CAP * sizeof *ra), *rb = malloc(CAP * sizeof *rb);
-  int res = -1;
-  if (ra && rb) {
-    int64_t na = hbm_runs(a, ra, CAP), nb = hbm_runs(b, rb, CAP);
-    if (na >= 0 && nb >= 0) {
-      res = 0;
-      for (int64_t i = 0, j = 0; i < na && j < nb;) {
-        if (ra[i].lo < rb[j].hi && rb[j].lo < ra[i].hi && ra[i].hi > ra[i].lo && rb[j].hi > rb[j].lo) {
-          res = 1;
-          break;
-        }
-        if (ra[i].hi <= rb[j].hi) i++;
-        else j++;
-      }
-    }
-  }
-  free(ra);
-  free(rb);
-  return res;
-}
-
-/* Exact overlap of two HBM footprints of the same element size as an integer
- * problem: is there k with sum_t k_t * stride_t = delta, lo_t <= k_t <= hi_t,
- * where the terms are the dims of a (k = index) and of b (k = -index), dims
- * of equal stride merged? A bounded depth-first search, largest stride
- * first, keeping only the k_t for which the inner terms can still reach the
- * remainder. For non-self-overlapping patterns (each stride larger than the
- * span of the smaller ones) it tries one or two values per term. Returns -1
- * when the budget runs out or the dtypes differ (the caller stays
- * conservative). Handles what the run enumeration cannot: a 128-partition
- * transposed tile has 128 x N runs of one element. */
-typedef struct lterm {
-  int64_t s, lo, hi, reach; /* reach: sum over smaller terms of max|k| * |s| */
-} lterm;
-
-static int lattice_dfs(const lterm *t, int n, int i, int64_t d, int64_t *budget) {
-  if (i == n) return d == 0;
-  if (--*budget < 0) return -1;
-  int64_t s = t[i].s, r = t[i].reach;
-  /* k with |d - k*s| <= r, s > 0 */
-  int64_t klo = d - r, khi = d + r;
-  klo = klo >= 0 ? (klo + s - 1) / s : -((-klo) / s);
-  khi = khi >= 0 ? khi / s : -((-khi + s - 1) / s);
-  if (klo < t[i].lo) klo = t[i].lo;
-  if (khi > t[i].hi) khi = t[i].hi;
-  for (int64_t k = klo; k <= khi; k++) {
-    int res = lattice_dfs(t, n, i + 1, d - k * s, budget);
-    if (res) return res;
-  }
-  return 0;
-}
-
-static int lterm_cmp(const void *x, const void *y) {
-  const lterm *a = x, *b = y;
-  return a->s < b->s ? 1 : a->s > b->s ? -1 : 0;
-}
-
-static int hbm_lattice_overlap(const footprint *a, const footprint *b) {
-  const trnc_nc_ap *pa = a->ap, *pb = b->ap;
-  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)pa->dtype);
-  if (es != (int64_t)trnc_nc_dtype_size((trnc_dtype)pb->dtype) || es <= 0) return -1;
-  int64_t delta = (b->buf_off + pb->offset) - (a->buf_off + pa->offset);
-  if (delta % es) return -1;
-  delta /= es;
-  lterm t[2 * (TRNC_NC_MAX_FREE + 1)];
-  int n = 0;
-  for (int side = 0; side < 2; side++) {
-    const trnc_nc_ap *ap = side ? pb : pa;
-    for (int i = -1; i < ap->nfree; i++) {
-      int64_t st = i < 0 ? ap->partition_stride : ap->free[i].stride;
-      int64_t cnt = i < 0 ? ap->partitions : ap->free[i].count;
-      if (cnt <= 0) return 0; /* no elements */
-      if (cnt == 1 || st == 0) continue;
-      int64_t lo = 0, hi = cnt - 1;
-      if (st < 0) { /* k * st == (-k) * (-st) */
-        st = -st;
-        lo = -(cnt - 1);
-        hi = 0;
-      }
-      if (side) { /* a_idx * s - b_idx * s: b enters negated */
-        int64_t l2 = -hi;
-        hi = -lo;
-        lo = l2;
-      }
-      int j = 0;
-      while (j < n && t[j].s != st) j++;
-      if (j == n) t[n++] = (lterm){st, lo, hi, 0};
-      else {
-        t[j].lo += lo;
-        t[j].hi += hi;
-      }
-    }
-  }
-  qsort(t, (size_t)n, sizeof *t, lterm_cmp);
-  int64_t reach = 0;
-  for (int i = n; i-- > 0;) {
-    t[i].reach = reach;
-    int64_t m = t[i].hi > -t[i].lo ? t[i].hi : -t[i].lo;
-    reach += m * t[i].s;
-  }
-  int64_t budget = 1 << 16;
-  return lattice_dfs(t, n, 0, delta, &budget);
-}
-
-/* True if each row of an HBM footprint is one contiguous byte range. */
-static bool rows_contiguous(const footprint *f) {
-  int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)f->ap->dtype);
-  return f->rhi - f->rlo == trnc_nc_ap_free_elems(f->ap) * es;
-}
-
-static bool overlap(const footprint *a, const footprint *b) {
-  if (!(a->space == b->space && a->p0 < b->p1 && b->p0 < a->p1 && a->lo < b->hi && b->lo < a->hi)) return false;
-  if (a->space >= 2 && !(a->ps == b->ps && a->ps > 0 && rows_contiguous(a) && rows_contiguous(b))) {
-    int ex = hbm_exact_overlap(a, b);
-    if (ex < 0) ex = hbm_lattice_overlap(a, b);
-    if (ex >= 0) return ex == 1;
-  }
-  if (a->space < 2 || a->ps != b->ps || a->ps <= 0) return true; /* bounding boxes overlap */
-  /* HBM rows with the same stride ps: rows i of a and j of b overlap iff
-   * L < (j - i) * ps < U for some i, j; find the smallest t = j - i. */
-  int64_t d = b->base - a->base;
-  int64_t L = a->rlo - b->rhi - d, U = a->rhi - b->rlo - d;
-  int64_t t = floor_div(L, a->ps) + 1, tmin = -(a->rows - 1), tmax = b->rows - 1;
-  if (t < tmin) t = tmin;
-  return t <= tmax && t * a->ps < U;
-}
-
-static void check_races(vctx *v, const nc_schedule *s) {
-  const nc_kernel *kn = &v->p->kernels[v->k];
-  size_t n = kn->n;
-  uint32_t *vc = calloc((n ? n : 1) * TRNC_NC_ENGINE_COUNT, sizeof *vc);
-  uint32_t *pos = malloc((n ? n : 1) * sizeof *pos);
-  footprint *fp = malloc((n ? n : 1) * 6 * sizeof *fp);
-  int *nfp = malloc((n ? n : 1) * sizeof *nfp);
-  size_t *byq = malloc((n ? n : 1) * sizeof *byq); /* per queue: instructions by position */
-  if (!vc || !pos || !fp || !nfp || !byq) {
-    trnc_diag_error(v->diags, TRNC_ERR_NOMEM, "out of memory");
-    v->errors++;
-    goto out;
-  }
-  uint32_t qcount[TRNC_NC_ENGINE_COUNT] = {0};
-  size_t last[TRNC_NC_ENGINE_COUNT];
-  for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++) last[e] = SIZE_MAX;
-  size_t qstart[TRNC_NC_ENGINE_COUNT + 1] = {0};
-  for (size_t i = 0; i < n; i++) {
-    nfp[i] = instr_footprints(v->p, &kn->instrs[i], &fp[i * 6]);
-    qstart[kn->instrs[i].engine + 1]++;
-  }
-  for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++) qstart[e + 1] += qstart[e];
-  size_t reports = 0;
-  for (size_t oi = 0; oi < n; oi++) {
-    size_t j = s->order[oi];
-    const trnc_nc_instr *in = &kn->instrs[j];
-    uint32_t *vj = &vc[j * TRNC_NC_ENGINE_COUNT];
-    pos[j] = qcount[in->engine]++;
-    byq[qstart[in->engine] + pos[j]] = j;
-    if (last[in->engine] != SIZE_MAX) {
-      size_t l = last[in->engine];
-      memcpy(vj, &vc[l * TRNC_NC_ENGINE_COUNT], TRNC_NC_ENGINE_COUNT * sizeof *vj);
-    }
-    vj[in->engine] = pos[j];
-    for (int w = 0; w < TRNC_NC_MAX_WAIT; w++) {
-      size_t pr = s->producer[j * TRNC_NC_MAX_WAIT + w];
-      if (pr == SIZE_MAX) continue;
-      const uint32_t *vp = &vc[pr * TRNC_NC_ENGINE_COUNT];
-      for (int e = 0; e < TRNC_NC_ENGINE_COUNT; e++)
-        if (vp[e] > vj[e]) vj[e] = vp[e];
-      uint32_t through = pos[pr] + 1;
-      if (through > vj[kn->instrs[pr].engine]) vj[kn->instrs[pr].engine] = through;
-    }
-    last[in->engine] = j;
-    /* vj[e] = number of instructions of queue e that complete before j starts
-     * (for j's own queue: its position). The instructions that may run
-     * concurrently with j are, on every other queue e, those already
-     * scheduled from position vj[e] on: only these pairs are compared, so
-     * the cost is the number of unordered pairs, not n^2 (a kernel whose
-     * queues never synchronise is still quadratic: TRNC_ARTIFACT_MAX_KERNEL_INSTRS
-     * bounds what a loaded artifact may hold; an interval index per memory
-     * space would be needed to do better). */
-    for (int eh = 0; eh < TRNC_NC_ENGINE_COUNT; eh++) {
-      if (eh == in->engine) continue;
-      for (uint32_t ph = vj[eh]; ph < qcount[eh] && reports < MAX_RACE_REPORTS; ph++) {
-        size_t h = byq[qstart[eh] + ph];
-        for (int a = 0; a < nfp[h]; a++)
-          for (int b = 0; b < nfp[j]; b++) {
-            const footprint *fa = &fp[h * 6 + a], *fb = &fp[j * 6 + b];
-            if (!(fa->write || fb->write) || !overlap(fa, fb)) continue;
-            /* describe the pair in list order: x is listed first */
-            size_t x = h < j ? h : j, y = h < j ? j : h;
-            const footprint *fx = h < j ? fa : fb, *fy = h < j ? fb : fa;
-            char other[160];
-            nc_where(v->p, v->k, x, other, sizeof other);
-            v->i = y;
-            verr(v, "missing dependency: %s %s and %s %s %s overlap (%s) with no semaphore wait ordering them",
-                 fy->write ? "writes" : "reads", nc_slot_names[fy->slot], other,
-                 fx->write ? "writes" : "reads", nc_slot_names[fx->slot],
-                 fx->write && fy->write ? "write after write" : fx->write ? "read after write" : "write after read");
-            reports++;
-            a = nfp[h];
-            break;
-          }
-      }
-    }
-  }
-out:
-  free(vc);
-  free(pos);
-  free(fp);
-  free(nfp);
-  free(byq);
-}
-
-/* Byte-granular "written" bitmaps of SBUF and PSUM. */
+/* Byte-granular "written" bitmaps of SBUF and PSUM, word-major: bit b%64 of
+ * w[m][(b/64) * partitions + p] is byte b of partition p, so one run of an
+ * access pattern (the same bytes in every partition) is tested or set over
+ * its partitions with contiguous word operations. */
 typedef struct initmap {
-  uint8_t *bits[2];
-  int64_t bytes[2]; /* per partition */
+  uint64_t *w[2];
+  int64_t words[2]; /* per partition */
   int partitions;
+  int64_t lo[2], hi[2]; /* words set since the last clear: [lo, hi) */
 } initmap;
 
-static bool range_all_set(const uint8_t *m, int64_t a, int64_t b) {
-  for (; a < b && (a & 7); a++)
-    if (!(m[a >> 3] & (1u << (a & 7)))) return false;
-  for (; a + 8 <= b; a += 8)
-    if (m[a >> 3] != 0xff) return false;
-  for (; a < b; a++)
-    if (!(m[a >> 3] & (1u << (a & 7)))) return false;
-  return true;
+static uint64_t bits_mask(int64_t a, int64_t b) { /* bits [a, b) of one word, 0 <= a < b <= 64 */
+  uint64_t hi = b == 64 ? ~0ull : (1ull << b) - 1;
+  return hi & ~((1ull << a) - 1);
 }
 
-static void range_set(uint8_t *m, int64_t a, int64_t b) {
-  for (; a < b && (a & 7); a++) m[a >> 3] |= (uint8_t)(1u << (a & 7));
-  if (a + 8 <= b) {
-    memset(m + (a >> 3), 0xff, (size_t)((b - a) >> 3));
-    a += ((b - a) >> 3) << 3;
-  }
-  for (; a < b; a++) m[a >> 3] |= (uint8_t)(1u << (a & 7));
-}
-
-/* Over every contiguous byte run of one partition of ap: set the bits in ms
- * (set), or test that all bits in m are set. */
-static bool ap_runs_check(const trnc_nc_ap *ap, const uint8_t *m, bool set, uint8_t *ms) {
+/* Over every contiguous byte run of ap, in partitions [start, start + n):
+ * set the bits (set), or find the lowest partition with a byte not set.
+ * Returns that partition, or -1. */
+static int ap_runs_apply(const trnc_nc_ap *ap, initmap *im, int m, bool set) {
   int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
-  int nd = ap->nfree;
+  int nd = ap->nfree, p0 = ap->start_partition, p1 = ap->start_partition + ap->partitions;
   int64_t run = es;
   int outer_dims = nd;
   if (nd > 0 && ap->free[nd - 1].stride == 1) {
     run = es * ap->free[nd - 1].count;
     outer_dims = nd - 1;
   }
+  int bad = -1;
   int64_t idx[TRNC_NC_MAX_FREE] = {0};
   for (;;) {
-    int64_t off = ap->offset;
-    for (int d = 0; d < outer_dims; d++) off += idx[d] * ap->free[d].stride * es;
-    if (set) range_set(ms, off, off + run);
-    else if (!range_all_set(m, off, off + run)) return false;
+    int64_t a = ap->offset, b;
+    for (int d = 0; d < outer_dims; d++) a += idx[d] * ap->free[d].stride * es;
+    b = a + run;
+    for (int64_t w = a >> 6; a < b; w++) {
+      int64_t e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
+      uint64_t mask = bits_mask(a & 63, e - (w << 6));
+      uint64_t *row = im->w[m] + w * im->partitions;
+      if (set) {
+        for (int p = p0; p < p1; p++) row[p] |= mask;
+        if (w < im->lo[m]) im->lo[m] = w;
+        if (w + 1 > im->hi[m]) im->hi[m] = w + 1;
+      } else {
+        uint64_t all = mask;
+        for (int p = p0; p < p1; p++) all &= row[p];
+        if (all != mask)
+          for (int p = p0; p < (bad < 0 ? p1 : bad); p++)
+            if ((row[p] & mask) != mask) {
+              bad = p;
+              break;
+            }
+      }
+      a = e;
+    }
     int d = outer_dims - 1;
     for (; d >= 0; d--) {
       if (++idx[d] < ap->free[d].count) break;
@@ -864,12 +541,11 @@ static bool ap_runs_check(const trnc_nc_ap *ap, const uint8_t *m, bool set, uint
     }
     if (d < 0) break;
   }
-  return true;
+  return bad;
 }
 
 static void check_uninit(vctx *v, const nc_schedule *s, initmap *im) {
   const nc_kernel *kn = &v->p->kernels[v->k];
-  for (int m = 0; m < 2; m++) memset(im->bits[m], 0, (size_t)(im->partitions * ((im->bytes[m] + 7) / 8)));
   size_t reports = 0;
   for (size_t oi = 0; oi < s->n; oi++) {
     size_t j = s->order[oi];
@@ -879,24 +555,25 @@ static void check_uninit(vctx *v, const nc_schedule *s, initmap *im) {
       const trnc_nc_ap *ap = sl < 5 ? nc_slot(in, sl) : &in->dst;
       if (sl == 5 && !(in->op == TRNC_NC_OP_MATMUL && in->mode == 1)) continue;
       if (ap->mem != TRNC_NC_MEM_SBUF && ap->mem != TRNC_NC_MEM_PSUM) continue;
-      int m = ap->mem == TRNC_NC_MEM_PSUM;
-      int64_t row = (im->bytes[m] + 7) / 8;
-      for (int p = ap->start_partition; p < ap->start_partition + ap->partitions; p++)
-        if (!ap_runs_check(ap, im->bits[m] + p * row, false, NULL)) {
-          verr(v, "%s reads %s partition %d bytes never written in this kernel (uninitialised)",
-               sl < 5 ? nc_slot_names[sl] : "dst (accumulate)", mem_name(ap->mem), p);
-          reports++;
-          break;
-        }
+      int bad = ap_runs_apply(ap, im, ap->mem == TRNC_NC_MEM_PSUM, false);
+      if (bad >= 0) {
+        verr(v, "%s reads %s partition %d bytes never written in this kernel (uninitialised)",
+             sl < 5 ? nc_slot_names[sl] : "dst (accumulate)", mem_name(ap->mem), bad);
+        reports++;
+      }
     }
     for (int sl = 0; sl < 2; sl++) {
       const trnc_nc_ap *ap = nc_slot(in, sl);
-      if (ap->mem != TRNC_NC_MEM_SBUF && ap->mem != TRNC_NC_MEM_PSUM) continue;
-      int m = ap->mem == TRNC_NC_MEM_PSUM;
-      int64_t row = (im->bytes[m] + 7) / 8;
-      for (int p = ap->start_partition; p < ap->start_partition + ap->partitions; p++)
-        ap_runs_check(ap, NULL, true, im->bits[m] + p * row);
+      if (ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM)
+        ap_runs_apply(ap, im, ap->mem == TRNC_NC_MEM_PSUM, true);
     }
+  }
+  for (int m = 0; m < 2; m++) { /* clear what this kernel set, for the next one */
+    if (im->hi[m] > im->lo[m])
+      memset(im->w[m] + im->lo[m] * im->partitions, 0,
+             (size_t)((im->hi[m] - im->lo[m]) * im->partitions) * sizeof *im->w[m]);
+    im->lo[m] = im->words[m];
+    im->hi[m] = 0;
   }
 }
 
@@ -909,8 +586,9 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) 
   if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
   verify_runs++;
   vctx v = {p, diags, 0, 0, 0};
-  initmap im = {{NULL, NULL}, {p->target->sbuf_bytes_per_partition, p->target->psum_bytes_per_partition},
-                p->target->partitions};
+  initmap im = {{NULL, NULL},
+                {(p->target->sbuf_bytes_per_partition + 63) / 64, (p->target->psum_bytes_per_partition + 63) / 64},
+                p->target->partitions, {0, 0}, {0, 0}};
   for (size_t k = 0; k < p->nkernels; k++) {
     v.k = k;
     size_t before = v.errors;
@@ -925,22 +603,26 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags) 
       continue;
     }
     if (v.errors == before) {
-      if (!im.bits[0]) {
-        for (int m = 0; m < 2; m++) im.bits[m] = malloc((size_t)(im.partitions * ((im.bytes[m] + 7) / 8)));
-        if (!im.bits[0] || !im.bits[1]) {
+      if (!im.w[0]) {
+        for (int m = 0; m < 2; m++) {
+          im.w[m] = calloc((size_t)(im.partitions * im.words[m]), sizeof *im.w[m]);
+          im.lo[m] = im.words[m];
+          im.hi[m] = 0;
+        }
+        if (!im.w[0] || !im.w[1]) {
           nc_schedule_free(&s);
-          free(im.bits[0]);
-          free(im.bits[1]);
+          free(im.w[0]);
+          free(im.w[1]);
           return trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
         }
       }
-      check_races(&v, &s);
+      nc_verify_races(p, k, &s, diags, &v.errors);
       check_uninit(&v, &s, &im);
     }
     nc_schedule_free(&s);
   }
-  free(im.bits[0]);
-  free(im.bits[1]);
+  free(im.w[0]);
+  free(im.w[1]);
   nc_verify_collectives(p, diags, &v.errors);
   return v.errors ? TRNC_ERR_INVALID_GRAPH : TRNC_OK;
 }
