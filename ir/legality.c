@@ -357,7 +357,7 @@ static bool int_form(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_MINIMUM: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_CLAMP:
     case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
     case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
-    case TRNC_OP_ALIAS:
+    case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE:
       break;
     default: return false;
   }

@@ -464,6 +464,36 @@ static int int_where(kir_kernel *k, int m, int a, int b) {
   return int_tt(k, TRNC_NC_ALU_ADD, b, int_tt(k, TRNC_NC_ALU_MUL, m, int_tt(k, TRNC_NC_ALU_SUB, a, b)));
 }
 
+/* Floor (or trunc) division of i32 a by i32 b, exact: an fp32 estimate
+ * q = trunc(a / b) is within |a| 2^-22 + 1 of the quotient; two corrections
+ * q += trunc(r / b), r = a - q b (r exact in wrapping int32, |r / b| small
+ * enough for fp32), leave q within 1 of it; then q -= 1 where r's sign
+ * differs from b's (r != 0) and q += 1 where |r| >= |b|, which gives the
+ * floor; trunc adds 1 back where a and b differ in sign and r != 0. */
+static int int_div(kir_kernel *k, int a, int b, bool trunc_mode) {
+  const trnc_dtype F = TRNC_F32, I = TRNC_I32;
+  const int SUB = TRNC_NC_ALU_SUB, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  if (a < 0 || b < 0) return a == NOT_INT || b == NOT_INT ? NOT_INT : -1;
+  uint32_t ax = k->values[a].axes;
+  int bf = kir_copy(k, F, b);
+  int q = kir_copy(k, I, kir_tt(k, F, TRNC_NC_ALU_DIV, kir_copy(k, F, a), bf));
+  for (int step = 0; step < 2; step++) {
+    int r = int_tt(k, SUB, a, int_tt(k, MUL, q, b));
+    q = int_tt(k, ADD, q, kir_copy(k, I, kir_tt(k, F, TRNC_NC_ALU_DIV, kir_copy(k, F, r), bf)));
+  }
+  int zero = kir_const_i32(k, ax, 0);
+  int r = int_tt(k, SUB, a, int_tt(k, MUL, q, b));
+  int bneg = int_tt(k, TRNC_NC_ALU_LT, b, zero);
+  int mism = int_tt(k, TRNC_NC_ALU_AND, int_tt(k, TRNC_NC_ALU_NE, r, zero),
+                    int_tt(k, TRNC_NC_ALU_NE, int_tt(k, TRNC_NC_ALU_LT, r, zero), bneg));
+  int over = int_where(k, bneg, int_tt(k, TRNC_NC_ALU_LE, r, b), int_tt(k, TRNC_NC_ALU_GE, r, b));
+  q = int_tt(k, ADD, int_tt(k, SUB, q, mism), over);
+  if (!trunc_mode) return q;
+  r = int_tt(k, SUB, a, int_tt(k, MUL, q, b));
+  int sdiff = int_tt(k, TRNC_NC_ALU_NE, int_tt(k, TRNC_NC_ALU_LT, a, zero), bneg);
+  return int_tt(k, ADD, q, int_tt(k, TRNC_NC_ALU_AND, sdiff, int_tt(k, TRNC_NC_ALU_NE, r, zero)));
+}
+
 static int cmp_alu(trnc_op op) {
   switch (op) {
     case TRNC_OP_EQ: case TRNC_OP_EQ_SCALAR: return TRNC_NC_ALU_EQ;
@@ -486,8 +516,9 @@ static trnc_dtype operand_dt(const kir_env *E, const trnc_node *n) {
 }
 
 /* Node n with an integer result (or a comparison of integers) as exact int32
- * ops: add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, bitwise ops,
- * comparisons and integer casts; narrow dtypes wrap as eager. NOT_INT when
+ * ops: add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
+ * division, bitwise ops, comparisons and integer casts; narrow dtypes wrap
+ * as eager. NOT_INT when
  * n has another form (a float operand, division, ...): the fp32 rules. */
 static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
   kir_kernel *k = E->k;
@@ -549,6 +580,12 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
     case TRNC_OP_BITWISE_NOT: {
       int x = int_arg(E, n, 0, ax, xt);
       r = x < 0 ? x : kir_ts(k, TRNC_I32, x, TRNC_NC_ALU_BIT_XOR, -1, TRNC_NC_ALU_BYPASS, 0);
+      break;
+    }
+    case TRNC_OP_DIV_MODE: { /* div(a, b, rounding_mode="floor" | "trunc") */
+      const trnc_arg *m = trnc_node_arg(n, 2);
+      if (!m || m->kind != TRNC_ARG_STR) return NOT_INT;
+      r = int_div(k, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt), !strcmp(m->u.s, "trunc"));
       break;
     }
     case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:

@@ -1,11 +1,12 @@
 """Integer semantics (docs/dtypes.md): int64 tensors run as int32; integer
 add/sub/mul/neg/abs/min/max/clamp/where, bitwise ops, comparisons and casts
 run on GpSimd in native int32 arithmetic (nki.isa.tensor_tensor), exact for
-every 32-bit value; int8/int16/uint8/int32 results wrap exactly as eager's
+every 32-bit value (floor/trunc division too: an fp32 estimate corrected in
+int32); int8/int16/uint8/int32 results wrap exactly as eager's
 do; int64 results are proven to stay in int32 by the legality scan, which
 records the largest input range it proved them for, and the runtime checks
-int32/int64 inputs against it. Division, reductions and scans still go
-through fp32 (exact within +-2^24). Every test compares with eager exactly
+int32/int64 inputs against it. Reductions and scans still go through fp32
+(exact within +-2^24). Every test compares with eager exactly
 and checks that trnc compiled a graph."""
 
 from __future__ import annotations
@@ -125,13 +126,29 @@ def test_product_of_two_int64_inputs_is_refused():
     assert "outside int32" in str(inner)
 
 
+@pytest.mark.parametrize("n", [127, 129])
+def test_floor_and_trunc_division_are_exact(n):
+    """Integer floor/trunc division: an fp32 estimate corrected in int32,
+    exact far beyond 2^24 (the proven input range is +-2^30: |a // b| <= |a|)."""
+    g = torch.Generator().manual_seed(n)
+    a = torch.randint(-(1 << 30), 1 << 30, (3, n), generator=g)
+    b = torch.randint(-(1 << 30), 1 << 30, (3, n), generator=g)
+    b[1] = torch.randint(-70000, 70000, (n,), generator=g)
+    b[2, :8] = torch.tensor([1, -1, 2, -2, 3, -7, 1 << 30, -(1 << 30)])
+    a[2, :8] = torch.tensor([(1 << 30) - 1, -(1 << 30), -(1 << 30) + 1, 1 << 30, -5, 7, -1, 1])
+    b[b == 0] = 1
+    _exact(lambda a, b: (a // b, torch.div(a, b, rounding_mode="trunc"), a // 7, a // -3), a, b)
+    s = a[0].to(torch.int32)
+    _exact(lambda s: (s // 13, torch.div(s, -9, rounding_mode="trunc")), s)
+
+
 def test_fp32_path_ops_keep_the_2_pow_24_bound():
-    """Floor division goes through fp32: compiled for inputs within 2^24."""
-    fn = _compiled(lambda x: x // 3)
-    x = torch.tensor([(1 << 24), -(1 << 24), 5, -7])
-    torch.testing.assert_close(fn(x), x // 3, rtol=0, atol=0)
-    with pytest.raises(trnc.ExecutionError, match="16777217.*compiled for"):
-        fn(torch.tensor([(1 << 24) + 1, 0, 0]))
+    """An int64 sum goes through fp32: compiled for inputs within 2^23."""
+    fn = _compiled(lambda x: x.sum())
+    x = torch.tensor([(1 << 23), (1 << 23) - 1])
+    torch.testing.assert_close(fn(x), x.sum(), rtol=0, atol=0)
+    with pytest.raises(trnc.ExecutionError, match="8388609.*compiled for"):
+        fn(torch.tensor([(1 << 23) + 1, 0]))
 
 
 def test_small_int_ops_that_cannot_wrap_run_exactly():
