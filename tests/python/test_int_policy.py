@@ -118,6 +118,15 @@ def test_t5_relative_position_buckets(n, bidirectional):
     _exact(lambda: _t5_buckets(n, n + 3, bidirectional))
 
 
+@pytest.mark.parametrize("n", [127, 128, 129, 16385])
+def test_large_int_constants_and_aranges_are_exact(n):
+    """full/arange values beyond 2^24 are i32 iotas, not fp32 tiles (which
+    rounded 2^30 + 1 to 2^30)."""
+    x = torch.zeros(n, dtype=torch.long)
+    _exact(lambda x: (torch.arange(2**30, 2**30 + n) + x, torch.full((n,), 2**30 + 1) + x,
+                      torch.arange(-(2**30), 2**30, 2**31 // n)[:n] - x), x)
+
+
 def test_product_of_two_int64_inputs_is_refused():
     with pytest.raises(BackendCompilerFailed) as ei:
         _compiled(lambda a, b: a * b)(torch.tensor([1, 2]), torch.tensor([3, 4]))
