@@ -98,10 +98,11 @@ def build(name: str, attn: str | None = None, seed: int = 0):
     return model
 
 
-# OPT builds position ids as cumsum(attention_mask): of an int64 mask, a graph
-# input that trnc may only assume within +-2^23, the prefix sums cannot be
-# proven to stay within the +-2^24 that NeuronCore engines compute exactly
-# (docs/dtypes.md), so trnc refuses it; a bool mask bounds them by the length.
+# OPT builds position ids as cumsum(attention_mask): a scan, which goes
+# through fp32 (exact within +-2^24). Of an int64 mask, a graph input that
+# trnc may only assume within +-2^23 at the narrowest input range it compiles
+# for (docs/dtypes.md), the prefix sums cannot be proven exact, so trnc
+# refuses it; a bool mask bounds them by the length.
 MASK_DTYPE = {"opt": torch.bool}
 
 
