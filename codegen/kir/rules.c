@@ -591,6 +591,7 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
     case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
       if (!is_int_dt(xt) && xt != TRNC_BOOL) return NOT_INT;
       r = int_arg(E, n, 0, ax, xt);
+      if (r >= 0 && r == x0) r = kir_copy(k, TRNC_I32, r); /* a value of its own, as the fp32 rules */
       break;
     default:
       if (cmp < 0) return NOT_INT;
