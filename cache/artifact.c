@@ -72,6 +72,7 @@ static bool io_to_pb(trnc_arena *a, const trnc_io *io, Trnc__Cache__Io *m) {
   m->dtype = (uint32_t)io->dtype;
   m->is_none = io->is_none;
   m->extent_bytes = io->extent_bytes;
+  m->int_bound = io->int_bound;
   int rank = io->is_none ? 0 : io->rank;
   m->rank = (uint32_t)rank;
   if (rank > 0) {
@@ -246,8 +247,10 @@ static bool io_from_pb(const Trnc__Cache__Io *m, trnc_io *io) {
   if (!boundary_dtype_ok(m->dtype) || m->rank > TRNC_MAX_RANK || m->n_shape != m->rank ||
       m->n_stride != m->rank)
     return false;
+  if (m->int_bound < 0 || m->int_bound > INT32_MAX) return false;
   io->dtype = (trnc_dtype)m->dtype;
   io->rank = (int)m->rank;
+  io->int_bound = m->int_bound;
   int64_t extent = 1;
   bool empty = false;
   for (uint32_t d = 0; d < m->rank; d++) {

@@ -6,6 +6,7 @@
  * the cache key from the verified IR before it compiles).
  */
 #include "ir/diag.h"
+#include "ir/ir.h"
 
 const char *trnc_stage_name(trnc_stage s) {
   static const char *const names[] = {"import", "legality", "legalize", "verify", "compile", "done"};
@@ -16,7 +17,7 @@ const char *trnc_stage_name(trnc_stage s) {
 static trnc_status run_stage(trnc_pipeline *p, trnc_stage s, trnc_diags *d) {
   switch (s) {
     case TRNC_STAGE_IMPORT: return trnc_graph_import(p->bytes, p->len, p->limits, &p->graph, d);
-    case TRNC_STAGE_LEGALITY: return trnc_graph_check_lowerable(p->graph, d);
+    case TRNC_STAGE_LEGALITY: return trnc_graph_check_bound(p->graph, d);
     case TRNC_STAGE_LEGALIZE: return trnc_graph_legalize(p->graph, d);
     case TRNC_STAGE_VERIFY: return trnc_graph_verify(p->graph, d);
     case TRNC_STAGE_COMPILE: return trnc_compile(p->graph, p->options, &p->compiled, d);

@@ -21,6 +21,7 @@
  *     costed; the report records what it found.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,7 +404,20 @@ typedef struct fill_ctx {
   float value;
   bool iota;          /* arange: value = start + step * linear index */
   double start, step;
+  double exact;       /* the fill value before rounding to float */
+  bool int32;         /* integer values, exact in int32: an i32 iota */
 } fill_ctx;
+
+/* c's values are integers within int32 (every arange value of n elements;
+ * the fill value), so an i32 iota writes them exactly where an fp32 tile
+ * would round beyond 2^24 (iota computes in 32-bit integers). */
+static bool fill_int32(const fill_ctx *c, int64_t n) {
+  trnc_dtype dt = c->dst->t.dtype;
+  if (dt != TRNC_I32 && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8) return false;
+  double lo = c->iota ? c->start : c->exact, hi = c->iota ? c->start + c->step * (double)(n - 1) : c->exact;
+  if (c->iota && (c->step != floor(c->step) || c->start != floor(c->start))) return false;
+  return lo == floor(lo) && fmin(lo, hi) >= INT32_MIN && fmax(lo, hi) <= INT32_MAX;
+}
 
 static trnc_status fill_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *ctx) {
   fill_ctx *c = ctx;
@@ -414,7 +428,20 @@ static trnc_status fill_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, vo
   trnc_nc_instr in;
   memset(&in, 0, sizeof in);
   in.engine = TRNC_NC_GPSIMD;
-  in.dst = lw_tile_ap(t, np, 0, TRNC_F32, tp->nfree, counts);
+  in.dst = lw_tile_ap(t, np, 0, c->int32 ? TRNC_I32 : TRNC_F32, tp->nfree, counts);
+  if (c->int32) { /* value = start + step * linear index, or the fill value */
+    in.op = TRNC_NC_OP_IOTA;
+    int64_t step = c->iota ? (int64_t)c->step : 0;
+    int64_t first = (tp->pdim >= 0 ? tp->p0 * s->stride[0][tp->pdim] : 0);
+    for (int i = 0; i < tp->nfree; i++) first += tp->f0[i] * s->stride[0][tp->fdim[i]];
+    in.aff[0] = (int32_t)((int64_t)(c->iota ? c->start : c->exact) + step * first);
+    in.aff[1] = (int32_t)(tp->pdim >= 0 ? step * s->stride[0][tp->pdim] : 0);
+    for (int i = 0; i < tp->nfree; i++) in.aff[2 + i] = (int32_t)(step * s->stride[0][tp->fdim[i]]);
+    trnc_status st = lw_emit(L, &in, NULL, 0, &t, 1);
+    if (st) return st;
+    trnc_nc_ap sb = lw_tile_ap(t, np, 0, TRNC_I32, tp->nfree, counts);
+    return lw_dma(L, t, sb, lw_hbm_ap(s, 0, c->dst->buffer, c->dst->t.dtype, tp), true);
+  }
   if (c->iota) {
     /* arange is 1-D: value = start + step * (p0 + f0 + p*rowlen + i) */
     in.op = TRNC_NC_OP_IOTA;
@@ -455,11 +482,11 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
   c.dst = dst;
   c.step = 1;
   switch (n->op) {
-    case TRNC_OP_FULL: c.value = (float)trnc_arg_number(&n->args[1], 0); break;
-    case TRNC_OP_FULL_LIKE: c.value = (float)trnc_arg_number(&n->args[1], 0); break;
-    case TRNC_OP_SCALAR_TENSOR: c.value = (float)trnc_arg_number(&n->args[0], 0); break;
-    case TRNC_OP_ONES: c.value = 1; break;
-    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED: c.value = 0; break;
+    case TRNC_OP_FULL: c.exact = trnc_arg_number(&n->args[1], 0); break;
+    case TRNC_OP_FULL_LIKE: c.exact = trnc_arg_number(&n->args[1], 0); break;
+    case TRNC_OP_SCALAR_TENSOR: c.exact = trnc_arg_number(&n->args[0], 0); break;
+    case TRNC_OP_ONES: c.exact = 1; break;
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED: c.exact = 0; break;
     case TRNC_OP_ARANGE: c.iota = true; break;
     case TRNC_OP_ARANGE_START: c.iota = true; c.start = trnc_arg_number(&n->args[0], 0); break;
     case TRNC_OP_ARANGE_START_STEP:
@@ -469,6 +496,8 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
       break;
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "not a creation op");
   }
+  c.value = (float)c.exact;
+  c.int32 = fill_int32(&c, trnc_type_numel(&dst->t));
   trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
   if (st) return st;
   lw_space s;
@@ -897,6 +926,7 @@ static trnc_status bind_inputs(cstate *C) {
     trnc_io_binding *b = &c->in_bind[k];
     k++;
     io_from_type(io, v);
+    if (io->dtype == TRNC_I64 || io->dtype == TRNC_I32) io->int_bound = g->int_input_bound;
     b->buffer = -1;
     b->copy_of_input = b->copy_of_output = -1;
     b->copy_view = false;

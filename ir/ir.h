@@ -167,7 +167,16 @@ struct trnc_graph {
   uint32_t ngroups;
   /* Set by legalization passes. */
   bool f64_legalized;
+  /* Set by the legality scan (trnc_graph_check_bound): int32/int64 graph
+   * inputs must lie in [-int_input_bound, int_input_bound] for the graph's
+   * int64 arithmetic to be exact in int32; 0: anywhere in int32. */
+  int64_t int_input_bound;
 };
+
+/** trnc_graph_check_lowerable, recording in g->int_input_bound the largest
+ *  input bound (2^31 - 1 down to 2^23, by powers of two) under which the
+ *  scan finds nothing to report; the runtime checks inputs against it. */
+trnc_status trnc_graph_check_bound(trnc_graph *g, trnc_diags *diags);
 
 /** Size of the process group called name in g, or 0 if g does not list it. */
 int32_t trnc_graph_group_size(const trnc_graph *g, const char *name);

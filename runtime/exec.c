@@ -147,12 +147,59 @@ static void store_float(trnc_dtype dt, uint8_t *p, double v) {
 /**
  * Torch layout -> contiguous device buffer (input conversion). Walks the
  * torch strides of `io` from `src` and writes numel elements of `ddt` to dst.
- * int64 values outside +-TRNC_I64_INPUT_BOUND are an error naming the input
- * index `which`, the value and its index (TRNC_ERR_LIMIT).
+ * int64 values outside the input's range (in_range) are an error naming the
+ * input index `which`, the value and its index (TRNC_ERR_LIMIT).
  */
+/* The values an int32/int64 input may hold: int64 ones run as int32; the
+ * legality scan may have proved the graph exact only for inputs within
+ * [-int_bound, int_bound] (trnc_graph_check_bound). */
+static void in_range(const trnc_io *io, int64_t *lo, int64_t *hi) {
+  *lo = io->int_bound ? -io->int_bound : TRNC_I64_INPUT_MIN;
+  *hi = io->int_bound ? io->int_bound : TRNC_I64_INPUT_MAX;
+}
+
+static trnc_status range_error(const trnc_io *io, size_t which, int64_t v, const char *ix,
+                               trnc_diags *diags) {
+  int64_t lo, hi;
+  in_range(io, &lo, &hi);
+  const char *dn = io->dtype == TRNC_I64 ? "int64" : "int32";
+  if (!io->int_bound)
+    return trnc_diag_error(
+        diags, TRNC_ERR_LIMIT,
+        "input %zu: %s value %" PRId64 " at index %s is outside [%" PRId64 ", %" PRId64
+        "], the int32 range trnc accepts for int64 graph inputs (NeuronCore engines compute "
+        "int64 tensors in int32; see docs/dtypes.md)", which, dn, v, ix, lo, hi);
+  return trnc_diag_error(
+      diags, TRNC_ERR_LIMIT,
+      "input %zu: %s value %" PRId64 " at index %s is outside [%" PRId64 ", %" PRId64
+      "], the range this graph was compiled for: trnc proved its integer arithmetic exact for "
+      "int32/int64 inputs within it (NeuronCore engines compute int64 tensors in int32; see "
+      "docs/dtypes.md)", which, dn, v, ix, lo, hi);
+}
+
+/** int32 inputs are read in place; with an input bound they are checked
+ *  against it like int64 ones (TRNC_ERR_LIMIT names the value). */
+static trnc_status check_int32_in(const trnc_io *io, const void *src, size_t which,
+                                  trnc_diags *diags) {
+  int64_t n = trnc_io_numel(io), lo, hi;
+  in_range(io, &lo, &hi);
+  walk w;
+  walk_init(&w, io);
+  for (int64_t k = 0; k < n; k++, walk_next(&w)) {
+    int32_t v;
+    memcpy(&v, (const uint8_t *)src + w.off * 4, 4);
+    if (v < lo || v > hi) {
+      char ix[160];
+      return range_error(io, which, v, walk_index(&w, ix, sizeof ix), diags);
+    }
+  }
+  return TRNC_OK;
+}
+
 static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype ddt, uint8_t *dst,
                               size_t which, trnc_diags *diags) {
-  int64_t n = trnc_io_numel(io);
+  int64_t n = trnc_io_numel(io), lo, hi;
+  in_range(io, &lo, &hi);
   int64_t tes = (int64_t)trnc_dtype_size(io->dtype), des = (int64_t)trnc_dtype_size(ddt);
   walk w;
   walk_init(&w, io);
@@ -170,42 +217,13 @@ static trnc_status convert_in(const trnc_io *io, const uint8_t *src, trnc_dtype 
     uint8_t *o = dst + k * des;
     if (trnc_io_dtype_is_int(io->dtype)) {
       int64_t v = load_int(io->dtype, e);
-      if (io->dtype == TRNC_I64 && (v < -TRNC_I64_INPUT_BOUND || v > TRNC_I64_INPUT_BOUND)) {
+      if (io->dtype == TRNC_I64 && (v < lo || v > hi)) {
         char ix[160];
-        return trnc_diag_error(
-            diags, TRNC_ERR_LIMIT,
-            "input %zu: int64 value %" PRId64 " at index %s is outside [%" PRId64 ", %" PRId64
-            "], the range trnc accepts for int64 graph inputs (NeuronCore engines compute "
-            "integers exactly up to 2^24; see docs/dtypes.md)",
-            which, v, walk_index(&w, ix, sizeof ix), -TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND);
+        return range_error(io, which, v, walk_index(&w, ix, sizeof ix), diags);
       }
       store_int(ddt, o, v);
     } else {
       store_float(ddt, o, load_float(io->dtype, e));
-    }
-  }
-  return TRNC_OK;
-}
-
-/** int32 inputs are read in place, but like int64 ones they must lie in
- *  +-TRNC_I64_INPUT_BOUND (the legality scan assumes it: engines compute
- *  integers exactly only up to 2^24). TRNC_ERR_LIMIT names the value. */
-static trnc_status check_int32_in(const trnc_io *io, const void *src, size_t which,
-                                  trnc_diags *diags) {
-  int64_t n = trnc_io_numel(io);
-  walk w;
-  walk_init(&w, io);
-  for (int64_t k = 0; k < n; k++, walk_next(&w)) {
-    int32_t v;
-    memcpy(&v, (const uint8_t *)src + w.off * 4, 4);
-    if (v < -TRNC_I64_INPUT_BOUND || v > TRNC_I64_INPUT_BOUND) {
-      char ix[160];
-      return trnc_diag_error(
-          diags, TRNC_ERR_LIMIT,
-          "input %zu: int32 value %" PRId32 " at index %s is outside [%" PRId64 ", %" PRId64
-          "], the range trnc accepts for int32/int64 graph inputs (NeuronCore engines compute "
-          "integers exactly up to 2^24; see docs/dtypes.md)",
-          which, v, walk_index(&w, ix, sizeof ix), -TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND);
     }
   }
   return TRNC_OK;
@@ -375,11 +393,12 @@ trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *in
                            i, n);
       goto out;
     }
+    if (io->dtype == TRNC_I32 && io->int_bound && (st = check_int32_in(io, inputs[i], i, diags)))
+      goto out;
     if (b->convert) {
       st = convert_in(io, inputs[i], b->device_dtype, m.owned[b->buffer], i, diags);
       if (st) goto out;
     } else {
-      if (io->dtype == TRNC_I32 && (st = check_int32_in(io, inputs[i], i, diags))) goto out;
       m.sim_in[slot] = inputs[i];
     }
   }

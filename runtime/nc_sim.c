@@ -3,7 +3,11 @@
  *
  * Executes each kernel's instructions in a dependency order (the verifier's
  * schedule). Engines compute in fp32; every store rounds to the destination
- * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. The HBM scratch
+ * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. The exceptions
+ * compute in 32-bit integers with no fp32 round trip (run_int): int32
+ * tensor_tensor on GpSimd and bitvec ops (trnc_nc_instr_int_exact), whose
+ * add/sub/mul wrap modulo 2^32 and whose stores keep the low bits, and iota
+ * into an integer destination. The HBM scratch
  * starts filled with 0xFF bytes (NaN for every float type) so reads of
  * uninitialised memory show; so do SBUF and PSUM in trnc_nc_simulate(_verified).
  *
@@ -473,8 +477,123 @@ static int64_t affine(const trnc_nc_instr *in, const trnc_nc_ap *ap, int64_t p, 
   return v;
 }
 
+/* ---- integer instructions (trnc_nc_instr_int_exact, int iota) ----------------- */
+
+static bool int_dt(int dt) {
+  return dt == TRNC_I32 || dt == TRNC_I16 || dt == TRNC_I8 || dt == TRNC_U8 || dt == TRNC_BOOL;
+}
+
+/* Row p of integer AP ap as int32 values (sign- or zero-extended); raw: a
+ * scratch of 4 bytes per element. */
+static void load_irow(sim *S, const trnc_nc_ap *ap, int64_t p, int32_t *out, uint8_t *raw) {
+  int64_t n = trnc_nc_ap_free_elems(ap);
+  raw_row(S, ap, p, raw, true);
+  for (int64_t i = 0; i < n; i++) {
+    switch (ap->dtype) {
+      case TRNC_I32: memcpy(&out[i], raw + 4 * i, 4); break;
+      case TRNC_I16: { int16_t h; memcpy(&h, raw + 2 * i, 2); out[i] = h; break; }
+      case TRNC_I8: out[i] = (int8_t)raw[i]; break;
+      default: out[i] = raw[i]; break; /* u8, bool */
+    }
+  }
+}
+
+/* Stores the low bits of each value (two's complement truncation). */
+static void store_irow(sim *S, const trnc_nc_ap *ap, int64_t p, const int32_t *in, uint8_t *raw) {
+  int64_t n = trnc_nc_ap_free_elems(ap);
+  for (int64_t i = 0; i < n; i++) {
+    switch (ap->dtype) {
+      case TRNC_I32: memcpy(raw + 4 * i, &in[i], 4); break;
+      case TRNC_I16: { uint16_t h = (uint16_t)(uint32_t)in[i]; memcpy(raw + 2 * i, &h, 2); break; }
+      case TRNC_BOOL: raw[i] = in[i] != 0; break;
+      default: raw[i] = (uint8_t)(uint32_t)in[i]; break;
+    }
+  }
+  raw_row(S, ap, p, raw, false);
+}
+
+/* o = a op b in 32-bit integers: add/sub/mul wrap modulo 2^32 (computed on
+ * uint32), shifts take their count mod 32, SHR is arithmetic. */
+static void ialu_rows(int op, int32_t *restrict o, const int32_t *restrict a,
+                      const int32_t *restrict b, int64_t n) {
+  const uint32_t *ua = (const uint32_t *)a, *ub = (const uint32_t *)b;
+  for (int64_t i = 0; i < n; i++) {
+    int32_t x = a[i], y = b[i];
+    uint32_t r;
+    switch (op) {
+      case TRNC_NC_ALU_ADD: r = ua[i] + ub[i]; break;
+      case TRNC_NC_ALU_SUB: r = ua[i] - ub[i]; break;
+      case TRNC_NC_ALU_RSUB: r = ub[i] - ua[i]; break;
+      case TRNC_NC_ALU_MUL: r = ua[i] * ub[i]; break;
+      case TRNC_NC_ALU_MAX: r = (uint32_t)(x >= y ? x : y); break;
+      case TRNC_NC_ALU_MIN: r = (uint32_t)(x <= y ? x : y); break;
+      case TRNC_NC_ALU_EQ: r = x == y; break;
+      case TRNC_NC_ALU_NE: r = x != y; break;
+      case TRNC_NC_ALU_LT: r = x < y; break;
+      case TRNC_NC_ALU_LE: r = x <= y; break;
+      case TRNC_NC_ALU_GT: r = x > y; break;
+      case TRNC_NC_ALU_GE: r = x >= y; break;
+      case TRNC_NC_ALU_AND: r = x != 0 && y != 0; break;
+      case TRNC_NC_ALU_OR: r = x != 0 || y != 0; break;
+      case TRNC_NC_ALU_XOR: r = (x != 0) != (y != 0); break;
+      case TRNC_NC_ALU_BIT_AND: r = ua[i] & ub[i]; break;
+      case TRNC_NC_ALU_BIT_OR: r = ua[i] | ub[i]; break;
+      case TRNC_NC_ALU_BIT_XOR: r = ua[i] ^ ub[i]; break;
+      case TRNC_NC_ALU_SHL: r = ua[i] << (ub[i] & 31u); break;
+      case TRNC_NC_ALU_SHR: { /* arithmetic, without relying on C's >> of negatives */
+        uint32_t sh = ub[i] & 31u;
+        r = x < 0 ? ~(~ua[i] >> sh) : ua[i] >> sh;
+        break;
+      }
+      default: r = ua[i]; break; /* BYPASS (the verifier rejects ops with no integer form) */
+    }
+    o[i] = (int32_t)r;
+  }
+}
+
+static int32_t int_operand(sim *S, const trnc_nc_ap *ap, float imm, int64_t p, uint8_t *raw) {
+  if (!ap->mem) return (int32_t)imm;
+  int32_t v;
+  load_irow(S, ap, p, &v, raw);
+  return v;
+}
+
+/* An instruction that computes in integers (trnc_nc_instr_int_exact), or an
+ * iota into an integer destination: no fp32 round trip. */
+static trnc_status run_int(sim *S, const trnc_nc_instr *in) {
+  const trnc_nc_ap *d = &in->dst;
+  int64_t n = trnc_nc_ap_free_elems(d);
+  int32_t *o = (int32_t *)tmp(S, 0, n), *a = (int32_t *)tmp(S, 1, n), *b = (int32_t *)tmp(S, 2, n);
+  uint8_t *raw = (uint8_t *)tmp(S, 3, n);
+  if (!o || !a || !b || !raw) return oom(S);
+  for (int64_t p = 0; p < d->partitions; p++) {
+    if (in->op == TRNC_NC_OP_IOTA) {
+      for (int64_t i = 0; i < n; i++) o[i] = (int32_t)(uint32_t)affine(in, d, p, i);
+    } else if (in->op == TRNC_NC_OP_TENSOR_TENSOR) {
+      load_irow(S, &in->src[0], p, a, raw);
+      load_irow(S, &in->src[1], p, b, raw);
+      ialu_rows(in->alu0, o, a, b, n);
+    } else { /* tensor_scalar with bitvec ops */
+      load_irow(S, &in->src[0], p, a, raw);
+      int32_t s0 = int_operand(S, &in->src[1], in->imm[0], p, raw);
+      for (int64_t i = 0; i < n; i++) b[i] = s0;
+      ialu_rows(in->alu0, o, a, b, n);
+      if (in->alu1 != TRNC_NC_ALU_BYPASS) {
+        int32_t s1 = int_operand(S, &in->src[2], in->imm[1], p, raw);
+        memcpy(a, o, (size_t)n * sizeof *a);
+        for (int64_t i = 0; i < n; i++) b[i] = s1;
+        ialu_rows(in->alu1, o, a, b, n);
+      }
+    }
+    store_irow(S, d, p, o, raw);
+  }
+  return TRNC_OK;
+}
+
 static trnc_status run_compute(sim *S, const trnc_nc_instr *in) {
   const trnc_nc_ap *d = &in->dst;
+  if (trnc_nc_instr_int_exact(in) || (in->op == TRNC_NC_OP_IOTA && int_dt(d->dtype)))
+    return run_int(S, in);
   int64_t n = trnc_nc_ap_free_elems(d), nsrc = in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_ap_free_elems(&in->src[0]) : n;
   float *o = tmp(S, 0, n), *a = tmp(S, 1, nsrc), *b = tmp(S, 2, nsrc), *c = tmp(S, 3, nsrc);
   if (!o || !a || !b || !c) return oom(S);

@@ -30,8 +30,9 @@
  * of its own.
  *
  * Instructions: load/store are DMAs on the round-robin queues; act runs on
- * ScalarE, tt/ts/copy/const/select/reduce on VectorE; lw_emit adds the
- * semaphores. Compute operands are flat [P, free elements] access patterns
+ * ScalarE, tt/ts/copy/const/select/reduce on VectorE, except that a tt over
+ * i32 values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
+ * iota (both exact at any magnitude); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
  * over the (contiguous) tiles.
  */
 #include <stdlib.h>
@@ -89,6 +90,13 @@ static bool full(const kir_kernel *k, int v) {
 }
 
 static int engine_of(int code) { return code == KIR_ACT ? TRNC_NC_SCALAR : TRNC_NC_VECTOR; }
+
+/* tt op o over i32 values only: GpSimd computes it in native int32
+ * arithmetic (nki.isa.tensor_tensor), exact for every 32-bit value. */
+static bool int32_tt(const kir_kernel *k, const kir_op *o) {
+  return k->values[o->dst].dtype == TRNC_I32 && k->values[o->src[0]].dtype == TRNC_I32 &&
+         k->values[o->src[1]].dtype == TRNC_I32 && trnc_nc_alu_has_int_form(o->fn);
+}
 
 /* Flat access pattern [np, n] of value v's current tile. */
 static trnc_nc_ap vap(const sched *S, int v, int np, int64_t n) {
@@ -201,7 +209,11 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
       in.imm[0] = o->imm[0];
       in.imm[1] = o->imm[1];
       break;
-    case KIR_TT: in.op = TRNC_NC_OP_TENSOR_TENSOR; in.alu0 = o->fn; break;
+    case KIR_TT:
+      in.op = TRNC_NC_OP_TENSOR_TENSOR;
+      in.alu0 = o->fn;
+      if (int32_tt(S->k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
+      break;
     case KIR_TS:
       in.op = TRNC_NC_OP_TENSOR_SCALAR;
       in.alu0 = o->fn;
@@ -211,11 +223,20 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
       break;
     case KIR_COPY:
     case KIR_REDUCE: in.op = TRNC_NC_OP_TENSOR_COPY; break; /* a reduce over no axis */
-    case KIR_CONST: in.op = TRNC_NC_OP_MEMSET; in.imm[0] = o->imm[0]; break;
+    case KIR_CONST:
+      if (S->k->values[o->dst].dtype == TRNC_I32) { /* exact: iota computes in int32 */
+        in.op = TRNC_NC_OP_IOTA;
+        in.engine = TRNC_NC_GPSIMD;
+        in.aff[0] = o->ival;
+      } else {
+        in.op = TRNC_NC_OP_MEMSET;
+        in.imm[0] = o->imm[0];
+      }
+      break;
     case KIR_SELECT: in.op = TRNC_NC_OP_SELECT; break;
     default: return lw_fail(L, S->k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
   }
-  if (o->code != KIR_CONST) L->ops_per_engine[o->code == KIR_ACT ? 2 : 1]++;
+  if (o->code != KIR_CONST) L->ops_per_engine[in.engine == TRNC_NC_GPSIMD ? 3 : o->code == KIR_ACT ? 2 : 1]++;
   return lw_emit(L, &in, rd, nr, &w, 1);
 }
 

@@ -150,7 +150,17 @@ int kir_copy(kir_kernel *k, trnc_dtype dt, int a) {
 int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c) {
   kir_op o = blank(KIR_CONST);
   o.imm[0] = c;
+  /* an i32 const is an iota (emit.c): c as a store to i32 converts it
+   * (truncated toward zero, saturated, NaN 0) */
+  o.ival = c != c ? 0 : c <= -2147483648.0f ? INT32_MIN : c >= 2147483648.0f ? INT32_MAX : (int32_t)c;
   return define(k, o, dt, axes);
+}
+
+int kir_const_i32(kir_kernel *k, uint32_t axes, int32_t c) {
+  kir_op o = blank(KIR_CONST);
+  o.imm[0] = (float)c;
+  o.ival = c;
+  return define(k, o, TRNC_I32, axes);
 }
 
 int kir_select(kir_kernel *k, trnc_dtype dt, int m, int a, int b) {
@@ -243,7 +253,10 @@ void kir_print(const kir_kernel *k, FILE *f) {
         break;
       case KIR_COPY:
       case KIR_BCAST: fprintf(f, " %%%d", o->src[0]); break;
-      case KIR_CONST: fprintf(f, " %g", o->imm[0]); break;
+      case KIR_CONST:
+        if (k->values[o->dst].dtype == TRNC_I32) fprintf(f, " %d", (int)o->ival);
+        else fprintf(f, " %g", o->imm[0]);
+        break;
       case KIR_SELECT: fprintf(f, " %%%d, %%%d, %%%d", o->src[0], o->src[1], o->src[2]); break;
       case KIR_REDUCE:
         fprintf(f, " %s, %%%d, ", trnc_nc_alu_name(o->fn), o->src[0]);

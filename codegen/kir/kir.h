@@ -21,12 +21,13 @@
  *                           does not span)
  *   %v = act   f, %a, s, b  f(%a * s + b) on ScalarE (b an immediate or a
  *                           value over fewer axes: one bias per partition)
- *   %v = tt    op, %a, %b   %a op %b on VectorE
+ *   %v = tt    op, %a, %b   %a op %b on VectorE; on GpSimd in native int32
+ *                           arithmetic when %v, %a and %b are all i32
  *   %v = ts    op0, %a, s0, op1, s1   (%a op0 s0) op1 s1 on VectorE; s0/s1
  *                           are immediates or values over fewer axes (a
  *                           row statistic: one scalar per partition)
  *   %v = copy  %a           %a converted to %v's dtype
- *   %v = const c            c (in %v's dtype)
+ *   %v = const c            c (in %v's dtype; an i32 const is exact)
  *   %v = select %m, %a, %b  %m != 0 ? %a : %b
  *   %v = reduce op, %a, R   %a folded with op over the axes in mask R
  *   %v = bcast %a           %a (over fewer axes) repeated over every axis
@@ -94,6 +95,7 @@ typedef struct kir_op {
   int16_t tensor;                 /* load/store: tensor index */
   uint32_t raxes;                 /* reduce: axes folded */
   float imm[2];                   /* act: scale, bias; ts: s0, s1; const: value */
+  int32_t ival;                   /* const of an i32 value: its exact value */
 } kir_op;
 
 typedef struct kir_kernel {
@@ -142,6 +144,9 @@ int kir_tsv(kir_kernel *k, trnc_dtype dt, int a, int op0, int s0v, int op1, int 
 int kir_bcast(kir_kernel *k, trnc_dtype dt, int a);
 int kir_copy(kir_kernel *k, trnc_dtype dt, int a);
 int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c);
+/** An i32 constant c, exact at any magnitude (a GpSimd iota, not a memset
+ *  through fp32). */
+int kir_const_i32(kir_kernel *k, uint32_t axes, int32_t c);
 int kir_select(kir_kernel *k, trnc_dtype dt, int m, int a, int b);
 int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
 

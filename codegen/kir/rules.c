@@ -5,7 +5,10 @@
  * ALU op with a tensor or a Python scalar); composite ops (floor, gelu
  * backward, elu, ...) are short functions over the kir shorthands. Every
  * intermediate is fp32; a node's result has its value's device dtype, so
- * bf16/fp16 results round once per op, as eager PyTorch's do.
+ * bf16/fp16 results round once per op, as eager PyTorch's do. Integer
+ * results (and comparisons of integers) take the integer rules instead
+ * (int_exact): int32 ops on GpSimd in native integer arithmetic, exact at
+ * every 32-bit value, with int8/int16/uint8 results wrapped as eager wraps.
  */
 #include <math.h>
 #include <string.h>
@@ -393,12 +396,219 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
   }
 }
 
+/* ---- integers: native int32 arithmetic on GpSimd ------------------------------ */
+
+enum { NOT_INT = -2 }; /* int_exact: n is not in integer form; the fp32 rules apply */
+
+static bool is_int_dt(trnc_dtype t) {
+  return t == TRNC_I32 || t == TRNC_I16 || t == TRNC_I8 || t == TRNC_U8;
+}
+
+/* Python int s as the integer eager combines with a tensor of dtype t: int8,
+ * int16 and uint8 wrap it first; an int32/int64 tensor takes it as is.
+ * false if s does not fit int32 (then the fp32 rules decide). */
+static bool int_scalar(const trnc_arg *a, trnc_dtype t, int32_t *out) {
+  int64_t v = a->kind == TRNC_ARG_BOOL ? a->u.b : a->u.i;
+  int bits = t == TRNC_I8 || t == TRNC_U8 ? 8 : t == TRNC_I16 ? 16 : 0;
+  if (bits) {
+    uint64_t m = (uint64_t)1 << bits, w = (uint64_t)v & (m - 1);
+    v = t != TRNC_U8 && w >= m / 2 ? (int64_t)w - (int64_t)m : (int64_t)w;
+  }
+  if (v < INT32_MIN || v > INT32_MAX) return false;
+  *out = (int32_t)v;
+  return true;
+}
+
+/* Argument i of n as an i32 kernel value over axes: an integer or bool
+ * tensor converted exactly, a Python int/bool as an exact constant (wrapped
+ * as eager does for a narrow tensor dtype t). NOT_INT for a float operand. */
+static int int_arg(kir_env *E, const trnc_node *n, uint32_t i, uint32_t axes, trnc_dtype t) {
+  kir_kernel *k = E->k;
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a) return NOT_INT;
+  if (a->kind == TRNC_ARG_VALUE) {
+    int v = E->val[a->u.ref];
+    if (v < 0) return -1;
+    trnc_dtype d = k->values[v].dtype;
+    if (d == TRNC_I32) return v;
+    return is_int_dt(d) || d == TRNC_BOOL ? kir_copy(k, TRNC_I32, v) : NOT_INT;
+  }
+  int32_t c;
+  if ((a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_BOOL) && int_scalar(a, t, &c))
+    return kir_const_i32(k, axes, c);
+  return NOT_INT;
+}
+
+/* i32 value v as device dtype dt, wrapping as eager does: uint8 keeps the
+ * low 8 bits, int8/int16 sign-extend their low 8/16 (two bitvec shifts). */
+static int int_narrow(kir_kernel *k, int v, trnc_dtype dt) {
+  const int B = TRNC_NC_ALU_BYPASS;
+  if (v < 0 || dt == TRNC_I32) return v;
+  if (dt == TRNC_U8) v = kir_ts(k, TRNC_I32, v, TRNC_NC_ALU_BIT_AND, 255, B, 0);
+  else if (dt == TRNC_I8 || dt == TRNC_I16) {
+    float sh = dt == TRNC_I8 ? 24 : 16;
+    v = kir_ts(k, TRNC_I32, v, TRNC_NC_ALU_SHL, sh, TRNC_NC_ALU_SHR, sh);
+  } else {
+    return NOT_INT;
+  }
+  return kir_copy(k, dt, v);
+}
+
+static int int_tt(kir_kernel *k, int alu, int a, int b) {
+  if (a == NOT_INT || b == NOT_INT) return NOT_INT;
+  return a < 0 || b < 0 ? -1 : kir_tt(k, TRNC_I32, alu, a, b);
+}
+
+/* where(m, a, b) = b + m (a - b) in int32: exact with wrapping, for m 0/1. */
+static int int_where(kir_kernel *k, int m, int a, int b) {
+  return int_tt(k, TRNC_NC_ALU_ADD, b, int_tt(k, TRNC_NC_ALU_MUL, m, int_tt(k, TRNC_NC_ALU_SUB, a, b)));
+}
+
+/* Floor (or trunc) division of i32 a by i32 b, exact: an fp32 estimate
+ * q = trunc(a / b) is within |a| 2^-22 + 1 of the quotient; two corrections
+ * q += trunc(r / b), r = a - q b (r exact in wrapping int32, |r / b| small
+ * enough for fp32), leave q within 1 of it; then q -= 1 where r's sign
+ * differs from b's (r != 0) and q += 1 where |r| >= |b|, which gives the
+ * floor; trunc adds 1 back where a and b differ in sign and r != 0. */
+static int int_div(kir_kernel *k, int a, int b, bool trunc_mode) {
+  const trnc_dtype F = TRNC_F32, I = TRNC_I32;
+  const int SUB = TRNC_NC_ALU_SUB, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  if (a < 0 || b < 0) return a == NOT_INT || b == NOT_INT ? NOT_INT : -1;
+  uint32_t ax = k->values[a].axes;
+  int bf = kir_copy(k, F, b);
+  int q = kir_copy(k, I, kir_tt(k, F, TRNC_NC_ALU_DIV, kir_copy(k, F, a), bf));
+  for (int step = 0; step < 2; step++) {
+    int r = int_tt(k, SUB, a, int_tt(k, MUL, q, b));
+    q = int_tt(k, ADD, q, kir_copy(k, I, kir_tt(k, F, TRNC_NC_ALU_DIV, kir_copy(k, F, r), bf)));
+  }
+  int zero = kir_const_i32(k, ax, 0);
+  int r = int_tt(k, SUB, a, int_tt(k, MUL, q, b));
+  int bneg = int_tt(k, TRNC_NC_ALU_LT, b, zero);
+  int mism = int_tt(k, TRNC_NC_ALU_AND, int_tt(k, TRNC_NC_ALU_NE, r, zero),
+                    int_tt(k, TRNC_NC_ALU_NE, int_tt(k, TRNC_NC_ALU_LT, r, zero), bneg));
+  int over = int_where(k, bneg, int_tt(k, TRNC_NC_ALU_LE, r, b), int_tt(k, TRNC_NC_ALU_GE, r, b));
+  q = int_tt(k, ADD, int_tt(k, SUB, q, mism), over);
+  if (!trunc_mode) return q;
+  r = int_tt(k, SUB, a, int_tt(k, MUL, q, b));
+  int sdiff = int_tt(k, TRNC_NC_ALU_NE, int_tt(k, TRNC_NC_ALU_LT, a, zero), bneg);
+  return int_tt(k, ADD, q, int_tt(k, TRNC_NC_ALU_AND, sdiff, int_tt(k, TRNC_NC_ALU_NE, r, zero)));
+}
+
+static int cmp_alu(trnc_op op) {
+  switch (op) {
+    case TRNC_OP_EQ: case TRNC_OP_EQ_SCALAR: return TRNC_NC_ALU_EQ;
+    case TRNC_OP_NE: case TRNC_OP_NE_SCALAR: return TRNC_NC_ALU_NE;
+    case TRNC_OP_LT: case TRNC_OP_LT_SCALAR: return TRNC_NC_ALU_LT;
+    case TRNC_OP_LE: case TRNC_OP_LE_SCALAR: return TRNC_NC_ALU_LE;
+    case TRNC_OP_GT: case TRNC_OP_GT_SCALAR: return TRNC_NC_ALU_GT;
+    case TRNC_OP_GE: case TRNC_OP_GE_SCALAR: return TRNC_NC_ALU_GE;
+    default: return -1;
+  }
+}
+
+/* Device dtype of n's first tensor operand (TRNC_F32 when none). */
+static trnc_dtype operand_dt(const kir_env *E, const trnc_node *n) {
+  for (uint32_t i = 0; i < n->nargs; i++) {
+    const trnc_arg *a = trnc_node_arg(n, i);
+    if (a && a->kind == TRNC_ARG_VALUE && E->val[a->u.ref] >= 0) return E->k->values[E->val[a->u.ref]].dtype;
+  }
+  return TRNC_F32;
+}
+
+/* Node n with an integer result (or a comparison of integers) as exact int32
+ * ops: add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
+ * division, bitwise ops, comparisons and integer casts; narrow dtypes wrap
+ * as eager. NOT_INT when
+ * n has another form (a float operand, division, ...): the fp32 rules. */
+static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
+  kir_kernel *k = E->k;
+  trnc_dtype xt = operand_dt(E, n);
+  int cmp = cmp_alu(n->op);
+  if (cmp >= 0) {
+    if (!is_int_dt(xt) || dt != TRNC_BOOL) return NOT_INT;
+  } else if (!is_int_dt(dt)) {
+    return NOT_INT;
+  }
+  int x0 = arg_val(E, n, 0);
+  uint32_t ax = x0 >= 0 ? k->values[x0].axes : 0;
+  if (n->op == TRNC_OP_WHERE) ax = k->values[arg_val(E, n, 1) >= 0 ? arg_val(E, n, 1) : x0].axes;
+  int r;
+  switch (n->op) {
+    case TRNC_OP_ADD: case TRNC_OP_ADD_SCALAR: case TRNC_OP_SUB: case TRNC_OP_SUB_SCALAR:
+    case TRNC_OP_RSUB_SCALAR: {
+      bool rs = n->op == TRNC_OP_RSUB_SCALAR; /* other - alpha * self */
+      int a = int_arg(E, n, rs ? 1 : 0, ax, xt), b = int_arg(E, n, rs ? 0 : 1, ax, xt);
+      const trnc_arg *al = trnc_node_arg(n, 2);
+      if (al && al->kind != TRNC_ARG_NONE && !(al->kind == TRNC_ARG_INT && al->u.i == 1))
+        b = int_tt(k, TRNC_NC_ALU_MUL, b, int_arg(E, n, 2, ax, xt));
+      bool add = n->op == TRNC_OP_ADD || n->op == TRNC_OP_ADD_SCALAR;
+      r = int_tt(k, add ? TRNC_NC_ALU_ADD : TRNC_NC_ALU_SUB, a, b);
+      break;
+    }
+    case TRNC_OP_MUL: case TRNC_OP_MUL_SCALAR:
+      r = int_tt(k, TRNC_NC_ALU_MUL, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
+      break;
+    case TRNC_OP_MAXIMUM: case TRNC_OP_MINIMUM:
+      r = int_tt(k, n->op == TRNC_OP_MAXIMUM ? TRNC_NC_ALU_MAX : TRNC_NC_ALU_MIN,
+                 int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
+      break;
+    case TRNC_OP_NEG: case TRNC_OP_ABS: {
+      int x = int_arg(E, n, 0, ax, xt);
+      int neg = int_tt(k, TRNC_NC_ALU_SUB, x < 0 ? x : kir_const_i32(k, ax, 0), x);
+      r = n->op == TRNC_OP_NEG ? neg : int_tt(k, TRNC_NC_ALU_MAX, x, neg);
+      break;
+    }
+    case TRNC_OP_CLAMP: {
+      r = int_arg(E, n, 0, ax, xt);
+      const trnc_arg *lo = trnc_node_arg(n, 1), *hi = trnc_node_arg(n, 2);
+      if (lo && lo->kind != TRNC_ARG_NONE) r = int_tt(k, TRNC_NC_ALU_MAX, r, int_arg(E, n, 1, ax, xt));
+      if (hi && hi->kind != TRNC_ARG_NONE) r = int_tt(k, TRNC_NC_ALU_MIN, r, int_arg(E, n, 2, ax, xt));
+      break;
+    }
+    case TRNC_OP_WHERE:
+      r = int_where(k, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, dt), int_arg(E, n, 2, ax, dt));
+      break;
+    case TRNC_OP_MASKED_FILL: /* masked_fill(x, mask, value) */
+      r = int_where(k, int_arg(E, n, 1, ax, xt), int_arg(E, n, 2, ax, xt), int_arg(E, n, 0, ax, xt));
+      break;
+    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
+      int alu = n->op == TRNC_OP_BITWISE_AND ? TRNC_NC_ALU_BIT_AND
+                : n->op == TRNC_OP_BITWISE_OR ? TRNC_NC_ALU_BIT_OR : TRNC_NC_ALU_BIT_XOR;
+      r = int_tt(k, alu, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
+      break;
+    }
+    case TRNC_OP_BITWISE_NOT: {
+      int x = int_arg(E, n, 0, ax, xt);
+      r = x < 0 ? x : kir_ts(k, TRNC_I32, x, TRNC_NC_ALU_BIT_XOR, -1, TRNC_NC_ALU_BYPASS, 0);
+      break;
+    }
+    case TRNC_OP_DIV_MODE: { /* div(a, b, rounding_mode="floor" | "trunc") */
+      const trnc_arg *m = trnc_node_arg(n, 2);
+      if (!m || m->kind != TRNC_ARG_STR) return NOT_INT;
+      r = int_div(k, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt), !strcmp(m->u.s, "trunc"));
+      break;
+    }
+    case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
+      if (!is_int_dt(xt) && xt != TRNC_BOOL) return NOT_INT;
+      r = int_arg(E, n, 0, ax, xt);
+      if (r >= 0 && r == x0) r = kir_copy(k, TRNC_I32, r); /* a value of its own, as the fp32 rules */
+      break;
+    default:
+      if (cmp < 0) return NOT_INT;
+      r = int_tt(k, cmp, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
+      return r < 0 ? r : kir_copy(k, TRNC_BOOL, r);
+  }
+  return r < 0 ? r : int_narrow(k, r, dt);
+}
+
 trnc_status kir_lower_eltwise(kir_env *E, const trnc_node *n) {
   trnc_dtype dt = lw_device_dtype(E->L->g->values[n->outs[0]].type.dtype);
   const rule *r = &simple[n->op];
   const char *why = NULL;
-  int v;
-  if (r->kind == R_ACT) v = kir_act(E->k, dt, r->fn, arg_val(E, n, 0), r->scale, r->bias);
+  int v = int_exact(E, n, dt);
+  if (v != NOT_INT) {
+    /* done: exact int32 */
+  } else if (r->kind == R_ACT) v = kir_act(E->k, dt, r->fn, arg_val(E, n, 0), r->scale, r->bias);
   else if (r->kind == R_ALU) v = binary(E, n, dt, r->fn);
   else v = composite(E, n, dt, &why);
   if (why) return lw_fail(E->L, n, TRNC_ERR_UNSUPPORTED, "%s: %s", n->target, why);

@@ -141,8 +141,13 @@ static double instr_cost(const trnc_nc_target *t, const trnc_nc_instr *in, pe_st
   if (inputs < 1) inputs = 1;
   if (in->engine == TRNC_NC_SCALAR)
     return (t->scalar_fixed_cycles + t->scalar_access_bubble_cycles * operands + (double)n) / t->scalar_hz;
-  double hz = in->engine == TRNC_NC_GPSIMD ? t->gpsimd_hz : t->vector_hz;
-  return (t->vector_fixed_cycles + (double)n * inputs) / hz;
+  if (in->engine == TRNC_NC_GPSIMD && t->gpsimd_lanes > 0) {
+    /* GpSimd: its lanes cover partitions x free elements ([gpsimd] in
+     * target.c), so a tile of fewer partitions costs less, unlike VectorE */
+    double elems = (double)in->dst.partitions * (double)n * inputs;
+    return (t->vector_fixed_cycles + ceil(elems / t->gpsimd_lanes)) / t->gpsimd_hz;
+  }
+  return (t->vector_fixed_cycles + (double)n * inputs) / t->vector_hz;
 }
 
 static void trace_str(FILE *f, const char *s) {

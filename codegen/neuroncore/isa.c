@@ -61,6 +61,34 @@ uint32_t trnc_nc_opcode_engines(int op) {
   return (op >= 0 && op < TRNC_NC_OP_COUNT) ? nc_opinfo_table[op].engines : 0;
 }
 
+bool trnc_nc_alu_is_bitvec(int alu) {
+  return alu == TRNC_NC_ALU_BIT_AND || alu == TRNC_NC_ALU_BIT_OR || alu == TRNC_NC_ALU_BIT_XOR ||
+         alu == TRNC_NC_ALU_SHL || alu == TRNC_NC_ALU_SHR;
+}
+
+bool trnc_nc_alu_has_int_form(int alu) {
+  return alu >= 0 && alu < TRNC_NC_ALU_COUNT && alu != TRNC_NC_ALU_DIV && alu != TRNC_NC_ALU_POW &&
+         alu != TRNC_NC_ALU_ABSMAX && alu != TRNC_NC_ALU_BYPASS;
+}
+
+static bool int_dtype(int dt) {
+  return dt == TRNC_I32 || dt == TRNC_I16 || dt == TRNC_I8 || dt == TRNC_U8 || dt == TRNC_BOOL;
+}
+
+/* nki.isa.tensor_tensor: "When all input/output tiles are int32 or uint32,
+ * the operation defaults to GpSimd Engine, which uses native integer
+ * arithmetic. This ensures exact results for all 32-bit integer values";
+ * bitvec operators treat integer operands as bit patterns (no cast). */
+bool trnc_nc_instr_int_exact(const trnc_nc_instr *in) {
+  if (in->op == TRNC_NC_OP_TENSOR_SCALAR)
+    return trnc_nc_alu_is_bitvec(in->alu0) && int_dtype(in->dst.dtype) && int_dtype(in->src[0].dtype);
+  if (in->op != TRNC_NC_OP_TENSOR_TENSOR) return false;
+  if (trnc_nc_alu_is_bitvec(in->alu0))
+    return int_dtype(in->dst.dtype) && int_dtype(in->src[0].dtype) && int_dtype(in->src[1].dtype);
+  return in->engine == TRNC_NC_GPSIMD && in->dst.dtype == TRNC_I32 && in->src[0].dtype == TRNC_I32 &&
+         in->src[1].dtype == TRNC_I32;
+}
+
 static const char *const k_alu_names[] = {
 #define TRNC_NC_X(id, name) name,
     TRNC_NC_ALUS(TRNC_NC_X)

@@ -13,6 +13,12 @@
  *           chip-to-chip interconnect provides 1.28 TB/sec bandwidth per chip"
  *  [link3]  Neuron docs, "Trainium3 architecture": "NeuronLink-v4 ... provides
  *           2.56 TB/sec bandwidth per device"
+ *  [gpsimd] Neuron docs, "NeuronCore-v2 architecture": the GpSimd engine is
+ *           eight fully programmable 512-bit wide vector processors, i.e.
+ *           8 x 16 int32/fp32 lanes = 128 elements per cycle over all
+ *           partitions (our reading; NC-v3/v4 are described alike). Its
+ *           int32 tensor_tensor uses native integer arithmetic
+ *           (nki.isa.tensor_tensor, Neuron 2.29+).
  *
  * Collectives (cost.c) run over the chip's NeuronLinks, shared by its
  * NeuronCores; no public per-hop latency is published, so a ring step costs
@@ -42,6 +48,7 @@ static const trnc_nc_target k_trn2 = {
     .vector_hz = 0.96e9,                     /* [arch2] */
     .scalar_hz = 1.2e9,                      /* [arch2] */
     .gpsimd_hz = 1.2e9,                      /* [arch2] */
+    .gpsimd_lanes = 128,                     /* [gpsimd] 8 cores x 512-bit SIMD */
     .pe_rows = 128, .pe_cols = 128,          /* [arch2] 128 x 128 systolic array */
     .pe_fp32_slowdown = 4.0,                 /* [perf] fp32 inputs cost ~4x; [arch2] 20 vs 79 TFLOPS */
     .pe_fp8_speedup = 2.0,                   /* [arch2] FP8 1,299 vs BF16 667 TFLOPS per chip */
@@ -76,6 +83,7 @@ static const trnc_nc_target k_trn3 = {
     .vector_hz = 1.2e9,                      /* [arch3] Vector 1.2 GHz */
     .scalar_hz = 1.2e9,                      /* [arch3] */
     .gpsimd_hz = 1.2e9,                      /* [arch3] */
+    .gpsimd_lanes = 128,                     /* [gpsimd] (assumed as NC-v3) */
     .pe_rows = 128, .pe_cols = 128,          /* [arch3] */
     .pe_fp32_slowdown = 4.0,                 /* [arch3] ~20 FP32 vs ~79 BF16 TFLOPS per core */
     .pe_fp8_speedup = 4.0,                   /* [arch3] ~315 MXFP8 vs ~79 BF16 TFLOPS per core */

@@ -162,6 +162,21 @@ static void need_per_partition(vctx *v, const trnc_nc_instr *in, int s, const ch
          in->dst.partitions);
 }
 
+/* Bitvec ALU ops (nki.isa bitvec operators) treat operands as bit patterns:
+ * the destination and the first nslots - 2 sources must be integers. */
+static void need_int_operands(vctx *v, const trnc_nc_instr *in, int nslots) {
+  if (!trnc_nc_alu_is_bitvec(in->alu0) && !(in->op == TRNC_NC_OP_TENSOR_SCALAR && trnc_nc_alu_is_bitvec(in->alu1)))
+    return;
+  for (int s = 0; s < nslots; s++) {
+    const trnc_nc_ap *ap = nc_slot(in, s);
+    if (s == 1 || !ap->mem) continue;
+    int dt = ap->dtype;
+    if (dt != TRNC_I32 && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8 && dt != TRNC_BOOL)
+      verr(v, "%s: bitvec op %s needs integer operands, not %s", nc_slot_names[s],
+           trnc_nc_alu_name(in->alu0), trnc_nc_dtype_name((trnc_dtype)dt));
+  }
+}
+
 static void check_bank(vctx *v, const trnc_nc_ap *d) {
   const trnc_nc_target *t = v->p->target;
   int64_t lo, hi;
@@ -299,11 +314,26 @@ static void check_instr(vctx *v, const trnc_nc_instr *in) {
       need_shape(v, in, 0, 3);
       if (a->mem == TRNC_NC_MEM_PSUM && b->mem == TRNC_NC_MEM_PSUM)
         verr(v, "src0 and src1 may not both be in PSUM");
+      need_int_operands(v, in, 3);
+      if (in->engine == TRNC_NC_GPSIMD && d->dtype == TRNC_I32 && a->dtype == TRNC_I32 &&
+          b->dtype == TRNC_I32 && !trnc_nc_alu_has_int_form(in->alu0))
+        verr(v, "int32 tensor_tensor on GpSimd computes in integers: %s has no integer form",
+             trnc_nc_alu_name(in->alu0));
       break;
     case TRNC_NC_OP_TENSOR_SCALAR:
       need_shape(v, in, 0, 2);
-      need_per_partition(v, in, 3, "per-partition s0");
-      need_per_partition(v, in, 4, "per-partition s1");
+      if (trnc_nc_alu_is_bitvec(in->alu0) || trnc_nc_alu_is_bitvec(in->alu1)) {
+        /* nki.isa.tensor_scalar: both ops bitvec or both arithmetic; bitvec
+         * runs on VectorE with integer operands */
+        if (in->alu1 != TRNC_NC_ALU_BYPASS &&
+            trnc_nc_alu_is_bitvec(in->alu0) != trnc_nc_alu_is_bitvec(in->alu1))
+          verr(v, "tensor_scalar: op0 and op1 must both be bitvec or both arithmetic");
+        if (in->engine != TRNC_NC_VECTOR) verr(v, "tensor_scalar with bitvec ops runs on VectorE");
+        need_int_operands(v, in, 5);
+      } else {
+        need_per_partition(v, in, 3, "per-partition s0");
+        need_per_partition(v, in, 4, "per-partition s1");
+      }
       break;
     case TRNC_NC_OP_TENSOR_REDUCE: {
       if (in->mode < 1 || in->mode > a->nfree) {

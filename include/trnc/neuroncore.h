@@ -81,6 +81,7 @@ typedef struct trnc_nc_target {
   int pe_min_moving_cycles;      /* a matmul issues every max(N, this) cycles */
   int pe_stationary_load_cycles; /* cycles to load a stationary operand */
   double vector_fixed_cycles;    /* fixed overhead per VectorE/GpSimd instruction */
+  int gpsimd_lanes;              /* GpSimd elements per cycle over all partitions */
   double scalar_fixed_cycles;    /* ScalarE accumulator read (per instruction) */
   double scalar_access_bubble_cycles; /* per SBUF/PSUM operand access */
   int dma_queues;                /* DMA engines per core */
@@ -177,12 +178,26 @@ typedef enum trnc_nc_opcode {
  *  other operand as C fmaxf/fminf would; a tensor_reduce max/min over a run
  *  holding a NaN is NaN. Equal operands give the first one (src0 / the running
  *  value), so max(-0, +0) = -0, as torch's CPU kernels (not 754-2019's +0).
- *  The RELU activation is max(x, 0) with the same rules: relu(NaN) = NaN. */
+ *  The RELU activation is max(x, 0) with the same rules: relu(NaN) = NaN.
+ *
+ *  Integers (nki.isa.tensor_tensor): a tensor_tensor on GpSimd whose
+ *  operands and destination are all int32 uses native integer arithmetic,
+ *  exact for every 32-bit value: add/sub/rsub/mul wrap modulo 2^32,
+ *  max/min/comparisons compare integers (comparisons give 1 or 0). The
+ *  bitvec ops BIT_AND/BIT_OR/BIT_XOR, SHL (logical shift left) and SHR
+ *  (arithmetic shift right, the shift count taken mod 32) treat integer
+ *  operands as bit patterns on VectorE and GpSimd and need integer dtypes;
+ *  every other instruction (and VectorE's tensor_tensor) computes through
+ *  fp32, exact for integers up to 2^24. trnc_nc_instr_int_exact() says
+ *  which instructions compute in integers. iota computes its affine value
+ *  in int32 (an int32 destination receives it exactly). */
 #define TRNC_NC_ALUS(X) \
   X(BYPASS, "bypass") X(ADD, "add") X(SUB, "sub") X(MUL, "mul") X(DIV, "div") \
   X(MAX, "max") X(MIN, "min") X(POW, "pow") X(EQ, "eq") X(NE, "ne")          \
   X(LT, "lt") X(LE, "le") X(GT, "gt") X(GE, "ge") X(AND, "and") X(OR, "or")  \
-  X(XOR, "xor") X(ABSMAX, "absmax") X(RSUB, "rsub")
+  X(XOR, "xor") X(ABSMAX, "absmax") X(RSUB, "rsub")                         \
+  X(BIT_AND, "bitwise_and") X(BIT_OR, "bitwise_or") X(BIT_XOR, "bitwise_xor") \
+  X(SHL, "logical_shift_left") X(SHR, "arithmetic_shift_right")
 
 typedef enum trnc_nc_alu {
 #define TRNC_NC_X(id, name) TRNC_NC_ALU_##id,
@@ -212,6 +227,13 @@ const char *trnc_nc_alu_name(int alu);
 const char *trnc_nc_act_name(int act);
 /** Bit mask (1 << engine) of the engines that may execute opcode op. */
 uint32_t trnc_nc_opcode_engines(int op);
+/** True for the bitvec ALU ops (BIT_AND, BIT_OR, BIT_XOR, SHL, SHR): integer
+ *  operands as bit patterns (nki.isa bitvec operators). */
+bool trnc_nc_alu_is_bitvec(int alu);
+/** True for the ALU ops an int32 tensor_tensor on GpSimd computes in native
+ *  integer arithmetic (add, sub, rsub, mul, max, min, the comparisons, the
+ *  logical and bitvec ops; not div, pow or absmax). */
+bool trnc_nc_alu_has_int_form(int alu);
 
 /** One free dimension: stride in elements (may be 0 or negative), count >= 1. */
 typedef struct trnc_nc_dim {
@@ -281,6 +303,12 @@ typedef struct trnc_nc_instr {
   trnc_nc_wait wait[TRNC_NC_MAX_WAIT];
   uint16_t signal[TRNC_NC_MAX_SIGNAL];
 } trnc_nc_instr;
+
+/** True if instruction in computes in integers (see the ALU ops' comment):
+ *  a GpSimd tensor_tensor whose dst and sources are all int32 and whose op
+ *  has an integer form, or a bitvec op over integer operands. Everything
+ *  else computes through fp32. */
+bool trnc_nc_instr_int_exact(const trnc_nc_instr *in);
 
 /* ------------------------------------------------------------------------ */
 /* Collective steps                                                          */

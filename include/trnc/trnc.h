@@ -23,12 +23,15 @@ extern "C" {
 /** Maximum tensor rank the IR accepts (inputs of higher rank are rejected). */
 #define TRNC_MAX_RANK 8
 
-/** int64 graph inputs must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]
- *  (checked at run time); the legality scan then proves every int64
- *  intermediate stays within +-TRNC_INT_EXACT_BOUND. NeuronCore engines
- *  compute through fp32 (as the public NKI ISA documents), where every integer
- *  up to 2^24 in magnitude is exact: int64 runs as int32 with no rounding. */
-#define TRNC_I64_INPUT_BOUND (INT64_C(1) << 23)
+/** int64 graph inputs must lie in [TRNC_I64_INPUT_MIN, TRNC_I64_INPUT_MAX],
+ *  the int32 range (checked at run time): int64 tensors run as int32. Integer
+ *  add/sub/mul/min/max/compare/select/bitwise ops run on GpSimd in native
+ *  int32 arithmetic, exact for every 32-bit value (nki.isa.tensor_tensor);
+ *  the legality scan proves their int64 results stay in int32. Integer work
+ *  that goes through fp32 (division, reductions, scans) is exact up to
+ *  TRNC_INT_EXACT_BOUND (2^24) in magnitude, which the scan also proves. */
+#define TRNC_I64_INPUT_MIN INT64_C(-2147483648)
+#define TRNC_I64_INPUT_MAX INT64_C(2147483647)
 #define TRNC_INT_EXACT_BOUND (INT64_C(1) << 24)
 
 /** Status codes. TRNC_OK is 0; every other value is an error. */
@@ -239,6 +242,8 @@ typedef struct trnc_io {
   int64_t stride[TRNC_MAX_RANK];   /* elements */
   size_t extent_bytes;    /* bytes from element 0 to one past the last element */
   bool is_none;           /* outputs: a None slot (no tensor) */
+  int64_t int_bound;      /* int32/int64 inputs: values lie in [-int_bound, int_bound]
+                             (checked at run time); 0: anywhere in int32 */
 } trnc_io;
 
 /** What a compile produced, for the compile report (trnc.last_report()). */
@@ -305,7 +310,7 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
  * inputs[i] points at element 0 of input i, laid out as trnc_compiled_input(i)
  * says (dtype, strides); outputs[j] at caller-allocated memory for output j
  * laid out as trnc_compiled_output(j) (NULL for None outputs). int64 inputs
- * must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]; float64 runs as
+ * must lie in [TRNC_I64_INPUT_MIN, TRNC_I64_INPUT_MAX]; float64 runs as
  * float32. Thread-safe for concurrent runs of the same compiled program.
  * The first run checks the artifact's bindings and builds what later runs
  * reuse (dependency schedules, SBUF/PSUM/scratch memory; freed with c).

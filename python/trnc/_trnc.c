@@ -848,7 +848,8 @@ PyMODINIT_FUNC PyInit__trnc(void) {
     return NULL;
   }
   if (PyModule_AddIntConstant(m, "MAX_RANK", TRNC_MAX_RANK) < 0 ||
-      PyModule_AddIntConstant(m, "I64_INPUT_BOUND", (long)TRNC_I64_INPUT_BOUND) < 0 ||
+      PyModule_AddIntConstant(m, "I64_INPUT_MIN", (long)TRNC_I64_INPUT_MIN) < 0 ||
+      PyModule_AddIntConstant(m, "I64_INPUT_MAX", (long)TRNC_I64_INPUT_MAX) < 0 ||
       cache_module_init(m) < 0) {
     Py_DECREF(m);
     return NULL;

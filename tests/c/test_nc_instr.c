@@ -325,6 +325,7 @@ static void test_tensor_tensor_all(void **state) {
   /* 7 partitions; src1 read from PSUM with a stride-2 free dim */
   enum { P = 7, F = 10 };
   for (int op = 0; op < TRNC_NC_ALU_COUNT; op++) {
+    if (trnc_nc_alu_is_bitvec(op)) continue; /* integer operands only: test_int32_exact */
     nct t;
     nct_init(&t, NULL);
     int x = trnc_nc_program_add_buffer(t.p, "x", TRNC_NC_BUF_INPUT, F32, P * 2 * F * 4, 0);
@@ -353,6 +354,150 @@ static void test_tensor_tensor_all(void **state) {
         float got = out[p * F + i];
         assert_true(got == want || (isnan(got) && isnan(want)));
       }
+    trnc_nc_program_destroy(t.p);
+  }
+}
+
+/* Reference of an int32 ALU op: add/sub/mul wrap modulo 2^32. */
+static int32_t ref_ialu(int op, int32_t a, int32_t b) {
+  uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+  switch (op) {
+    case TRNC_NC_ALU_ADD: return (int32_t)(ua + ub);
+    case TRNC_NC_ALU_SUB: return (int32_t)(ua - ub);
+    case TRNC_NC_ALU_RSUB: return (int32_t)(ub - ua);
+    case TRNC_NC_ALU_MUL: return (int32_t)(ua * ub);
+    case TRNC_NC_ALU_MAX: return a >= b ? a : b;
+    case TRNC_NC_ALU_MIN: return a <= b ? a : b;
+    case TRNC_NC_ALU_EQ: return a == b;
+    case TRNC_NC_ALU_NE: return a != b;
+    case TRNC_NC_ALU_LT: return a < b;
+    case TRNC_NC_ALU_LE: return a <= b;
+    case TRNC_NC_ALU_GT: return a > b;
+    case TRNC_NC_ALU_GE: return a >= b;
+    case TRNC_NC_ALU_AND: return a && b;
+    case TRNC_NC_ALU_OR: return a || b;
+    case TRNC_NC_ALU_XOR: return !a != !b;
+    case TRNC_NC_ALU_BIT_AND: return (int32_t)(ua & ub);
+    case TRNC_NC_ALU_BIT_OR: return (int32_t)(ua | ub);
+    case TRNC_NC_ALU_BIT_XOR: return (int32_t)(ua ^ ub);
+    case TRNC_NC_ALU_SHL: return (int32_t)(ua << (ub & 31));
+    case TRNC_NC_ALU_SHR: return (int32_t)(a < 0 ? ~(~ua >> (ub & 31)) : ua >> (ub & 31));
+    default: return 0;
+  }
+}
+
+/* nki.isa.tensor_tensor: an int32 tensor_tensor on GpSimd is native integer
+ * arithmetic, exact for every 32-bit value (wrapping add/sub/mul); on
+ * VectorE the same instruction goes through fp32. Odd partition count and
+ * free size (129 = one past a 128 tile). */
+static void test_int32_exact(void **state) {
+  enum { P = 3, F = 129 };
+  const int32_t I32 = TRNC_I32;
+  int32_t in[P * 2 * F], out[P * F];
+  unsigned seed = 7;
+  for (int i = 0; i < P * 2 * F; i++) {
+    seed = seed * 1103515245u + 12345u;
+    in[i] = (int32_t)(seed ^ (seed << 13));
+  }
+  in[0] = (1 << 24) + 1, in[1] = 0;       /* fp32 would round 2^24 + 1 */
+  in[2] = INT32_MAX, in[3] = 1;           /* wraps to INT32_MIN */
+  in[4] = 65537, in[5] = 65537;           /* product wraps */
+  in[6] = 5, in[7] = 33;                  /* shift count mod 32 */
+  for (int op = 0; op < TRNC_NC_ALU_COUNT; op++) {
+    if (!trnc_nc_alu_has_int_form(op)) continue;
+    for (int vec = 0; vec < 2; vec++) {
+      if (vec && !trnc_nc_alu_is_bitvec(op) && op != TRNC_NC_ALU_ADD) continue;
+      nct t;
+      nct_init(&t, NULL);
+      int x = trnc_nc_program_add_buffer(t.p, "x", TRNC_NC_BUF_INPUT, I32, P * 2 * F * 4, 0);
+      int o = trnc_nc_program_add_buffer(t.p, "out", TRNC_NC_BUF_OUTPUT, I32, P * F * 4, 0);
+      nct_add(&t, I_dma(0, SB(0, P, 0, I32, 1, S64(1), S64(2 * F)), HB(x, 0, I32, 2 * F, P, 1, S64(1), S64(2 * F))));
+      trnc_nc_instr tt = I(TRNC_NC_OP_TENSOR_TENSOR, vec ? TRNC_NC_VECTOR : TRNC_NC_GPSIMD);
+      tt.alu0 = (uint8_t)op;
+      tt.dst = SB(0, P, 4096, I32, 1, S64(1), S64(F));
+      tt.src[0] = SB(0, P, 0, I32, 1, S64(2), S64(F));
+      tt.src[1] = SB(0, P, 4, I32, 1, S64(2), S64(F));
+      nct_add(&t, tt);
+      nct_add(&t, I_dma(1, HB(o, 0, I32, F, P, 1, S64(1), S64(F)), SB(0, P, 4096, I32, 1, S64(1), S64(F))));
+      const void *ins[] = {in};
+      void *outs[] = {out};
+      nc_run(t.p, ins, outs);
+      for (int p = 0; p < P; p++)
+        for (int i = 0; i < F; i++) {
+          int32_t a = in[p * 2 * F + 2 * i], b = in[p * 2 * F + 2 * i + 1];
+          if (vec && op == TRNC_NC_ALU_ADD) /* VectorE: through fp32 */
+            assert_int_equal(out[p * F + i], (int32_t)trnc_nc_encode(I32, (float)a + (float)b));
+          else
+            assert_int_equal(out[p * F + i], ref_ialu(op, a, b));
+        }
+      if (vec && op == TRNC_NC_ALU_ADD) assert_int_equal(out[0], 1 << 24); /* rounded */
+      if (!vec && op == TRNC_NC_ALU_ADD) assert_int_equal(out[0], (1 << 24) + 1), assert_int_equal(out[1], INT32_MIN);
+      trnc_nc_program_destroy(t.p);
+    }
+  }
+}
+
+/* Bitvec tensor_scalar on VectorE (int8 sign extension by shifts, as the
+ * int8 wrap of codegen/kir/rules.c) and an exact int32 iota. */
+static void test_int_bitvec_scalar_and_iota(void **state) {
+  enum { P = 2, F = 5 };
+  nct t;
+  nct_init(&t, NULL);
+  int x = trnc_nc_program_add_buffer(t.p, "x", TRNC_NC_BUF_INPUT, TRNC_I32, P * F * 4, 0);
+  int o = trnc_nc_program_add_buffer(t.p, "out", TRNC_NC_BUF_OUTPUT, TRNC_I8, P * F, 0);
+  int q = trnc_nc_program_add_buffer(t.p, "iota", TRNC_NC_BUF_OUTPUT, TRNC_I32, P * F * 4, 0);
+  nct_add(&t, I_dma(0, SB(0, P, 0, TRNC_I32, 1, S64(1), S64(F)), HB(x, 0, TRNC_I32, F, P, 1, S64(1), S64(F))));
+  trnc_nc_instr ts = I(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  ts.alu0 = TRNC_NC_ALU_SHL, ts.imm[0] = 24;
+  ts.alu1 = TRNC_NC_ALU_SHR, ts.imm[1] = 24;
+  ts.dst = SB(0, P, 1024, TRNC_I32, 1, S64(1), S64(F));
+  ts.src[0] = SB(0, P, 0, TRNC_I32, 1, S64(1), S64(F));
+  nct_add(&t, ts);
+  trnc_nc_instr cp = I(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  cp.dst = SB(0, P, 2048, TRNC_I8, 1, S64(1), S64(F));
+  cp.src[0] = SB(0, P, 1024, TRNC_I32, 1, S64(1), S64(F));
+  nct_add(&t, cp);
+  nct_add(&t, I_dma(1, HB(o, 0, TRNC_I8, F, P, 1, S64(1), S64(F)), SB(0, P, 2048, TRNC_I8, 1, S64(1), S64(F))));
+  trnc_nc_instr io = I(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+  io.dst = SB(0, P, 3072, TRNC_I32, 1, S64(1), S64(F));
+  io.aff[0] = (1 << 30) + 1, io.aff[1] = 1000, io.aff[2] = 1;
+  nct_add(&t, io);
+  nct_add(&t, I_dma(2, HB(q, 0, TRNC_I32, F, P, 1, S64(1), S64(F)), SB(0, P, 3072, TRNC_I32, 1, S64(1), S64(F))));
+  int32_t in[P * F] = {200, -129, 127, 128, 65535, 300, -1, 0, 255, 1000000};
+  int8_t out[P * F];
+  int32_t iota[P * F];
+  const void *ins[] = {in};
+  void *outs[] = {out, iota};
+  nc_run(t.p, ins, outs);
+  for (int i = 0; i < P * F; i++) {
+    assert_int_equal(out[i], (int8_t)(uint8_t)(uint32_t)in[i]); /* eager's wrap */
+    assert_int_equal(iota[i], (1 << 30) + 1 + 1000 * (i / F) + i % F);
+  }
+  trnc_nc_program_destroy(t.p);
+}
+
+/* The verifier: bitvec ops need integer operands; GpSimd int32 ops without
+ * an integer form (div) are rejected. */
+static void test_int_verifier_rules(void **state) {
+  for (int c = 0; c < 2; c++) {
+    nct t;
+    nct_init(&t, NULL);
+    trnc_dtype dt = c ? TRNC_I32 : F32;
+    trnc_nc_instr tt = I(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
+    tt.alu0 = c ? TRNC_NC_ALU_DIV : TRNC_NC_ALU_BIT_AND;
+    tt.dst = SB(0, 4, 1024, dt, 1, S64(1), S64(8));
+    tt.src[0] = SB(0, 4, 0, dt, 1, S64(1), S64(8));
+    tt.src[1] = SB(0, 4, 512, dt, 1, S64(1), S64(8));
+    trnc_nc_instr ms = I(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
+    ms.dst = SB(0, 4, 0, dt, 1, S64(1), S64(1024 / 4));
+    nct_add(&t, ms);
+    nct_add(&t, tt);
+    trnc_diags *d = trnc_diags_create();
+    assert_int_not_equal(trnc_nc_program_verify(t.p, d), TRNC_OK);
+    char *msg = trnc_diags_format(d);
+    assert_non_null(strstr(msg, c ? "div has no integer form" : "needs integer operands"));
+    trnc_free(msg);
+    trnc_diags_destroy(d);
     trnc_nc_program_destroy(t.p);
   }
 }
@@ -670,7 +815,8 @@ int main(void) {
       cmocka_unit_test(test_tensor_tensor_all), cmocka_unit_test(test_tensor_scalar),
       cmocka_unit_test(test_tensor_reduce),     cmocka_unit_test(test_copy_casts),
       cmocka_unit_test(test_memset_iota_select), cmocka_unit_test(test_nan_fill),
-      cmocka_unit_test(test_nan_max_min),
+      cmocka_unit_test(test_nan_max_min),       cmocka_unit_test(test_int32_exact),
+      cmocka_unit_test(test_int_bitvec_scalar_and_iota), cmocka_unit_test(test_int_verifier_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

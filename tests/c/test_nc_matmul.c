@@ -134,8 +134,10 @@ static void test_cost_rules(void **state) {
   trnc_nc_instr a = memset_i(TRNC_NC_VECTOR, 0, 3, 0, 1000);
   trnc_nc_kernel_append(p, 0, &a);
   near(estimate(p), (100 + 1000) / 0.96e9);
-  /* GpSimd runs concurrently with VectorE on other bytes: time is the max */
-  trnc_nc_instr b = memset_i(TRNC_NC_GPSIMD, 32, 32, 0, 3000);
+  /* GpSimd runs concurrently with VectorE on other bytes: time is the max.
+   * GpSimd's 128 lanes cover partitions x elements ([gpsimd] in target.c):
+   * 32 partitions x 12000 elements = 3000 cycles */
+  trnc_nc_instr b = memset_i(TRNC_NC_GPSIMD, 32, 32, 0, 12000);
   trnc_nc_kernel_append(p, 0, &b);
   near(estimate(p), (100 + 3000) / 1.2e9);
   trnc_nc_program_destroy(p);
@@ -147,10 +149,10 @@ static void test_cost_rules(void **state) {
   b.wait[0].sem = 0;
   b.wait[0].value = 1;
   b.nwait = 1;
-  b.dst = SB(0, 3, 0, TRNC_F32, 1, S64(1), S64(3000));
+  b.dst = SB(0, 3, 0, TRNC_F32, 1, S64(1), S64(3000)); /* 3 x 3000 / 128 lanes: 71 cycles */
   trnc_nc_kernel_append(p, 0, &a);
   trnc_nc_kernel_append(p, 0, &b);
-  near(estimate(p), (100 + 1000) / 0.96e9 + (100 + 3000) / 1.2e9);
+  near(estimate(p), (100 + 1000) / 0.96e9 + (100 + 71) / 1.2e9);
   trnc_nc_program_destroy(p);
 
   /* DMA: fixed 600 ns + bytes / 23 GB/s; element-strided runs move >= 64 B */

@@ -65,6 +65,10 @@ def config(name: str, attn: str | None):
             attention_dropout=0.0, activation_dropout=0.0, pad_token_id=1, bos_token_id=0,
             eos_token_id=2, decoder_start_token_id=0, suppress_tokens=None,
             begin_suppress_tokens=None)),
+        "t5": (T.T5ForConditionalGeneration, lambda: T.T5Config(
+            vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
+            num_heads=4, relative_attention_num_buckets=32, relative_attention_max_distance=128,
+            dropout_rate=0.0, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)),
         "vit": (T.ViTForImageClassification, lambda: T.ViTConfig(
             image_size=16, patch_size=4, num_channels=3, hidden_size=64, num_hidden_layers=2,
             num_attention_heads=4, intermediate_size=128, num_labels=5, **nodrop)),
@@ -80,9 +84,9 @@ def config(name: str, attn: str | None):
 
 
 NAMES = ("gpt2", "bert", "roberta", "distilbert", "llama", "mistral", "qwen2", "opt", "gpt_neo",
-         "gemma", "bart", "whisper", "vit", "resnet")
+         "gemma", "bart", "t5", "whisper", "vit", "resnet")
 # what each model trains on (batch() builds it)
-KIND = {"bart": "seq2seq", "whisper": "audio", "vit": "image", "resnet": "image"}
+KIND = {"bart": "seq2seq", "t5": "seq2seq", "whisper": "audio", "vit": "image", "resnet": "image"}
 
 
 def build(name: str, attn: str | None = None, seed: int = 0):
@@ -94,10 +98,11 @@ def build(name: str, attn: str | None = None, seed: int = 0):
     return model
 
 
-# OPT builds position ids as cumsum(attention_mask): of an int64 mask, a graph
-# input that trnc may only assume within +-2^23, the prefix sums cannot be
-# proven to stay within the +-2^24 that NeuronCore engines compute exactly
-# (docs/dtypes.md), so trnc refuses it; a bool mask bounds them by the length.
+# OPT builds position ids as cumsum(attention_mask): a scan, which goes
+# through fp32 (exact within +-2^24). Of an int64 mask, a graph input that
+# trnc may only assume within +-2^23 at the narrowest input range it compiles
+# for (docs/dtypes.md), the prefix sums cannot be proven exact, so trnc
+# refuses it; a bool mask bounds them by the length.
 MASK_DTYPE = {"opt": torch.bool}
 
 

@@ -1825,7 +1825,7 @@ def default_subset(op: OpLine, dtype, all_samples: list[Sample]) -> list[Sample]
 # An UnsupportedOperatorError is accepted when every error diagnostic states a
 # documented limit: the integer range policy of docs/dtypes.md for integer
 # cases, or the op's own limits text (ir/ops.def) as matched here.
-INT_POLICY = re.compile(r"\+-2\^24|eager PyTorch would wrap around")
+INT_POLICY = re.compile(r"\+-2\^24|eager PyTorch would wrap around|within int32|outside int32")
 REFUSALS: dict[str, list[str]] = {
     # "bool tensors only"
     "BITWISE_XOR": [r"bool tensors only|2\^24"],

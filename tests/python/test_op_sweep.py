@@ -15,9 +15,10 @@ with torch.compile(backend="neuron", dynamic=False) and compared with eager
   a documented limit (INT_POLICY, REFUSALS). GraphImportError, CompilerError,
   any other error or a wrong value fails. Open bugs: XFAIL (strict).
 * Integer inputs of arithmetic samples go through a clamp in the graph first
-  (values unchanged): graph inputs may be anywhere in [-2^23, 2^23] under
-  docs/dtypes.md, so without it trnc rightly refuses most integer arithmetic
-  and the sweep would test nothing there.
+  (values unchanged): graph inputs may be anywhere in int32 under
+  docs/dtypes.md, so without it trnc rightly refuses integer products and
+  fp32-path integer ops (division, reductions) and the sweep would test
+  nothing there.
 
 Default (``make test``): a fixed subset (default_subset: up to 4 samples per
 op for f32, 2 per other dtype), each (op, dtype) compiled as one graph.

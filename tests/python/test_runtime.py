@@ -186,19 +186,21 @@ def test_int64_input_in_range_and_out_of_range():
     assert "2147483648" in msg and "input 0" in msg and "[1,2]" in msg
     assert "TRNC_ERR_LIMIT" in msg
     assert ei.value.diagnostics and ei.value.diagnostics[0]["code"] == "TRNC_ERR_LIMIT"
-    bad[1, 2] = -(1 << 23) - 1
-    with pytest.raises(trnc.ExecutionError, match="-8388609"):
+    # idx + 1 is exact in int32 for inputs within +-2^30 (the bound the
+    # legality scan proved): one past it is an error naming the bound
+    bad[1, 2] = -(1 << 30) - 1
+    with pytest.raises(trnc.ExecutionError, match="-1073741825.*compiled for"):
         fn(bad)
 
 
-def test_int64_arithmetic_is_exact_up_to_the_input_bound():
-    """docs/dtypes.md: int64 inputs in [-2^23, 2^23] run as int32 and nothing
-    wraps or rounds: engines compute through fp32, exact up to 2^24."""
+def test_int64_arithmetic_is_exact_in_int32():
+    """docs/dtypes.md: int64 inputs run as int32 and their arithmetic runs on
+    GpSimd in native int32: exact far beyond fp32's 2^24."""
     from trnc import _trnc
 
-    b = _trnc.I64_INPUT_BOUND
-    assert b == 1 << 23
-    idx = torch.tensor([b, -b, b - 1, 1234567])
+    assert (_trnc.I64_INPUT_MIN, _trnc.I64_INPUT_MAX) == (-(1 << 31), (1 << 31) - 1)
+    b = 1 << 29
+    idx = torch.tensor([b, -b, b - 1, 123456789, (1 << 24) + 1])
     out = compiled(lambda i: i + 1)(idx)
     torch.testing.assert_close(out, idx + 1, rtol=0, atol=0)
     out = compiled(lambda i: i * 2)(idx)
