@@ -277,6 +277,7 @@ bool trnc_op_get_info(size_t i, trnc_op_info *out) {
   out->dtypes = dts[i];
   out->max_rank = d->max_rank;
   out->limits = d->limits;
+  out->decomp = trnc_op_decomposed((trnc_op)i) ? d->decomp : "";
   return true;
 }
 

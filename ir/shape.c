@@ -295,6 +295,15 @@ trnc_status rule_clamp(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
   return TRNC_OK;
 }
 
+/* clamp.Tensor: self, min and max broadcast together; the promoted dtype. */
+trnc_status rule_clamp_tensor(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                              uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1, 2};
+  trnc_status s = broadcast(g, n, a, 3, &out[0], d);
+  out[0].dtype = trnc_promote_args(g, n, a, 3);
+  return s;
+}
+
 trnc_status rule_pow_scalar(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   static const int a[] = {0, 1};
