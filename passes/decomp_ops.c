@@ -15,6 +15,11 @@
  * copied and viewed as [r0*d0, r1*d1]. flip reverses each listed dim by an
  * index_select with a descending arange; empty_strided and empty_permuted
  * are empty (trnc's empty is zeros) in the declared layout.
+ *
+ * Padding by an index_select per padded dim of size n with pads (l, r):
+ * output position i in [-l, n + r) reads
+ *   reflection  (n-1) - |(n-1) - |i||      replication  clamp(i, 0, n-1)
+ * (indices from an arange in float32, exact below 2^24, cast to int64).
  */
 #include "passes/decompose.h"
 
@@ -95,4 +100,35 @@ trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
   trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;
   trnc_ref e = DB(b, EMPTY, n->args[0], trnc_db_dtype(dt), NONE, NONE, NONE, NONE);
   return trnc_db_result(b, 0, e);
+}
+
+/* var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) */
+trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n) {
+  int64_t correction = trnc_arg_bool(n, 2, true) ? 1 : 0;
+  trnc_ref v = DB(b, VAR, n->args[0], n->args[1], I(correction), trnc_db_bool(trnc_arg_bool(n, 3, false)));
+  return trnc_db_result(b, 0, v);
+}
+
+/* reflection_padNd / replication_padNd(Tensor self, SymInt[2N] padding) */
+trnc_status decomp_pad(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  const trnc_arg *pl = &n->args[1];
+  bool reflect = n->op == TRNC_OP_REFLECTION_PAD1D || n->op == TRNC_OP_REFLECTION_PAD2D ||
+                 n->op == TRNC_OP_REFLECTION_PAD3D;
+  trnc_arg f32 = trnc_db_dtype(TRNC_F32);
+  for (uint32_t k = 0; k + 1 < pl->u.list.n; k += 2) {
+    int dim = t.rank - 1 - (int)(k / 2);
+    int64_t l = pl->u.list.items[k].u.i, r = pl->u.list.items[k + 1].u.i, last = t.shape[dim] - 1;
+    if (l == 0 && r == 0) continue;
+    trnc_ref i = DB(b, ARANGE_START, I(-l), I(last + 1 + r), f32, NONE, NONE, NONE);
+    if (reflect) {
+      trnc_ref a = DB(b, RSUB_SCALAR, V(DB(b, ABS, V(i))), I(last), I(1));
+      i = DB(b, RSUB_SCALAR, V(DB(b, ABS, V(a))), I(last), I(1));
+    } else {
+      i = DB(b, CLAMP, V(i), I(0), I(last));
+    }
+    x = DB(b, INDEX_SELECT, V(x), I(dim), V(trnc_db_cast(b, i, TRNC_I64)));
+  }
+  return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
 }

@@ -105,5 +105,11 @@ trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
+/** var.dim(x, dim, unbiased, keepdim): var.correction with correction
+ *  1 (unbiased) or 0 (passes/decomp_ops.c). */
+trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);
+/** reflection_pad{1,2,3}d / replication_pad{1,2,3}d: an index_select per
+ *  padded dim with the source index of every output position. */
+trnc_status decomp_pad(trnc_db *b, const trnc_node *n);
 
 #endif

@@ -497,6 +497,32 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_FMOD_SCALAR: return fmod_remainder(E, n, dt, false);
     case TRNC_OP_REMAINDER:
     case TRNC_OP_REMAINDER_SCALAR: return fmod_remainder(E, n, dt, true);
+    case TRNC_OP_ROUND_DECIMALS: { /* as ATen: round(x * 10^d) / 10^d, or round(x / 10^-d) * 10^-d */
+      int64_t d = trnc_arg_int(n, 1, 0);
+      float p = (float)pow(10.0, (double)(d < 0 ? -d : d));
+      if (d == 0) return round_of(k, dt, x);
+      int up = d > 0 ? MUL : TRNC_NC_ALU_DIV, down = d > 0 ? TRNC_NC_ALU_DIV : MUL;
+      return kir_ts(k, dt, round_of(k, F, kir_ts(k, F, x, up, p, B, 0)), down, p, B, 0);
+    }
+    case TRNC_OP_COPYSIGN:
+    case TRNC_OP_COPYSIGN_SCALAR: { /* |x| with the sign bit of other (1/other < 0 also for -0) */
+      int ax2 = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+      int neg = kir_ts(k, F, ax2, MUL, -1, B, 0);
+      int o = arg_val(E, n, 1);
+      if (o < 0) return kir_copy(k, dt, 1 / num(n, 1, 0) < 0 ? neg : ax2);
+      /* 1/o on VectorE: ScalarE's bias add would turn -0 into +0 */
+      int inv = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_const(k, F, k->values[o].axes, 1), o);
+      int sb = kir_ts(k, F, inv, TRNC_NC_ALU_LT, 0, B, 0);
+      return kir_select(k, dt, sb, neg, ax2);
+    }
+    case TRNC_OP_FMAX:
+    case TRNC_OP_FMIN: { /* max/min ignoring a NaN operand (NaN only if both are) */
+      int o = arg_val(E, n, 1);
+      if (o < 0) o = kir_const(k, F, ax, num(n, 1, 0));
+      int r = kir_tt(k, F, n->op == TRNC_OP_FMAX ? TRNC_NC_ALU_MAX : TRNC_NC_ALU_MIN, x, o);
+      r = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), o, r);
+      return kir_select(k, dt, kir_tt(k, F, TRNC_NC_ALU_NE, o, o), x, r);
+    }
     case TRNC_OP_FILL_SCALAR: return kir_const(k, dt, ax, num(n, 1, 0));
     case TRNC_OP_POW_SCALAR_BASE: { /* base ** exponent, base a Python number */
       int e = arg_val(E, n, 1);
