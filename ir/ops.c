@@ -66,6 +66,17 @@ static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+static const char *check_scatter_reduce(const trnc_graph *g, const trnc_node *n) {
+  trnc_dtype self = trnc_ref_type(g, n->args[0].u.ref)->dtype;
+  trnc_dtype src = trnc_ref_type(g, n->args[3].u.ref)->dtype;
+  if (self == TRNC_I64 || self == TRNC_I32 || self == TRNC_BOOL || src != self)
+    return "self and src must be floating tensors of one dtype";
+  const trnc_arg *r = arg(n, 4);
+  if (r && r->kind == TRNC_ARG_STR && (!strcmp(r->u.s, "sum") || !strcmp(r->u.s, "mean")))
+    return NULL;
+  return "reduce must be 'sum' or 'mean' ('prod', 'amax' and 'amin' are not lowered)";
+}
+
 static const char *check_divmode(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *a = arg(n, 2);
   if (!a || a->kind == TRNC_ARG_NONE) return NULL;

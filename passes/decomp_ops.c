@@ -21,6 +21,8 @@
  *   reflection  (n-1) - |(n-1) - |i||      replication  clamp(i, 0, n-1)
  * (indices from an arange in float32, exact below 2^24, cast to int64).
  */
+#include <string.h>
+
 #include "passes/decompose.h"
 
 #define V trnc_db_val
@@ -131,4 +133,20 @@ trnc_status decomp_pad(trnc_db *b, const trnc_node *n) {
     x = DB(b, INDEX_SELECT, V(x), I(dim), V(trnc_db_cast(b, i, TRNC_I64)));
   }
   return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
+ * bool include_self=True) */
+trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref, src = n->args[3].u.ref;
+  bool mean = !strcmp(n->args[4].u.s, "mean"), self = trnc_arg_bool(n, 5, true);
+  const trnc_arg dim = n->args[1], idx = n->args[2];
+  trnc_ref zeros = DB(b, FULL_LIKE, V(x), I(0), NONE, NONE, NONE, NONE, NONE);
+  trnc_ref ones = DB(b, FULL_LIKE, V(src), I(1), NONE, NONE, NONE, NONE, NONE);
+  trnc_ref count = DB(b, SCATTER_ADD, V(zeros), dim, idx, V(ones));
+  trnc_ref base = self ? x : DB(b, MASKED_FILL, V(x), V(DB(b, GT_SCALAR, V(count), I(0))), I(0));
+  trnc_ref sum = DB(b, SCATTER_ADD, V(base), dim, idx, V(src));
+  if (!mean) return trnc_db_result(b, 0, sum);
+  trnc_ref denom = DB(b, CLAMP, V(DB(b, ADD_SCALAR, V(count), I(self ? 1 : 0), I(1))), I(1), NONE);
+  return trnc_db_result(b, 0, DB(b, DIV, V(sum), V(denom)));
 }

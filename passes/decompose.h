@@ -111,5 +111,10 @@ trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);
 /** reflection_pad{1,2,3}d / replication_pad{1,2,3}d: an index_select per
  *  padded dim with the source index of every output position. */
 trnc_status decomp_pad(trnc_db *b, const trnc_node *n);
+/** scatter_reduce.two(x, dim, index, src, reduce, include_self), reduce
+ *  'sum' or 'mean': scatter_add of src (onto x, or onto x zeroed where
+ *  index hits without include_self), divided for 'mean' by the count of
+ *  values reduced at each position (scatter_add of ones, plus 1 for self). */
+trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n);
 
 #endif

@@ -1452,6 +1452,21 @@ def _scatter_args(op_id, s: Sample):
     return s
 
 
+
+@override("SCATTER_REDUCE")
+def _scatter_reduce(dtype, full):
+    """Duplicate indices (several values reduced at one position), every
+    reduce trnc lowers, with and without self."""
+    out = []
+    for s in _scatter(dtype, full):
+        x, dim, _, src = s.args
+        for red in ("sum", "mean"):
+            for inc in (True, False):
+                out.append(Sample([x, dim, s.dup, src, red], {"include_self": inc},  # type: ignore[attr-defined]
+                                  tag=f"{s.tag}-{red}-{'self' if inc else 'noself'}"))
+    return out
+
+
 # --- creation -------------------------------------------------------------- #
 
 def _fill_for(dtype):
@@ -1867,6 +1882,7 @@ INT_POLICY = re.compile(r"\+-2\^24|eager PyTorch would wrap around")
 REFUSALS: dict[str, list[str]] = {
     # "bool tensors only"
     "BITWISE_XOR": [r"bool tensors only|2\^24"],
+    "SCATTER_REDUCE": [r"floating tensors"],
 }
 
 # Table lines a direct call of the OpOverload cannot reach trnc with: what
