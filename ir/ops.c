@@ -77,6 +77,14 @@ static const char *check_scatter_reduce(const trnc_graph *g, const trnc_node *n)
   return "reduce must be 'sum' or 'mean' ('prod', 'amax' and 'amin' are not lowered)";
 }
 
+static const char *check_bn_no_stats(const trnc_graph *g, const trnc_node *n) {
+  (void)g;
+  const trnc_arg *t = arg(n, 3);
+  return t && t->kind == TRNC_ARG_BOOL && !t->u.b
+             ? "training=False needs running statistics (batch norm without them normalizes by the batch)"
+             : NULL;
+}
+
 static const char *check_divmode(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *a = arg(n, 2);
   if (!a || a->kind == TRNC_ARG_NONE) return NULL;

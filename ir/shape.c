@@ -619,6 +619,13 @@ trnc_status rule_bn_functional(const trnc_graph *g, const trnc_node *n, trnc_typ
   return bn_common(g, n, out, nout, trnc_arg_bool(n, 5, true), d);
 }
 
+/* _native_batch_norm_legit.no_stats: output, save_mean, save_invstd ([C]). */
+trnc_status rule_bn_no_stats(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "batch_norm (no stats) has 3 outputs, the graph declares %u", nout);
+  return bn_common(g, n, out, nout, true, d);
+}
+
 trnc_status rule_bn_no_training(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                                 uint32_t nout, trnc_diags *d) {
   CHECK(nout == 3, "batch_norm (no training) has 3 outputs, the graph declares %u", nout);

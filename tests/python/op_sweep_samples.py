@@ -733,6 +733,12 @@ def _bn_args(op_id, s: Sample):
     return s
 
 
+@override("BATCH_NORM_NO_STATS")
+def _bn_no_stats(dtype, full):
+    return [Sample([x, w, b, True, 0.1, 1e-5], tag=s.tag)
+            for s in _bn(dtype, full) for x, w, b, _, _ in [s.args]]
+
+
 @override("BATCH_NORM_BACKWARD")
 def _bn_bw(dtype, full):
     out = []
