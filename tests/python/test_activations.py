@@ -91,3 +91,21 @@ def test_edge_values_match_eager(name):
     assert trnc.stats()["graphs"] > before
     assert got.dtype == want.dtype
     torch.testing.assert_close(got, want, rtol=2e-6, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_float32_output_of_a_float64_computation_stays_float32(n):
+    """x.double().exp().float(): after float64 runs as float32 the final
+    _to_copy is an identity copy, but the graph output must stay float32 (the
+    simplify pass moved the output to the float64 value: eager's float32
+    result came back as float64; found by the OpInfo test's logspace)."""
+    f = lambda x: torch.exp(x.double()).float()  # noqa: E731
+    x = torch.linspace(-1, 1, n)
+    got = torch.compile(f, backend="neuron", dynamic=False)(x)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, f(x))
+
+
+def test_logspace_without_steps_is_float32():
+    f = lambda: torch.logspace(0, -3, 0, dtype=torch.float32)  # noqa: E731
+    assert torch.compile(f, backend="neuron", dynamic=False)().dtype == torch.float32
