@@ -83,6 +83,8 @@ static const kir_reduction reductions[TRNC_OP_COUNT] = {
     [TRNC_OP_PROD_ALL] = RED(MUL, false, false, true, true, 1),
     [TRNC_OP_AMAX] = RED(MAX, false, false, false, false, 0),
     [TRNC_OP_AMIN] = RED(MIN, false, false, false, false, 0),
+    [TRNC_OP_MAX_ALL] = RED(MAX, false, false, true, false, 0),
+    [TRNC_OP_MIN_ALL] = RED(MIN, false, false, true, false, 0),
     [TRNC_OP_ANY_DIM] = RED(MAX, true, false, false, true, 0),
     [TRNC_OP_ANY_DIMS] = RED(MAX, true, false, false, true, 0),
     [TRNC_OP_ANY_ALL] = RED(MAX, true, false, true, true, 0),
@@ -522,6 +524,11 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
       int r = kir_tt(k, F, n->op == TRNC_OP_FMAX ? TRNC_NC_ALU_MAX : TRNC_NC_ALU_MIN, x, o);
       r = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), o, r);
       return kir_select(k, dt, kir_tt(k, F, TRNC_NC_ALU_NE, o, o), x, r);
+    }
+    case TRNC_OP_ANGLE: { /* of a real x: pi where x < 0, else 0; NaN stays NaN */
+      int r = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0), kir_const(k, F, ax, 3.14159265358979f),
+                         kir_const(k, F, ax, 0));
+      return kir_select(k, dt, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), x, r);
     }
     case TRNC_OP_FILL_SCALAR: return kir_const(k, dt, ax, num(n, 1, 0));
     case TRNC_OP_POW_SCALAR_BASE: { /* base ** exponent, base a Python number */

@@ -21,8 +21,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('addbmm', 'forward'): 'no lowering for aten.addbmm.default',
  ('addbmm', 'grad'): 'no lowering for aten.addbmm.default',
- ('angle', 'forward'): 'no lowering for aten.angle.default',
- ('angle', 'grad'): 'no lowering for aten.angle.default',
  ('argsort', 'forward'): 'no lowering for aten.sort.default',
  ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "
@@ -301,12 +299,8 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('matrix_exp', 'forward'): 'no lowering for aten.linalg_matrix_exp.default',
  ('matrix_exp', 'grad'): 'no lowering for aten.linalg_matrix_exp.default',
- ('max.reduction_no_dim', 'forward'): 'no lowering for aten.max.default',
- ('max.reduction_no_dim', 'grad'): 'no lowering for aten.max.default',
  ('median', 'forward'): 'no lowering for aten.median.default',
  ('median', 'grad'): 'no lowering for aten.median.default',
- ('min.reduction_no_dim', 'forward'): 'no lowering for aten.min.default',
- ('min.reduction_no_dim', 'grad'): 'no lowering for aten.min.default',
  ('mode', 'forward'): 'no lowering for aten.mode.default',
  ('mode', 'grad'): 'no lowering for aten.mode.default',
  ('msort', 'forward'): 'no lowering for aten.sort.default',
