@@ -12,12 +12,13 @@ APT_PACKAGES := build-essential pkg-config protobuf-c-compiler libprotobuf-c-dev
                 protobuf-compiler libxxhash-dev libcmocka-dev llvm-16-dev clang-16 \
                 libclang-rt-16-dev python3-venv redis-server
 PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15 tqdm \
-                "scikit-build-core>=0.10" cmake ninja matplotlib transformers==5.23.0 redis==8.1.0
+                "scikit-build-core>=0.10" cmake ninja matplotlib transformers==5.23.0 redis==8.1.0 \
+                expecttest==0.3.0
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep models demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep opinfo models demo docs clean
 
 all: install
 
@@ -97,6 +98,24 @@ fuzz-shapes: install
 OP_SWEEP_ARGS ?=
 op-sweep: install
 	TRNC_OP_SWEEP=full $(VENV)/bin/pytest -q tests/python/test_op_sweep.py $(OP_SWEEP_ARGS)
+
+# PyTorch's OpInfo database (tests/python/test_opinfo.py) in full: every
+# op_db entry's first float32 sample, forward and input gradients, in
+# OPINFO_SHARDS pytest processes (one per core by default; entry i runs in
+# shard i mod OPINFO_SHARDS). Each shard reports to build/opinfo-N.jsonl;
+# the summary (entries reaching trnc, pass rates, most refused ops) follows.
+# `make test` runs every 12th entry. OPINFO_ARGS="-k cumsum" for one entry.
+OPINFO_SHARDS ?= $(JOBS)
+OPINFO_ARGS ?=
+opinfo: install
+	@mkdir -p build && rm -f build/opinfo-*.jsonl build/opinfo-*.log
+	@pids=""; for i in $$(seq 0 $$(($(OPINFO_SHARDS) - 1))); do \
+	  TRNC_OPINFO=full TRNC_OPINFO_SHARD=$$i/$(OPINFO_SHARDS) TRNC_OPINFO_REPORT=build/opinfo-$$i.jsonl \
+	    $(VENV)/bin/pytest -q -p no:cacheprovider tests/python/test_opinfo.py $(OPINFO_ARGS) \
+	    > build/opinfo-$$i.log 2>&1 & pids="$$pids $$!"; \
+	done; rc=0; for p in $$pids; do wait $$p || rc=1; done; \
+	tail -n 3 build/opinfo-*.log; \
+	$(PY) tests/python/opinfo_report.py build/opinfo-*.jsonl; exit $$rc
 
 # The model suite in full: every architecture of tests/models/zoo.py trained
 # one step with its default and with eager attention, and run in inference

@@ -111,7 +111,7 @@ static bool is_view_op(trnc_op op) {
     case TRNC_OP_EXPAND: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE: case TRNC_OP_SQUEEZE_DIM:
     case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_T:
     case TRNC_OP_TRANSPOSE: case TRNC_OP_ALIAS: case TRNC_OP_SPLIT: case TRNC_OP_SPLIT_WITH_SIZES:
-    case TRNC_OP_AS_STRIDED: case TRNC_OP_WAIT_TENSOR:
+    case TRNC_OP_AS_STRIDED: case TRNC_OP_WAIT_TENSOR: case TRNC_OP_DIAGONAL:
       return true;
     default: return false;
   }

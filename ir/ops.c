@@ -57,6 +57,34 @@ static const char *check_clamp(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *t = trnc_ref_type(g, n->args[0].u.ref);
+  for (uint32_t k = 0; k < n->nouts; k++)
+    for (int i = 0; i < g->values[n->outs[k]].type.rank; i++)
+      if (g->values[n->outs[k]].type.shape[i] == 0 || t->rank < 2)
+        return "an empty diagonal (offset past the matrix, or a dim of size 0) is not lowered";
+  return NULL;
+}
+
+static const char *check_scatter_reduce(const trnc_graph *g, const trnc_node *n) {
+  trnc_dtype self = trnc_ref_type(g, n->args[0].u.ref)->dtype;
+  trnc_dtype src = trnc_ref_type(g, n->args[3].u.ref)->dtype;
+  if (self == TRNC_I64 || self == TRNC_I32 || self == TRNC_BOOL || src != self)
+    return "self and src must be floating tensors of one dtype";
+  const trnc_arg *r = arg(n, 4);
+  if (r && r->kind == TRNC_ARG_STR && (!strcmp(r->u.s, "sum") || !strcmp(r->u.s, "mean")))
+    return NULL;
+  return "reduce must be 'sum' or 'mean' ('prod', 'amax' and 'amin' are not lowered)";
+}
+
+static const char *check_bn_no_stats(const trnc_graph *g, const trnc_node *n) {
+  (void)g;
+  const trnc_arg *t = arg(n, 3);
+  return t && t->kind == TRNC_ARG_BOOL && !t->u.b
+             ? "training=False needs running statistics (batch norm without them normalizes by the batch)"
+             : NULL;
+}
+
 static const char *check_divmode(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *a = arg(n, 2);
   if (!a || a->kind == TRNC_ARG_NONE) return NULL;
@@ -277,6 +305,7 @@ bool trnc_op_get_info(size_t i, trnc_op_info *out) {
   out->dtypes = dts[i];
   out->max_rank = d->max_rank;
   out->limits = d->limits;
+  out->decomp = trnc_op_decomposed((trnc_op)i) ? d->decomp : "";
   return true;
 }
 

@@ -295,6 +295,15 @@ trnc_status rule_clamp(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
   return TRNC_OK;
 }
 
+/* clamp.Tensor: self, min and max broadcast together; the promoted dtype. */
+trnc_status rule_clamp_tensor(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                              uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1, 2};
+  trnc_status s = broadcast(g, n, a, 3, &out[0], d);
+  out[0].dtype = trnc_promote_args(g, n, a, 3);
+  return s;
+}
+
 trnc_status rule_pow_scalar(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   static const int a[] = {0, 1};
@@ -608,6 +617,13 @@ trnc_status rule_bn_functional(const trnc_graph *g, const trnc_node *n, trnc_typ
                                uint32_t nout, trnc_diags *d) {
   CHECK(nout == 5, "batch_norm (functional) has 5 outputs, the graph declares %u", nout);
   return bn_common(g, n, out, nout, trnc_arg_bool(n, 5, true), d);
+}
+
+/* _native_batch_norm_legit.no_stats: output, save_mean, save_invstd ([C]). */
+trnc_status rule_bn_no_stats(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                             uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "batch_norm (no stats) has 3 outputs, the graph declares %u", nout);
+  return bn_common(g, n, out, nout, true, d);
 }
 
 trnc_status rule_bn_no_training(const trnc_graph *g, const trnc_node *n, trnc_type *out,
@@ -1259,6 +1275,30 @@ trnc_status rule_select(const trnc_graph *g, const trnc_node *n, trnc_type *out,
     r++;
   }
   out[0].rank = (uint8_t)r;
+  return TRNC_OK;
+}
+
+/* diagonal(self, offset, dim1, dim2): a view over the other dims in order,
+ * then the diagonal (stride s1 + s2, starting offset s2 or -offset s1 in). */
+trnc_status rule_diagonal(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                          uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t off = trnc_arg_int(n, 1, 0), d1 = trnc_arg_int(n, 2, 0), d2 = trnc_arg_int(n, 3, 1);
+  CHECK(x->rank >= 2 && wrap_dim(&d1, x->rank) && wrap_dim(&d2, x->rank) && d1 != d2,
+        "diagonal: dim1 and dim2 must be two different dims of a tensor of rank >= 2");
+  int64_t n1 = x->shape[d1], n2 = x->shape[d2];
+  int64_t len = off >= 0 ? (n1 < n2 - off ? n1 : n2 - off) : (n1 + off < n2 ? n1 + off : n2);
+  view_of(&out[0], x);
+  int r = 0;
+  for (int i = 0; i < x->rank; i++) {
+    if (i == d1 || i == d2) continue;
+    out[0].shape[r] = x->shape[i];
+    out[0].stride[r++] = x->stride[i];
+  }
+  out[0].shape[r] = len > 0 ? len : 0;
+  out[0].stride[r] = x->stride[d1] + x->stride[d2];
+  out[0].rank = (uint8_t)(r + 1);
+  out[0].offset = x->offset + (off >= 0 ? off * x->stride[d2] : -off * x->stride[d1]);
   return TRNC_OK;
 }
 

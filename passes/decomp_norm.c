@@ -73,3 +73,32 @@ trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n) {
   if (!st) st = trnc_db_result(b, 2, trnc_db_view(b, rstd, 2, stat));
   return st;
 }
+
+/* _native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias,
+ * bool training, float momentum, float eps) -> (out, save_mean, save_invstd) */
+trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[0].u.ref);
+  int64_t C = t.shape[1], dims[TRNC_MAX_RANK], pshape[TRNC_MAX_RANK];
+  int nd = 0;
+  for (int i = 0; i < t.rank; i++) {
+    if (i != 1) dims[nd++] = i;
+    pshape[i] = i == 1 ? C : 1;
+  }
+  double eps = trnc_arg_number(&n->args[5], 1e-5);
+  trnc_ref x = trnc_db_f32(b, n->args[0].u.ref);
+  trnc_arg over = trnc_db_ints(b, dims, nd), keep = trnc_db_bool(true);
+  trnc_ref mean = DB(b, MEAN, V(x), over, keep, NONE);
+  trnc_ref d = DB(b, SUB, V(x), V(mean), I(1));
+  trnc_ref var = DB(b, MEAN, V(DB(b, MUL, V(d), V(d))), over, keep, NONE);
+  trnc_ref rstd = DB(b, RSQRT, V(DB(b, ADD_SCALAR, V(var), F(eps), I(1))));
+  trnc_ref y = DB(b, MUL, V(d), V(rstd));
+  for (uint32_t a = 1; a <= 2; a++) {
+    if (n->args[a].kind != TRNC_ARG_VALUE) continue;
+    trnc_ref p = trnc_db_view(b, trnc_db_f32(b, n->args[a].u.ref), t.rank - 1, pshape + 1);
+    y = a == 1 ? DB(b, MUL, V(y), V(p)) : DB(b, ADD, V(y), V(p), I(1));
+  }
+  trnc_status st = trnc_db_result(b, 0, y);
+  if (!st) st = trnc_db_result(b, 1, trnc_db_view(b, mean, 1, &C));
+  if (!st) st = trnc_db_result(b, 2, trnc_db_view(b, rstd, 1, &C));
+  return st;
+}

@@ -15,7 +15,14 @@
  * copied and viewed as [r0*d0, r1*d1]. flip reverses each listed dim by an
  * index_select with a descending arange; empty_strided and empty_permuted
  * are empty (trnc's empty is zeros) in the declared layout.
+ *
+ * Padding by an index_select per padded dim of size n with pads (l, r):
+ * output position i in [-l, n + r) reads
+ *   reflection  (n-1) - |(n-1) - |i||      replication  clamp(i, 0, n-1)
+ * (indices from an arange in float32, exact below 2^24, cast to int64).
  */
+#include <string.h>
+
 #include "passes/decompose.h"
 
 #define V trnc_db_val
@@ -95,4 +102,51 @@ trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
   trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;
   trnc_ref e = DB(b, EMPTY, n->args[0], trnc_db_dtype(dt), NONE, NONE, NONE, NONE);
   return trnc_db_result(b, 0, e);
+}
+
+/* var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) */
+trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n) {
+  int64_t correction = trnc_arg_bool(n, 2, true) ? 1 : 0;
+  trnc_ref v = DB(b, VAR, n->args[0], n->args[1], I(correction), trnc_db_bool(trnc_arg_bool(n, 3, false)));
+  return trnc_db_result(b, 0, v);
+}
+
+/* reflection_padNd / replication_padNd(Tensor self, SymInt[2N] padding) */
+trnc_status decomp_pad(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  const trnc_arg *pl = &n->args[1];
+  bool reflect = n->op == TRNC_OP_REFLECTION_PAD1D || n->op == TRNC_OP_REFLECTION_PAD2D ||
+                 n->op == TRNC_OP_REFLECTION_PAD3D;
+  trnc_arg f32 = trnc_db_dtype(TRNC_F32);
+  for (uint32_t k = 0; k + 1 < pl->u.list.n; k += 2) {
+    int dim = t.rank - 1 - (int)(k / 2);
+    int64_t l = pl->u.list.items[k].u.i, r = pl->u.list.items[k + 1].u.i, last = t.shape[dim] - 1;
+    if (l == 0 && r == 0) continue;
+    trnc_ref i = DB(b, ARANGE_START, I(-l), I(last + 1 + r), f32, NONE, NONE, NONE);
+    if (reflect) {
+      trnc_ref a = DB(b, RSUB_SCALAR, V(DB(b, ABS, V(i))), I(last), I(1));
+      i = DB(b, RSUB_SCALAR, V(DB(b, ABS, V(a))), I(last), I(1));
+    } else {
+      i = DB(b, CLAMP, V(i), I(0), I(last));
+    }
+    x = DB(b, INDEX_SELECT, V(x), I(dim), V(trnc_db_cast(b, i, TRNC_I64)));
+  }
+  return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
+}
+
+/* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
+ * bool include_self=True) */
+trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref, src = n->args[3].u.ref;
+  bool mean = !strcmp(n->args[4].u.s, "mean"), self = trnc_arg_bool(n, 5, true);
+  const trnc_arg dim = n->args[1], idx = n->args[2];
+  trnc_ref zeros = DB(b, FULL_LIKE, V(x), I(0), NONE, NONE, NONE, NONE, NONE);
+  trnc_ref ones = DB(b, FULL_LIKE, V(src), I(1), NONE, NONE, NONE, NONE, NONE);
+  trnc_ref count = DB(b, SCATTER_ADD, V(zeros), dim, idx, V(ones));
+  trnc_ref base = self ? x : DB(b, MASKED_FILL, V(x), V(DB(b, GT_SCALAR, V(count), I(0))), I(0));
+  trnc_ref sum = DB(b, SCATTER_ADD, V(base), dim, idx, V(src));
+  if (!mean) return trnc_db_result(b, 0, sum);
+  trnc_ref denom = DB(b, CLAMP, V(DB(b, ADD_SCALAR, V(count), I(self ? 1 : 0), I(1))), I(1), NONE);
+  return trnc_db_result(b, 0, DB(b, DIV, V(sum), V(denom)));
 }

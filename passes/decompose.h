@@ -105,5 +105,20 @@ trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
+/** var.dim(x, dim, unbiased, keepdim): var.correction with correction
+ *  1 (unbiased) or 0 (passes/decomp_ops.c). */
+trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);
+/** reflection_pad{1,2,3}d / replication_pad{1,2,3}d: an index_select per
+ *  padded dim with the source index of every output position. */
+trnc_status decomp_pad(trnc_db *b, const trnc_node *n);
+/** _native_batch_norm_legit.no_stats(x, w, b, training, momentum, eps):
+ *  two-pass float32 mean and variance over every dim but 1, then the affine
+ *  weight and bias per channel (passes/decomp_norm.c). */
+trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n);
+/** scatter_reduce.two(x, dim, index, src, reduce, include_self), reduce
+ *  'sum' or 'mean': scatter_add of src (onto x, or onto x zeroed where
+ *  index hits without include_self), divided for 'mean' by the count of
+ *  values reduced at each position (scatter_add of ones, plus 1 for self). */
+trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n);
 
 #endif

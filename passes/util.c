@@ -75,8 +75,17 @@ bool trnc_pu_is_graph_output(const trnc_graph *g, trnc_ref r) {
   return false;
 }
 
+/* The dtype a value has at the Python boundary: its declared torch dtype
+ * (float64 of a value legalize_f64 computes in float32), else its own. */
+static trnc_dtype boundary_dtype(const trnc_value *v) {
+  return v->torch_dtype ? v->torch_dtype : v->type.dtype;
+}
+
 bool trnc_pu_output_redirect_ok(const trnc_graph *g, trnc_ref from, trnc_ref to) {
   if (!trnc_pu_type_equiv(&g->values[from].type, &g->values[to].type)) return false;
+  /* x.double().exp().float(): the f64 -> f32 copy is an identity after
+   * legalize_f64, but the output must stay float32 for the caller */
+  if (boundary_dtype(&g->values[from]) != boundary_dtype(&g->values[to])) return false;
   trnc_ref root_to = trnc_pu_storage_root(g, to), root_from = trnc_pu_storage_root(g, from);
   if (root_from == root_to && root_from != from) return true;   /* already a view of it */
   trnc_op rop = g->nodes[g->values[root_to].node].op;

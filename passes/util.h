@@ -53,7 +53,9 @@ trnc_ref trnc_pu_storage_root(const trnc_graph *g, trnc_ref r);
  * `from` is a view or alias of `to`'s storage the aliasing is unchanged.
  * Otherwise `to`'s storage must be fresh: not a placeholder or constant (the
  * caller's input or a buffer reused across calls) and not the storage of any
- * other graph output (the caller may mutate one output in place).
+ * other graph output (the caller may mutate one output in place). Both
+ * must also have one dtype at the Python boundary (a float64 value that
+ * legalize_f64 computes in float32 stays float64 there).
  */
 bool trnc_pu_output_redirect_ok(const trnc_graph *g, trnc_ref from, trnc_ref to);
 

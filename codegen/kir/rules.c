@@ -86,6 +86,8 @@ static const kir_reduction reductions[TRNC_OP_COUNT] = {
     [TRNC_OP_PROD_ALL] = RED(MUL, false, false, true, true, 1),
     [TRNC_OP_AMAX] = RED(MAX, false, false, false, false, 0),
     [TRNC_OP_AMIN] = RED(MIN, false, false, false, false, 0),
+    [TRNC_OP_MAX_ALL] = RED(MAX, false, false, true, false, 0),
+    [TRNC_OP_MIN_ALL] = RED(MIN, false, false, true, false, 0),
     [TRNC_OP_ANY_DIM] = RED(MAX, true, false, false, true, 0),
     [TRNC_OP_ANY_DIMS] = RED(MAX, true, false, false, true, 0),
     [TRNC_OP_ANY_ALL] = RED(MAX, true, false, true, true, 0),
@@ -261,6 +263,100 @@ static int atan_of(kir_kernel *k, trnc_dtype dt, int x) {
   return kir_select(k, dt, mid, outer, p);
 }
 
+/* Inverse and hyperbolic functions over exp, log, sqrt and atan (fp32):
+ *   asin x  = atan(x / sqrt((1-x)(1+x)))        (+-1 -> +-pi/2, |x| > 1 -> NaN)
+ *   acos x  = 2 atan(sqrt((1-x) / (1+x)))       (-1 -> pi, 1 -> 0)
+ *   sinh x  = (e^x - e^-x) / 2,  cosh x = (e^x + e^-x) / 2
+ *   asinh x = sign(x) log(|x| + sqrt(x^2 + 1))
+ *   acosh x = log(x + sqrt((x-1)(x+1)))
+ *   atanh x = log((1+x) / (1-x)) / 2 */
+static int inverse_hyperbolic(kir_kernel *k, trnc_op op, trnc_dtype dt, int x) {
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, ADD = TRNC_NC_ALU_ADD;
+  const int DIV = TRNC_NC_ALU_DIV, SQRT = TRNC_NC_ACT_SQRT, LOG = TRNC_NC_ACT_LOG;
+  int omx = kir_ts(k, F, x, MUL, -1, ADD, 1), opx = kir_ts(k, F, x, ADD, 1, B, 0);
+  switch (op) {
+    case TRNC_OP_ASIN:
+      return atan_of(k, dt, kir_tt(k, F, DIV, x, kir_act(k, F, SQRT, kir_tt(k, F, MUL, omx, opx), 1, 0)));
+    case TRNC_OP_ACOS:
+      return kir_ts(k, dt, atan_of(k, F, kir_act(k, F, SQRT, kir_tt(k, F, DIV, omx, opx), 1, 0)),
+                    MUL, 2, B, 0);
+    case TRNC_OP_SINH:
+    case TRNC_OP_COSH: {
+      int ep = kir_act(k, F, TRNC_NC_ACT_EXP, x, 1, 0), en = kir_act(k, F, TRNC_NC_ACT_EXP, x, -1, 0);
+      int v = kir_tt(k, F, op == TRNC_OP_SINH ? TRNC_NC_ALU_SUB : ADD, ep, en);
+      return kir_ts(k, dt, v, MUL, 0.5f, B, 0);
+    }
+    case TRNC_OP_ASINH: {
+      int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+      int r = kir_act(k, F, SQRT, kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_SQUARE, x, 1, 0), ADD, 1, B, 0), 1, 0);
+      int l = kir_act(k, F, LOG, kir_tt(k, F, ADD, ax, r), 1, 0);
+      return kir_tt(k, dt, MUL, l, kir_act(k, F, TRNC_NC_ACT_SIGN, x, 1, 0));
+    }
+    case TRNC_OP_ACOSH: {
+      int r = kir_act(k, F, SQRT, kir_tt(k, F, MUL, kir_ts(k, F, x, ADD, -1, B, 0), opx), 1, 0);
+      return kir_act(k, dt, LOG, kir_tt(k, F, ADD, x, r), 1, 0);
+    }
+    default: /* TRNC_OP_ATANH */
+      return kir_ts(k, dt, kir_act(k, F, LOG, kir_tt(k, F, DIV, opx, omx), 1, 0), MUL, 0.5f, B, 0);
+  }
+}
+
+/* atan2(y, x) = atan(y/x), plus pi (y >= 0) or -pi (y < 0) where x < 0;
+ * x == 0 gives y/x = +-inf, so +-pi/2; atan2(0, 0) = 0 as in libm. */
+static int atan2_of(kir_kernel *k, trnc_dtype dt, int y, int x) {
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS;
+  uint32_t axes = k->values[y].axes | k->values[x].axes;
+  int r = atan_of(k, F, kir_tt(k, F, TRNC_NC_ALU_DIV, y, x));
+  int yneg = kir_ts(k, F, y, TRNC_NC_ALU_LT, 0, B, 0);
+  int corr = kir_select(k, F, yneg, kir_const(k, F, axes, -3.14159265358979f),
+                        kir_const(k, F, axes, 3.14159265358979f));
+  r = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0), kir_tt(k, F, TRNC_NC_ALU_ADD, r, corr), r);
+  int zero = kir_tt(k, F, TRNC_NC_ALU_AND, kir_ts(k, F, y, TRNC_NC_ALU_EQ, 0, B, 0),
+                    kir_ts(k, F, x, TRNC_NC_ALU_EQ, 0, B, 0));
+  return kir_select(k, dt, zero, kir_const(k, F, axes, 0), r);
+}
+
+/* t(q): trunc(q) where |q| < 2^23 (the int32 store truncates), else q,
+ * which is integral, infinite or NaN there in fp32. */
+static int trunc_wide(kir_kernel *k, int q) {
+  const trnc_dtype F = TRNC_F32;
+  int small = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_ABS, q, 1, 0), TRNC_NC_ALU_LT, 8388608.0f,
+                     TRNC_NC_ALU_BYPASS, 0);
+  return kir_select(k, F, small, trunc_of(k, F, q), q);
+}
+
+/* fmod(a, b) = a - t(a/b) b (the sign of a; b == 0 gives NaN as in C);
+ * remainder(a, b) = fmod, plus b where that is nonzero and its sign differs
+ * from b's (Python's modulo, as ATen computes it). */
+static int fmod_remainder(kir_env *E, const trnc_node *n, trnc_dtype dt, bool python_mod) {
+  kir_kernel *k = E->k;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL;
+  int a = arg_val(E, n, 0), b = arg_val(E, n, 1);
+  if (b < 0) b = kir_const(k, F, k->values[a].axes, num(n, 1, 0));
+  int q = trunc_wide(k, kir_tt(k, F, TRNC_NC_ALU_DIV, a, b));
+  int r = kir_tt(k, F, TRNC_NC_ALU_SUB, a, kir_tt(k, F, MUL, q, b));
+  if (!python_mod) return kir_copy(k, dt, r);
+  int rneg = kir_ts(k, F, r, TRNC_NC_ALU_LT, 0, B, 0), bneg = kir_ts(k, F, b, TRNC_NC_ALU_LT, 0, B, 0);
+  int fix = kir_tt(k, F, TRNC_NC_ALU_AND, kir_ts(k, F, r, TRNC_NC_ALU_NE, 0, B, 0),
+                   kir_tt(k, F, TRNC_NC_ALU_XOR, rneg, bneg));
+  return kir_select(k, dt, fix, kir_tt(k, F, TRNC_NC_ALU_ADD, r, b), r);
+}
+
+/* round half to even: |x| < 2^23: (|x| + 2^23) - 2^23 rounds to an integer
+ * in fp32 (its ulp there is 1), with x's sign (-0.3 -> -0); else x, which
+ * is integral, infinite or NaN. */
+static int round_of(kir_kernel *k, trnc_dtype dt, int x) {
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS;
+  int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+  int r = kir_ts(k, F, kir_ts(k, F, ax, TRNC_NC_ALU_ADD, 8388608.0f, B, 0), TRNC_NC_ALU_ADD, -8388608.0f, B, 0);
+  r = kir_tt(k, F, TRNC_NC_ALU_MUL, r, kir_act(k, F, TRNC_NC_ACT_SIGN, x, 1, 0));
+  return kir_select(k, dt, kir_ts(k, F, ax, TRNC_NC_ALU_LT, 8388608.0f, B, 0), r, x);
+}
+
 /* The value of node n (not in the simple table). */
 static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char **why) {
   kir_kernel *k = E->k;
@@ -322,7 +418,8 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_SUB_SCALAR: return add_sub(E, n, dt, TRNC_NC_ALU_SUB);
     case TRNC_OP_RSUB_SCALAR: /* other - alpha * self */
       return kir_ts(k, dt, x, MUL, num(n, 2, 0), TRNC_NC_ALU_RSUB, num(n, 1, 0));
-    case TRNC_OP_DIV_MODE: {
+    case TRNC_OP_DIV_MODE:
+    case TRNC_OP_DIV_SCALAR_MODE: {
       const trnc_arg *m = trnc_node_arg(n, 2);
       int q = binary(E, n, F, TRNC_NC_ALU_DIV);
       if (m->kind == TRNC_ARG_NONE) return kir_copy(k, dt, q);
@@ -389,6 +486,65 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
       return kir_tt(k, dt, TRNC_NC_ALU_DIV, kir_act(k, F, TRNC_NC_ACT_SIN, x, 1, 0),
                     kir_act(k, F, TRNC_NC_ACT_COS, x, 1, 0));
     case TRNC_OP_ATAN: return atan_of(k, dt, x);
+    case TRNC_OP_ASIN:
+    case TRNC_OP_ACOS:
+    case TRNC_OP_SINH:
+    case TRNC_OP_COSH:
+    case TRNC_OP_ASINH:
+    case TRNC_OP_ACOSH:
+    case TRNC_OP_ATANH: return inverse_hyperbolic(k, n->op, dt, x);
+    case TRNC_OP_ATAN2: return atan2_of(k, dt, x, arg_val(E, n, 1));
+    case TRNC_OP_ISINF:
+      return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0), TRNC_NC_ALU_EQ, INFINITY, B, 0);
+    case TRNC_OP_ROUND:
+      return is_float_dt(k->values[x].dtype) ? round_of(k, dt, x) : kir_copy(k, dt, x);
+    case TRNC_OP_FMOD:
+    case TRNC_OP_FMOD_SCALAR: return fmod_remainder(E, n, dt, false);
+    case TRNC_OP_REMAINDER:
+    case TRNC_OP_REMAINDER_SCALAR: return fmod_remainder(E, n, dt, true);
+    case TRNC_OP_ROUND_DECIMALS: { /* as ATen: round(x * 10^d) / 10^d, or round(x / 10^-d) * 10^-d */
+      int64_t d = trnc_arg_int(n, 1, 0);
+      float p = (float)pow(10.0, (double)(d < 0 ? -d : d));
+      if (d == 0) return round_of(k, dt, x);
+      int up = d > 0 ? MUL : TRNC_NC_ALU_DIV, down = d > 0 ? TRNC_NC_ALU_DIV : MUL;
+      return kir_ts(k, dt, round_of(k, F, kir_ts(k, F, x, up, p, B, 0)), down, p, B, 0);
+    }
+    case TRNC_OP_COPYSIGN:
+    case TRNC_OP_COPYSIGN_SCALAR: { /* |x| with the sign bit of other (1/other < 0 also for -0) */
+      int ax2 = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+      int neg = kir_ts(k, F, ax2, MUL, -1, B, 0);
+      int o = arg_val(E, n, 1);
+      if (o < 0) return kir_copy(k, dt, 1 / num(n, 1, 0) < 0 ? neg : ax2);
+      /* 1/o on VectorE: ScalarE's bias add would turn -0 into +0 */
+      int inv = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_const(k, F, k->values[o].axes, 1), o);
+      int sb = kir_ts(k, F, inv, TRNC_NC_ALU_LT, 0, B, 0);
+      return kir_select(k, dt, sb, neg, ax2);
+    }
+    case TRNC_OP_FMAX:
+    case TRNC_OP_FMIN: { /* max/min ignoring a NaN operand (NaN only if both are) */
+      int o = arg_val(E, n, 1);
+      if (o < 0) o = kir_const(k, F, ax, num(n, 1, 0));
+      int r = kir_tt(k, F, n->op == TRNC_OP_FMAX ? TRNC_NC_ALU_MAX : TRNC_NC_ALU_MIN, x, o);
+      r = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), o, r);
+      return kir_select(k, dt, kir_tt(k, F, TRNC_NC_ALU_NE, o, o), x, r);
+    }
+    case TRNC_OP_ANGLE: { /* of a real x: pi where x < 0, else 0; NaN stays NaN */
+      int r = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0), kir_const(k, F, ax, 3.14159265358979f),
+                         kir_const(k, F, ax, 0));
+      return kir_select(k, dt, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), x, r);
+    }
+    case TRNC_OP_FILL_SCALAR: return kir_const(k, dt, ax, num(n, 1, 0));
+    case TRNC_OP_POW_SCALAR_BASE: { /* base ** exponent, base a Python number */
+      int e = arg_val(E, n, 1);
+      return kir_tt(k, dt, TRNC_NC_ALU_POW, kir_const(k, F, k->values[e].axes, num(n, 0, 0)), e);
+    }
+    case TRNC_OP_CLAMP_TENSOR: { /* min(max(x, lo), hi), either bound optional */
+      int lo = arg_val(E, n, 1), hi = arg_val(E, n, 2);
+      int v = x;
+      if (lo >= 0) v = kir_tt(k, hi >= 0 ? F : dt, TRNC_NC_ALU_MAX, v, lo);
+      if (hi >= 0) v = kir_tt(k, dt, TRNC_NC_ALU_MIN, v, hi);
+      return v;
+    }
     case TRNC_OP_ISNAN: return kir_tt(k, dt, TRNC_NC_ALU_NE, x, x);
     default:
       *why = "no NeuronCore lowering in an elementwise kernel";

@@ -419,6 +419,9 @@ typedef struct trnc_op_info {
   const char *dtypes;      /* supported dtypes, e.g. "f32 bf16 f16" */
   int max_rank;            /* highest supported operand rank */
   const char *limits;      /* attribute limits in words, "" if none */
+  const char *decomp;      /* passes/decompose.c function that rewrites the op
+                              into ops of the table, or "" when the code
+                              generator lowers it itself */
 } trnc_op_info;
 
 /** Number of lowerable ops in the table. */

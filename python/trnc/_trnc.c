@@ -771,6 +771,7 @@ static PyObject *mod_ops(PyObject *m, PyObject *Py_UNUSED(a)) {
         dict_set_str(d, "dtypes", info.dtypes) < 0 ||
         dict_set_long(d, "max_rank", info.max_rank) < 0 ||
         dict_set_str(d, "limits", info.limits) < 0 ||
+        dict_set_str(d, "decomposition", info.decomp) < 0 ||
         PyList_Append(list, d) < 0) {
       Py_XDECREF(d);
       Py_DECREF(list);

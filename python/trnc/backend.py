@@ -160,14 +160,30 @@ def native_targets() -> frozenset[str]:
     return frozenset(op["fx_target"] for op in _trnc.ops() if op.get("fx_target"))
 
 
+# Ops outside Core ATen that core_aten_decompositions() leaves whole but
+# torch's own decomposition table rewrites into ops trnc lowers (found
+# refused by the OpInfo test, tests/python/test_opinfo.py).
+# (Not those whose decompositions leave prims ops, copysign, fmax, fmin,
+# round.decimals, or in-place copies, diagonal_scatter.)
+EXTRA_DECOMPOSITIONS = (
+    "addmv", "ldexp", "dist", "view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
+)
+
+
 def decompositions() -> dict[Any, Callable[..., Any]]:
     """The decomposition table given to aot_autograd (a fresh dict each call,
     from torch's table as it is now: modules that torch imports while it
-    compiles, e.g. for its AOTAutogradCache, register more decompositions)."""
-    from torch._decomp import core_aten_decompositions
+    compiles, e.g. for its AOTAutogradCache, register more decompositions):
+    Core ATen's plus torch's for EXTRA_DECOMPOSITIONS, minus the ops trnc
+    lowers natively."""
+    from torch._decomp import core_aten_decompositions, get_decompositions
 
     keep = native_targets()
-    return {op: fn for op, fn in core_aten_decompositions().items() if str(op) not in keep}
+    table = dict(core_aten_decompositions())
+    packets = [getattr(torch.ops.aten, name) for name in EXTRA_DECOMPOSITIONS]
+    for op, fn in get_decompositions(packets).items():
+        table.setdefault(op, fn)
+    return {op: fn for op, fn in table.items() if str(op) not in keep}
 
 
 # --------------------------------------------------------------------------- #

@@ -582,6 +582,37 @@ def _max_dim(dtype, full):
     return out
 
 
+@override("VAR_DIM")
+def _var_dim(dtype, full):
+    out = []
+    for shape in _shapes(full):
+        st = shape_tag(shape)
+        for dt, dims in _reduce_dims(shape):
+            for unbiased in (True, False):
+                mk = _mk("var_dim", dtype, st, dt, unbiased)
+                out.append(Sample([mk.tensor(shape, dtype), dims, unbiased, dt == "first"],
+                                  tag=f"{st}-{dt}-u{int(unbiased)}"))
+    return out
+
+
+# (shape, offset, dim1, dim2)
+DIAGONAL_CASES = [((3, 5), 0, 0, 1), ((3, 5), 2, 0, 1), ((3, 5), -2, 0, 1), ((5, 3), 1, 1, 0),
+                  ((2, 4, 129), 5, 1, 2), ((2, 3, 4), -1, 0, 2), ((130, 3), 0, -1, -2),
+                  ((2, 1, 3, 3), 0, 2, 3)]
+
+
+@override("DIAGONAL")
+def _diagonal(dtype, full):
+    out = []
+    for shape, off, d1, d2 in DIAGONAL_CASES:
+        st = shape_tag(shape)
+        for lay in (layouts_for(shape) if len(shape) == 2 else ["c"]):
+            mk = _mk("diagonal", dtype, st, off, d1, d2, lay)
+            out.append(Sample([mk.tensor(shape, dtype, lay), off, d1, d2],
+                              tag=f"{st}-o{off}-{d1}{d2}-{lay}", kind="c" if lay == "c" else "nc"))
+    return out
+
+
 @override("VAR", "VAR_MEAN")
 def _var(dtype, full):
     out = []
@@ -700,6 +731,12 @@ def _bn_args(op_id, s: Sample):
     else:
         s.args = [x, w, b, rm, rv, 0.1, 1e-5]
     return s
+
+
+@override("BATCH_NORM_NO_STATS")
+def _bn_no_stats(dtype, full):
+    return [Sample([x, w, b, True, 0.1, 1e-5], tag=s.tag)
+            for s in _bn(dtype, full) for x, w, b, _, _ in [s.args]]
 
 
 @override("BATCH_NORM_BACKWARD")
@@ -1421,6 +1458,21 @@ def _scatter_args(op_id, s: Sample):
     return s
 
 
+
+@override("SCATTER_REDUCE")
+def _scatter_reduce(dtype, full):
+    """Duplicate indices (several values reduced at one position), every
+    reduce trnc lowers, with and without self."""
+    out = []
+    for s in _scatter(dtype, full):
+        x, dim, _, src = s.args
+        for red in ("sum", "mean"):
+            for inc in (True, False):
+                out.append(Sample([x, dim, s.dup, src, red], {"include_self": inc},  # type: ignore[attr-defined]
+                                  tag=f"{s.tag}-{red}-{'self' if inc else 'noself'}"))
+    return out
+
+
 # --- creation -------------------------------------------------------------- #
 
 def _fill_for(dtype):
@@ -1608,6 +1660,13 @@ SHAPE_LIST_CASES = {
                ((2, 1, 5), [1, 4, 1]), ((2, 3), [2, 1, 2]), ((1, 7), [2, 1]), ((3, 43), [1, 3])],
     "FLIP": [((7,), [0]), ((3, 5), [0, 1]), ((3, 5), [-1]), ((2, 1, 129), [2, 1]),
              ((130, 3), [0]), ((), [])],
+    # (reflection pads must be smaller than the padded dim)
+    "REFLECTION_PAD1D": [((7,), [2, 3]), ((3, 5), [4, 0]), ((2, 1, 129), [1, 128]), ((3, 5), [-1, 2])],
+    "REFLECTION_PAD2D": [((3, 5), [1, 2, 2, 1]), ((2, 3, 7), [0, 6, 2, 0]), ((2, 4, 129), [3, 1, 0, 3])],
+    "REFLECTION_PAD3D": [((2, 3, 4), [1, 1, 2, 1, 0, 2]), ((1, 2, 3, 5), [4, 0, 1, 2, 1, 1])],
+    "REPLICATION_PAD1D": [((7,), [2, 9]), ((3, 5), [4, 0]), ((2, 1, 129), [1, 130])],
+    "REPLICATION_PAD2D": [((3, 5), [1, 2, 2, 1]), ((2, 1, 7), [0, 6, 3, 2]), ((2, 4, 129), [3, 1, 0, 3])],
+    "REPLICATION_PAD3D": [((2, 3, 4), [1, 1, 2, 1, 0, 2]), ((1, 1, 3, 5), [4, 0, 1, 2, 3, 1])],
 }
 
 
@@ -1829,6 +1888,7 @@ INT_POLICY = re.compile(r"\+-2\^24|eager PyTorch would wrap around|within int32|
 REFUSALS: dict[str, list[str]] = {
     # "bool tensors only"
     "BITWISE_XOR": [r"bool tensors only|2\^24"],
+    "SCATTER_REDUCE": [r"floating tensors"],
 }
 
 # Table lines a direct call of the OpOverload cannot reach trnc with: what
@@ -1837,6 +1897,8 @@ NOT_REACHED: dict[str, str] = {
     "aten.reshape.default": "CompositeImplicitAutograd: aot_autograd traces it as view/_unsafe_view",
     "aten.native_dropout.default": "python/trnc/random.py rewrites it to host uniforms, lt, mul and where",
     "aten.native_dropout_backward.default": "python/trnc/random.py rewrites it to where and mul",
+    "aten.var.dim": "CompositeImplicitAutograd: dynamo traces it as var.correction (torch.export's "
+                    "Core ATen graphs carry it)",
 }
 
 # Open bugs: (op id, dtype short name or "*", tag regex) -> one-line reason.
