@@ -7,6 +7,9 @@ of the Neuron SDK) takes lhsT = A transposed ([K, M], buffer `at`), rhs = B
 ([K, N], buffer `b`) and writes C ([M, N], buffer `c`). Its four kernels,
 reproduced instruction by instruction:
 
+  basic       nki_matmul_basic_: one [M<=128, K=128] x [128, N<=512] tile
+              (the tutorial's 64x128x512): two loads, one matmul, a copy out
+              of PSUM and a store.
   tiled       nki_matmul_tiled_: for each [128, 512] output tile, for each of
               the K/128 steps, load a [128,128] lhsT tile and a [128,512] rhs
               tile, matmul into one PSUM bank; copy to SBUF, store.
@@ -153,17 +156,17 @@ class Gen:
             raise RuntimeError(f"SBUF overflow: {self.sbuf_top} > {self.sbuf_cap} bytes per partition")
         return off
 
-    def load(self, kern, slot, war, buf, stride, row0, col0, width):
-        """[128, width] bf16 rows row0.. of HBM buffer buf (row stride in
-        elements) into slot, 16 transfers of 8 partitions."""
-        for c in range(CHUNKS):
+    def load(self, kern, slot, war, buf, stride, row0, col0, width, parts=P):
+        """[parts, width] bf16 rows row0.. of HBM buffer buf (row stride in
+        elements) into slot, one transfer of 8 partitions per DMA queue."""
+        for c in range(parts // ROWS):
             src = ((row0 + c * ROWS) * stride + col0) * 2
             ref = kern.emit(f"dma{c}", f"dma_copy dst=sbuf[{c * ROWS}:{ROWS}]@{slot.off}:bf16[[1,{width}]] "
                             f"src0=hbm:{buf}@{src}:bf16[[{stride},{ROWS}],[1,{width}]] mode=direct", war)
             slot.writers[c] = ref
 
-    def store(self, kern, slot, row0, col0, width):
-        for c in range(CHUNKS):
+    def store(self, kern, slot, row0, col0, width, parts=P):
+        for c in range(parts // ROWS):
             dst = ((row0 + c * ROWS) * self.N + col0) * 2
             ref = kern.emit(f"dma{c}", f"dma_copy dst=hbm:c@{dst}:bf16[[{self.N},{ROWS}],[1,{width}]] "
                             f"src0=sbuf[{c * ROWS}:{ROWS}]@{slot.off}:bf16[[1,{width}]] mode=direct",
@@ -194,6 +197,26 @@ class Gen:
 
     def banks(self, n):
         return [Slot(i * BANK) for i in range(n)]
+
+    # --- nki_matmul_basic_ ------------------------------------------------
+    def basic(self, nk):
+        M, K, N = self.M, self.K, self.N
+        if M > P or M % ROWS or K != P or N > TN:
+            raise SystemExit("basic: one tile, M <= 128 (a multiple of 8), K = 128, N <= 512")
+        A, B, O = Slot(self.alloc(M * 2)), Slot(self.alloc(N * 2)), Slot(self.alloc(N * 2))
+        (bank,) = self.banks(1)
+        self.header("basic", 1, 1)
+        kern = Kernel("basic", self.out)
+        self.load(kern, A, A.begin_write(1), "at", M, 0, 0, M)
+        self.load(kern, B, B.begin_write(1), "b", N, 0, 0, N)
+        ref = kern.emit("tensor", f"matmul dst=psum[0:{M}]@{bank.off}:f32[[1,{N}]] "
+                        f"src0=sbuf[0:{P}]@{A.off}:bf16[[1,{M}]] src1=sbuf[0:{P}]@{B.off}:bf16[[1,{N}]] acc=0",
+                        A.deps() + B.deps())
+        bank.writers = {"all": ref}
+        ref = kern.emit("vector", f"tensor_copy dst=sbuf[0:{M}]@{O.off}:bf16[[1,{N}]] "
+                        f"src0=psum[0:{M}]@{bank.off}:f32[[1,{N}]]", bank.deps())
+        O.writers = {"all": ref}
+        self.store(kern, O, 0, 0, N, parts=M)
 
     # --- nki_matmul_tiled_ ------------------------------------------------
     def tiled(self, nk):
@@ -381,7 +404,7 @@ class Gen:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("variant", choices=["tiled", "hoist", "block_free", "optimized"])
+    ap.add_argument("variant", choices=["basic", "tiled", "hoist", "block_free", "optimized"])
     ap.add_argument("M", type=int)
     ap.add_argument("K", type=int)
     ap.add_argument("N", type=int)
@@ -389,9 +412,13 @@ def main():
     ap.add_argument("--blocks", default="16,2,8", help="optimized: TILES_IN_BLOCK_M,N,K")
     ap.add_argument("--target", default="trn1", choices=["trn1", "trn2", "trn3"])
     a = ap.parse_args()
+    g = Gen(a.M, a.K, a.N, a.target)
+    if a.variant == "basic":
+        g.basic(a.kernels)
+        sys.stdout.write("\n".join(g.out) + "\n")
+        return
     if a.M % P or a.K % P or a.N % TN:
         sys.exit("M and K must be multiples of 128, N of 512")
-    g = Gen(a.M, a.K, a.N, a.target)
     if a.variant == "optimized":
         tm, tn, tk = (int(x) for x in a.blocks.split(","))
         g.optimized(a.kernels, tm, tn, tk)

@@ -9,8 +9,8 @@
  * 51.80 / 42.96 / 22.07 / 6.97 ms (docs/cost-model.md has the table and the
  * sources). Each estimate must stay within the error stated there. The
  * full-size programs are costed, not simulated; the same generator's
- * 256x256x1024 programs (tests/asm/nki_matmul_*.s) are simulated against a
- * reference here.
+ * 256x256x1024 programs (tests/asm/nki_matmul_*.s) and the tutorial's
+ * single-tile basic kernel are simulated against a reference here.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -54,6 +54,7 @@ static void check_product(const char *rel, int M, int K, int N, int kblock) {
 }
 
 static void test_tutorial_kernels_compute_the_product(void **state) {
+  check_product("tests/asm/nki_matmul_basic_64x128x512.s", 64, 128, 512, 128);
   check_product("tests/asm/nki_matmul_tiled_256x256x1024.s", 256, 256, 1024, 256);
   check_product("tests/asm/nki_matmul_hoist_256x256x1024.s", 256, 256, 1024, 256);
   check_product("tests/asm/nki_matmul_block_free_256x256x1024.s", 256, 256, 1024, 256);
