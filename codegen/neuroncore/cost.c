@@ -29,7 +29,8 @@
  *  Shared RAM ports (NC-v2, target flags): VectorE and GpSimd instructions
  *    that touch SBUF run one at a time, and so do VectorE and ScalarE
  *    instructions that touch PSUM; an instruction holds the port for its
- *    whole duration.
+ *    whole duration, and ports are granted in schedule order (a later
+ *    instruction does not fill an earlier gap).
  *
  * Collectives run on one more queue, the interconnect ("collective" track),
  * as ring algorithms over G ranks with per-rank link bandwidth B = the chip's
