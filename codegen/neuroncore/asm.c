@@ -529,7 +529,7 @@ static trnc_status parse_line(parser *ps, char *line) {
   }
   if (!strcmp(tok[0], ".target")) {
     const trnc_nc_target *t = ntok == 2 ? trnc_nc_target_by_name(tok[1]) : NULL;
-    if (!t) return perr(ps, "unknown .target (use trn2 or trn3)");
+    if (!t) return perr(ps, "unknown .target (use trn1, trn2 or trn3)");
     if (p->nbufs || p->nkernels) return perr(ps, ".target must precede buffers and kernels");
     p->target = t;
     return TRNC_OK;

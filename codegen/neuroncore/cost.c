@@ -26,6 +26,11 @@
  *  DMA: fixed cost + bytes / per-queue bandwidth; each contiguous run
  *    moves at least 64 bytes (our assumption of the DMA burst granularity,
  *    so element-strided DMA is slow).
+ *  Shared RAM ports (NC-v2, target flags): VectorE and GpSimd instructions
+ *    that touch SBUF run one at a time, and so do VectorE and ScalarE
+ *    instructions that touch PSUM; an instruction holds the port for its
+ *    whole duration, and ports are granted in schedule order (a later
+ *    instruction does not fill an earlier gap).
  *
  * Collectives run on one more queue, the interconnect ("collective" track),
  * as ring algorithms over G ranks with per-rank link bandwidth B = the chip's
@@ -150,6 +155,28 @@ static double instr_cost(const trnc_nc_target *t, const trnc_nc_instr *in, pe_st
   return (t->vector_fixed_cycles + (double)n * inputs) / t->vector_hz;
 }
 
+/* Bit 0: the instruction touches SBUF, bit 1: PSUM (any operand slot). */
+static unsigned ram_touched(const trnc_nc_instr *in) {
+  unsigned m = 0;
+  for (int s = 0; s < 5; s++) {
+    const trnc_nc_ap *ap = nc_slot(in, s);
+    if (ap->mem == TRNC_NC_MEM_SBUF) m |= 1u;
+    else if (ap->mem == TRNC_NC_MEM_PSUM) m |= 2u;
+  }
+  return m;
+}
+
+/* The shared ports (bit 0: SBUF VectorE/GpSimd, bit 1: PSUM VectorE/ScalarE)
+ * the instruction must hold on target t. */
+static unsigned ports_held(const trnc_nc_target *t, const trnc_nc_instr *in) {
+  unsigned touched = ram_touched(in), ports = 0;
+  if (t->sbuf_port_vector_gpsimd_shared && (in->engine == TRNC_NC_VECTOR || in->engine == TRNC_NC_GPSIMD))
+    ports |= touched & 1u;
+  if (t->psum_port_vector_scalar_shared && (in->engine == TRNC_NC_VECTOR || in->engine == TRNC_NC_SCALAR))
+    ports |= touched & 2u;
+  return ports;
+}
+
 static void trace_str(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
@@ -243,7 +270,7 @@ trnc_status trnc_nc_cost_estimate_verified(const trnc_nc_program *p, const char 
       st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
       break;
     }
-    double qfree[TRNC_NC_ENGINE_COUNT] = {0}, kend = 0.0;
+    double qfree[TRNC_NC_ENGINE_COUNT] = {0}, kend = 0.0, port_free[2] = {0.0, 0.0};
     pe_state pe = {NULL, 0.0};
     for (size_t oi = 0; oi < sc.n; oi++) {
       size_t i = sc.order[oi];
@@ -253,9 +280,14 @@ trnc_status trnc_nc_cost_estimate_verified(const trnc_nc_program *p, const char 
         size_t pr = sc.producer[i * TRNC_NC_MAX_WAIT + w];
         if (pr != SIZE_MAX && end[pr] > start) start = end[pr];
       }
+      unsigned ports = ports_held(t, in);
+      for (int pt = 0; pt < 2; pt++)
+        if ((ports >> pt & 1u) && port_free[pt] > start) start = port_free[pt];
       bool pe_busy = in->engine == TRNC_NC_TENSOR && start <= qfree[TRNC_NC_TENSOR] && oi > 0;
       double dur = instr_cost(t, in, &pe, pe_busy, &out->dma_bytes);
       end[i] = start + dur;
+      for (int pt = 0; pt < 2; pt++)
+        if (ports >> pt & 1u) port_free[pt] = end[i];
       qfree[in->engine] = end[i];
       if (end[i] > kend) kend = end[i];
       out->busy_s[in->engine] += dur;

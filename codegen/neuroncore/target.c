@@ -1,9 +1,19 @@
 /*
- * target.c — the trn2 and trn3 NeuronCore descriptions: one const table
- * each, every number with its public source (collected in
+ * target.c — the trn1, trn2 and trn3 NeuronCore descriptions: one const
+ * table each, every number with its public source (collected in
  * shared/design/neuroncore.md from AWS Neuron documentation).
  *
  * Sources (abbreviated below):
+ *  [arch1]  Neuron docs, "Trainium/Inferentia2 Architecture Guide for NKI"
+ *           (NeuronCore-v2: engine clocks and data-path table, TensorE,
+ *           VectorE, ScalarE cost models, SBUF/PSUM, DMA engines)
+ *  [dma1]   Neuron docs, "Guideline to Avoid Under-Utilizing DMA Bandwidth"
+ *           (nki-dma-bandwidth-guide): "TRN1 17 B/ns per engine, 16 engines,
+ *           272 GB/s"; the NKI DMA overview gives 27.2 GB/s per engine as the
+ *           theoretical peak
+ *  [mm1]    Neuron docs, NKI matrix multiplication tutorial, benchmark table
+ *           on Trn1.32xlarge ([4096,8192] @ [8192,8192] bf16): 51.80 /
+ *           42.96 / 22.07 / 6.97 ms; see docs/cost-model.md
  *  [arch2]  Neuron docs, "Trainium2 architecture" / "NeuronCore-v3 architecture"
  *  [arch3]  Neuron docs, "Trainium3 architecture" / "NeuronCore-v4 architecture"
  *  [isa]    NKI ISA reference (nki.isa.nc_matmul, memory hierarchy)
@@ -30,6 +40,49 @@
 
 #include "ir/diag.h"
 #include "trnc/neuroncore.h"
+
+static const trnc_nc_target k_trn1 = {
+    .name = "trn1",
+    .core = "NeuronCore-v2",
+    .partitions = 128,                       /* [arch1] SBUF/PSUM 128 partitions */
+    .sbuf_bytes_per_partition = 192 * 1024,  /* [arch1] SBUF 24 MiB = 128 x 192 KiB */
+    .psum_bytes_per_partition = 16 * 1024,   /* [arch1] PSUM 2 MiB = 128 x 16 KiB */
+    .psum_banks = 8,                         /* [arch1] 8 banks per partition */
+    .psum_bank_bytes = 2048,                 /* [arch1] 512 fp32 values per bank */
+    .mm_max_k = 128,                         /* [arch1] stationary/moving partitions <= 128 */
+    .mm_max_m = 128,                         /* [arch1] stationary free size <= 128 */
+    .mm_max_n = 512,                         /* [arch1] moving free size <= 512 (one PSUM bank) */
+    /* [arch1] engine clocks: Tensor 2.8 GHz, Vector 1.12, Scalar 1.4, GpSimd
+     * 1.4. 128x128x2x2.8 GHz = 91.8 TFLOPS, the guide's "92 TFLOPS" bf16
+     * (the chip page's 190 TFLOPS for two cores implies 2.9 GHz). */
+    .tensor_hz = 2.8e9,
+    .vector_hz = 1.12e9,
+    .scalar_hz = 1.4e9,
+    .gpsimd_hz = 1.4e9,
+    .pe_rows = 128, .pe_cols = 128,          /* [arch1] 128 x 128 systolic array */
+    .pe_fp32_slowdown = 4.0,                 /* [arch1] fp32 ~4x; 23 vs 92 TFLOPS */
+    .pe_fp8_speedup = 1.0,                   /* [arch1] cFP8 at the bf16 rate; [isa] no perf mode on NC-v2 */
+    .pe_min_moving_cycles = 64,              /* [arch1] MM_INIT_LATENCY 64 cycles on NC-v2 */
+    .pe_stationary_load_cycles = 32,         /* [arch1] fast LoadStationary up to 4x faster: 128/4 */
+    .vector_fixed_cycles = 100.0,            /* [arch1] static overhead of 100 cycles */
+    .scalar_fixed_cycles = 64.0,             /* [arch1] ActReadAccumulator ~64 cycles on NC-v2 */
+    .scalar_access_bubble_cycles = 60.0,     /* [arch1] ~60-cycle tensor access overhead on NC-v2 */
+    .dma_queues = 16,                        /* [arch1] 16 DMA engines per NeuronCore-v2 */
+    .dma_bytes_per_s_per_queue = 17e9,       /* [dma1] 17 B/ns per engine (sustained) */
+    /* No public per-transfer figure for NC-v2 ([dma1] gives ~1.3 us of
+     * semaphore-to-start latency, which overlapping transfers hide): the
+     * queue occupancy per DMA is fitted to the three DMA-bound kernels of
+     * [mm1] (least squares on relative error, docs/cost-model.md). */
+    .dma_fixed_s = 600e-9,
+    .hbm_bytes_per_s = 820e9,                /* [arch1] 2 HBM stacks, 820 GB/s per device */
+    .cores_per_chip = 2,                     /* [arch1] 2 NeuronCore-v2 per Trainium device */
+    /* No public NeuronLink-v2 bandwidth figure (the Trn1 pages say only
+     * "NeuronLink-v2"); assumed half of NeuronLink-v3's 1.28 TB/s. */
+    .link_bytes_per_s = 640e9,
+    .cc_step_latency_s = 2e-6,               /* assumed, as trn2 */
+    .sbuf_port_vector_gpsimd_shared = true,  /* [arch1] VectorE and GpSimd cannot access SBUF in parallel */
+    .psum_port_vector_scalar_shared = true,  /* [arch1] VectorE and ScalarE cannot access PSUM in parallel */
+};
 
 static const trnc_nc_target k_trn2 = {
     .name = "trn2",
@@ -101,11 +154,13 @@ static const trnc_nc_target k_trn3 = {
     .cc_step_latency_s = 2e-6,               /* assumed, as trn2 */
 };
 
+const trnc_nc_target *trnc_nc_target_trn1(void) { return &k_trn1; }
 const trnc_nc_target *trnc_nc_target_trn2(void) { return &k_trn2; }
 const trnc_nc_target *trnc_nc_target_trn3(void) { return &k_trn3; }
 
 const trnc_nc_target *trnc_nc_target_by_name(const char *name) {
   if (!name) return NULL;
+  if (!strcmp(name, "trn1")) return &k_trn1;
   if (!strcmp(name, "trn2")) return &k_trn2;
   if (!strcmp(name, "trn3")) return &k_trn3;
   return NULL;
@@ -117,7 +172,7 @@ const trnc_nc_target *trnc_nc_target_default(trnc_diags *diags) {
   const trnc_nc_target *t = trnc_nc_target_by_name(env);
   if (!t)
     trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
-                    "TRNC_TARGET=%s is not a known NeuronCore target (use trn2 or trn3)", env);
+                    "TRNC_TARGET=%s is not a known NeuronCore target (use trn1, trn2 or trn3)", env);
   return t;
 }
 

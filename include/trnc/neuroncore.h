@@ -30,7 +30,7 @@
  * Float -> integer stores truncate toward zero and saturate; NaN -> 0
  * (numpy astype semantics for in-range values, as the NKI simulator).
  *
- * Hardware numbers live in the trn2/trn3 target tables
+ * Hardware numbers live in the trn1/trn2/trn3 target tables
  * (codegen/neuroncore/target.c), each with its public source.
  */
 #ifndef TRNC_NEURONCORE_H
@@ -64,7 +64,7 @@ extern "C" {
 /** One NeuronCore generation. All numbers are per NeuronCore; the sources
  *  are in codegen/neuroncore/target.c beside each value. */
 typedef struct trnc_nc_target {
-  const char *name;              /* "trn2", "trn3" */
+  const char *name;              /* "trn1", "trn2", "trn3" */
   const char *core;              /* "NeuronCore-v3" */
   int partitions;                /* SBUF/PSUM partitions (128) */
   int64_t sbuf_bytes_per_partition;
@@ -91,12 +91,18 @@ typedef struct trnc_nc_target {
   int cores_per_chip;
   double link_bytes_per_s;       /* NeuronLink bandwidth per chip (all links) */
   double cc_step_latency_s;      /* fixed cost of one ring step of a collective */
+  /* NC-v2 on-chip RAM ports: VectorE and GpSimd cannot access SBUF in
+   * parallel, VectorE and ScalarE cannot access PSUM in parallel (the cost
+   * model serializes such instructions). False on NC-v3/v4. */
+  bool sbuf_port_vector_gpsimd_shared;
+  bool psum_port_vector_scalar_shared;
 } trnc_nc_target;
 
-/** The trn2 (default) and trn3 tables. Never NULL. */
+/** The trn1 (NeuronCore-v2), trn2 (default) and trn3 tables. Never NULL. */
+const trnc_nc_target *trnc_nc_target_trn1(void);
 const trnc_nc_target *trnc_nc_target_trn2(void);
 const trnc_nc_target *trnc_nc_target_trn3(void);
-/** Table by name ("trn2", "trn3"); NULL if unknown. */
+/** Table by name ("trn1", "trn2", "trn3"); NULL if unknown. */
 const trnc_nc_target *trnc_nc_target_by_name(const char *name);
 /** The target named by the environment variable TRNC_TARGET, else trn2.
  *  An unknown TRNC_TARGET value yields NULL and an error diagnostic

@@ -229,7 +229,7 @@ struct trnc_nc_program;
 
 /** Compile options. A zeroed struct gives the defaults. */
 typedef struct trnc_compile_options {
-  const char *target;     /* "trn2" (default when NULL) or "trn3" */
+  const char *target;     /* "trn2" (default when NULL), "trn3" or "trn1" */
   bool autocast_bf16;     /* run matmul inputs in bf16 (fp32 PSUM accumulate) */
   bool no_fusion;         /* one kernel per op (for debugging and comparisons) */
 } trnc_compile_options;

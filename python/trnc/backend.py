@@ -44,14 +44,14 @@ __all__ = ["neuron", "decompositions", "last_graphs", "last_report", "stats", "r
            "fallback_ops", "GraphRecord", "KNOWN_OPTIONS", "TARGETS", "make_aot_backend"]
 
 # NeuronCore targets trnc_compile knows (include/trnc/trnc.h, trnc_compile_options)
-TARGETS = ("trn2", "trn3")
+TARGETS = ("trn2", "trn3", "trn1")  # the first is the default
 
 # Options accepted in torch.compile(..., options={...}): name -> (type, help)
 KNOWN_OPTIONS: dict[str, tuple[type, str]] = {
     "dump_ir": (bool, "print each graph's trnc IR (same as TRNC_DUMP_IR=1)"),
     "warn_float64": (bool, "issue the float64 -> float32 UserWarning (default True)"),
     "name": (str, "prefix of the graph names in messages and records"),
-    "target": (str, "NeuronCore target: 'trn2' (default) or 'trn3' (default from TRNC_TARGET)"),
+    "target": (str, "NeuronCore target: 'trn2' (default), 'trn3' or 'trn1' (default from TRNC_TARGET)"),
     "autocast_bf16": (bool, "run matmul inputs in bf16 with fp32 accumulation (default False)"),
     "no_fusion": (bool, "one kernel per op, for debugging and comparisons (default False)"),
     "fallback": (str, "'cpu': run the ops trnc cannot lower eagerly on the CPU and the rest "

@@ -298,7 +298,7 @@ def add_subparser(sub: Any) -> None:
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="worker processes (default 1)")
     p.add_argument("--target", default=None,
-                   help="NeuronCore target, trn2 or trn3 (default: $TRNC_TARGET or trn2); "
+                   help="NeuronCore target, trn2, trn3 or trn1 (default: $TRNC_TARGET or trn2); "
                         "deployments must use the same")
     p.add_argument("--autocast-bf16", action="store_true",
                    help="compile with options={'autocast_bf16': True}; deployments must too")

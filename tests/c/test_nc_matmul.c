@@ -14,23 +14,9 @@
 
 #include "test_nc_util.h"
 
-static trnc_nc_program *load_asm(const char *rel) {
-  size_t len = 0;
-  char *text = nc_read_source(rel, &len);
-  assert_non_null(text);
-  trnc_diags *d = trnc_diags_create();
-  trnc_nc_program *p = NULL;
-  trnc_status st = trnc_nc_program_parse(text, len, &p, d);
-  if (st) nc_print_diags(d);
-  assert_int_equal(st, TRNC_OK);
-  free(text);
-  trnc_diags_destroy(d);
-  return p;
-}
-
 static void test_tiled_matmul_small_sim(void **state) {
   enum { M = 256, K = 256, N = 1024 };
-  trnc_nc_program *p = load_asm("tests/asm/matmul_bf16_256x256x1024.s");
+  trnc_nc_program *p = nc_load_asm("tests/asm/matmul_bf16_256x256x1024.s");
   uint16_t *at = malloc(sizeof(uint16_t) * K * M), *b = malloc(sizeof(uint16_t) * K * N);
   uint16_t *c = malloc(sizeof(uint16_t) * M * N);
   unsigned s = 7;
@@ -56,7 +42,7 @@ static void test_tiled_matmul_small_sim(void **state) {
 }
 
 static void test_tiled_matmul_roofline(void **state) {
-  trnc_nc_program *p = load_asm("tests/asm/matmul_bf16_512x1024x2048.s");
+  trnc_nc_program *p = nc_load_asm("tests/asm/matmul_bf16_512x1024x2048.s");
   nc_expect_ok(p);
   nc_check_roundtrip(p);
   trnc_diags *d = trnc_diags_create();
@@ -109,15 +95,7 @@ static trnc_nc_instr memset_i(int engine, int start, int parts, int64_t off, int
   return in;
 }
 
-static double estimate(const trnc_nc_program *p) {
-  trnc_diags *d = trnc_diags_create();
-  trnc_nc_cost c;
-  trnc_status st = trnc_nc_cost_estimate(p, NULL, &c, d);
-  if (st) nc_print_diags(d);
-  assert_int_equal(st, TRNC_OK);
-  trnc_diags_destroy(d);
-  return c.time_s;
-}
+static double estimate(const trnc_nc_program *p) { return nc_cost(p).time_s; }
 
 static void near(double got, double want) {
   if (fabs(got - want) > 1e-12 + 1e-9 * want) {

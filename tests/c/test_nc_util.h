@@ -236,6 +236,38 @@ static inline char *nc_read_source(const char *rel, size_t *len) {
   return buf;
 }
 
+/* Parses assembly text; asserts success. */
+static inline trnc_nc_program *nc_parse_text(const char *text, size_t len) {
+  trnc_diags *d = trnc_diags_create();
+  trnc_nc_program *p = NULL;
+  trnc_status st = trnc_nc_program_parse(text, len, &p, d);
+  if (st) nc_print_diags(d);
+  assert_int_equal(st, TRNC_OK);
+  trnc_diags_destroy(d);
+  return p;
+}
+
+/* Parses the assembly file rel (under $TRNC_SOURCE_DIR); asserts success. */
+static inline trnc_nc_program *nc_load_asm(const char *rel) {
+  size_t len = 0;
+  char *text = nc_read_source(rel, &len);
+  assert_non_null(text);
+  trnc_nc_program *p = nc_parse_text(text, len);
+  free(text);
+  return p;
+}
+
+/* Verifies and costs p (no trace); asserts success. */
+static inline trnc_nc_cost nc_cost(const trnc_nc_program *p) {
+  trnc_diags *d = trnc_diags_create();
+  trnc_nc_cost c;
+  trnc_status st = trnc_nc_cost_estimate(p, NULL, &c, d);
+  if (st) nc_print_diags(d);
+  assert_int_equal(st, TRNC_OK);
+  trnc_diags_destroy(d);
+  return c;
+}
+
 static inline uint16_t f2bf(float f) { return (uint16_t)trnc_nc_encode(TRNC_BF16, f); }
 static inline float bf2f(uint16_t h) { return trnc_nc_decode(TRNC_BF16, h); }
 

@@ -305,24 +305,45 @@ def test_no_log_by_default(capsys):
     assert "trnc: " not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("target", ["trn3", "trn1"])
 @pytest.mark.parametrize("how", ["option", "env"])
-def test_target_trn3(how, monkeypatch):
+def test_target_selection(how, target, monkeypatch):
     x = torch.randn(4, 4)
     if how == "env":
-        monkeypatch.setenv("TRNC_TARGET", "trn3")
+        monkeypatch.setenv("TRNC_TARGET", target)
         fn = compiled(lambda x: x * 3)
     else:
-        fn = compiled(lambda x: x * 3, target="trn3")
+        fn = compiled(lambda x: x * 3, target=target)
     with torch.no_grad():
         torch.testing.assert_close(fn(x), x * 3)
-    assert trnc.last_report()["target"] == "trn3"
+    assert trnc.last_report()["target"] == target
+    assert trnc.stats()["graphs"] >= 1
+
+
+def test_trn1_matmul_estimate():
+    """A bf16 matmul costs less on trn1's 2.8 GHz TensorE than on trn2's 2.4 GHz,
+    and its utilization is of trn1's 91.8 TFLOPS peak."""
+    a, b = torch.randn(512, 1024), torch.randn(1024, 2048)
+    est = {}
+    for target in ("trn2", "trn1"):
+        torch._dynamo.reset()
+        with torch.no_grad():
+            got = compiled(lambda x, y: x @ y, target=target, autocast_bf16=True)(a, b)
+        torch.testing.assert_close(got, a @ b, rtol=2e-2, atol=2.0)
+        rep = trnc.last_report()
+        assert rep["target"] == target
+        est[target] = rep
+    flops = 2 * 512 * 1024 * 2048
+    for target, peak in (("trn2", 2 * 128 * 128 * 2.4e9), ("trn1", 2 * 128 * 128 * 2.8e9)):
+        util = flops / peak / est[target]["est_time_s"]
+        assert util == pytest.approx(est[target]["tensor_flop_util"], rel=1e-6)
 
 
 def test_bad_target_is_an_error(monkeypatch):
     with pytest.raises(BackendCompilerFailed) as ei:
         compiled(lambda x: x + 1, target="trn9")(torch.randn(2))
     assert isinstance(ei.value.inner_exception, trnc.InvalidOptionError)
-    assert "trn2" in str(ei.value.inner_exception)
+    assert "trn2" in str(ei.value.inner_exception) and "trn1" in str(ei.value.inner_exception)
     torch._dynamo.reset()
     monkeypatch.setenv("TRNC_TARGET", "bogus")
     with pytest.raises(BackendCompilerFailed) as ei:
