@@ -8,7 +8,7 @@
  * Every run first checks the binding contract (trnc_artifact_bind_map; a
  * violation is TRNC_ERR_INTERNAL: a trnc bug, never the caller's fault).
  * The program passed trnc_nc_program_verify when it was compiled or loaded:
- * runs use trnc_nc_simulate_verified.
+ * runs do not verify; trnc_engine_run picks the engine (TRNC_SIM).
  *
  * Zero-element tensors need no caller pointer (it may be NULL, as
  * torch's data_ptr() of an empty tensor can be 0): when the program declares
@@ -24,6 +24,7 @@
 
 #include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
+#include "runtime/engine.h"
 
 /* ---- strided element walks ------------------------------------------------- */
 
@@ -350,7 +351,7 @@ trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
     }
   }
 
-  st = trnc_nc_simulate_verified(p, m.sim_in, m.sim_out, diags);
+  st = trnc_engine_run(c, m.sim_in, m.sim_out, diags); /* TRNC_SIM: interpreter or JIT */
   if (st) goto out;
 
   /* device outputs back into the torch layout */

@@ -1,0 +1,185 @@
+/*
+ * engine.c — picks the engine that runs a verified program (TRNC_SIM, see
+ * runtime/engine.h): the interpreter, the JIT, or both with their outputs
+ * compared bit for bit (the differential test's mode).
+ *
+ * An artifact's host code is compiled on its first JIT run and attached to
+ * the artifact (trnc_compiled.host, installed with one compare-and-swap, so
+ * concurrent first runs are safe: a loser frees its copy). A program the JIT
+ * cannot translate (or that LLVM fails on) gets a host slot without code and
+ * runs on the interpreter from then on: never a wrong value.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/neuroncore/artifact.h"
+#include "ir/diag.h"
+#include "runtime/engine.h"
+
+/* The engine when TRNC_SIM is unset. */
+#define TRNC_ENGINE_DEFAULT TRNC_ENGINE_INTERP
+
+trnc_status trnc_engine_from_env(trnc_engine *out, trnc_diags *diags) {
+  const char *s = getenv("TRNC_SIM");
+  *out = TRNC_ENGINE_DEFAULT;
+  if (!s || !*s) return TRNC_OK;
+  if (!strcmp(s, "interp")) *out = TRNC_ENGINE_INTERP;
+  else if (!strcmp(s, "jit")) *out = TRNC_ENGINE_JIT;
+  else if (!strcmp(s, "check")) *out = TRNC_ENGINE_CHECK;
+  else
+    return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
+                           "TRNC_SIM=%s: expected interp (the interpreter), jit (host code) or check "
+                           "(both, outputs compared bit for bit)",
+                           s);
+  return TRNC_OK;
+}
+
+static bool debug_log(void) {
+  const char *d = getenv("TRNC_DEBUG");
+  return d && *d && strcmp(d, "0");
+}
+
+/** Compiles p's host code; NULL (and a debug log line saying why) when the
+ *  program runs on the interpreter instead. */
+static trnc_host_code *compile_or_null(const trnc_nc_program *p) {
+  trnc_diags *d = trnc_diags_create();
+  trnc_host_code *code = NULL;
+  trnc_status st = trnc_host_compile(p, &code, d);
+  if (st && debug_log()) {
+    char *msg = d ? trnc_diags_format(d) : NULL;
+    fprintf(stderr, "trnc: TRNC_SIM=jit: program runs on the interpreter (%s): %s", trnc_status_name(st),
+            msg ? msg : "out of memory\n");
+    trnc_free(msg);
+  }
+  trnc_diags_destroy(d);
+  return st ? NULL : code;
+}
+
+typedef struct engine_host {
+  trnc_artifact_host base;
+  trnc_host_code *code; /* NULL: the program runs on the interpreter */
+} engine_host;
+
+static void engine_host_destroy(trnc_artifact_host *h) {
+  engine_host *e = (engine_host *)h;
+  trnc_host_destroy(e->code);
+  free(e);
+}
+
+/** The host code of artifact c, compiled on first use; NULL: interpreter. */
+static const trnc_host_code *host_of(const trnc_compiled *c) {
+  /* the one field of an artifact that runs write: set once, atomically */
+  _Atomic(trnc_artifact_host *) *slotp = (_Atomic(trnc_artifact_host *) *)&((trnc_compiled *)c)->host;
+  trnc_artifact_host *h = atomic_load(slotp);
+  if (!h) {
+    engine_host *e = calloc(1, sizeof *e);
+    if (!e) return NULL; /* out of memory: this run interprets, the next one retries */
+    e->base.destroy = engine_host_destroy;
+    e->code = compile_or_null(c->prog);
+    trnc_artifact_host *expected = NULL;
+    if (atomic_compare_exchange_strong(slotp, &expected, &e->base)) {
+      h = &e->base;
+    } else {
+      engine_host_destroy(&e->base);
+      h = expected;
+    }
+  }
+  return ((engine_host *)h)->code;
+}
+
+/** The last error message of d, or "". */
+static const char *last_error(const trnc_diags *d) {
+  for (size_t i = trnc_diags_count(d); i-- > 0;) {
+    const trnc_diag *g = trnc_diags_get(d, i);
+    if (g->severity == TRNC_SEV_ERROR) return g->message;
+  }
+  return "";
+}
+
+/** TRNC_SIM=check: the JIT on copies of the outputs, the interpreter on the
+ *  caller's; any difference in status, diagnostic or output byte is
+ *  TRNC_ERR_INTERNAL. */
+static trnc_status run_check(const trnc_host_code *code, const trnc_nc_program *p, const void *const *inputs,
+                             void *const *outputs, trnc_diags *diags) {
+  size_t nout = 0;
+  for (size_t b = 0; b < p->nbufs; b++) nout += p->bufs[b].kind == TRNC_NC_BUF_OUTPUT;
+  void **copy = calloc(nout ? nout : 1, sizeof *copy);
+  trnc_diags *jd = trnc_diags_create();
+  trnc_status st = TRNC_OK;
+  if (!copy || !jd) {
+    st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "TRNC_SIM=check: out of memory");
+    goto out;
+  }
+  for (size_t b = 0, j = 0; b < p->nbufs; b++) {
+    if (p->bufs[b].kind != TRNC_NC_BUF_OUTPUT) continue;
+    if (outputs && outputs[j]) {
+      if (!(copy[j] = malloc((size_t)p->bufs[b].bytes + 1))) {
+        st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "TRNC_SIM=check: out of memory");
+        goto out;
+      }
+      memcpy(copy[j], outputs[j], (size_t)p->bufs[b].bytes);
+    }
+    j++;
+  }
+  trnc_status js = trnc_host_run(code, p, inputs, outputs ? copy : NULL, jd);
+  st = nc_interpret(p, inputs, outputs, diags);
+  if (js != st) {
+    st = trnc_diag_error(diags, TRNC_ERR_INTERNAL,
+                         "TRNC_SIM=check: the interpreter returned %s but the JIT %s (%s) (a trnc bug: please "
+                         "report it with TRNC_DUMP_DIR output)",
+                         trnc_status_name(st), trnc_status_name(js), last_error(jd));
+    goto out;
+  }
+  if (st) {
+    if (strcmp(last_error(jd), last_error(diags)))
+      st = trnc_diag_error(diags, TRNC_ERR_INTERNAL, "TRNC_SIM=check: the JIT reported '%s'", last_error(jd));
+    goto out;
+  }
+  for (size_t b = 0, j = 0; b < p->nbufs && !st; b++) {
+    if (p->bufs[b].kind != TRNC_NC_BUF_OUTPUT) continue;
+    const uint8_t *x = outputs[j], *y = copy[j];
+    for (int64_t i = 0; i < p->bufs[b].bytes; i++)
+      if (x[i] != y[i]) {
+        st = trnc_diag_error(diags, TRNC_ERR_INTERNAL,
+                             "TRNC_SIM=check: output buffer '%s' differs at byte %lld: interpreter 0x%02x, JIT "
+                             "0x%02x (a trnc bug: please report it with TRNC_DUMP_DIR output)",
+                             p->bufs[b].name, (long long)i, x[i], y[i]);
+        break;
+      }
+    j++;
+  }
+out:
+  for (size_t j = 0; copy && j < nout; j++) free(copy[j]);
+  free(copy);
+  trnc_diags_destroy(jd);
+  return st;
+}
+
+/** Runs p on engine e with host code `code` (NULL: the interpreter). */
+static trnc_status run_on(trnc_engine e, const trnc_host_code *code, const trnc_nc_program *p,
+                          const void *const *inputs, void *const *outputs, trnc_diags *diags) {
+  if (!code || e == TRNC_ENGINE_INTERP) return nc_interpret(p, inputs, outputs, diags);
+  if (e == TRNC_ENGINE_JIT) return trnc_host_run(code, p, inputs, outputs, diags);
+  return run_check(code, p, inputs, outputs, diags);
+}
+
+trnc_status trnc_engine_run(const trnc_compiled *c, const void *const *inputs, void *const *outputs,
+                            trnc_diags *diags) {
+  trnc_engine e;
+  trnc_status st = trnc_engine_from_env(&e, diags);
+  if (st) return st;
+  return run_on(e, e == TRNC_ENGINE_INTERP ? NULL : host_of(c), c->prog, inputs, outputs, diags);
+}
+
+trnc_status trnc_engine_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                                 trnc_diags *diags) {
+  trnc_engine e;
+  trnc_status st = trnc_engine_from_env(&e, diags);
+  if (st) return st;
+  trnc_host_code *code = e == TRNC_ENGINE_INTERP ? NULL : compile_or_null(p);
+  st = run_on(e, code, p, inputs, outputs, diags);
+  trnc_host_destroy(code);
+  return st;
+}
