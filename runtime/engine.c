@@ -53,6 +53,9 @@ static trnc_host_code *compile_or_null(const trnc_nc_program *p) {
             msg ? msg : "out of memory\n");
     trnc_free(msg);
   }
+  else if (!st && debug_log())
+    fprintf(stderr, "trnc: TRNC_SIM=jit: %zu instructions compiled to host code in %.1f ms\n",
+            trnc_nc_program_instr_count(p), 1e3 * trnc_host_compile_seconds(code));
   trnc_diags_destroy(d);
   return st ? NULL : code;
 }

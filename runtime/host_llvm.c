@@ -215,6 +215,8 @@ static LLVMValueRef nest_off(hx *X, const nest *N, const dims *d, int a, int64_t
 
 static int64_t esize(const trnc_nc_ap *ap) { return (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype); }
 
+static LLVMValueRef hbm_base(hx *X, int b);
+
 /** Address of element 0 of partition (or HBM row) p of ap (p: i64). */
 static LLVMValueRef row_ptr(hx *X, const trnc_nc_ap *ap, LLVMValueRef p) {
   switch (ap->mem) {
@@ -225,8 +227,23 @@ static LLVMValueRef row_ptr(hx *X, const trnc_nc_ap *ap, LLVMValueRef p) {
       return gep8(X, ap->mem == TRNC_NC_MEM_SBUF ? X->sbuf : X->psum, off);
     }
     default:
-      return gep8(X, X->hbm[ap->buffer], add(X, mul(X, p, ap->partition_stride * esize(ap)), ci64(X, ap->offset)));
+      return gep8(X, hbm_base(X, ap->buffer), add(X, mul(X, p, ap->partition_stride * esize(ap)), ci64(X, ap->offset)));
   }
+}
+
+/** Base pointer of program buffer b, loaded once in the entry block. */
+static LLVMValueRef hbm_base(hx *X, int b) {
+  if (!X->hbm[b]) {
+    LLVMBuilderRef e = LLVMCreateBuilderInContext(X->C);
+    LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
+    if (first) LLVMPositionBuilderBefore(e, first);
+    else LLVMPositionBuilderAtEnd(e, X->entry);
+    LLVMValueRef at = ci64(X, b);
+    X->hbm[b] = LLVMBuildLoad2(e, X->ptr, LLVMBuildInBoundsGEP2(e, X->ptr, X->hbm_arg, &at, 1, ""), "");
+    LLVMSetAlignment(X->hbm[b], 8);
+    LLVMDisposeBuilder(e);
+  }
+  return X->hbm[b];
 }
 
 /* ---- element codecs ------------------------------------------------------------------ */
@@ -823,19 +840,17 @@ static void declare_externs(hx *X) {
   }
 }
 
-/** One kernel as function "<prefix>_k<k>". */
-static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, trnc_diags *diags) {
-  nc_schedule sc;
-  trnc_status st = nc_schedule_build(X->p, k, &sc, diags);
-  if (st) return st;
-  char name[96];
-  snprintf(name, sizeof name, "%s_k%zu", prefix, k);
+/** A new function of the kernel signature, its entry block current. */
+static LLVMValueRef begin_function(hx *X, const char *name, bool internal) {
   X->fn = LLVMAddFunction(X->M, name, X->kfn);
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
   for (unsigned a = 2; a <= 5; a++) /* sbuf, psum, tmp, err: separate allocations */
     LLVMAddAttributeAtIndex(X->fn, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
-  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-  LLVMAddAttributeAtIndex(X->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(X->C, nounwind, 0));
+  const char *fattr[2] = {"nounwind", "noinline"};
+  for (int f = 0; f < (internal ? 2 : 1); f++)
+    LLVMAddAttributeAtIndex(X->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(X->C, LLVMGetEnumAttributeKindForName(fattr[f], strlen(fattr[f])), 0));
+  if (internal) LLVMSetLinkage(X->fn, LLVMInternalLinkage);
   X->hbm_arg = LLVMGetParam(X->fn, 0);
   X->sbuf = LLVMGetParam(X->fn, 1);
   X->psum = LLVMGetParam(X->fn, 2);
@@ -843,22 +858,57 @@ static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, trnc_diags *
   X->err = LLVMGetParam(X->fn, 4);
   X->entry = LLVMAppendBasicBlockInContext(X->C, X->fn, "entry");
   LLVMPositionBuilderAtEnd(X->B, X->entry);
-  for (size_t b = 0; b < X->p->nbufs; b++) {
-    LLVMValueRef at = ci64(X, (int64_t)b);
-    X->hbm[b] = load(X, X->ptr, LLVMBuildInBoundsGEP2(X->B, X->ptr, X->hbm_arg, &at, 1, ""), 8);
-  }
+  for (size_t b = 0; b < X->p->nbufs; b++) X->hbm[b] = NULL;
+  return X->fn;
+}
+
+/**
+ * One kernel: function "<prefix>_k<k>" calling one function per
+ * instruction in schedule order (separate functions keep LLVM's work per
+ * function small: optimization and code generation stay linear in the
+ * kernel's length) and returning the first nonzero status.
+ */
+static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, trnc_diags *diags) {
+  nc_schedule sc;
+  trnc_status st = nc_schedule_build(X->p, k, &sc, diags);
+  if (st) return st;
+  char name[96];
   const nc_kernel *kn = &X->p->kernels[k];
+  LLVMValueRef *fns = calloc(sc.n ? sc.n : 1, sizeof *fns);
+  if (!fns) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
   for (size_t oi = 0; oi < sc.n && !st; oi++) {
     X->instr = sc.order[oi];
     const trnc_nc_instr *in = &kn->instrs[X->instr];
+    if (in->op == TRNC_NC_OP_NOP) continue;
+    snprintf(name, sizeof name, "%s_k%zu_i%zu", prefix, k, X->instr);
+    fns[oi] = begin_function(X, name, true);
     if (!emit_instr(X, in)) {
       char where[160];
       st = trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
                            nc_where(X->p, k, X->instr, where, sizeof where),
                            in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
+      break;
     }
+    LLVMBuildRet(X->B, ci32(X, 0));
   }
-  if (!st) LLVMBuildRet(X->B, ci32(X, 0));
+  if (!st) {
+    snprintf(name, sizeof name, "%s_k%zu", prefix, k);
+    begin_function(X, name, false);
+    LLVMValueRef args[5];
+    for (unsigned a = 0; a < 5; a++) args[a] = LLVMGetParam(X->fn, a);
+    for (size_t oi = 0; oi < sc.n; oi++) {
+      if (!fns[oi]) continue;
+      LLVMValueRef rc = LLVMBuildCall2(X->B, X->kfn, fns[oi], args, 5, "");
+      LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "fail");
+      LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(X->C, X->fn, "next");
+      LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntNE, rc, ci32(X, 0), ""), fail, next);
+      LLVMPositionBuilderAtEnd(X->B, fail);
+      LLVMBuildRet(X->B, rc);
+      LLVMPositionBuilderAtEnd(X->B, next);
+    }
+    LLVMBuildRet(X->B, ci32(X, 0));
+  }
+  free(fns);
   nc_schedule_free(&sc);
   return st;
 }

@@ -38,6 +38,12 @@ const char *trnc_llvm_version(void) {
   return buf;
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* ---- the process's JIT ------------------------------------------------------------ */
 
 static struct {
@@ -121,11 +127,6 @@ struct trnc_host_code {
   double compile_s;
 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void trnc_host_destroy(trnc_host_code *h) {
   if (!h) return;
@@ -153,7 +154,12 @@ static trnc_status jit_add(trnc_host_code *h, LLVMOrcThreadSafeContextRef tsc, L
   LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(G.tm);
   LLVMSetModuleDataLayout(M, dl);
   LLVMDisposeTargetData(dl);
+  const char *dump = getenv("TRNC_DUMP");
+  bool dumping = dump && (strstr(dump, "host") || !strcmp(dump, "all"));
+  if (dumping) fprintf(stderr, "; ---- host IR of %s (before optimization)\n", prefix), LLVMDumpModule(M);
+  double t0 = now_s();
   LLVMPassBuilderOptionsRef opt = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopUnrolling(opt, 0); /* constant trip counts would unroll every nest */
   LLVMErrorRef err = LLVMRunPasses(M, "default<O2>", G.tm, opt);
   LLVMDisposePassBuilderOptions(opt);
   if (err) {
@@ -161,6 +167,7 @@ static trnc_status jit_add(trnc_host_code *h, LLVMOrcThreadSafeContextRef tsc, L
     take_error(err, msg, sizeof msg);
     return trnc_diag_error(diags, TRNC_ERR_INTERNAL, "host backend: LLVM optimization failed: %s", msg);
   }
+  if (dumping) fprintf(stderr, "; ---- host IR of %s (default<O2>, %.1f ms)\n", prefix, 1e3 * (now_s() - t0)), LLVMDumpModule(M);
   h->rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(G.jit));
   err = LLVMOrcLLJITAddLLVMIRModuleWithRT(G.jit, h->rt, LLVMOrcCreateNewThreadSafeModule(M, tsc));
   for (size_t k = 0; !err && k < h->nkernels; k++) {
