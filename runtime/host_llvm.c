@@ -58,13 +58,17 @@ typedef struct hx {
   LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, vf, kfn;
   const trnc_nc_program *p;
   const trnc_nc_target *t;
+  LLVMTypeRef ifn;        /* an instruction's function */
   LLVMValueRef fn, sbuf, psum, tmp, err, hbm_arg;
   LLVMValueRef *hbm;      /* per program buffer: its base, loaded at entry */
+  const trnc_nc_instr *cur; /* the instruction being translated (offsets zeroed) */
+  LLVMValueRef slotb[5];  /* its operand slots' base pointers */
+  LLVMValueRef instr_arg; /* its index (i64), for error reports */
+  bool fused;             /* ew_fusable(original instruction) */
   LLVMValueRef ext[EXT_COUNT];
   LLVMTypeRef extty[EXT_COUNT];
   LLVMBasicBlockRef entry;
   int64_t tmp_floats;     /* workspace high-water mark */
-  size_t instr;           /* index of the instruction being translated */
 } hx;
 
 #define VW 16 /* floats per vector of the matmul micro-kernel */
@@ -215,35 +219,16 @@ static LLVMValueRef nest_off(hx *X, const nest *N, const dims *d, int a, int64_t
 
 static int64_t esize(const trnc_nc_ap *ap) { return (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype); }
 
-static LLVMValueRef hbm_base(hx *X, int b);
-
-/** Address of element 0 of partition (or HBM row) p of ap (p: i64). */
+/** Address of element 0 of partition (or HBM row) p of ap (p: i64), an
+ *  operand of the instruction being translated: its slot's base pointer
+ *  (an argument of the instruction's function) plus the partition step. */
 static LLVMValueRef row_ptr(hx *X, const trnc_nc_ap *ap, LLVMValueRef p) {
-  switch (ap->mem) {
-    case TRNC_NC_MEM_SBUF:
-    case TRNC_NC_MEM_PSUM: {
-      int64_t bpp = ap->mem == TRNC_NC_MEM_SBUF ? X->t->sbuf_bytes_per_partition : X->t->psum_bytes_per_partition;
-      LLVMValueRef off = add(X, mul(X, p, bpp), ci64(X, ap->start_partition * bpp + ap->offset));
-      return gep8(X, ap->mem == TRNC_NC_MEM_SBUF ? X->sbuf : X->psum, off);
-    }
-    default:
-      return gep8(X, hbm_base(X, ap->buffer), add(X, mul(X, p, ap->partition_stride * esize(ap)), ci64(X, ap->offset)));
-  }
-}
-
-/** Base pointer of program buffer b, loaded once in the entry block. */
-static LLVMValueRef hbm_base(hx *X, int b) {
-  if (!X->hbm[b]) {
-    LLVMBuilderRef e = LLVMCreateBuilderInContext(X->C);
-    LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
-    if (first) LLVMPositionBuilderBefore(e, first);
-    else LLVMPositionBuilderAtEnd(e, X->entry);
-    LLVMValueRef at = ci64(X, b);
-    X->hbm[b] = LLVMBuildLoad2(e, X->ptr, LLVMBuildInBoundsGEP2(e, X->ptr, X->hbm_arg, &at, 1, ""), "");
-    LLVMSetAlignment(X->hbm[b], 8);
-    LLVMDisposeBuilder(e);
-  }
-  return X->hbm[b];
+  int sl = 0;
+  while (sl < 4 && nc_slot(X->cur, sl) != ap) sl++;
+  int64_t step = ap->mem == TRNC_NC_MEM_SBUF   ? X->t->sbuf_bytes_per_partition
+                 : ap->mem == TRNC_NC_MEM_PSUM ? X->t->psum_bytes_per_partition
+                                               : ap->partition_stride * esize(ap);
+  return gep8(X, X->slotb[sl], mul(X, p, step));
 }
 
 /* ---- element codecs ------------------------------------------------------------------ */
@@ -550,6 +535,21 @@ static int ew_rows(const trnc_nc_instr *in, const trnc_nc_ap **rows) {
   }
 }
 
+/** True if ew_partition may run `in` fused (no workspace): its row operands
+ *  walk dst's dims and none overlaps dst in a way the element order could
+ *  show. Decided on the instruction as the program has it (offsets and
+ *  partitions matter). */
+static bool ew_fusable(const trnc_nc_instr *in) {
+  const trnc_nc_ap *rows[3] = {NULL, NULL, NULL};
+  int nr = ew_rows(in, rows);
+  const trnc_nc_ap *all[4] = {&in->dst, rows[0], rows[1], rows[2]};
+  dims d;
+  bool fused = dims_of(all, nr + 1, &d);
+  for (int r = 0; r < nr && fused; r++) fused = no_conflict(&in->dst, rows[r]);
+  if (in->op == TRNC_NC_OP_ACTIVATION && in->dst2.mem) fused = fused && disjoint(&in->dst2, &in->dst);
+  return fused;
+}
+
 /** One partition of an elementwise instruction, dst row dp from source rows
  *  sp (for DMA copies and gathers they differ). raw: a same-dtype copy
  *  (bits moved, not values). Fused (no workspace) when no operand overlaps
@@ -566,12 +566,10 @@ static bool ew_partition(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *dst, 
     s.s0 = in->src[1].mem ? scalar(X, &in->src[1], sp) : cf(X, in->imm[0]);
     s.s1 = in->src[2].mem ? scalar(X, &in->src[2], sp) : cf(X, in->imm[1]);
   }
-  const trnc_nc_ap *all[4] = {dst, rows[0], nr > 1 ? rows[1] : NULL, nr > 2 ? rows[2] : NULL};
+  const trnc_nc_ap *all[4] = {dst, rows[0], rows[1], rows[2]};
   dims d;
-  bool fused = dims_of(all, nr + 1, &d);
-  for (int r = 0; r < nr && fused; r++) fused = no_conflict(dst, rows[r]);
+  bool fused = dims_of(all, nr + 1, &d) && X->fused;
   bool sum = in->op == TRNC_NC_OP_ACTIVATION && in->dst2.mem;
-  if (sum) fused = fused && disjoint(&in->dst2, dst);
   int64_t n = trnc_nc_ap_free_elems(dst);
   LLVMValueRef acc = NULL;
   if (sum) {
@@ -703,7 +701,7 @@ static void emit_gather(hx *X, const trnc_nc_instr *in) {
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(X->C, X->fn, "ok");
   LLVMBuildCondBr(B, bad, fail, ok);
   LLVMPositionBuilderAtEnd(B, fail);
-  LLVMValueRef vals[4] = {ci64(X, (int64_t)X->instr), LLVMBuildSExt(B, idx, X->i64, ""), p,
+  LLVMValueRef vals[4] = {X->instr_arg, LLVMBuildSExt(B, idx, X->i64, ""), p,
                           ci64(X, table->partitions)};
   for (int f = 0; f < 4; f++) {
     LLVMValueRef at = ci64(X, f);
@@ -840,65 +838,167 @@ static void declare_externs(hx *X) {
   }
 }
 
-/** A new function of the kernel signature, its entry block current. */
-static LLVMValueRef begin_function(hx *X, const char *name, bool internal) {
-  X->fn = LLVMAddFunction(X->M, name, X->kfn);
+/** Common start of a function: attributes, entry block current. */
+static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsigned last_noalias, bool internal) {
+  X->fn = fn;
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-  for (unsigned a = 2; a <= 5; a++) /* sbuf, psum, tmp, err: separate allocations */
-    LLVMAddAttributeAtIndex(X->fn, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
+  for (unsigned a = first_noalias; a <= last_noalias; a++) /* separate allocations */
+    LLVMAddAttributeAtIndex(fn, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
   const char *fattr[2] = {"nounwind", "noinline"};
   for (int f = 0; f < (internal ? 2 : 1); f++)
-    LLVMAddAttributeAtIndex(X->fn, LLVMAttributeFunctionIndex,
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateEnumAttribute(X->C, LLVMGetEnumAttributeKindForName(fattr[f], strlen(fattr[f])), 0));
-  if (internal) LLVMSetLinkage(X->fn, LLVMInternalLinkage);
-  X->hbm_arg = LLVMGetParam(X->fn, 0);
-  X->sbuf = LLVMGetParam(X->fn, 1);
-  X->psum = LLVMGetParam(X->fn, 2);
-  X->tmp = LLVMGetParam(X->fn, 3);
-  X->err = LLVMGetParam(X->fn, 4);
-  X->entry = LLVMAppendBasicBlockInContext(X->C, X->fn, "entry");
+  if (internal) LLVMSetLinkage(fn, LLVMInternalLinkage);
+  X->entry = LLVMAppendBasicBlockInContext(X->C, fn, "entry");
   LLVMPositionBuilderAtEnd(X->B, X->entry);
-  for (size_t b = 0; b < X->p->nbufs; b++) X->hbm[b] = NULL;
-  return X->fn;
+}
+
+/* ---- instruction functions, shared by instructions that differ only in where
+ * their operands are ------------------------------------------------------------- */
+
+/** An instruction as its function sees it: operands relative to their
+ *  slot base (offset, start partition and buffer zeroed), no queue or
+ *  semaphores. */
+static trnc_nc_instr normalized(const trnc_nc_instr *in) {
+  trnc_nc_instr n;
+  memset(&n, 0, sizeof n);
+  n.op = in->op;
+  n.alu0 = in->alu0;
+  n.alu1 = in->alu1;
+  n.act = in->act;
+  n.mode = in->mode;
+  memcpy(n.imm, in->imm, sizeof n.imm);
+  memcpy(n.aff, in->aff, sizeof n.aff);
+  for (int sl = 0; sl < 5; sl++) {
+    const trnc_nc_ap *a = nc_slot(in, sl);
+    trnc_nc_ap *b = nc_slot_mut(&n, sl);
+    b->mem = a->mem;
+    b->dtype = a->dtype;
+    b->nfree = a->nfree;
+    b->partitions = a->partitions;
+    b->partition_stride = a->partition_stride;
+    for (int d = 0; d < a->nfree && d < TRNC_NC_MAX_FREE; d++) b->free[d] = a->free[d];
+  }
+  return n;
+}
+
+/** Field-by-field equality of two normalized instructions (no padding read). */
+static bool same_normalized(const trnc_nc_instr *a, const trnc_nc_instr *b) {
+  if (a->op != b->op || a->alu0 != b->alu0 || a->alu1 != b->alu1 || a->act != b->act || a->mode != b->mode ||
+      memcmp(a->imm, b->imm, sizeof a->imm) || memcmp(a->aff, b->aff, sizeof a->aff))
+    return false;
+  for (int sl = 0; sl < 5; sl++) {
+    const trnc_nc_ap *x = nc_slot(a, sl), *y = nc_slot(b, sl);
+    if (x->mem != y->mem || x->dtype != y->dtype || x->nfree != y->nfree || x->partitions != y->partitions ||
+        x->partition_stride != y->partition_stride)
+      return false;
+    for (int d = 0; d < x->nfree; d++)
+      if (x->free[d].stride != y->free[d].stride || x->free[d].count != y->free[d].count) return false;
+  }
+  return true;
+}
+
+typedef struct ifn {
+  trnc_nc_instr norm;
+  bool fused;
+  LLVMValueRef fn;
+} ifn;
+
+/** The function of instruction in (an existing one when another
+ *  instruction of the program normalizes to the same), NULL if not
+ *  translated. fns/nfns: the program's functions so far. */
+static LLVMValueRef instr_function(hx *X, const trnc_nc_instr *in, ifn *fns, size_t *nfns, const char *prefix) {
+  trnc_nc_instr norm = normalized(in);
+  bool fused = ew_fusable(in);
+  for (size_t f = 0; f < *nfns; f++)
+    if (fns[f].fused == fused && same_normalized(&fns[f].norm, &norm)) return fns[f].fn;
+  char name[96];
+  snprintf(name, sizeof name, "%s_f%zu", prefix, *nfns);
+  ifn *F = &fns[(*nfns)++];
+  F->norm = norm;
+  F->fused = fused;
+  F->fn = LLVMAddFunction(X->M, name, X->ifn);
+  begin_function(X, F->fn, 6, 7, true); /* tmp, err */
+  for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(F->fn, (unsigned)sl);
+  X->tmp = LLVMGetParam(F->fn, 5);
+  X->err = LLVMGetParam(F->fn, 6);
+  X->instr_arg = LLVMGetParam(F->fn, 7);
+  X->cur = &F->norm;
+  X->fused = fused;
+  if (!emit_instr(X, &F->norm)) return NULL;
+  LLVMBuildRet(X->B, ci32(X, 0));
+  return F->fn;
+}
+
+/** Base pointer of program buffer b in the kernel function, loaded once in
+ *  its entry block. */
+static LLVMValueRef hbm_base(hx *X, int b) {
+  if (!X->hbm[b]) {
+    LLVMBuilderRef e = LLVMCreateBuilderInContext(X->C);
+    LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
+    if (first) LLVMPositionBuilderBefore(e, first);
+    else LLVMPositionBuilderAtEnd(e, X->entry);
+    LLVMValueRef at = ci64(X, b);
+    X->hbm[b] = LLVMBuildLoad2(e, X->ptr, LLVMBuildInBoundsGEP2(e, X->ptr, X->hbm_arg, &at, 1, ""), "");
+    LLVMSetAlignment(X->hbm[b], 8);
+    LLVMDisposeBuilder(e);
+  }
+  return X->hbm[b];
+}
+
+/** Base pointer of operand slot sl of in (element 0 of partition/row 0),
+ *  built in the kernel function. */
+static LLVMValueRef slot_base(hx *X, const trnc_nc_instr *in, int sl) {
+  const trnc_nc_ap *ap = nc_slot(in, sl);
+  switch (ap->mem) {
+    case TRNC_NC_MEM_NONE: return LLVMConstNull(X->ptr);
+    case TRNC_NC_MEM_SBUF: return gep8(X, X->sbuf, ci64(X, ap->start_partition * X->t->sbuf_bytes_per_partition + ap->offset));
+    case TRNC_NC_MEM_PSUM: return gep8(X, X->psum, ci64(X, ap->start_partition * X->t->psum_bytes_per_partition + ap->offset));
+    default: return gep8(X, hbm_base(X, ap->buffer), ci64(X, ap->offset));
+  }
 }
 
 /**
- * One kernel: function "<prefix>_k<k>" calling one function per
- * instruction in schedule order (separate functions keep LLVM's work per
- * function small: optimization and code generation stay linear in the
- * kernel's length) and returning the first nonzero status.
+ * One kernel: function "<prefix>_k<k>" calling, in schedule order, each
+ * instruction's function with its operands' base pointers, returning the
+ * first nonzero status. Instructions that differ only in where their
+ * operands are share one function, so a program of many same-shaped tiles
+ * compiles a handful of functions.
  */
-static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, trnc_diags *diags) {
+static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, ifn *fns, size_t *nfns, trnc_diags *diags) {
   nc_schedule sc;
   trnc_status st = nc_schedule_build(X->p, k, &sc, diags);
   if (st) return st;
-  char name[96];
   const nc_kernel *kn = &X->p->kernels[k];
-  LLVMValueRef *fns = calloc(sc.n ? sc.n : 1, sizeof *fns);
-  if (!fns) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  LLVMValueRef *calls = calloc(sc.n ? sc.n : 1, sizeof *calls);
+  if (!calls) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
   for (size_t oi = 0; oi < sc.n && !st; oi++) {
-    X->instr = sc.order[oi];
-    const trnc_nc_instr *in = &kn->instrs[X->instr];
+    const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
     if (in->op == TRNC_NC_OP_NOP) continue;
-    snprintf(name, sizeof name, "%s_k%zu_i%zu", prefix, k, X->instr);
-    fns[oi] = begin_function(X, name, true);
-    if (!emit_instr(X, in)) {
+    if (!(calls[oi] = instr_function(X, in, fns, nfns, prefix))) {
       char where[160];
       st = trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
-                           nc_where(X->p, k, X->instr, where, sizeof where),
+                           nc_where(X->p, k, sc.order[oi], where, sizeof where),
                            in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
-      break;
     }
-    LLVMBuildRet(X->B, ci32(X, 0));
   }
   if (!st) {
+    char name[96];
     snprintf(name, sizeof name, "%s_k%zu", prefix, k);
-    begin_function(X, name, false);
-    LLVMValueRef args[5];
-    for (unsigned a = 0; a < 5; a++) args[a] = LLVMGetParam(X->fn, a);
+    begin_function(X, LLVMAddFunction(X->M, name, X->kfn), 2, 5, false); /* sbuf, psum, tmp, err */
+    X->hbm_arg = LLVMGetParam(X->fn, 0);
+    X->sbuf = LLVMGetParam(X->fn, 1);
+    X->psum = LLVMGetParam(X->fn, 2);
+    for (size_t b = 0; b < X->p->nbufs; b++) X->hbm[b] = NULL;
     for (size_t oi = 0; oi < sc.n; oi++) {
-      if (!fns[oi]) continue;
-      LLVMValueRef rc = LLVMBuildCall2(X->B, X->kfn, fns[oi], args, 5, "");
+      if (!calls[oi]) continue;
+      const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
+      LLVMValueRef args[8];
+      for (int sl = 0; sl < 5; sl++) args[sl] = slot_base(X, in, sl);
+      args[5] = LLVMGetParam(X->fn, 3);
+      args[6] = LLVMGetParam(X->fn, 4);
+      args[7] = ci64(X, (int64_t)sc.order[oi]);
+      LLVMValueRef rc = LLVMBuildCall2(X->B, X->ifn, calls[oi], args, 8, "");
       LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "fail");
       LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(X->C, X->fn, "next");
       LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntNE, rc, ci32(X, 0), ""), fail, next);
@@ -908,7 +1008,7 @@ static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, trnc_diags *
     }
     LLVMBuildRet(X->B, ci32(X, 0));
   }
-  free(fns);
+  free(calls);
   nc_schedule_free(&sc);
   return st;
 }
@@ -938,9 +1038,14 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, LLVMContextRef C, cons
   X.vf = LLVMVectorType(X.f32, VW);
   LLVMTypeRef args[5] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr};
   X.kfn = LLVMFunctionType(X.i32, args, 5, 0);
+  LLVMTypeRef iargs[8] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.i64};
+  X.ifn = LLVMFunctionType(X.i32, iargs, 8, 0);
   declare_externs(&X);
-  trnc_status st = TRNC_OK;
-  for (size_t k = 0; k < p->nkernels && !st; k++) st = emit_kernel(&X, k, prefix, diags);
+  ifn *fns = malloc((trnc_nc_program_instr_count(p) + 1) * sizeof *fns);
+  size_t nfns = 0;
+  trnc_status st = fns ? TRNC_OK : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  for (size_t k = 0; k < p->nkernels && !st; k++) st = emit_kernel(&X, k, prefix, fns, &nfns, diags);
+  free(fns);
   LLVMDisposeBuilder(X.B);
   free(X.hbm);
   if (st) {
