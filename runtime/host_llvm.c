@@ -64,6 +64,9 @@ typedef struct hx {
   const trnc_nc_instr *cur; /* the instruction being translated (offsets zeroed) */
   LLVMValueRef slotb[5];  /* its operand slots' base pointers */
   LLVMValueRef instr_arg; /* its index (i64), for error reports */
+  LLVMValueRef imm[3];    /* its immediates: arguments, never constants, so that
+                           * LLVM's folds (x * -1.0 -> fneg x flips a NaN's sign)
+                           * cannot make results differ from the interpreter's */
   bool fused;             /* ew_fusable(original instruction) */
   LLVMValueRef ext[EXT_COUNT];
   LLVMTypeRef extty[EXT_COUNT];
@@ -513,12 +516,12 @@ static LLVMValueRef ew_value(hx *X, const trnc_nc_instr *in, LLVMValueRef *v, LL
     }
     case TRNC_NC_OP_TENSOR_COPY:
     case TRNC_NC_OP_DMA_COPY: return v[0];
-    case TRNC_NC_OP_MEMSET: return cf(X, in->imm[0]);
+    case TRNC_NC_OP_MEMSET: return X->imm[0];
     case TRNC_NC_OP_IOTA: return affine(X, in, &in->dst, p, k);
     case TRNC_NC_OP_SELECT: return LLVMBuildSelect(X->B, nonzero(X, v[0]), v[1], v[2], "");
     case TRNC_NC_OP_AFFINE_SELECT: {
       LLVMValueRef c = alu(X, in->alu0, affine(X, in, &in->src[0], p, k), cf(X, 0.0f));
-      return c ? LLVMBuildSelect(X->B, nonzero(X, c), v[0], cf(X, in->imm[0]), "") : NULL;
+      return c ? LLVMBuildSelect(X->B, nonzero(X, c), v[0], X->imm[0], "") : NULL;
     }
     default: return NULL;
   }
@@ -560,11 +563,11 @@ static bool ew_partition(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *dst, 
   int nr = ew_rows(in, rows);
   scalars s = {NULL, NULL};
   if (in->op == TRNC_NC_OP_ACTIVATION) {
-    s.s0 = cf(X, in->imm[0]);
-    s.s1 = in->src[1].mem ? scalar(X, &in->src[1], sp) : cf(X, in->imm[1]);
+    s.s0 = X->imm[0];
+    s.s1 = in->src[1].mem ? scalar(X, &in->src[1], sp) : X->imm[1];
   } else if (in->op == TRNC_NC_OP_TENSOR_SCALAR) {
-    s.s0 = in->src[1].mem ? scalar(X, &in->src[1], sp) : cf(X, in->imm[0]);
-    s.s1 = in->src[2].mem ? scalar(X, &in->src[2], sp) : cf(X, in->imm[1]);
+    s.s0 = in->src[1].mem ? scalar(X, &in->src[1], sp) : X->imm[0];
+    s.s1 = in->src[2].mem ? scalar(X, &in->src[2], sp) : X->imm[1];
   }
   const trnc_nc_ap *all[4] = {dst, rows[0], rows[1], rows[2]};
   dims d;
@@ -839,16 +842,15 @@ static void declare_externs(hx *X) {
 }
 
 /** Common start of a function: attributes, entry block current. */
-static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsigned last_noalias, bool internal) {
+static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsigned last_noalias, bool noinline) {
   X->fn = fn;
   unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
   for (unsigned a = first_noalias; a <= last_noalias; a++) /* separate allocations */
     LLVMAddAttributeAtIndex(fn, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
   const char *fattr[2] = {"nounwind", "noinline"};
-  for (int f = 0; f < (internal ? 2 : 1); f++)
+  for (int f = 0; f < (noinline ? 2 : 1); f++)
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                             LLVMCreateEnumAttribute(X->C, LLVMGetEnumAttributeKindForName(fattr[f], strlen(fattr[f])), 0));
-  if (internal) LLVMSetLinkage(fn, LLVMInternalLinkage);
   X->entry = LLVMAppendBasicBlockInContext(X->C, fn, "entry");
   LLVMPositionBuilderAtEnd(X->B, X->entry);
 }
@@ -857,8 +859,8 @@ static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsig
  * their operands are ------------------------------------------------------------- */
 
 /** An instruction as its function sees it: operands relative to their
- *  slot base (offset, start partition and buffer zeroed), no queue or
- *  semaphores. */
+ *  slot base (offset, start partition and buffer zeroed), immediates as
+ *  arguments, no queue or semaphores. */
 static trnc_nc_instr normalized(const trnc_nc_instr *in) {
   trnc_nc_instr n;
   memset(&n, 0, sizeof n);
@@ -867,7 +869,6 @@ static trnc_nc_instr normalized(const trnc_nc_instr *in) {
   n.alu1 = in->alu1;
   n.act = in->act;
   n.mode = in->mode;
-  memcpy(n.imm, in->imm, sizeof n.imm);
   memcpy(n.aff, in->aff, sizeof n.aff);
   for (int sl = 0; sl < 5; sl++) {
     const trnc_nc_ap *a = nc_slot(in, sl);
@@ -885,7 +886,7 @@ static trnc_nc_instr normalized(const trnc_nc_instr *in) {
 /** Field-by-field equality of two normalized instructions (no padding read). */
 static bool same_normalized(const trnc_nc_instr *a, const trnc_nc_instr *b) {
   if (a->op != b->op || a->alu0 != b->alu0 || a->alu1 != b->alu1 || a->act != b->act || a->mode != b->mode ||
-      memcmp(a->imm, b->imm, sizeof a->imm) || memcmp(a->aff, b->aff, sizeof a->aff))
+      memcmp(a->aff, b->aff, sizeof a->aff))
     return false;
   for (int sl = 0; sl < 5; sl++) {
     const trnc_nc_ap *x = nc_slot(a, sl), *y = nc_slot(b, sl);
@@ -918,11 +919,14 @@ static LLVMValueRef instr_function(hx *X, const trnc_nc_instr *in, ifn *fns, siz
   F->norm = norm;
   F->fused = fused;
   F->fn = LLVMAddFunction(X->M, name, X->ifn);
+  /* external linkage: no interprocedural constant propagation of the
+   * immediates (see hx.imm) */
   begin_function(X, F->fn, 6, 7, true); /* tmp, err */
   for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(F->fn, (unsigned)sl);
   X->tmp = LLVMGetParam(F->fn, 5);
   X->err = LLVMGetParam(F->fn, 6);
   X->instr_arg = LLVMGetParam(F->fn, 7);
+  for (int i = 0; i < 3; i++) X->imm[i] = LLVMGetParam(F->fn, 8 + (unsigned)i);
   X->cur = &F->norm;
   X->fused = fused;
   if (!emit_instr(X, &F->norm)) return NULL;
@@ -993,12 +997,13 @@ static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, ifn *fns, si
     for (size_t oi = 0; oi < sc.n; oi++) {
       if (!calls[oi]) continue;
       const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
-      LLVMValueRef args[8];
+      LLVMValueRef args[11];
       for (int sl = 0; sl < 5; sl++) args[sl] = slot_base(X, in, sl);
       args[5] = LLVMGetParam(X->fn, 3);
       args[6] = LLVMGetParam(X->fn, 4);
       args[7] = ci64(X, (int64_t)sc.order[oi]);
-      LLVMValueRef rc = LLVMBuildCall2(X->B, X->ifn, calls[oi], args, 8, "");
+      for (int i = 0; i < 3; i++) args[8 + i] = cf(X, in->imm[i]);
+      LLVMValueRef rc = LLVMBuildCall2(X->B, X->ifn, calls[oi], args, 11, "");
       LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "fail");
       LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(X->C, X->fn, "next");
       LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntNE, rc, ci32(X, 0), ""), fail, next);
@@ -1038,8 +1043,8 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, LLVMContextRef C, cons
   X.vf = LLVMVectorType(X.f32, VW);
   LLVMTypeRef args[5] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr};
   X.kfn = LLVMFunctionType(X.i32, args, 5, 0);
-  LLVMTypeRef iargs[8] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.i64};
-  X.ifn = LLVMFunctionType(X.i32, iargs, 8, 0);
+  LLVMTypeRef iargs[11] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.i64, X.f32, X.f32, X.f32};
+  X.ifn = LLVMFunctionType(X.i32, iargs, 11, 0);
   declare_externs(&X);
   ifn *fns = malloc((trnc_nc_program_instr_count(p) + 1) * sizeof *fns);
   size_t nfns = 0;
