@@ -404,7 +404,10 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
  * kernel. The program is verified first (errors as trnc_nc_program_verify).
  * Runtime errors: TRNC_ERR_INVALID_ARGUMENT (NULL buffer pointer),
  * TRNC_ERR_LIMIT (gather/scatter index out of range: names the instruction),
- * TRNC_ERR_NOMEM.
+ * TRNC_ERR_NOMEM. The environment variable TRNC_SIM picks the engine
+ * (docs/simulator.md): unset or "interp" the interpreter; "jit" host code
+ * compiled for this call; "check" both, any differing output byte being
+ * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT.
  */
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs,
                              void *const *outputs, trnc_diags *diags);
