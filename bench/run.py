@@ -127,11 +127,11 @@ def fresh_dirs(tmp: str, tag: str) -> dict[str, str]:
     return d
 
 
-def run_entry(name: str, tmp: str, quick: bool, timeout: float) -> dict:
+def run_entry(name: str, tmp: str, quick: bool, timeout: float, steady_only: bool = False) -> dict:
     import suite
     e = suite.SUITE[name]
-    cold_reps = 1 if quick else e.cold_reps
-    warm_reps = 1 if quick else e.warm_reps
+    cold_reps = 0 if steady_only else 1 if quick else e.cold_reps
+    warm_reps = 0 if steady_only else 1 if quick else e.warm_reps
     out: dict = {"entry": name, "description": e.description, "dtype": e.dtype,
                  "reps": f"{cold_reps} cold, {warm_reps} warm, "
                          f"{max(2, e.steps // 10) if quick else e.steps} steps",
@@ -146,7 +146,7 @@ def run_entry(name: str, tmp: str, quick: bool, timeout: float) -> dict:
             if "error" not in res and "fatal" not in res:
                 warm_env[b] = env
     # trnc's Python-level profile of one more cold start (where the compile time goes)
-    if "trnc" in warm_env:
+    if "trnc" in warm_env and not steady_only:
         env = fresh_dirs(tmp, f"{name}-trnc-prof")
         log(f"{name}: cold trnc under cProfile")
         out["profile"] = worker(["start", "--entry", name, "--backend", "trnc", "--profile"],
@@ -579,6 +579,9 @@ def main() -> int:
     p.add_argument("--out", default=HERE, help="directory for results.md/json, ratios.png")
     p.add_argument("--timeout", type=float, default=600.0, help="per worker process, seconds")
     p.add_argument("--keep-tmp", action="store_true")
+    p.add_argument("--steady-only", action="store_true",
+                   help="skip cold and warm starts: steady-state steps and per-call overhead only "
+                        "(the simulator engines side by side)")
     p.add_argument("--render", action="store_true",
                    help="only rewrite results.md and ratios.png from results.json")
     p.add_argument("--threads", type=int, default=1,
@@ -609,7 +612,7 @@ def main() -> int:
     ents = []
     try:
         for n in names:
-            ents.append(run_entry(n, tmp, a.quick, a.timeout))
+            ents.append(run_entry(n, tmp, a.quick, a.timeout, a.steady_only))
         log("per-call overhead")
         overhead = worker(["overhead", "--calls", "500" if a.quick else "2000",
                            "--rounds", "3" if a.quick else "7"],

@@ -3,11 +3,14 @@
  * runtime/engine.h): the interpreter, the JIT, or both with their outputs
  * compared bit for bit (the differential test's mode).
  *
- * An artifact's host code is compiled on its first JIT run and attached to
- * the artifact (trnc_compiled.host, installed with one compare-and-swap, so
- * concurrent first runs are safe: a loser frees its copy). A program the JIT
- * cannot translate (or that LLVM fails on) gets a host slot without code and
- * runs on the interpreter from then on: never a wrong value.
+ * An artifact's engine slot (trnc_compiled.host, installed with one
+ * compare-and-swap on its first run) counts its runs and holds its host
+ * code, compiled by the first run that wants it (one thread compiles; a
+ * concurrent run interprets meanwhile, computing the same bits). By default
+ * an artifact's first run interprets and later runs use the JIT, so a
+ * program run once never pays for LLVM. A program the JIT cannot translate
+ * (or that LLVM fails on) keeps a slot without code and runs on the
+ * interpreter: never a wrong value.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -18,12 +21,9 @@
 #include "ir/diag.h"
 #include "runtime/engine.h"
 
-/* The engine when TRNC_SIM is unset. */
-#define TRNC_ENGINE_DEFAULT TRNC_ENGINE_INTERP
-
-trnc_status trnc_engine_from_env(trnc_engine *out, trnc_diags *diags) {
+trnc_status trnc_engine_from_env(trnc_engine *out, bool artifact, trnc_diags *diags) {
   const char *s = getenv("TRNC_SIM");
-  *out = TRNC_ENGINE_DEFAULT;
+  *out = artifact ? TRNC_ENGINE_AUTO : TRNC_ENGINE_INTERP;
   if (!s || !*s) return TRNC_OK;
   if (!strcmp(s, "interp")) *out = TRNC_ENGINE_INTERP;
   else if (!strcmp(s, "jit")) *out = TRNC_ENGINE_JIT;
@@ -62,7 +62,10 @@ static trnc_host_code *compile_or_null(const trnc_nc_program *p) {
 
 typedef struct engine_host {
   trnc_artifact_host base;
-  trnc_host_code *code; /* NULL: the program runs on the interpreter */
+  const trnc_nc_program *prog;
+  atomic_uint runs;  /* runs so far (the default engine JITs from the second) */
+  atomic_int state;  /* 0: no host code yet, 1: being compiled, 2: compiled */
+  trnc_host_code *code; /* when state is 2; NULL: the program runs on the interpreter */
 } engine_host;
 
 static void engine_host_destroy(trnc_artifact_host *h) {
@@ -71,25 +74,35 @@ static void engine_host_destroy(trnc_artifact_host *h) {
   free(e);
 }
 
-/** The host code of artifact c, compiled on first use; NULL: interpreter. */
-static const trnc_host_code *host_of(const trnc_compiled *c) {
+/** The engine slot of artifact c, created on its first run (NULL: out of
+ *  memory; the run interprets). */
+static engine_host *slot_of(const trnc_compiled *c) {
   /* the one field of an artifact that runs write: set once, atomically */
   _Atomic(trnc_artifact_host *) *slotp = (_Atomic(trnc_artifact_host *) *)&((trnc_compiled *)c)->host;
   trnc_artifact_host *h = atomic_load(slotp);
-  if (!h) {
-    engine_host *e = calloc(1, sizeof *e);
-    if (!e) return NULL; /* out of memory: this run interprets, the next one retries */
-    e->base.destroy = engine_host_destroy;
-    e->code = compile_or_null(c->prog);
-    trnc_artifact_host *expected = NULL;
-    if (atomic_compare_exchange_strong(slotp, &expected, &e->base)) {
-      h = &e->base;
-    } else {
-      engine_host_destroy(&e->base);
-      h = expected;
-    }
+  if (h) return (engine_host *)h;
+  engine_host *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  e->base.destroy = engine_host_destroy;
+  e->prog = c->prog;
+  trnc_artifact_host *expected = NULL;
+  if (atomic_compare_exchange_strong(slotp, &expected, &e->base)) return e;
+  free(e);
+  return (engine_host *)expected;
+}
+
+/** The host code of artifact c, compiled on first use; NULL: this run
+ *  interprets (the JIT does not handle the program, or another thread is
+ *  compiling it right now: the interpreter computes the same bits). */
+static const trnc_host_code *host_of(engine_host *e) {
+  if (!e) return NULL;
+  int st = atomic_load(&e->state);
+  if (st == 0 && atomic_compare_exchange_strong(&e->state, &st, 1)) {
+    e->code = compile_or_null(e->prog);
+    atomic_store(&e->state, 2);
+    return e->code;
   }
-  return ((engine_host *)h)->code;
+  return st == 2 ? e->code : NULL;
 }
 
 /** The last error message of d, or "". */
@@ -160,7 +173,8 @@ out:
   return st;
 }
 
-/** Runs p on engine e with host code `code` (NULL: the interpreter). */
+/** Runs p on engine e (not AUTO) with host code `code` (NULL: the
+ *  interpreter). */
 static trnc_status run_on(trnc_engine e, const trnc_host_code *code, const trnc_nc_program *p,
                           const void *const *inputs, void *const *outputs, trnc_diags *diags) {
   if (!code || e == TRNC_ENGINE_INTERP) return nc_interpret(p, inputs, outputs, diags);
@@ -171,15 +185,22 @@ static trnc_status run_on(trnc_engine e, const trnc_host_code *code, const trnc_
 trnc_status trnc_engine_run(const trnc_compiled *c, const void *const *inputs, void *const *outputs,
                             trnc_diags *diags) {
   trnc_engine e;
-  trnc_status st = trnc_engine_from_env(&e, diags);
+  trnc_status st = trnc_engine_from_env(&e, true, diags);
   if (st) return st;
-  return run_on(e, e == TRNC_ENGINE_INTERP ? NULL : host_of(c), c->prog, inputs, outputs, diags);
+  const trnc_host_code *code = NULL;
+  if (e != TRNC_ENGINE_INTERP) {
+    engine_host *h = slot_of(c);
+    if (e == TRNC_ENGINE_AUTO) /* a program run once is not worth compiling */
+      e = h && atomic_fetch_add(&h->runs, 1) ? TRNC_ENGINE_JIT : TRNC_ENGINE_INTERP;
+    if (e != TRNC_ENGINE_INTERP) code = host_of(h);
+  }
+  return run_on(e, code, c->prog, inputs, outputs, diags);
 }
 
 trnc_status trnc_engine_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
                                  trnc_diags *diags) {
   trnc_engine e;
-  trnc_status st = trnc_engine_from_env(&e, diags);
+  trnc_status st = trnc_engine_from_env(&e, false, diags);
   if (st) return st;
   trnc_host_code *code = e == TRNC_ENGINE_INTERP ? NULL : compile_or_null(p);
   st = run_on(e, code, p, inputs, outputs, diags);

@@ -11,7 +11,9 @@
  * "interp", "jit" (a program holding an instruction the JIT does not
  * translate runs on the interpreter) or "check" (both, outputs compared
  * bit for bit; a difference is TRNC_ERR_INTERNAL naming the buffer and the
- * first differing byte). Unset: the default engine (trnc_engine_default).
+ * first differing byte). Unset: for an artifact, the interpreter on its
+ * first run and the JIT from its second (a program run once never pays for
+ * LLVM); for a bare program (trnc_nc_simulate), the interpreter.
  */
 #ifndef TRNC_RUNTIME_ENGINE_H
 #define TRNC_RUNTIME_ENGINE_H
@@ -21,13 +23,15 @@
 typedef enum trnc_engine {
   TRNC_ENGINE_INTERP = 0,
   TRNC_ENGINE_JIT = 1,
-  TRNC_ENGINE_CHECK = 2
+  TRNC_ENGINE_CHECK = 2,
+  TRNC_ENGINE_AUTO = 3 /* an artifact's default: interpreter first, then JIT */
 } trnc_engine;
 
 /** The engine TRNC_SIM names (read on every call, so a process may switch
- *  between runs); the default when unset or empty. An unknown value is
- *  TRNC_ERR_INVALID_ARGUMENT with a diagnostic listing the valid ones. */
-trnc_status trnc_engine_from_env(trnc_engine *out, trnc_diags *diags);
+ *  between runs); when unset or empty, AUTO for an artifact's run, else
+ *  INTERP. An unknown value is TRNC_ERR_INVALID_ARGUMENT with a diagnostic
+ *  listing the valid ones. */
+trnc_status trnc_engine_from_env(trnc_engine *out, bool artifact, trnc_diags *diags);
 
 /* ---- device memory of one run (runtime/nc_sim.c) ---------------------------- */
 

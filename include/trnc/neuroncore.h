@@ -407,7 +407,8 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
  * TRNC_ERR_NOMEM. The environment variable TRNC_SIM picks the engine
  * (docs/simulator.md): unset or "interp" the interpreter; "jit" host code
  * compiled for this call; "check" both, any differing output byte being
- * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT.
+ * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT. (Compiled
+ * artifacts, trnc_compiled_run, default to the JIT from their second run.)
  */
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs,
                              void *const *outputs, trnc_diags *diags);

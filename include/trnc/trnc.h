@@ -286,9 +286,13 @@ const struct trnc_nc_program *trnc_compiled_program(const trnc_compiled *c);
  * laid out as trnc_compiled_output(j) (NULL for None outputs). int64 inputs
  * must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]; float64 runs as
  * float32. Thread-safe for concurrent runs of the same compiled program.
+ * Engine (docs/simulator.md): the first run interprets, later runs execute
+ * host code JIT-compiled by the second (same bits); TRNC_SIM=interp|jit|check
+ * overrides it on every run.
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
- * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
- * gather/scatter index out of range: the diagnostic names the input/op),
+ * required, or an unknown TRNC_SIM), TRNC_ERR_LIMIT (an int64 input value
+ * out of range, or a gather/scatter index out of range: the diagnostic names
+ * the input/op), TRNC_ERR_INTERNAL (TRNC_SIM=check: the engines differ),
  * TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
