@@ -255,6 +255,7 @@ def cmd_steady(a: argparse.Namespace) -> dict:
     res["roofline"] = _roofline_inputs(e)
     model, args = e.build()
     fns = {"eager": model}
+    os.environ["TRNC_SIM"] = "interp"  # warm-up on the interpreter: _add_jit times the JIT compile
     for b in ("inductor", "trnc"):
         if b == "trnc":
             import trnc  # noqa: F401
@@ -289,6 +290,7 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
 
     x, y = torch.randn(8), torch.randn(8)
     fns = {"eager": f}
+    os.environ["TRNC_SIM"] = "interp"
     errors = {}
     for b in ("inductor", "trnc"):
         torch._dynamo.reset()
