@@ -8,7 +8,9 @@
  * Every run first checks the binding contract (trnc_artifact_bind_map; a
  * violation is TRNC_ERR_INTERNAL: a trnc bug, never the caller's fault).
  * The program passed trnc_nc_program_verify when it was compiled or loaded:
- * runs use trnc_nc_simulate_verified.
+ * runs do not verify; trnc_engine_run picks the engine (TRNC_SIM), except
+ * that a program with collective steps runs on the interpreter, which drives
+ * the caller's distributed engine.
  *
  * Zero-element tensors need no caller pointer (it may be NULL, as
  * torch's data_ptr() of an empty tensor can be 0): when the program declares
@@ -24,6 +26,7 @@
 
 #include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
+#include "runtime/engine.h"
 
 /* ---- strided element walks ------------------------------------------------- */
 
@@ -356,7 +359,13 @@ trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *in
     }
   }
 
-  st = trnc_nc_simulate_with(p, m.sim_in, m.sim_out, engine, diags);
+  /* Programs with collective steps stay on the interpreter, which drives the
+   * distributed engine; the others run on the TRNC_SIM engine (interpreter
+   * or JIT, runtime/engine.c). */
+  if (trnc_nc_program_collective_count(p))
+    st = trnc_nc_simulate_with(p, m.sim_in, m.sim_out, engine, diags);
+  else
+    st = trnc_engine_run(c, m.sim_in, m.sim_out, diags);
   if (st) goto out;
 
   /* device outputs back into the torch layout */

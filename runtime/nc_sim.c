@@ -21,13 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/neuroncore/nc_internal.h"
+#include "runtime/engine.h"
 
 typedef struct sim {
   const trnc_nc_program *p;
   const trnc_nc_target *t;
-  uint8_t *sbuf, *psum, *scratch;
-  uint8_t **hbm; /* per buffer */
+  nc_devmem mem;
   float *tmp[4];
   size_t tmpcap[4];
   trnc_diags *diags;
@@ -56,11 +55,11 @@ static uint8_t *ap_row(sim *S, const trnc_nc_ap *ap, int64_t p) {
   int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
   switch (ap->mem) {
     case TRNC_NC_MEM_SBUF:
-      return S->sbuf + (ap->start_partition + p) * S->t->sbuf_bytes_per_partition + ap->offset;
+      return S->mem.sbuf + (ap->start_partition + p) * S->t->sbuf_bytes_per_partition + ap->offset;
     case TRNC_NC_MEM_PSUM:
-      return S->psum + (ap->start_partition + p) * S->t->psum_bytes_per_partition + ap->offset;
+      return S->mem.psum + (ap->start_partition + p) * S->t->psum_bytes_per_partition + ap->offset;
     default:
-      return S->hbm[ap->buffer] + ap->offset + p * ap->partition_stride * es;
+      return S->mem.hbm[ap->buffer] + ap->offset + p * ap->partition_stride * es;
   }
 }
 
@@ -323,13 +322,8 @@ static trnc_status run_dma(sim *S, const trnc_nc_instr *in, size_t k, size_t i) 
     for (int64_t p = 0; p < tile->partitions; p++) {
       int32_t idx;
       memcpy(&idx, ap_row(S, &in->src[1], p), 4);
-      if (idx < 0 || idx >= table->partitions) {
-        char where[160];
-        return trnc_diag_error(S->diags, TRNC_ERR_LIMIT,
-                               "%s: index %d in partition %lld outside the %d rows of the table",
-                               nc_where(S->p, k, i, where, sizeof where), idx, (long long)p,
-                               table->partitions);
-      }
+      if (idx < 0 || idx >= table->partitions)
+        return nc_index_error(S->p, k, i, idx, p, table->partitions, S->diags);
       int64_t sp = gather ? idx : p, dp = gather ? p : idx;
       if (raw) {
         raw_row(S, s, sp, rawrow, true);
@@ -540,22 +534,7 @@ static trnc_status run_kernel(sim *S, size_t k) {
   trnc_status st = nc_schedule_build(S->p, k, &sc, S->diags);
   if (st) return st;
   const nc_kernel *kn = &S->p->kernels[k];
-  const trnc_nc_target *t = S->t;
-  /* NaN-fill only the bytes of each partition this kernel can touch */
-  int64_t hw[2] = {0, 0};
-  for (size_t i = 0; i < kn->n; i++)
-    for (int sl = 0; sl < 5; sl++) {
-      const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
-      int64_t lo, hi;
-      if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
-        int m = ap->mem == TRNC_NC_MEM_PSUM;
-        if (hi > hw[m]) hw[m] = hi;
-      }
-    }
-  for (int p = 0; p < t->partitions; p++) {
-    memset(S->sbuf + p * t->sbuf_bytes_per_partition, 0xff, (size_t)hw[0]);
-    memset(S->psum + p * t->psum_bytes_per_partition, 0xff, (size_t)hw[1]);
-  }
+  nc_devmem_fill_kernel(S->p, k, &S->mem);
   for (size_t oi = 0; oi < sc.n && !st; oi++) {
     size_t i = sc.order[oi];
     const trnc_nc_instr *in = &kn->instrs[i];
@@ -591,7 +570,7 @@ static trnc_status run_collective(sim *S, size_t k) {
     }
     return trnc_diag_error(S->diags, TRNC_ERR_INTERNAL, "step %zu: cc_wait on a handle not in flight", k);
   }
-  uint8_t *src = S->hbm[cc->src_buffer] + cc->src_offset, *dst = S->hbm[cc->dst_buffer] + cc->dst_offset;
+  uint8_t *src = S->mem.hbm[cc->src_buffer] + cc->src_offset, *dst = S->mem.hbm[cc->dst_buffer] + cc->dst_offset;
   void *staging = NULL;
   trnc_collective_call call = {cc->op, cc->reduce, cc->group, cc->group_size, cc->root,
                                (trnc_dtype)cc->dtype, src, cc->src_bytes, dst, cc->dst_bytes,
@@ -618,47 +597,85 @@ static trnc_status run_collective(sim *S, size_t k) {
   return TRNC_OK;
 }
 
-static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                        const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
-  if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
-  if (verify) {
-    trnc_status vs = trnc_nc_program_verify(p, diags);
-    if (vs) return vs;
+void nc_devmem_fill_kernel(const trnc_nc_program *p, size_t k, nc_devmem *m) {
+  const nc_kernel *kn = &p->kernels[k];
+  const trnc_nc_target *t = p->target;
+  int64_t hw[2] = {0, 0};
+  for (size_t i = 0; i < kn->n; i++)
+    for (int sl = 0; sl < 5; sl++) {
+      const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
+      int64_t lo, hi;
+      if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
+        int mi = ap->mem == TRNC_NC_MEM_PSUM;
+        if (hi > hw[mi]) hw[mi] = hi;
+      }
+    }
+  for (int q = 0; q < t->partitions; q++) {
+    memset(m->sbuf + q * t->sbuf_bytes_per_partition, 0xff, (size_t)hw[0]);
+    memset(m->psum + q * t->psum_bytes_per_partition, 0xff, (size_t)hw[1]);
   }
+}
+
+trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t idx, int64_t partition,
+                           int64_t rows, trnc_diags *diags) {
+  char where[160];
+  return trnc_diag_error(diags, TRNC_ERR_LIMIT,
+                         "%s: index %lld in partition %lld outside the %lld rows of the table",
+                         nc_where(p, k, i, where, sizeof where), (long long)idx, (long long)partition,
+                         (long long)rows);
+}
+
+void nc_devmem_close(nc_devmem *m) {
+  free(m->hbm);
+  free(m->sbuf);
+  free(m->psum);
+  free(m->scratch);
+  memset(m, 0, sizeof *m);
+}
+
+trnc_status nc_devmem_open(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                           nc_devmem *m, trnc_diags *diags) {
+  const trnc_nc_target *t = p->target;
+  size_t ni = 0, no = 0;
+  memset(m, 0, sizeof *m);
+  m->hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *m->hbm);
+  m->sbuf = malloc((size_t)(t->partitions * t->sbuf_bytes_per_partition));
+  m->psum = malloc((size_t)(t->partitions * t->psum_bytes_per_partition));
+  m->scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
+  if (!m->hbm || !m->sbuf || !m->psum || !m->scratch) {
+    nc_devmem_close(m);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
+  }
+  memset(m->scratch, 0xff, (size_t)p->scratch);
+  for (size_t b = 0; b < p->nbufs; b++) {
+    const trnc_nc_buffer *bf = &p->bufs[b];
+    if (bf->kind == TRNC_NC_BUF_INTERNAL) {
+      m->hbm[b] = m->scratch + bf->offset;
+      continue;
+    }
+    void *ptr = bf->kind == TRNC_NC_BUF_INPUT ? (inputs ? (void *)(uintptr_t)inputs[ni] : NULL)
+                                              : (outputs ? outputs[no] : NULL);
+    if (!ptr) {
+      nc_devmem_close(m);
+      return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "simulator: no host memory for %s buffer '%s'",
+                             bf->kind == TRNC_NC_BUF_INPUT ? "input" : "output", bf->name);
+    }
+    if (bf->kind == TRNC_NC_BUF_INPUT) ni++;
+    else no++;
+    m->hbm[b] = ptr;
+  }
+  return TRNC_OK;
+}
+
+trnc_status nc_interpret(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                         const trnc_collective_engine *engine, trnc_diags *diags) {
   sim S;
   memset(&S, 0, sizeof S);
   S.p = p;
   S.t = p->target;
   S.diags = diags;
   S.engine = engine;
-  trnc_status st = TRNC_OK;
-  size_t ni = 0, no = 0;
-  S.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *S.hbm);
-  S.sbuf = malloc((size_t)(S.t->partitions * S.t->sbuf_bytes_per_partition));
-  S.psum = malloc((size_t)(S.t->partitions * S.t->psum_bytes_per_partition));
-  S.scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
-  if (!S.hbm || !S.sbuf || !S.psum || !S.scratch) {
-    st = oom(&S);
-    goto out;
-  }
-  memset(S.scratch, 0xff, (size_t)p->scratch);
-  for (size_t b = 0; b < p->nbufs; b++) {
-    const trnc_nc_buffer *bf = &p->bufs[b];
-    if (bf->kind == TRNC_NC_BUF_INTERNAL) {
-      S.hbm[b] = S.scratch + bf->offset;
-      continue;
-    }
-    void *ptr = bf->kind == TRNC_NC_BUF_INPUT ? (inputs ? (void *)(uintptr_t)inputs[ni] : NULL)
-                                              : (outputs ? outputs[no] : NULL);
-    if (!ptr) {
-      st = trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "simulator: no host memory for %s buffer '%s'",
-                           bf->kind == TRNC_NC_BUF_INPUT ? "input" : "output", bf->name);
-      goto out;
-    }
-    if (bf->kind == TRNC_NC_BUF_INPUT) ni++;
-    else no++;
-    S.hbm[b] = ptr;
-  }
+  trnc_status st = nc_devmem_open(p, inputs, outputs, &S.mem, diags);
   for (size_t k = 0; k < p->nkernels && !st; k++)
     st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k);
   /* after an error: collectives in flight still finish before their memory goes */
@@ -668,13 +685,23 @@ static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inpu
     trnc_diags_destroy(quiet);
     free(S.cc[f].staging);
   }
-out:
   for (int i = 0; i < 4; i++) free(S.tmp[i]);
-  free(S.hbm);
-  free(S.sbuf);
-  free(S.psum);
-  free(S.scratch);
+  nc_devmem_close(&S.mem);
   return st;
+}
+
+/* Programs with collective steps run on the interpreter, which drives the
+ * distributed engine (the JIT does not translate them); the others on the
+ * engine TRNC_SIM names. */
+static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
+                               const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
+  if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
+  if (verify) {
+    trnc_status vs = trnc_nc_program_verify(p, diags);
+    if (vs) return vs;
+  }
+  if (trnc_nc_program_collective_count(p)) return nc_interpret(p, inputs, outputs, engine, diags);
+  return trnc_engine_simulate(p, inputs, outputs, diags);
 }
 
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,

@@ -41,10 +41,12 @@ bool trnc_artifact_alloc_outputs(trnc_compiled *c, size_t noutputs) {
 
 /* ---- accessors and destroy ------------------------------------------------ */
 
-/** Frees the program, the descriptor/binding/constant arrays and the
- *  struct (see the ownership contract in artifact.h). NULL is a no-op. */
+/** Frees the host code, the program, the descriptor/binding/constant
+ *  arrays and the struct (see the ownership contract in artifact.h). NULL is a no-op. */
 void trnc_compiled_destroy(trnc_compiled *c) {
   if (!c) return;
+  trnc_artifact_host *h = atomic_load(&c->host);
+  if (h) h->destroy(h);
   trnc_nc_program_destroy(c->prog);
   for (size_t i = 0; c->consts && i < c->nconsts; i++) free(c->consts[i].data);
   free(c->consts);

@@ -498,14 +498,22 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
  * kernel. The program is verified first (errors as trnc_nc_program_verify).
  * Runtime errors: TRNC_ERR_INVALID_ARGUMENT (NULL buffer pointer),
  * TRNC_ERR_LIMIT (gather/scatter index out of range: names the instruction),
- * TRNC_ERR_NOMEM.
+ * TRNC_ERR_NOMEM. The environment variable TRNC_SIM picks the engine
+ * (docs/simulator.md): unset or "interp" the interpreter; "jit" host code
+ * compiled for this call; "check" both, any differing output byte being
+ * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT. (Compiled
+ * artifacts, trnc_compiled_run, default to the JIT from their second run.)
+ * A program with collective steps always runs on the interpreter (here it
+ * fails with TRNC_ERR_UNSUPPORTED: it needs trnc_nc_simulate_with).
  */
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs,
                              void *const *outputs, trnc_diags *diags);
 
 /** As trnc_nc_simulate_verified, running collective steps through engine
  *  (NULL: a program with collectives fails with TRNC_ERR_UNSUPPORTED). On an
- *  error every collective still in flight is waited for before returning. */
+ *  error every collective still in flight is waited for before returning.
+ *  A program with collective steps runs on the interpreter whatever
+ *  TRNC_SIM says; one without runs on the engine TRNC_SIM names. */
 trnc_status trnc_nc_simulate_with(const trnc_nc_program *p, const void *const *inputs,
                                   void *const *outputs, const trnc_collective_engine *engine,
                                   trnc_diags *diags);

@@ -307,11 +307,15 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
  * laid out as trnc_compiled_output(j) (NULL for None outputs). int64 inputs
  * must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]; float64 runs as
  * float32. Thread-safe for concurrent runs of the same compiled program.
+ * Engine (docs/simulator.md): the first run interprets, later runs execute
+ * host code JIT-compiled by the second (same bits); TRNC_SIM=interp|jit|check
+ * overrides it on every run.
  * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
- * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
- * gather/scatter index out of range: the diagnostic names the input/op),
- * TRNC_ERR_UNSUPPORTED (the program has collective steps: run it with
- * trnc_compiled_run_with and a distributed engine), TRNC_ERR_NOMEM.
+ * required, or an unknown TRNC_SIM), TRNC_ERR_LIMIT (an int64 input value
+ * out of range, or a gather/scatter index out of range: the diagnostic names
+ * the input/op), TRNC_ERR_UNSUPPORTED (the program has collective steps: run
+ * it with trnc_compiled_run_with and a distributed engine), TRNC_ERR_INTERNAL
+ * (TRNC_SIM=check: the engines differ), TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags);
@@ -352,8 +356,9 @@ typedef struct trnc_collective_engine {
  * As trnc_compiled_run, with the distributed engine that the program's
  * collective steps use (NULL: none; a program with collectives then fails
  * with TRNC_ERR_UNSUPPORTED naming the first one). Kernels between a
- * collective's START and WAIT run while it is in flight. Errors: those of
- * trnc_compiled_run, and whatever the engine returns.
+ * collective's START and WAIT run while it is in flight. Such a program
+ * runs on the interpreter whatever TRNC_SIM says (docs/simulator.md).
+ * Errors: those of trnc_compiled_run, and whatever the engine returns.
  */
 trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *inputs,
                                    void *const *outputs, const trnc_collective_engine *engine,

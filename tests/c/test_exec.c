@@ -467,12 +467,46 @@ static void test_concurrent_runs(void **state) {
   trnc_compiled_destroy(c);
 }
 
+/* TRNC_SIM picks the engine on every run (interpreter, JIT, both compared);
+ * unset, the first run interprets and later ones use the JIT: every way
+ * gives the same results; an unknown value is a clear error. */
+static void test_engines(void **state) {
+  const char *env = getenv("TRNC_SIM");
+  char saved[32] = "";
+  if (env) snprintf(saved, sizeof saved, "%s", env);
+  trnc_compiled *c = make_artifact();
+  trnc_diags *d = trnc_diags_create();
+  const char *engines[] = {"interp", "jit", "check", "", "", ""};
+  for (size_t e = 0; e < sizeof engines / sizeof *engines; e++) {
+    if (engines[e][0]) setenv("TRNC_SIM", engines[e], 1);
+    else unsetenv("TRNC_SIM");
+    host h;
+    host_init(&h);
+    trnc_status st = trnc_compiled_run(c, h.in, h.out, d);
+    if (st) tu_diags_dump(d);
+    assert_int_equal(st, TRNC_OK);
+    check_host(&h);
+  }
+  assert_non_null(atomic_load(&c->host)); /* the engine slot with its host code */
+  setenv("TRNC_SIM", "fast", 1);
+  host h;
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(c, h.in, h.out, d), TRNC_ERR_INVALID_ARGUMENT);
+  const trnc_diag *g = trnc_diags_get(d, trnc_diags_count(d) - 1);
+  assert_non_null(strstr(g->message, "TRNC_SIM=fast: expected interp"));
+  if (saved[0]) setenv("TRNC_SIM", saved, 1);
+  else unsetenv("TRNC_SIM");
+  trnc_diags_destroy(d);
+  trnc_compiled_destroy(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_run_bindings),       cmocka_unit_test(test_accessors),
       cmocka_unit_test(test_int64_range),        cmocka_unit_test(test_null_pointers),
       cmocka_unit_test(test_zero_elements_with_pointer), cmocka_unit_test(test_bad_artifacts),
       cmocka_unit_test(test_concurrent_runs),    cmocka_unit_test(test_view_of_input),
+      cmocka_unit_test(test_engines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
