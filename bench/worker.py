@@ -24,7 +24,9 @@ one process (caches warm), training
 steps interleaved round-robin so that all three see the same machine noise;
 also the FLOPs and minimum bytes of one step for the roofline.
 
-``overhead``: per-call host time of a compiled one-add graph on 8 elements.
+``overhead``: per-call host time of a compiled one-add graph on 8 elements,
+eager vs inductor vs trnc, next to the floors of dynamo alone (backend
+"eager") and of dynamo + aot_autograd's runtime wrappers ("aot_eager").
 """
 
 from __future__ import annotations
@@ -313,9 +315,13 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
     fns = {"eager": f}
     os.environ["TRNC_SIM"] = "interp"
     errors = {}
-    for b in ("inductor", "trnc"):
+    # "dynamo" (backend="eager": guards + frame, the graph run by torch) and
+    # "dynamo+aot" (backend="aot_eager": plus aot_autograd's runtime wrappers)
+    # are the floors every aot_autograd backend's call pays
+    for b in ("inductor", "trnc", "dynamo", "dynamo+aot"):
         torch._dynamo.reset()
-        cm = torch.compile(f, backend=b, dynamic=False)
+        cm = torch.compile(f, backend={"dynamo": "eager", "dynamo+aot": "aot_eager"}.get(b, b),
+                           dynamic=False)
         try:
             ref = f(x, y)
             for _ in range(3):

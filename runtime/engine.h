@@ -22,6 +22,8 @@
 #ifndef TRNC_RUNTIME_ENGINE_H
 #define TRNC_RUNTIME_ENGINE_H
 
+#include <stdatomic.h>
+
 #include "codegen/neuroncore/nc_internal.h"
 
 typedef enum trnc_engine {
@@ -37,31 +39,6 @@ typedef enum trnc_engine {
  *  listing the valid ones. */
 trnc_status trnc_engine_from_env(trnc_engine *out, bool artifact, trnc_diags *diags);
 
-/* ---- device memory of one run (runtime/nc_sim.c) ---------------------------- */
-
-/** SBUF, PSUM, the HBM scratch and the HBM base pointer of every program
- *  buffer (INPUT/OUTPUT: the caller's memory; INTERNAL: inside scratch). */
-typedef struct nc_devmem {
-  uint8_t *sbuf, *psum, *scratch;
-  uint8_t **hbm;
-} nc_devmem;
-
-/** Allocates the device memory of p (scratch NaN-filled) and binds
- *  inputs[i] / outputs[j] (as trnc_nc_simulate). Errors:
- *  TRNC_ERR_INVALID_ARGUMENT (a NULL buffer pointer), TRNC_ERR_NOMEM. On
- *  error nothing stays allocated. */
-trnc_status nc_devmem_open(const trnc_nc_program *p, const void *const *inputs,
-                           void *const *outputs, nc_devmem *m, trnc_diags *diags);
-void nc_devmem_close(nc_devmem *m);
-/** NaN-fills (0xFF bytes) the SBUF and PSUM bytes of every partition that
- *  kernel k can touch, as every kernel starts. */
-void nc_devmem_fill_kernel(const trnc_nc_program *p, size_t k, nc_devmem *m);
-
-/** The interpreter on a verified program (no verification here). Its
- *  collective steps run through `engine` (NULL: a program with collectives
- *  fails with TRNC_ERR_UNSUPPORTED naming the first one). */
-trnc_status nc_interpret(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                         const trnc_collective_engine *engine, trnc_diags *diags);
 /** The diagnostic of a gather/scatter index out of range (both engines):
  *  TRNC_ERR_LIMIT naming instruction i of kernel k. */
 trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t idx, int64_t partition,
@@ -69,18 +46,30 @@ trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t
 
 /* ---- engine selection (runtime/engine.c) ---------------------------------------- */
 
-struct trnc_compiled;
-/** Runs the verified program of artifact c on the engine TRNC_SIM names
- *  (trnc_nc_simulate's contract). The JIT's host code is compiled on the
- *  first JIT run and kept with c (destroyed with it); a program the JIT does
- *  not translate runs on the interpreter (logged once to stderr when
- *  TRNC_DEBUG is set). */
-trnc_status trnc_engine_run(const struct trnc_compiled *c, const void *const *inputs,
-                            void *const *outputs, trnc_diags *diags);
-/** As trnc_engine_run for a bare verified program (trnc_nc_simulate): the
- *  JIT compiles for this one run. */
-trnc_status trnc_engine_simulate(const trnc_nc_program *p, const void *const *inputs,
-                                 void *const *outputs, trnc_diags *diags);
+typedef struct trnc_host_code trnc_host_code;
+
+/** The JIT state of one run plan (trnc_nc_sim_plan): its run count and its
+ *  host code, compiled by the first run that wants it (one thread compiles;
+ *  a concurrent run interprets meanwhile, computing the same bits). Zeroed
+ *  memory is an empty slot. */
+typedef struct trnc_engine_slot {
+  atomic_uint runs;
+  atomic_int state;     /* 0: no host code yet, 1: being compiled, 2: decided */
+  trnc_host_code *code; /* when state is 2; NULL: the program runs on the interpreter */
+} trnc_engine_slot;
+
+/**
+ * The engine of one run of a verified program without collective steps:
+ * *e is what trnc_engine_from_env said (AUTO for a planned artifact run) and
+ * becomes INTERP, JIT or CHECK; the host code is returned for JIT and CHECK
+ * (compiled here on first use, for SBUF/PSUM laid out part_stride bytes per
+ * partition), NULL for INTERP (also when the JIT does not translate the
+ * program, logged once to stderr when TRNC_DEBUG is set).
+ */
+const trnc_host_code *trnc_engine_pick(trnc_engine_slot *s, const trnc_nc_program *p,
+                                       const int64_t part_stride[2], trnc_engine *e);
+/** Frees the slot's host code (its machine code unloads). */
+void trnc_engine_slot_release(trnc_engine_slot *s);
 
 /* ---- host code (runtime/host_llvm.c, runtime/llvm.c) ------------------------ */
 
@@ -97,23 +86,28 @@ typedef struct trnc_host_err {
 typedef int32_t (*trnc_host_kernel_fn)(uint8_t *const *hbm, uint8_t *sbuf, uint8_t *psum,
                                        float *tmp, trnc_host_err *err);
 
-/** A program compiled to host code (runtime/llvm.c owns it). */
-typedef struct trnc_host_code trnc_host_code;
-
 /**
- * JIT-compiles a verified program: translation, LLVM's default<O2> for the
- * host CPU, ORC LLJIT with a resource tracker of its own. Errors:
+ * JIT-compiles a verified program for SBUF/PSUM laid out part_stride[0] /
+ * part_stride[1] bytes per partition: translation, LLVM's default<O2> for
+ * the host CPU, ORC LLJIT with a resource tracker of its own. Errors:
  * TRNC_ERR_UNSUPPORTED (an instruction the JIT does not translate, or a
- * collective step; the diagnostic names it: run the interpreter), TRNC_ERR_INTERNAL (LLVM
- * failed; the message is LLVM's), TRNC_ERR_NOMEM.
+ * collective step; the diagnostic names it: run the interpreter),
+ * TRNC_ERR_INTERNAL (LLVM failed; the message is LLVM's), TRNC_ERR_NOMEM.
  */
-trnc_status trnc_host_compile(const trnc_nc_program *p, trnc_host_code **out, trnc_diags *diags);
+trnc_status trnc_host_compile(const trnc_nc_program *p, const int64_t part_stride[2], trnc_host_code **out,
+                              trnc_diags *diags);
 /** Unloads the machine code and frees h. NULL is a no-op. */
 void trnc_host_destroy(trnc_host_code *h);
-/** Runs h (compiled from p) on host memory, with trnc_nc_simulate's
- *  contract and diagnostics. */
-trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p,
-                          const void *const *inputs, void *const *outputs, trnc_diags *diags);
+/** Floats of workspace a run of h needs (its `tmp`). */
+int64_t trnc_host_tmp_floats(const trnc_host_code *h);
+/** Runs every kernel of h (compiled from p) in order on bound device
+ *  memory: hbm[b] the base of program buffer b, sbuf/psum laid out as h was
+ *  compiled for, tmp trnc_host_tmp_floats(h) floats. SBUF/PSUM need no NaN
+ *  fill: the verifier proved that no kernel reads a byte before writing it.
+ *  Errors: TRNC_ERR_LIMIT (a gather/scatter index out of range; the
+ *  interpreter's diagnostic). */
+trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, uint8_t *const *hbm,
+                          uint8_t *sbuf, uint8_t *psum, float *tmp, trnc_diags *diags);
 /** Seconds trnc_host_compile spent on h (translation, optimization and
  *  machine code). */
 double trnc_host_compile_seconds(const trnc_host_code *h);

@@ -5,28 +5,32 @@
  * program's HBM buffers, converts where the device computes in a narrower
  * type, and fills outputs that are host copies.
  *
- * Every run first checks the binding contract (trnc_artifact_bind_map; a
- * violation is TRNC_ERR_INTERNAL: a trnc bug, never the caller's fault).
+ * The first run of an artifact checks the binding contract
+ * (trnc_artifact_bind_map; a violation is TRNC_ERR_INTERNAL: a trnc bug,
+ * never the caller's fault) and builds the simulator's run plan
+ * (trnc_nc_sim_plan: schedules, SBUF/PSUM/scratch memory); both are kept in
+ * the artifact (run_state) for every later run, since neither can change.
  * The program passed trnc_nc_program_verify when it was compiled or loaded:
- * runs do not verify; trnc_engine_run picks the engine (TRNC_SIM), except
- * that a program with collective steps runs on the interpreter, which drives
- * the caller's distributed engine.
+ * runs use trnc_nc_simulate_planned.
  *
  * Zero-element tensors need no caller pointer (it may be NULL, as
  * torch's data_ptr() of an empty tensor can be 0): when the program declares
  * a buffer for one, the run gives it a private zeroed block instead.
  *
- * Thread safety: a run only reads the artifact; all per-run memory is local.
+ * Thread safety: concurrent runs of one artifact are allowed. The run state
+ * is built once (the first finished build is installed atomically, a
+ * concurrent loser frees its own); the plan's memory serves one run at a
+ * time and a concurrent run allocates its own (trnc_nc_simulate_planned).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
-#include "runtime/engine.h"
 
 /* ---- strided element walks ------------------------------------------------- */
 
@@ -234,32 +238,84 @@ static void copy_strided(const trnc_io *dio, uint8_t *dst, const trnc_io *sio, c
     memcpy(dst + wd.off * (int64_t)es, src + ws.off * (int64_t)es, es);
 }
 
+/* ---- run state: what every run of one artifact shares ---------------------- */
+
+/** Built by the first run, kept in the artifact (trnc_compiled.run_state). */
+typedef struct run_state {
+  trnc_artifact_buf *map; /* checked binding map, one entry per program buffer */
+  trnc_nc_sim_plan *plan;
+} run_state;
+
+/** Frees a run state (the artifact's run_state_free). */
+static void run_state_free(void *v) {
+  run_state *rs = v;
+  if (!rs) return;
+  trnc_nc_sim_plan_destroy(rs->plan);
+  free(rs->map);
+  free(rs);
+}
+
+/** The artifact's run state, built and installed on first use. */
+static trnc_status run_state_get(const trnc_compiled *c, run_state **out, trnc_diags *diags) {
+  trnc_compiled *mc = (trnc_compiled *)c; /* run_state is the artifact's mutable cache */
+  run_state *rs = atomic_load_explicit(&mc->run_state, memory_order_acquire);
+  if (rs) {
+    *out = rs;
+    return TRNC_OK;
+  }
+  size_t nbufs = trnc_nc_program_buffer_count(c->prog);
+  rs = calloc(1, sizeof *rs);
+  if (rs) rs->map = malloc((nbufs ? nbufs : 1) * sizeof *rs->map);
+  if (!rs || !rs->map) {
+    run_state_free(rs);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_run: out of memory");
+  }
+  trnc_status st = trnc_artifact_bind_map(c, false, rs->map, diags);
+  if (!st) st = trnc_nc_sim_plan_create(c->prog, &rs->plan, diags);
+  if (st) {
+    run_state_free(rs);
+    return st;
+  }
+  void *expected = NULL;
+  mc->run_state_free = run_state_free;
+  if (!atomic_compare_exchange_strong_explicit(&mc->run_state, &expected, rs, memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    run_state_free(rs); /* another thread installed its own first */
+    rs = expected;
+  }
+  *out = rs;
+  return TRNC_OK;
+}
+
 /* ---- run --------------------------------------------------------------------- */
+
+/** Buffers up to this count need no allocation per run. */
+#define RUN_STACK_BUFS 32
 
 /** Per-run memory: the simulator's pointer arrays and the blocks this run
  *  allocated (conversion buffers, stand-ins for zero-element tensors). */
 typedef struct runmem {
-  trnc_artifact_buf *map;
+  const trnc_artifact_buf *map;
   const void **sim_in;
   void **sim_out;
   void **owned; /* one per program buffer, NULL if the caller's memory is used */
+  void *stack[3 * RUN_STACK_BUFS];
+  void *heap;
 } runmem;
 
 /** Frees everything a run allocated. */
 static void runmem_free(runmem *m, size_t nbufs) {
   if (m->owned)
     for (size_t b = 0; b < nbufs; b++) free(m->owned[b]);
-  free(m->owned);
-  free(m->map);
-  free(m->sim_in);
-  free(m->sim_out);
+  free(m->heap);
 }
 
 /**
- * Runs the compiled program on the simulator (see trnc.h). Steps: validate
- * the bindings; set up each INPUT buffer (caller memory, or a converted
- * copy); set up each OUTPUT buffer (caller memory, or a device block);
- * simulate; convert device outputs back; fill host-copy outputs in order.
+ * Runs the compiled program on the simulator (see trnc.h). Steps: the run
+ * state (bindings checked, plan built: first run only); set up each INPUT
+ * buffer (caller memory, or a converted copy); set up each OUTPUT buffer
+ * (caller memory, or a device block); simulate; convert device outputs back;
+ * fill host-copy outputs in order.
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags) {
@@ -276,19 +332,22 @@ trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *in
                            "trnc_compiled_run: NULL input or output pointer array");
   const trnc_nc_program *p = c->prog;
   size_t nbufs = trnc_nc_program_buffer_count(p);
+  run_state *rs = NULL;
+  trnc_status st = run_state_get(c, &rs, diags);
+  if (st) return st;
   runmem m;
-  memset(&m, 0, sizeof m);
-  trnc_status st = TRNC_OK;
-  m.map = malloc((nbufs ? nbufs : 1) * sizeof *m.map);
-  m.owned = calloc(nbufs ? nbufs : 1, sizeof *m.owned);
-  m.sim_in = calloc(nbufs ? nbufs : 1, sizeof *m.sim_in);
-  m.sim_out = calloc(nbufs ? nbufs : 1, sizeof *m.sim_out);
-  if (!m.map || !m.owned || !m.sim_in || !m.sim_out) {
-    st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_run: out of memory");
-    goto out;
+  m.map = rs->map;
+  m.heap = NULL;
+  void **arrays = m.stack;
+  if (nbufs > RUN_STACK_BUFS) {
+    arrays = m.heap = malloc(3 * nbufs * sizeof *arrays);
+    if (!arrays) return trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_run: out of memory");
   }
-  st = trnc_artifact_bind_map(c, false, m.map, diags);
-  if (st) goto out;
+  size_t nb = nbufs > RUN_STACK_BUFS ? nbufs : RUN_STACK_BUFS;
+  memset(arrays, 0, 3 * nb * sizeof *arrays);
+  m.sim_in = (const void **)arrays;
+  m.sim_out = arrays + nb;
+  m.owned = arrays + 2 * nb;
 
   /* inputs */
   for (size_t i = 0; i < c->ninputs; i++) {
@@ -359,13 +418,7 @@ trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *in
     }
   }
 
-  /* Programs with collective steps stay on the interpreter, which drives the
-   * distributed engine; the others run on the TRNC_SIM engine (interpreter
-   * or JIT, runtime/engine.c). */
-  if (trnc_nc_program_collective_count(p))
-    st = trnc_nc_simulate_with(p, m.sim_in, m.sim_out, engine, diags);
-  else
-    st = trnc_engine_run(c, m.sim_in, m.sim_out, diags);
+  st = trnc_nc_simulate_planned(rs->plan, m.sim_in, m.sim_out, engine, diags);
   if (st) goto out;
 
   /* device outputs back into the torch layout */

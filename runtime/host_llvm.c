@@ -58,6 +58,7 @@ typedef struct hx {
   LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, vf, kfn;
   const trnc_nc_program *p;
   const trnc_nc_target *t;
+  int64_t part_stride[2]; /* bytes per partition of the run's SBUF, PSUM */
   LLVMTypeRef ifn;        /* an instruction's function */
   LLVMValueRef fn, sbuf, psum, tmp, err, hbm_arg;
   LLVMValueRef *hbm;      /* per program buffer: its base, loaded at entry */
@@ -228,8 +229,8 @@ static int64_t esize(const trnc_nc_ap *ap) { return (int64_t)trnc_nc_dtype_size(
 static LLVMValueRef row_ptr(hx *X, const trnc_nc_ap *ap, LLVMValueRef p) {
   int sl = 0;
   while (sl < 4 && nc_slot(X->cur, sl) != ap) sl++;
-  int64_t step = ap->mem == TRNC_NC_MEM_SBUF   ? X->t->sbuf_bytes_per_partition
-                 : ap->mem == TRNC_NC_MEM_PSUM ? X->t->psum_bytes_per_partition
+  int64_t step = ap->mem == TRNC_NC_MEM_SBUF   ? X->part_stride[0]
+                 : ap->mem == TRNC_NC_MEM_PSUM ? X->part_stride[1]
                                                : ap->partition_stride * esize(ap);
   return gep8(X, X->slotb[sl], mul(X, p, step));
 }
@@ -956,8 +957,8 @@ static LLVMValueRef slot_base(hx *X, const trnc_nc_instr *in, int sl) {
   const trnc_nc_ap *ap = nc_slot(in, sl);
   switch (ap->mem) {
     case TRNC_NC_MEM_NONE: return LLVMConstNull(X->ptr);
-    case TRNC_NC_MEM_SBUF: return gep8(X, X->sbuf, ci64(X, ap->start_partition * X->t->sbuf_bytes_per_partition + ap->offset));
-    case TRNC_NC_MEM_PSUM: return gep8(X, X->psum, ci64(X, ap->start_partition * X->t->psum_bytes_per_partition + ap->offset));
+    case TRNC_NC_MEM_SBUF: return gep8(X, X->sbuf, ci64(X, ap->start_partition * X->part_stride[0] + ap->offset));
+    case TRNC_NC_MEM_PSUM: return gep8(X, X->psum, ci64(X, ap->start_partition * X->part_stride[1] + ap->offset));
     default: return gep8(X, hbm_base(X, ap->buffer), ci64(X, ap->offset));
   }
 }
@@ -1018,8 +1019,9 @@ static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, ifn *fns, si
   return st;
 }
 
-trnc_status trnc_host_translate(const trnc_nc_program *p, LLVMContextRef C, const char *prefix,
-                                LLVMModuleRef *out, int64_t *tmp_floats, trnc_diags *diags) {
+trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_stride[2], LLVMContextRef C,
+                                const char *prefix, LLVMModuleRef *out, int64_t *tmp_floats,
+                                trnc_diags *diags) {
   /* collective steps go through the caller's distributed engine, which
    * only the interpreter drives (trnc_nc_simulate_with) */
   for (size_t k = 0; k < p->nkernels; k++)
@@ -1033,6 +1035,8 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, LLVMContextRef C, cons
   X.C = C;
   X.p = p;
   X.t = p->target;
+  X.part_stride[0] = part_stride[0];
+  X.part_stride[1] = part_stride[1];
   X.M = LLVMModuleCreateWithNameInContext(prefix, C);
   X.B = LLVMCreateBuilderInContext(C);
   X.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *X.hbm);

@@ -184,7 +184,8 @@ static trnc_status jit_add(trnc_host_code *h, LLVMOrcThreadSafeContextRef tsc, L
   return TRNC_OK;
 }
 
-trnc_status trnc_host_compile(const trnc_nc_program *p, trnc_host_code **out, trnc_diags *diags) {
+trnc_status trnc_host_compile(const trnc_nc_program *p, const int64_t part_stride[2], trnc_host_code **out,
+                              trnc_diags *diags) {
   double t0 = now_s();
   *out = NULL;
   pthread_once(&G.once, jit_init);
@@ -202,7 +203,8 @@ trnc_status trnc_host_compile(const trnc_nc_program *p, trnc_host_code **out, tr
   snprintf(prefix, sizeof prefix, "trnc_p%llu", G.next++);
   LLVMOrcThreadSafeContextRef tsc = LLVMOrcCreateNewThreadSafeContext();
   LLVMModuleRef M = NULL;
-  trnc_status st = trnc_host_translate(p, LLVMOrcThreadSafeContextGetContext(tsc), prefix, &M, &h->tmp_floats, diags);
+  trnc_status st = trnc_host_translate(p, part_stride, LLVMOrcThreadSafeContextGetContext(tsc), prefix, &M,
+                                       &h->tmp_floats, diags);
   if (!st) st = jit_add(h, tsc, M, prefix, diags);
   LLVMOrcDisposeThreadSafeContext(tsc);
   pthread_mutex_unlock(&G.lock);
@@ -215,22 +217,14 @@ trnc_status trnc_host_compile(const trnc_nc_program *p, trnc_host_code **out, tr
   return TRNC_OK;
 }
 
-trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, const void *const *inputs,
-                          void *const *outputs, trnc_diags *diags) {
-  nc_devmem m;
-  trnc_status st = nc_devmem_open(p, inputs, outputs, &m, diags);
-  if (st) return st;
-  float *tmp = malloc((size_t)(h->tmp_floats ? h->tmp_floats : 1) * sizeof *tmp);
-  if (!tmp) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
-  for (size_t k = 0; k < h->nkernels && !st; k++) {
-    /* no NaN fill of SBUF/PSUM: the verifier proved (byte by byte, in
-     * schedule order) that no kernel reads a byte it has not written, so
-     * their initial contents cannot show */
+int64_t trnc_host_tmp_floats(const trnc_host_code *h) { return h->tmp_floats; }
+
+trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, uint8_t *const *hbm,
+                          uint8_t *sbuf, uint8_t *psum, float *tmp, trnc_diags *diags) {
+  for (size_t k = 0; k < h->nkernels; k++) {
     trnc_host_err e = {0, 0, 0, 0};
-    if (h->fn[k](m.hbm, m.sbuf, m.psum, tmp, &e))
-      st = nc_index_error(p, k, (size_t)e.instr, e.index, e.partition, e.rows, diags);
+    if (h->fn[k](hbm, sbuf, psum, tmp, &e))
+      return nc_index_error(p, k, (size_t)e.instr, e.index, e.partition, e.rows, diags);
   }
-  free(tmp);
-  nc_devmem_close(&m);
-  return st;
+  return TRNC_OK;
 }

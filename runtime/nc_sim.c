@@ -3,9 +3,22 @@
  *
  * Executes each kernel's instructions in a dependency order (the verifier's
  * schedule). Engines compute in fp32; every store rounds to the destination
- * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. SBUF, PSUM and
- * the HBM scratch start filled with 0xFF bytes (NaN for every float type) so
- * reads of uninitialised memory show.
+ * dtype (trnc_nc_encode); TensorE accumulates in fp32 PSUM. The HBM scratch
+ * starts filled with 0xFF bytes (NaN for every float type) so reads of
+ * uninitialised memory show; so do SBUF and PSUM in trnc_nc_simulate(_verified).
+ *
+ * A run plan (trnc_nc_sim_plan) holds what does not change between runs of
+ * one program: each kernel's dependency schedule, the bytes per partition of
+ * SBUF/PSUM each kernel touches, and the run memory (SBUF and PSUM laid out
+ * with the program's own partition stride, the scratch, row buffers), which
+ * the first run allocates and later runs reuse. Planned runs skip the
+ * SBUF/PSUM NaN fill: the verifier proved that no kernel reads an SBUF or
+ * PSUM byte before writing it (verify.c, check_uninit).
+ *
+ * The plan also holds the program's JIT state (runtime/engine.c): a run of a
+ * program without collective steps may execute host code (runtime/llvm.c)
+ * in the same plan memory instead of interpreting, as TRNC_SIM and the run
+ * count decide; TRNC_SIM=check runs both and compares every output byte.
  *
  * Hot paths (matmul, elementwise rows, reductions, contiguous DMA runs) are
  * plain loops over contiguous fp32 rows that the compiler vectorizes.
@@ -18,15 +31,38 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/engine.h"
 
+/* Memory of one run: SBUF and PSUM (partitions x the plan's stride), the HBM
+ * scratch, the HBM pointer per buffer and row buffers. */
+typedef struct sim_mem {
+  uint8_t *sbuf, *psum, *scratch;
+  uint8_t **hbm;
+  float *tmp[4];
+  size_t tmpcap[4];
+  float *jtmp; /* the JIT's workspace (trnc_host_tmp_floats) */
+} sim_mem;
+
+struct trnc_nc_sim_plan {
+  const trnc_nc_program *p;
+  nc_schedule *sched;  /* one per kernel */
+  int64_t (*hw)[2];    /* per kernel: SBUF, PSUM bytes of each partition it touches */
+  int64_t stride[2];   /* bytes per partition of the run's SBUF, PSUM (max of hw, >= 64) */
+  pthread_mutex_t mu;  /* held by the run using mem */
+  sim_mem mem;
+  trnc_engine_slot jit; /* host code and run count (runtime/engine.c) */
+};
+
 typedef struct sim {
   const trnc_nc_program *p;
   const trnc_nc_target *t;
-  nc_devmem mem;
+  const trnc_nc_sim_plan *plan;
+  uint8_t *sbuf, *psum, *scratch;
+  uint8_t **hbm; /* per buffer */
   float *tmp[4];
   size_t tmpcap[4];
   trnc_diags *diags;
@@ -55,11 +91,11 @@ static uint8_t *ap_row(sim *S, const trnc_nc_ap *ap, int64_t p) {
   int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype);
   switch (ap->mem) {
     case TRNC_NC_MEM_SBUF:
-      return S->mem.sbuf + (ap->start_partition + p) * S->t->sbuf_bytes_per_partition + ap->offset;
+      return S->sbuf + (ap->start_partition + p) * S->plan->stride[0] + ap->offset;
     case TRNC_NC_MEM_PSUM:
-      return S->mem.psum + (ap->start_partition + p) * S->t->psum_bytes_per_partition + ap->offset;
+      return S->psum + (ap->start_partition + p) * S->plan->stride[1] + ap->offset;
     default:
-      return S->mem.hbm[ap->buffer] + ap->offset + p * ap->partition_stride * es;
+      return S->hbm[ap->buffer] + ap->offset + p * ap->partition_stride * es;
   }
 }
 
@@ -529,14 +565,18 @@ static trnc_status run_compute(sim *S, const trnc_nc_instr *in) {
   return TRNC_OK;
 }
 
-static trnc_status run_kernel(sim *S, size_t k) {
-  nc_schedule sc;
-  trnc_status st = nc_schedule_build(S->p, k, &sc, S->diags);
-  if (st) return st;
+static trnc_status run_kernel(sim *S, size_t k, bool fill) {
+  const trnc_nc_sim_plan *pl = S->plan;
+  const nc_schedule *sc = &pl->sched[k];
   const nc_kernel *kn = &S->p->kernels[k];
-  nc_devmem_fill_kernel(S->p, k, &S->mem);
-  for (size_t oi = 0; oi < sc.n && !st; oi++) {
-    size_t i = sc.order[oi];
+  /* NaN-fill only the bytes of each partition this kernel can touch */
+  for (int p = 0; fill && p < S->t->partitions; p++) {
+    memset(S->sbuf + p * pl->stride[0], 0xff, (size_t)pl->hw[k][0]);
+    memset(S->psum + p * pl->stride[1], 0xff, (size_t)pl->hw[k][1]);
+  }
+  trnc_status st = TRNC_OK;
+  for (size_t oi = 0; oi < sc->n && !st; oi++) {
+    size_t i = sc->order[oi];
     const trnc_nc_instr *in = &kn->instrs[i];
     switch (in->op) {
       case TRNC_NC_OP_NOP: break;
@@ -546,7 +586,6 @@ static trnc_status run_kernel(sim *S, size_t k) {
       default: st = run_compute(S, in); break;
     }
   }
-  nc_schedule_free(&sc);
   return st;
 }
 
@@ -570,7 +609,7 @@ static trnc_status run_collective(sim *S, size_t k) {
     }
     return trnc_diag_error(S->diags, TRNC_ERR_INTERNAL, "step %zu: cc_wait on a handle not in flight", k);
   }
-  uint8_t *src = S->mem.hbm[cc->src_buffer] + cc->src_offset, *dst = S->mem.hbm[cc->dst_buffer] + cc->dst_offset;
+  uint8_t *src = S->hbm[cc->src_buffer] + cc->src_offset, *dst = S->hbm[cc->dst_buffer] + cc->dst_offset;
   void *staging = NULL;
   trnc_collective_call call = {cc->op, cc->reduce, cc->group, cc->group_size, cc->root,
                                (trnc_dtype)cc->dtype, src, cc->src_bytes, dst, cc->dst_bytes,
@@ -597,25 +636,6 @@ static trnc_status run_collective(sim *S, size_t k) {
   return TRNC_OK;
 }
 
-void nc_devmem_fill_kernel(const trnc_nc_program *p, size_t k, nc_devmem *m) {
-  const nc_kernel *kn = &p->kernels[k];
-  const trnc_nc_target *t = p->target;
-  int64_t hw[2] = {0, 0};
-  for (size_t i = 0; i < kn->n; i++)
-    for (int sl = 0; sl < 5; sl++) {
-      const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
-      int64_t lo, hi;
-      if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
-        int mi = ap->mem == TRNC_NC_MEM_PSUM;
-        if (hi > hw[mi]) hw[mi] = hi;
-      }
-    }
-  for (int q = 0; q < t->partitions; q++) {
-    memset(m->sbuf + q * t->sbuf_bytes_per_partition, 0xff, (size_t)hw[0]);
-    memset(m->psum + q * t->psum_bytes_per_partition, 0xff, (size_t)hw[1]);
-  }
-}
-
 trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t idx, int64_t partition,
                            int64_t rows, trnc_diags *diags) {
   char where[160];
@@ -625,59 +645,138 @@ trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t
                          (long long)rows);
 }
 
-void nc_devmem_close(nc_devmem *m) {
-  free(m->hbm);
+/* ---- run plans --------------------------------------------------------------- */
+
+void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *pl) {
+  if (!pl) return;
+  for (size_t k = 0; pl->sched && k < pl->p->nkernels; k++) nc_schedule_free(&pl->sched[k]);
+  free(pl->sched);
+  free(pl->hw);
+  free(pl->mem.sbuf);
+  free(pl->mem.psum);
+  free(pl->mem.scratch);
+  free(pl->mem.hbm);
+  for (int i = 0; i < 4; i++) free(pl->mem.tmp[i]);
+  free(pl->mem.jtmp);
+  trnc_engine_slot_release(&pl->jit);
+  pthread_mutex_destroy(&pl->mu);
+  free(pl);
+}
+
+trnc_status trnc_nc_sim_plan_create(const trnc_nc_program *p, trnc_nc_sim_plan **out,
+                                    trnc_diags *diags) {
+  if (out) *out = NULL;
+  if (!p || !out) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_nc_sim_plan_create: NULL argument");
+  trnc_nc_sim_plan *pl = calloc(1, sizeof *pl);
+  if (!pl) return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
+  pl->p = p;
+  if (pthread_mutex_init(&pl->mu, NULL)) {
+    free(pl);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: cannot create a mutex");
+  }
+  size_t nk = p->nkernels ? p->nkernels : 1;
+  pl->sched = calloc(nk, sizeof *pl->sched);
+  pl->hw = calloc(nk, sizeof *pl->hw);
+  if (!pl->sched || !pl->hw) {
+    trnc_nc_sim_plan_destroy(pl);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
+  }
+  pl->stride[0] = pl->stride[1] = 64;
+  for (size_t k = 0; k < p->nkernels; k++) {
+    trnc_status st = nc_schedule_build(p, k, &pl->sched[k], diags);
+    if (st) {
+      trnc_nc_sim_plan_destroy(pl);
+      return st;
+    }
+    const nc_kernel *kn = &p->kernels[k];
+    for (size_t i = 0; i < kn->n; i++)
+      for (int sl = 0; sl < 5; sl++) {
+        const trnc_nc_ap *ap = nc_slot(&kn->instrs[i], sl);
+        int64_t lo, hi;
+        if ((ap->mem == TRNC_NC_MEM_SBUF || ap->mem == TRNC_NC_MEM_PSUM) && nc_ap_extent(ap, &lo, &hi)) {
+          int m = ap->mem == TRNC_NC_MEM_PSUM;
+          if (hi > pl->hw[k][m]) pl->hw[k][m] = hi;
+        }
+      }
+    for (int m = 0; m < 2; m++) {
+      int64_t r = (pl->hw[k][m] + 63) / 64 * 64; /* rows 64-byte aligned */
+      if (r > pl->stride[m]) pl->stride[m] = r;
+    }
+  }
+  *out = pl;
+  return TRNC_OK;
+}
+
+/* Allocates what m lacks for a run of pl (SBUF, PSUM, scratch, HBM pointers;
+ * the JIT's workspace when code runs). */
+static bool mem_ready(const trnc_nc_sim_plan *pl, const trnc_host_code *code, sim_mem *m) {
+  const trnc_nc_program *p = pl->p;
+  int64_t parts = p->target->partitions;
+  if (!m->sbuf) m->sbuf = malloc((size_t)(parts * pl->stride[0]));
+  if (!m->psum) m->psum = malloc((size_t)(parts * pl->stride[1]));
+  if (!m->scratch) m->scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
+  if (!m->hbm) m->hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *m->hbm);
+  if (code && !m->jtmp) {
+    int64_t n = trnc_host_tmp_floats(code);
+    m->jtmp = malloc((size_t)(n ? n : 1) * sizeof *m->jtmp);
+    if (!m->jtmp) return false;
+  }
+  return m->sbuf && m->psum && m->scratch && m->hbm;
+}
+
+static void mem_free(sim_mem *m) {
   free(m->sbuf);
   free(m->psum);
   free(m->scratch);
-  memset(m, 0, sizeof *m);
+  free(m->hbm);
+  for (int i = 0; i < 4; i++) free(m->tmp[i]);
+  free(m->jtmp);
 }
 
-trnc_status nc_devmem_open(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                           nc_devmem *m, trnc_diags *diags) {
-  const trnc_nc_target *t = p->target;
+/* One run of pl's program in memory m: host code `code` when not NULL (no
+ * collective steps then), else the interpreter. fill: NaN-fill SBUF/PSUM per
+ * kernel (interpreter only). */
+static trnc_status sim_run(const trnc_nc_sim_plan *pl, const trnc_host_code *code, sim_mem *m,
+                           const void *const *inputs, void *const *outputs,
+                           const trnc_collective_engine *engine, trnc_diags *diags, bool fill) {
+  const trnc_nc_program *p = pl->p;
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.p = p;
+  S.t = p->target;
+  S.plan = pl;
+  S.diags = diags;
+  S.engine = engine;
+  if (!mem_ready(pl, code, m)) return oom(&S);
+  S.sbuf = m->sbuf;
+  S.psum = m->psum;
+  S.scratch = m->scratch;
+  S.hbm = m->hbm;
+  memcpy(S.tmp, m->tmp, sizeof S.tmp);
+  memcpy(S.tmpcap, m->tmpcap, sizeof S.tmpcap);
+  trnc_status st = TRNC_OK;
   size_t ni = 0, no = 0;
-  memset(m, 0, sizeof *m);
-  m->hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *m->hbm);
-  m->sbuf = malloc((size_t)(t->partitions * t->sbuf_bytes_per_partition));
-  m->psum = malloc((size_t)(t->partitions * t->psum_bytes_per_partition));
-  m->scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
-  if (!m->hbm || !m->sbuf || !m->psum || !m->scratch) {
-    nc_devmem_close(m);
-    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
-  }
-  memset(m->scratch, 0xff, (size_t)p->scratch);
+  memset(S.scratch, 0xff, (size_t)p->scratch);
   for (size_t b = 0; b < p->nbufs; b++) {
     const trnc_nc_buffer *bf = &p->bufs[b];
     if (bf->kind == TRNC_NC_BUF_INTERNAL) {
-      m->hbm[b] = m->scratch + bf->offset;
+      S.hbm[b] = S.scratch + bf->offset;
       continue;
     }
     void *ptr = bf->kind == TRNC_NC_BUF_INPUT ? (inputs ? (void *)(uintptr_t)inputs[ni] : NULL)
                                               : (outputs ? outputs[no] : NULL);
     if (!ptr) {
-      nc_devmem_close(m);
-      return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "simulator: no host memory for %s buffer '%s'",
-                             bf->kind == TRNC_NC_BUF_INPUT ? "input" : "output", bf->name);
+      st = trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "simulator: no host memory for %s buffer '%s'",
+                           bf->kind == TRNC_NC_BUF_INPUT ? "input" : "output", bf->name);
+      break;
     }
     if (bf->kind == TRNC_NC_BUF_INPUT) ni++;
     else no++;
-    m->hbm[b] = ptr;
+    S.hbm[b] = ptr;
   }
-  return TRNC_OK;
-}
-
-trnc_status nc_interpret(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                         const trnc_collective_engine *engine, trnc_diags *diags) {
-  sim S;
-  memset(&S, 0, sizeof S);
-  S.p = p;
-  S.t = p->target;
-  S.diags = diags;
-  S.engine = engine;
-  trnc_status st = nc_devmem_open(p, inputs, outputs, &S.mem, diags);
+  if (code && !st) return trnc_host_run(code, p, S.hbm, S.sbuf, S.psum, m->jtmp, diags);
   for (size_t k = 0; k < p->nkernels && !st; k++)
-    st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k);
+    st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k, fill);
   /* after an error: collectives in flight still finish before their memory goes */
   for (int f = 0; f < S.ncc; f++) {
     trnc_diags *quiet = trnc_diags_create();
@@ -685,23 +784,135 @@ trnc_status nc_interpret(const trnc_nc_program *p, const void *const *inputs, vo
     trnc_diags_destroy(quiet);
     free(S.cc[f].staging);
   }
-  for (int i = 0; i < 4; i++) free(S.tmp[i]);
-  nc_devmem_close(&S.mem);
+  memcpy(m->tmp, S.tmp, sizeof S.tmp); /* row buffers grown by this run stay */
+  memcpy(m->tmpcap, S.tmpcap, sizeof S.tmpcap);
   return st;
 }
 
-/* Programs with collective steps run on the interpreter, which drives the
- * distributed engine (the JIT does not translate them); the others on the
- * engine TRNC_SIM names. */
+/* A run in the plan's memory, or in private memory when another thread's
+ * run holds it. */
+static trnc_status plan_run(trnc_nc_sim_plan *pl, const trnc_host_code *code, const void *const *inputs,
+                            void *const *outputs, const trnc_collective_engine *engine, trnc_diags *diags,
+                            bool fill) {
+  if (pthread_mutex_trylock(&pl->mu) == 0) {
+    trnc_status st = sim_run(pl, code, &pl->mem, inputs, outputs, engine, diags, fill);
+    pthread_mutex_unlock(&pl->mu);
+    return st;
+  }
+  sim_mem local;
+  memset(&local, 0, sizeof local);
+  trnc_status st = sim_run(pl, code, &local, inputs, outputs, engine, diags, fill);
+  mem_free(&local);
+  return st;
+}
+
+/** The last error message of d, or "". */
+static const char *last_error(const trnc_diags *d) {
+  for (size_t i = trnc_diags_count(d); i-- > 0;) {
+    const trnc_diag *g = trnc_diags_get(d, i);
+    if (g->severity == TRNC_SEV_ERROR) return g->message;
+  }
+  return "";
+}
+
+/* TRNC_SIM=check: the JIT (private memory) on copies of the outputs, the
+ * interpreter on the caller's; any difference in status, diagnostic or
+ * output byte is TRNC_ERR_INTERNAL. */
+static trnc_status run_check(trnc_nc_sim_plan *pl, const trnc_host_code *code, const void *const *inputs,
+                             void *const *outputs, trnc_diags *diags, bool fill) {
+  const trnc_nc_program *p = pl->p;
+  size_t nout = 0;
+  for (size_t b = 0; b < p->nbufs; b++) nout += p->bufs[b].kind == TRNC_NC_BUF_OUTPUT;
+  void **copy = calloc(nout ? nout : 1, sizeof *copy);
+  trnc_diags *jd = trnc_diags_create();
+  trnc_status st = TRNC_OK;
+  if (!copy || !jd) {
+    st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "TRNC_SIM=check: out of memory");
+    goto out;
+  }
+  for (size_t b = 0, j = 0; b < p->nbufs; b++) {
+    if (p->bufs[b].kind != TRNC_NC_BUF_OUTPUT) continue;
+    if (outputs && outputs[j]) {
+      if (!(copy[j] = malloc((size_t)p->bufs[b].bytes + 1))) {
+        st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "TRNC_SIM=check: out of memory");
+        goto out;
+      }
+      memcpy(copy[j], outputs[j], (size_t)p->bufs[b].bytes);
+    }
+    j++;
+  }
+  sim_mem local;
+  memset(&local, 0, sizeof local);
+  trnc_status js = sim_run(pl, code, &local, inputs, outputs ? copy : NULL, NULL, jd, false);
+  mem_free(&local);
+  st = plan_run(pl, NULL, inputs, outputs, NULL, diags, fill);
+  if (js != st) {
+    st = trnc_diag_error(diags, TRNC_ERR_INTERNAL,
+                         "TRNC_SIM=check: the interpreter returned %s but the JIT %s (%s) (a trnc bug: please "
+                         "report it with TRNC_DUMP_DIR output)",
+                         trnc_status_name(st), trnc_status_name(js), last_error(jd));
+    goto out;
+  }
+  if (st) {
+    if (strcmp(last_error(jd), last_error(diags)))
+      st = trnc_diag_error(diags, TRNC_ERR_INTERNAL, "TRNC_SIM=check: the JIT reported '%s'", last_error(jd));
+    goto out;
+  }
+  for (size_t b = 0, j = 0; b < p->nbufs && !st; b++) {
+    if (p->bufs[b].kind != TRNC_NC_BUF_OUTPUT) continue;
+    const uint8_t *x = outputs[j], *y = copy[j];
+    for (int64_t i = 0; i < p->bufs[b].bytes; i++)
+      if (x[i] != y[i]) {
+        st = trnc_diag_error(diags, TRNC_ERR_INTERNAL,
+                             "TRNC_SIM=check: output buffer '%s' differs at byte %lld: interpreter 0x%02x, JIT "
+                             "0x%02x (a trnc bug: please report it with TRNC_DUMP_DIR output)",
+                             p->bufs[b].name, (long long)i, x[i], y[i]);
+        break;
+      }
+    j++;
+  }
+out:
+  for (size_t j = 0; copy && j < nout; j++) free(copy[j]);
+  free(copy);
+  trnc_diags_destroy(jd);
+  return st;
+}
+
+/* A run of pl on the engine TRNC_SIM names (artifact: AUTO when unset);
+ * programs with collective steps always interpret (the JIT does not
+ * translate them: only the interpreter drives the distributed engine). */
+static trnc_status run_engine(trnc_nc_sim_plan *pl, const void *const *inputs, void *const *outputs,
+                              const trnc_collective_engine *engine, trnc_diags *diags, bool artifact,
+                              bool fill) {
+  trnc_engine e;
+  trnc_status st = trnc_engine_from_env(&e, artifact, diags);
+  if (st) return st;
+  const trnc_host_code *code = NULL;
+  if (!trnc_nc_program_collective_count(pl->p)) code = trnc_engine_pick(&pl->jit, pl->p, pl->stride, &e);
+  if (code && e == TRNC_ENGINE_CHECK) return run_check(pl, code, inputs, outputs, diags, fill);
+  return plan_run(pl, code, inputs, outputs, engine, diags, fill);
+}
+
+trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *pl, const void *const *inputs,
+                                     void *const *outputs, const trnc_collective_engine *engine,
+                                     trnc_diags *diags) {
+  if (!pl) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL simulator plan");
+  return run_engine(pl, inputs, outputs, engine, diags, true, false);
+}
+
 static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
-                               const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
+                        const trnc_collective_engine *engine, trnc_diags *diags, bool verify) {
   if (!p) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL program");
   if (verify) {
     trnc_status vs = trnc_nc_program_verify(p, diags);
     if (vs) return vs;
   }
-  if (trnc_nc_program_collective_count(p)) return nc_interpret(p, inputs, outputs, engine, diags);
-  return trnc_engine_simulate(p, inputs, outputs, diags);
+  trnc_nc_sim_plan *pl;
+  trnc_status st = trnc_nc_sim_plan_create(p, &pl, diags);
+  if (st) return st;
+  st = run_engine(pl, inputs, outputs, engine, diags, false, true);
+  trnc_nc_sim_plan_destroy(pl);
+  return st;
 }
 
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,

@@ -5,6 +5,7 @@
  * contract that trnc_compiled_run and trnc_compiled_deserialize check.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,12 +42,12 @@ bool trnc_artifact_alloc_outputs(trnc_compiled *c, size_t noutputs) {
 
 /* ---- accessors and destroy ------------------------------------------------ */
 
-/** Frees the host code, the program, the descriptor/binding/constant
- *  arrays and the struct (see the ownership contract in artifact.h). NULL is a no-op. */
+/** Frees the program, the descriptor/binding/constant arrays and the
+ *  struct (see the ownership contract in artifact.h). NULL is a no-op. */
 void trnc_compiled_destroy(trnc_compiled *c) {
   if (!c) return;
-  trnc_artifact_host *h = atomic_load(&c->host);
-  if (h) h->destroy(h);
+  void *rs = atomic_load(&c->run_state);
+  if (rs && c->run_state_free) c->run_state_free(rs);
   trnc_nc_program_destroy(c->prog);
   for (size_t i = 0; c->consts && i < c->nconsts; i++) free(c->consts[i].data);
   free(c->consts);

@@ -12,7 +12,7 @@
  *    trnc_artifact_alloc_inputs / _outputs allocate; so is every
  *    `consts[i].data` for i < nconsts (malloc'd by the builder).
  *  - `report.target` points at `target_name`.
- *  - `host`, once runtime/ set it, is destroyed through its own destroy.
+ *  - `run_state`, if set, through `run_state_free`.
  *
  * Binding contract (trnc_artifact_bind_map checks it; a violation is
  * TRNC_ERR_INTERNAL for a compiled artifact, TRNC_ERR_MALFORMED for one
@@ -39,18 +39,8 @@
 #ifndef TRNC_CODEGEN_NEURONCORE_ARTIFACT_H
 #define TRNC_CODEGEN_NEURONCORE_ARTIFACT_H
 
-#include <stdatomic.h>
-
 #include "trnc/neuroncore.h"
 #include "trnc/trnc.h"
-
-/** Host code that runtime/ attaches to an artifact on its first JIT run
- *  (the machine code, or the decision that the program runs on the
- *  interpreter). It carries its own destructor, so destroying the artifact
- *  never calls into runtime/. */
-typedef struct trnc_artifact_host {
-  void (*destroy)(struct trnc_artifact_host *self);
-} trnc_artifact_host;
 
 /** How one boundary tensor binds to the program. */
 typedef struct trnc_io_binding {
@@ -92,7 +82,11 @@ struct trnc_compiled {
   int64_t scratch_bytes;   /* HBM for INTERNAL buffers (trnc_nc_program_scratch_bytes) */
   trnc_compile_report report;
   char target_name[16];
-  _Atomic(trnc_artifact_host *) host; /* NULL until the first JIT run */
+  /* What runs share (runtime/exec.c: checked bindings, simulator plan and
+   * memory), built by the first run; trnc_compiled_destroy frees it with
+   * run_state_free. Opaque here: codegen never looks inside. */
+  void *_Atomic run_state;
+  void (*run_state_free)(void *);
 };
 
 /** New empty artifact for the target named target_name (at most 15

@@ -501,8 +501,9 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
  * TRNC_ERR_NOMEM. The environment variable TRNC_SIM picks the engine
  * (docs/simulator.md): unset or "interp" the interpreter; "jit" host code
  * compiled for this call; "check" both, any differing output byte being
- * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT. (Compiled
- * artifacts, trnc_compiled_run, default to the JIT from their second run.)
+ * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT. (Planned
+ * runs, trnc_nc_simulate_planned and so trnc_compiled_run, default to the
+ * interpreter first and the JIT later.)
  * A program with collective steps always runs on the interpreter (here it
  * fails with TRNC_ERR_UNSUPPORTED: it needs trnc_nc_simulate_with).
  */
@@ -523,6 +524,43 @@ trnc_status trnc_nc_simulate_with(const trnc_nc_program *p, const void *const *i
  *  while training). An unverified program here is undefined behaviour. */
 trnc_status trnc_nc_simulate_verified(const trnc_nc_program *p, const void *const *inputs,
                                       void *const *outputs, trnc_diags *diags);
+
+/** What runs of one verified program share: each kernel's dependency
+ *  schedule, the SBUF/PSUM bytes per partition it touches, and the run
+ *  memory (allocated by the first run, reused by later ones). */
+typedef struct trnc_nc_sim_plan trnc_nc_sim_plan;
+
+/**
+ * Builds the run plan of a program that passed trnc_nc_program_verify (an
+ * unverified one is undefined behaviour); p must outlive the plan. *out is
+ * NULL on error. Errors: TRNC_ERR_INVALID_ARGUMENT (NULL p or out),
+ * TRNC_ERR_INVALID_GRAPH (no schedule: bad semaphores), TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_nc_sim_plan_create(const trnc_nc_program *p, trnc_nc_sim_plan **out,
+                                    trnc_diags *diags);
+/** Frees a plan and its run memory (NULL is a no-op). */
+void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *plan);
+
+/**
+ * As trnc_nc_simulate_verified, for the plan's program, reusing the plan's
+ * memory. SBUF and PSUM are not NaN-filled: the verifier proved that no
+ * kernel reads a byte of them before writing it (the HBM scratch still starts
+ * NaN-filled). Thread-safe: a run that finds the plan's memory in use by
+ * another thread runs in memory of its own. Collective steps run through
+ * engine as in trnc_nc_simulate_with (NULL: a program with collectives fails
+ * with TRNC_ERR_UNSUPPORTED; on an error every collective still in flight is
+ * waited for). Engine (docs/simulator.md): a program without collective
+ * steps runs on the interpreter at first and on host code JIT-compiled into
+ * the plan later (same bits, same plan memory); TRNC_SIM=interp|jit|check
+ * overrides that on every run. Errors: TRNC_ERR_INVALID_ARGUMENT (NULL plan
+ * or buffer pointer, or an unknown TRNC_SIM), TRNC_ERR_LIMIT (gather/scatter
+ * index out of range: names the instruction), TRNC_ERR_UNSUPPORTED,
+ * TRNC_ERR_INTERNAL (TRNC_SIM=check: the engines differ), the engine's
+ * errors, TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *plan, const void *const *inputs,
+                                     void *const *outputs, const trnc_collective_engine *engine,
+                                     trnc_diags *diags);
 
 /* ---- cost model (codegen/neuroncore/cost.c) ------------------------------ */
 

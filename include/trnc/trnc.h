@@ -307,15 +307,18 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
  * laid out as trnc_compiled_output(j) (NULL for None outputs). int64 inputs
  * must lie in [-TRNC_I64_INPUT_BOUND, TRNC_I64_INPUT_BOUND]; float64 runs as
  * float32. Thread-safe for concurrent runs of the same compiled program.
- * Engine (docs/simulator.md): the first run interprets, later runs execute
- * host code JIT-compiled by the second (same bits); TRNC_SIM=interp|jit|check
- * overrides it on every run.
- * Errors: TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
- * required, or an unknown TRNC_SIM), TRNC_ERR_LIMIT (an int64 input value
- * out of range, or a gather/scatter index out of range: the diagnostic names
- * the input/op), TRNC_ERR_UNSUPPORTED (the program has collective steps: run
- * it with trnc_compiled_run_with and a distributed engine), TRNC_ERR_INTERNAL
- * (TRNC_SIM=check: the engines differ), TRNC_ERR_NOMEM.
+ * The first run checks the artifact's bindings and builds what later runs
+ * reuse (dependency schedules, SBUF/PSUM/scratch memory, host code; freed
+ * with c). Engine (docs/simulator.md): the interpreter, then host code
+ * JIT-compiled once the program has run often enough (same bits);
+ * TRNC_SIM=interp|jit|check overrides it on every run.
+ * Errors: TRNC_ERR_INTERNAL (the artifact breaks its binding contract: a trnc
+ * bug; or TRNC_SIM=check: the engines differ), TRNC_ERR_INVALID_ARGUMENT
+ * (NULL pointer where a tensor is required, or an unknown TRNC_SIM),
+ * TRNC_ERR_LIMIT (an int64 input value out of range, or a gather/scatter
+ * index out of range: the diagnostic names the input/op),
+ * TRNC_ERR_UNSUPPORTED (the program has collective steps: run it with
+ * trnc_compiled_run_with and a distributed engine), TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_run(const trnc_compiled *c, const void *const *inputs,
                               void *const *outputs, trnc_diags *diags);

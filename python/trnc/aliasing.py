@@ -26,7 +26,7 @@ import torch
 
 from . import errors
 
-__all__ = ["mutated_inputs", "guard", "MAX_PATTERNS"]
+__all__ = ["mutated_inputs", "mutated_in_graph", "guard", "MAX_PATTERNS"]
 
 Pattern = tuple[tuple[Any, ...], ...]
 MAX_PATTERNS = 16   # programs per compiled function for different input aliasing
@@ -44,6 +44,34 @@ def mutated_inputs(n_inputs: int) -> frozenset[int] | None:
         return None
     return frozenset(i for i, a in enumerate(info)
                      if a.mutates_data or a.mutates_metadata or a.mutates_storage_metadata)
+
+
+def mutated_in_graph(gm: torch.fx.GraphModule) -> frozenset[int] | None:
+    """Indices of the inputs an aot_autograd inference or forward graph
+    writes to, from the descriptors aot_autograd puts on its placeholders and
+    output node (an input mutation is an ``InputMutationAOTOutput``); None when
+    they do not say (a placeholder that is not a plain input: a parameter
+    aot_autograd lifted, a synthetic base, a subclass). For inference graphs,
+    whose ``fw_metadata`` the tracing context does not carry."""
+    from torch._functorch._aot_autograd.descriptors import InputMutationAOTOutput, PlainAOTInput
+
+    nodes = list(gm.graph.nodes)
+    descs = [n.meta.get("desc") for n in nodes if n.op == "placeholder"]
+    outs = [n for n in nodes if n.op == "output"]
+    if not outs or not all(isinstance(d, PlainAOTInput) for d in descs):
+        return None
+    if sorted(d.idx for d in descs) != list(range(len(descs))):
+        return None
+    out_descs = outs[0].meta.get("desc")
+    if not isinstance(out_descs, (list, tuple)):
+        return None
+    mutated = set()
+    for d in out_descs:
+        if isinstance(d, InputMutationAOTOutput):
+            if not isinstance(d.mutated_input, PlainAOTInput):
+                return None
+            mutated.add(d.mutated_input.idx)
+    return frozenset(mutated)
 
 
 def _storage(t: Any) -> Any:

@@ -9,6 +9,10 @@ inference graphs: serialize -> C import -> legality scan -> legalize -> verify
 -> compile to a NeuronCore program (``Graph.compile``) -> a boxed callable
 that runs the program on the NeuronCore simulator (``_executable``).
 
+With the caches on, the graph compilers return ``aot_cache.TrncOutputCode``\ s
+that torch's AOTAutogradCache stores, so a warm process skips aot_autograd's
+trace and partition as well as trnc's compile (aot_cache.py).
+
 Weights and buffers are graph inputs (aot_autograd lifts them), never baked
 into the program. Each compile records a report (``last_report()``);
 ``TRNC_LOG=info`` prints a one-line summary per graph.
@@ -17,6 +21,7 @@ into the program. Each compile records a report (``last_report()``);
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import functools
 import itertools
@@ -24,6 +29,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -79,6 +85,10 @@ class GraphRecord:
 
 
 _lock = threading.Lock()
+# per thread, during neuron(): the inputs each inference graph compiled or
+# loaded for it writes to (aliasing.mutated_in_graph), so that a graph that
+# writes to none is not wrapped in the aliasing guard
+_mutations = threading.local()
 _records: collections.deque[GraphRecord] = collections.deque(maxlen=_MAX_RECORDS)
 _stats: collections.Counter[str] = collections.Counter()
 _graph_ids = itertools.count()
@@ -150,18 +160,14 @@ def native_targets() -> frozenset[str]:
     return frozenset(op["fx_target"] for op in _trnc.ops() if op.get("fx_target"))
 
 
-@functools.lru_cache(maxsize=1)
-def _decomposition_table() -> dict[Any, Callable[..., Any]]:
+def decompositions() -> dict[Any, Callable[..., Any]]:
+    """The decomposition table given to aot_autograd (a fresh dict each call,
+    from torch's table as it is now: modules that torch imports while it
+    compiles, e.g. for its AOTAutogradCache, register more decompositions)."""
     from torch._decomp import core_aten_decompositions
 
     keep = native_targets()
-    table = core_aten_decompositions()
-    return {op: fn for op, fn in table.items() if str(op) not in keep}
-
-
-def decompositions() -> dict[Any, Callable[..., Any]]:
-    """The decomposition table given to aot_autograd (a fresh dict each call)."""
-    return dict(_decomposition_table())
+    return {op: fn for op, fn in core_aten_decompositions().items() if str(op) not in keep}
 
 
 # --------------------------------------------------------------------------- #
@@ -304,6 +310,13 @@ def _opaque_outputs(gm: torch.fx.GraphModule) -> list[tuple[int, int]]:
             if isinstance(v, torch.fx.Node) and v in ph and is_opaque(v.meta.get("val"))]
 
 
+def _fast_layout(spec: _Spec) -> tuple[torch.dtype | None, torch.Size, tuple[int, ...]]:
+    """What the per-call check compares with ``==`` (dtype, shape, strides):
+    a tensor equal in all three matches exactly; any other tensor goes
+    through the full check (``_check_input``: size-1 dims, clear errors)."""
+    return spec.dtype, torch.Size(spec.shape), spec.stride
+
+
 def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
                 compiled: Any, rng: trnc_random.RandomInputs | None = None) -> Callable[..., Any]:
     """The boxed callable aot_autograd runs for one graph.
@@ -317,30 +330,63 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
     random.py) gets its uniforms appended to the inputs, one seed drawn from
     torch's default generator per call.
     """
-    name = lowered.name
+    return _boxed_runner(lowered.name, lowered.kind, compiled,
+                         [n.name for n in gm.graph.nodes if n.op == "placeholder"], rng,
+                         _opaque_outputs(gm))
+
+
+def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
+                  rng: trnc_random.RandomInputs | None,
+                  opaque: Sequence[tuple[int, int]] = ()) -> Callable[..., Any]:
+    """``_executable`` from what it needs of the graph (its name, kind,
+    placeholder names and ``_opaque_outputs``): what a cached entry rebuilds
+    it from (aot_cache.py).
+
+    Everything that cannot change between calls is computed here, once: the
+    descriptors, which tensors have no elements (address 0), and the exact
+    layouts a call compares with; a call does one ``==`` per input on dtype,
+    shape and strides (what dynamo's guards check for the forward; the backward
+    gets saved tensors and tangents, which no guard covers), and only a
+    tensor that differs goes through the full check and its error message.
+    """
     ins = [_Spec.of(d, name) for d in compiled.inputs()]
     outs = [_Spec.of(d, name) for d in compiled.outputs()]
-    names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    fast_ins = [(i, _fast_layout(spec), spec, all(spec.shape))
+                for i, spec in enumerate(ins)]
+    make_outs = [None if spec.dtype is None else (spec.shape, spec.stride, spec.dtype)
+                 for spec in outs]
+    out_nonempty = [spec.dtype is not None and (all(spec.shape))
+                    for spec in outs]
+    n_in = len(ins)
     run_program = compiled.run
-    opaque = _opaque_outputs(gm)
+    empty_strided = torch.empty_strided
+    ok = pipeline.OK
 
     def run(args: list[Any]) -> list[torch.Tensor | None]:
         inputs = list(args)
         args.clear()
         if rng:
             inputs += rng.draw()
-        if len(inputs) != len(ins):
+        if len(inputs) != n_in:
             raise errors.InputMismatchError(
-                f"trnc: {name} takes {len(ins)} inputs, got {len(inputs)}", graph=name)
-        in_ptrs = [_check_input(i, t, spec, names, name)
-                   for i, (t, spec) in enumerate(zip(inputs, ins))]
+                f"trnc: {name} takes {n_in} inputs, got {len(inputs)}", graph=name)
+        in_ptrs = []
+        for i, layout, spec, nonempty in fast_ins:
+            t = inputs[i]
+            try:
+                same = (t.dtype, t.shape, t.stride()) == layout and t.is_cpu
+            except Exception:  # noqa: BLE001  (not a strided tensor: the full check says why)
+                same = False
+            # the full check gives the address (0 for an opaque input or no elements)
+            in_ptrs.append((t.data_ptr() if nonempty else 0) if same
+                           else _check_input(i, t, spec, names, name))
         results: list[torch.Tensor | None] = [
-            None if spec.dtype is None else
-            torch.empty_strided(spec.shape, spec.stride, dtype=spec.dtype, device="cpu")
-            for spec in outs]
-        out_ptrs = [0 if r is None or r.numel() == 0 else r.data_ptr() for r in results]
+            None if m is None else empty_strided(m[0], m[1], dtype=m[2], device="cpu")
+            for m in make_outs]
+        out_ptrs = [r.data_ptr() if ne else 0  # type: ignore[union-attr]
+                    for r, ne in zip(results, out_nonempty)]
         status, diags = run_program(in_ptrs, out_ptrs)
-        if status != pipeline.OK:
+        if status != ok:
             if status == "TRNC_ERR_INTERNAL":  # a bad artifact: never load it again
                 cache.discard(compiled)
             raise errors.ExecutionError(
@@ -351,7 +397,7 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
         return results
 
     run._boxed_call = True  # type: ignore[attr-defined]
-    run.__name__ = f"trnc_{lowered.kind}_program"
+    run.__name__ = f"trnc_{kind}_program"
     return run
 
 
@@ -417,17 +463,62 @@ def _seconds(s: float) -> str:
     return f"{s * 1e6:.2f} us"
 
 
+def _graph_name(opts: dict[str, Any], kind: str) -> str:
+    return f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {next(_graph_ids)}{_rank_suffix()}"
+
+
+def _rank_suffix() -> str:
+    """`` (rank N)`` in a torch.distributed process group, else empty: every
+    rank numbers its graphs from 0, so the rank keeps their names (in
+    messages, TRNC_DUMP_DIR and TRNC_PROFILE files) apart."""
+    dist = getattr(torch, "distributed", None)
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return ""
+    return f" (rank {dist.get_rank()})"
+
+
+def _finish(rec: GraphRecord, t0: float) -> None:
+    """Keeps a compiled (or loaded) graph's record, counts it, logs it."""
+    global _last_report
+    rec.compile_seconds = time.perf_counter() - t0
+    with _lock:
+        _records.append(rec)
+        _stats[rec.kind] += 1
+        if rec.report is not None:
+            _stats["collectives"] += rec.report.get("collectives", 0)
+            _last_report = copy.deepcopy(rec.report)
+    if rec.report is not None and pipeline.log_at_least("info"):
+        print(_log_line(rec), file=sys.stderr, flush=True)
+
+
+def _dump(opts: dict[str, Any], rec: GraphRecord) -> None:
+    if opts["dump_ir"]:
+        print(f"# trnc IR: {rec.name} (hash {rec.hash})\n{rec.text}", file=sys.stdout, flush=True)
+
+
+def _note_mutations(kind: str, mutated: frozenset[int] | None) -> None:
+    seen = getattr(_mutations, "seen", None)
+    if seen is not None and kind == "inference":
+        seen.append(mutated)
+
+
 def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
-                   example_inputs: Sequence[Any], **_: Any) -> Callable[..., Any]:
+                   example_inputs: Sequence[Any], *, aot_cached: bool = False,
+                   **_: Any) -> Callable[..., Any]:
     """One graph: serialize -> IR (import, scan, legalize, verify) -> NeuronCore
-    program -> boxed callable. Records the graph and its compile report. With
-    ``fallback="cpu"``, a graph trnc refuses ops of is partitioned
-    (fallback.py): the refused ops run with torch, the rest as programs."""
-    gid = next(_graph_ids)
-    name = f"{opts['name'] + ' ' if opts['name'] else ''}{kind} graph {gid}{_rank_suffix()}"
+    program -> boxed callable. Records the graph and its compile report.
+    aot_cached: return the callable as a ``aot_cache.TrncOutputCode`` (what
+    torch's AOTAutogradCache stores; ``aot_cache.enabled`` never asks for it
+    with the fallback on). With ``fallback="cpu"``, a graph trnc refuses ops
+    of is partitioned (fallback.py): the refused ops run with torch, the rest
+    as programs."""
+    name = _graph_name(opts, kind)
+    mutated = aliasing.mutated_in_graph(gm) if kind == "inference" else None
+    _note_mutations(kind, mutated)
     original = fallback.copy_graph(gm) if opts["fallback"] else None
     try:
-        return _compile_one(kind, opts, gm, example_inputs, name)
+        return _compile_one(kind, opts, gm, example_inputs, name,
+                            aot_cached=aot_cached, mutated=mutated)
     except errors.UnsupportedOperatorError as e:
         if original is None:
             with _lock:
@@ -444,20 +535,11 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         raise
 
 
-def _rank_suffix() -> str:
-    """`` (rank N)`` in a torch.distributed process group, else empty: every
-    rank numbers its graphs from 0, so the rank keeps their names (in
-    messages, TRNC_DUMP_DIR and TRNC_PROFILE files) apart."""
-    dist = getattr(torch, "distributed", None)
-    if dist is None or not dist.is_available() or not dist.is_initialized():
-        return ""
-    return f" (rank {dist.get_rank()})"
-
-
 def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
-                 example_inputs: Sequence[Any], name: str) -> Callable[..., Any]:
-    """``_compile_graph`` of one graph named ``name``, without the fallback."""
-    global _last_report
+                 example_inputs: Sequence[Any], name: str, *, aot_cached: bool = False,
+                 mutated: frozenset[int] | None = None) -> Callable[..., Any]:
+    """``_compile_graph`` of one graph named ``name``, without the fallback
+    (``mutated``: the inference graph's written inputs, for the cached entry)."""
     t0 = time.perf_counter()
     try:
         # random ops -> host uniforms as extra inputs (random.py)
@@ -467,16 +549,26 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         rec = GraphRecord(name=name, kind=kind, text=lowered.text(), hash=lowered.hash(),
                           summary=lowered.summary(), warnings=lowered.warnings,
                           serialized=data)
-        if opts["dump_ir"]:
-            print(f"# trnc IR: {name} (hash {rec.hash})\n{rec.text}", file=sys.stdout,
-                  flush=True)
-        compiled = None
+        _dump(opts, rec)
         if opts["execute"]:
             compiled, outcome = cache.compile_program(
                 lowered, opts, list(example_inputs) + (rng.examples() if rng else []))
             rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
+            names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+            opaque = _opaque_outputs(gm)
             fn = (_compile_only(lowered, compiled) if opts["compile_only"]
-                  else _executable(gm, lowered, compiled, rng))
+                  else _boxed_runner(name, kind, compiled, names, rng, opaque))
+            if aot_cached and not opts["compile_only"]:
+                from . import aot_cache
+
+                fn = aot_cache.TrncOutputCode(
+                    kind=kind, opts={k: v for k, v in opts.items() if k != "user_inputs"},
+                    data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
+                    rng_shapes=rng.shapes if rng else None,
+                    mutated=None if mutated is None else tuple(sorted(mutated)),
+                    record={"text": rec.text, "hash": rec.hash, "summary": rec.summary,
+                            "warnings": rec.warnings},
+                    run=fn)
         else:
             fn = _eager_for_tests(gm)
     except errors.UnsupportedOperatorError:
@@ -485,45 +577,102 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         with _lock:
             _stats["errors"] += 1
         raise
-    rec.compile_seconds = time.perf_counter() - t0
-    with _lock:
-        _records.append(rec)
-        _stats[kind] += 1
-        if rec.report is not None:
-            _stats["collectives"] += rec.report.get("collectives", 0)
-            _last_report = copy.deepcopy(rec.report)
-    if rec.report is not None and pipeline.log_at_least("info"):
-        print(_log_line(rec), file=sys.stderr, flush=True)
+    _finish(rec, t0)
     return fn
 
 
-GraphCompiler = Callable[[str, torch.fx.GraphModule, Sequence[Any]], Callable[..., Any]]
+def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
+    """The boxed callable of a graph that torch's AOTAutogradCache loaded
+    (``TrncOutputCode.post_compile``): the artifact from trnc's cache by its
+    key, or, if that entry is gone, compiled again from the stored fx.proto
+    bytes. Records and counts the graph like a compile (its report's
+    ``cache`` is ``"hit"`` when nothing was compiled) and issues its float64
+    warning again."""
+    opts, kind = oc.opts, oc.kind
+    name = _graph_name(opts, kind)
+    t0 = time.perf_counter()
+    _note_mutations(kind, None if oc.mutated is None else frozenset(oc.mutated))
+    r = oc.record
+    rec = GraphRecord(name=name, kind=kind, text=r["text"], hash=r["hash"],
+                      summary=r["summary"], warnings=r["warnings"], serialized=oc.data)
+    if opts["warn_float64"] and rec.warnings:
+        level = pipeline.user_stacklevel()
+        for d in rec.warnings:
+            warnings.warn(f"trnc ({name}): {d.get('message', '')}", UserWarning,
+                          stacklevel=level)
+    _dump(opts, rec)
+    try:
+        compiled, outcome = cache.load_program(oc.key) if oc.key is not None else (None, None)
+        if compiled is None:  # trnc's cache lost the artifact: compile the stored bytes
+            lowered = pipeline.lower(oc.data, name, kind, warn=False)
+            compiled, outcome = cache.compile_program(lowered, opts, key=oc.key,
+                                                      lookup=oc.key is None)
+        elif cache.dumps_requested():  # the program's files, as for any cache hit
+            cache.dump_hit(pipeline.lower(oc.data, name, kind, warn=False), compiled)
+    except errors.TrncError:
+        with _lock:
+            _stats["errors"] += 1
+        raise
+    rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
+    rng = trnc_random.RandomInputs(oc.rng_shapes) if oc.rng_shapes else None
+    fn = _boxed_runner(name, kind, compiled, oc.names, rng, oc.opaque)
+    _finish(rec, t0)
+    return fn
 
 
-def make_aot_backend(graph_compiler: GraphCompiler) -> Callable[..., Any]:
+GraphCompiler = Callable[..., Callable[..., Any]]
+
+
+def make_aot_backend(graph_compiler: GraphCompiler,
+                     opts: dict[str, Any] | None = None) -> Callable[..., Any]:
     """aot_autograd wired with trnc's decompositions; ``graph_compiler(kind, gm,
-    example_inputs)`` is called for the forward, backward and inference graphs."""
-    from torch._dynamo.backends.common import aot_autograd
+    example_inputs)`` is called for the forward, backward and inference graphs.
 
-    def compiler(kind: str) -> Callable[..., Any]:
+    With ``opts`` (the backend's options), a compile that ``aot_cache.enabled``
+    allows goes through torch's AOTAutogradCache (aot_cache.py): then
+    ``graph_compiler`` is called with ``aot_cached=True`` and returns
+    ``aot_cache.TrncOutputCode``\ s, and a warm process loads the forward and
+    backward without tracing."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import SerializableAOTDispatchCompiler
+    from torch._inductor.output_code import OutputCode
+
+    from . import aot_cache
+
+    def compiler(kind: str, cached: bool) -> Callable[..., Any]:
         def fn(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
-            return graph_compiler(kind, gm, example_inputs)
+            if not cached:
+                return graph_compiler(kind, gm, example_inputs)
+            if kind != "backward":
+                return graph_compiler(kind, gm, example_inputs, aot_cached=True)
+            # cached, the backward compiles with the forward (aot_cache.config_patches):
+            # its error is raised where it was before, at the first .backward()
+            try:
+                return graph_compiler(kind, gm, example_inputs, aot_cached=True)
+            except errors.TrncError as e:
+                return aot_cache.FailedBackward(e)
 
         fn.__name__ = f"trnc_{kind}_compiler"
-        return fn
+        return SerializableAOTDispatchCompiler(OutputCode, fn) if cached else fn
 
-    aot = aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                       inference_compiler=compiler("inference"),
-                       decompositions=decompositions())
+    def aot_for(cached: bool) -> Callable[..., Any]:
+        return aot_autograd(fw_compiler=compiler("forward", cached),
+                            bw_compiler=compiler("backward", cached),
+                            inference_compiler=compiler("inference", cached),
+                            decompositions=decompositions())
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
-        # The backward is traced (with the forward, as one joint graph) here.
-        # torch's default traces it under the forward's ambient autocast, so the
-        # backward of a region with autocast disabled inside an autocast region
-        # ran in bf16. Eager's backward ops run in their inputs' dtypes, autocast
-        # never applies to them: trace the backward with autocast off, as eager.
-        with torch._functorch.config.patch(backward_pass_autocast="off"):
-            return aot(gm, example_inputs, **kw)
+        cached = opts is not None and aot_cache.enabled(opts, example_inputs)
+        with contextlib.ExitStack() as stack:
+            # The backward is traced (with the forward, as one joint graph) here.
+            # torch's default traces it under the forward's ambient autocast, so the
+            # backward of a region with autocast disabled inside an autocast region
+            # ran in bf16. Eager's backward ops run in their inputs' dtypes, autocast
+            # never applies to them: trace the backward with autocast off, as eager.
+            stack.enter_context(torch._functorch.config.patch(backward_pass_autocast="off"))
+            for patch in aot_cache.config_patches(opts) if cached else ():
+                stack.enter_context(patch)
+            return aot_for(cached)(gm, example_inputs, **kw)
 
     return backend
 
@@ -538,10 +687,18 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     gm, example_inputs, wrap = specialize_automatic_dynamic(gm, example_inputs)
     opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
-        lambda kind, g, ex: _compile_graph(kind, opts, g, ex))
-    compiled = backend(gm, example_inputs)
+        lambda kind, g, ex, **kw: _compile_graph(kind, opts, g, ex, **kw), opts)
+    outer, _mutations.seen = getattr(_mutations, "seen", None), []
+    try:
+        compiled = backend(gm, example_inputs)
+        seen = _mutations.seen
+    finally:
+        _mutations.seen = outer
     # a graph that writes to an input is recompiled for each new pattern of
     # inputs aliasing it (dynamo does not guard on aliasing): aliasing.py
     mutated = aliasing.mutated_inputs(len(example_inputs))
+    if mutated is None and len(seen) == 1 and seen[0] is not None and \
+            all(i < len(example_inputs) for i in seen[0]):
+        mutated = seen[0]
     compiled = aliasing.guard(compiled, lambda args: backend(gm, args), example_inputs, mutated)
     return wrap(compiled)

@@ -37,8 +37,9 @@ from typing import Any, Callable, Sequence
 from . import pipeline
 from . import remote as _remote
 
-__all__ = ["enabled", "get_cache", "compile_program", "discard", "counters", "reset_counters",
-           "alias_groups", "add_entry_listener", "add_subparser"]
+__all__ = ["enabled", "get_cache", "compile_program", "load_program", "key_of", "discard",
+           "counters", "reset_counters", "alias_groups", "add_entry_listener", "dumps_requested",
+           "dump_hit", "add_subparser"]
 
 log = logging.getLogger("trnc.cache")
 
@@ -183,15 +184,18 @@ def alias_groups(example_inputs: Sequence[Any]) -> list[int] | None:
 
 
 def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
-                    example_inputs: Sequence[Any] | None = None) -> tuple[Any, str]:
+                    example_inputs: Sequence[Any] | None = None, *,
+                    key: bytes | None = None, lookup: bool = True) -> tuple[Any, str]:
     """``pipeline.compile_program`` behind the cache. Returns ``(compiled,
     outcome)`` with outcome ``"hit"``, ``"miss"`` (compiled and stored) or
     ``"remote-hit"`` (verified from ``TRNC_REMOTE_CACHE``, now stored locally)
     or ``"off"`` (no cache). Compile errors propagate and nothing is stored.
-    A fresh compile also goes to the remote cache."""
+    A fresh compile also goes to the remote cache. ``key``: the key this
+    graph had when it was compiled before (a cached aot_autograd entry names
+    it: aot_cache.py) instead of deriving one; ``lookup=False`` when the
+    caller has just missed it (``load_program``)."""
     cache = get_cache()
-    key = None
-    if cache is not None:
+    if cache is not None and key is None:
         groups = None
         if example_inputs is not None:
             n = lowered.summary().get("inputs", -1)
@@ -205,27 +209,18 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
             log.warning("trnc cache: no key for %s (%s); compiling without the cache",
                         lowered.name, _messages(diags))
     remote = None
-    if key is not None:
-        compiled, diags = cache.get(key)
-        _log_diags(diags)
-        outcome = "hit"
-        if compiled is None:
-            remote = _remote.get_remote()
-            compiled = _from_remote(cache, remote, key) if remote is not None else None
-            outcome = "remote-hit"
-        elif _listeners:
-            _announce(key, _entry(cache, key))
-        if compiled is not None:
-            _count("hits")
-            _remember(cache, key, compiled)
-            _dump_hit(lowered, compiled)
-            return compiled, outcome
-        _count("misses")
+    if cache is not None and key is not None:
+        if lookup:
+            compiled, outcome = load_program(key)
+            if compiled is not None:
+                dump_hit(lowered, compiled)
+                return compiled, outcome
+        remote = _remote.get_remote()
     compiled = pipeline.compile_program(lowered, target=opts.get("target"),
                                         autocast_bf16=opts.get("autocast_bf16", False),
                                         no_fusion=opts.get("no_fusion", False))
     _count("compiles")
-    if key is None:
+    if cache is None or key is None:
         return compiled, "off"
     status, diags = cache.put(key, compiled)
     _log_diags(diags)
@@ -239,11 +234,48 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
     return compiled, "miss"
 
 
-def _dump_hit(lowered: pipeline.LoweredGraph, compiled: Any) -> None:
+def load_program(key: bytes) -> tuple[Any, str | None]:
+    """The artifact stored under ``key`` and where it came from: ``"hit"``
+    (the local cache) or ``"remote-hit"`` (verified from ``TRNC_REMOTE_CACHE``,
+    now stored locally), counted as a hit; ``(None, None)`` when the cache is
+    off (not counted) or neither has a valid entry (counted as a miss)."""
+    cache = get_cache()
+    if cache is None:
+        return None, None
+    compiled, diags = cache.get(key)
+    _log_diags(diags)
+    outcome = "hit"
+    if compiled is None:
+        remote = _remote.get_remote()
+        compiled = _from_remote(cache, remote, key) if remote is not None else None
+        outcome = "remote-hit"
+    elif _listeners:
+        _announce(key, _entry(cache, key))
+    if compiled is None:
+        _count("misses")
+        return None, None
+    _count("hits")
+    _remember(cache, key, compiled)
+    return compiled, outcome
+
+
+def key_of(compiled: Any) -> bytes | None:
+    """The cache key ``compiled`` was loaded from or stored under, or None."""
+    with _lock:
+        rec = _keys.get(id(compiled))
+    return rec[1] if rec is not None and rec[2] is compiled else None
+
+
+def dumps_requested() -> bool:
+    """Whether TRNC_DUMP_DIR or TRNC_PROFILE asks for each program's files."""
+    return bool(os.environ.get("TRNC_DUMP_DIR") or os.environ.get("TRNC_PROFILE"))
+
+
+def dump_hit(lowered: pipeline.LoweredGraph, compiled: Any) -> None:
     """TRNC_DUMP_DIR / TRNC_PROFILE for a program from the cache: the files
     ``trnc_compile`` writes for a compiled one (``trnc_compiled_dump``); a
     file that cannot be written is a ``UserWarning``, not an error."""
-    if not (os.environ.get("TRNC_DUMP_DIR") or os.environ.get("TRNC_PROFILE")):
+    if not dumps_requested():
         return
     status, diags = lowered.graph.dump_program(compiled)
     if status != pipeline.OK or diags:

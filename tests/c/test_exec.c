@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "codegen/neuroncore/artifact.h"
 #include "test_nc_util.h"
@@ -487,7 +488,7 @@ static void test_engines(void **state) {
     assert_int_equal(st, TRNC_OK);
     check_host(&h);
   }
-  assert_non_null(atomic_load(&c->host)); /* the engine slot with its host code */
+  assert_non_null(atomic_load(&c->run_state)); /* the run plan with its engine slot */
   setenv("TRNC_SIM", "fast", 1);
   host h;
   host_init(&h);

@@ -154,6 +154,27 @@ static void test_simulate(void **state) {
     assert_true(g[i] == x[i] && g[16 + i] == x[i]);
   }
   for (int i = 0; i < 128; i++) assert_true(z[i] == 2 * y[i]);
+  /* a planned run (what trnc_compiled_run_with uses) runs its collectives
+   * through the engine too, run after run, with the same results */
+  trnc_nc_sim_plan *plan;
+  assert_int_equal(trnc_nc_sim_plan_create(p, &plan, d), TRNC_OK);
+  assert_int_equal(trnc_nc_simulate_planned(plan, in, out, NULL, d), TRNC_ERR_UNSUPPORTED);
+  for (int r = 0; r < 2; r++) {
+    memset(t, 0, sizeof t);
+    memset(g, 0, sizeof g);
+    memset(z, 0, sizeof z);
+    f.log[0] = 0;
+    assert_int_equal(trnc_nc_simulate_planned(plan, in, out, &e, d), TRNC_OK);
+    assert_string_equal(f.log, "AR AG W W ");
+    for (int i = 0; i < 16; i++) {
+      assert_true(t[i] == 2 * x[i]);
+      assert_true(g[i] == x[i] && g[16 + i] == x[i]);
+    }
+    for (int i = 0; i < 128; i++) assert_true(z[i] == 2 * y[i]);
+  }
+  assert_int_equal(f.starts, 6);
+  assert_int_equal(f.waits, 6);
+  trnc_nc_sim_plan_destroy(plan);
   trnc_diags_destroy(d);
   trnc_nc_program_destroy(p);
 }
@@ -166,7 +187,8 @@ static void test_collectives_stay_on_the_interpreter(void **state) {
   trnc_nc_program *p = parse_ok(k_prog);
   trnc_diags *d = trnc_diags_create();
   trnc_host_code *code = NULL;
-  assert_int_equal(trnc_host_compile(p, &code, d), TRNC_ERR_UNSUPPORTED);
+  const int64_t stride[2] = {64, 64};
+  assert_int_equal(trnc_host_compile(p, stride, &code, d), TRNC_ERR_UNSUPPORTED);
   assert_null(code);
   assert_non_null(strstr(trnc_diags_get(d, 0)->message, "step 0 is a collective (all_reduce"));
   trnc_diags_destroy(d);

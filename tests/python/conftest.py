@@ -19,6 +19,12 @@ if "TRNC_CACHE_DIR" not in os.environ:
     _cache_dir = tempfile.mkdtemp(prefix="trnc-test-cache-")
     os.chmod(_cache_dir, 0o700)
     os.environ["TRNC_CACHE_DIR"] = _cache_dir
+# nor torch's (inductor's caches, and the AOTAutogradCache entries that hold
+# trnc's forward/backward splits: aot_cache.py)
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="trnc-test-inductor-")
 
 
 def has_extension() -> bool:

@@ -113,3 +113,35 @@ def test_too_many_aliasing_patterns_is_a_clear_error():
         for off in range(aliasing.MAX_PATTERNS + 2):
             t = torch.arange(40.0)
             cf(t[0:6], t[off + 1:off + 7])
+
+
+def test_inference_graph_mutations_from_descriptors():
+    """Inference graphs carry no fw_metadata in the tracing context: the inputs
+    they write to come from aot_autograd's output descriptors, so one that
+    writes to none is not wrapped (no per-call aliasing check) and one that
+    does still recompiles for overlapping views under no_grad."""
+    from functorch.compile import make_boxed_func
+    from trnc import aliasing
+    from trnc.backend import make_aot_backend
+
+    seen = []
+
+    def gc(kind, gm, ex, **kw):
+        seen.append((kind, aliasing.mutated_in_graph(gm)))
+        return make_boxed_func(gm.forward)
+
+    with torch.no_grad():
+        torch.compile(_mul_add, backend=make_aot_backend(gc), dynamic=False)(
+            torch.arange(4.0), torch.ones(4))
+        torch._dynamo.reset()
+        torch.compile(lambda x, y: x * y, backend=make_aot_backend(gc), dynamic=False)(
+            torch.arange(4.0), torch.ones(4))
+    assert seen == [("inference", frozenset({0})), ("inference", frozenset())]
+    with torch.no_grad():
+        torch._dynamo.reset()
+        cf = torch.compile(_mul_add, backend="neuron", dynamic=False)
+        a, b = torch.arange(4.0), torch.arange(4.0) + 10
+        torch.testing.assert_close(cf(a.clone(), b.clone()), _mul_add(a.clone(), b.clone()))
+        base, ref = torch.arange(8.0), torch.arange(8.0)
+        torch.testing.assert_close(cf(base[:4], base[2:6]), _mul_add(ref[:4], ref[2:6]))
+        torch.testing.assert_close(base, ref)

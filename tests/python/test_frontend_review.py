@@ -250,8 +250,11 @@ def test_float64_warning_points_at_user_code():
         out = compiled(model)(x)  # LINE_F64_FW
         out.sum().backward()  # LINE_F64_BW
     ws = [w for w in rec if str(w.message).startswith("trnc")]
-    assert [(w.filename, w.lineno) for w in ws] == [
-        (__file__, line_of("# LINE_F64_FW")), (__file__, line_of("# LINE_F64_BW"))]
+    # the backward graph compiles at the .backward() call, or with the forward
+    # when torch's AOTAutogradCache stores both (trnc's default): a user line
+    fw_line, bw_line = line_of("# LINE_F64_FW"), line_of("# LINE_F64_BW")
+    assert [(w.filename, w.lineno) for w in ws] in (
+        [(__file__, fw_line), (__file__, bw_line)], [(__file__, fw_line), (__file__, fw_line)])
     fw, bw = (str(w.message) for w in ws)
     assert "3 float64 graph inputs (3 parameters/buffers/user inputs)" in fw
     assert "output gradient" in bw and "saved by the forward graph" in bw

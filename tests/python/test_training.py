@@ -170,7 +170,23 @@ def test_cnn_running_stats_after_five_steps():
 # compile accounting
 
 
-def test_backward_compiles_lazily_and_counts_separately():
+def test_backward_compiles_with_forward_when_cached():
+    """Through torch's AOTAutogradCache (aot_cache.py) the backward compiles
+    with the forward, so that the entry holds both."""
+    model, batches = _mlp_case()
+    fn = _compile(model)
+    x, y = batches[0]
+    loss = fn(x, y)
+    s = trnc.stats()
+    assert (s["forward"], s["backward"]) == (1, 1), s
+    loss.backward()
+    fn(*batches[1]).backward()  # no recompilation
+    s = trnc.stats()
+    assert (s["forward"], s["backward"], s["errors"]) == (1, 1, 0), s
+
+
+def test_backward_compiles_lazily_and_counts_separately(monkeypatch):
+    monkeypatch.setenv("TRNC_CACHE", "0")  # no AOTAutogradCache: aot_autograd's lazy backward
     model, batches = _mlp_case()
     fn = _compile(model)
     x, y = batches[0]

@@ -1,0 +1,192 @@
+"""Warm starts without aot_autograd: trnc's graphs in torch's AOTAutogradCache.
+
+On a cold compile, aot_autograd traces the joint graph, partitions it into a
+forward and a backward and wraps the compiled pair in runtime wrappers
+(input mutations, output aliases, detaching, saved tensors). torch's
+``AOTAutogradCache`` (torch/_functorch/_aot_autograd/autograd_cache.py) stores
+all of that — the runtime metadata (``ViewAndMutationMeta``), the wrappers,
+the number of forward outputs saved for the backward — next to the compiled
+forward and backward, and on a hit rebuilds the callable without tracing or
+partitioning. It does so for any backend whose graph compilers are
+``SerializableAOTDispatchCompiler``\\ s returning an ``OutputCode``, with
+``bundled_autograd_cache`` on, so the ``OutputCode`` is pickled into the entry
+(``BundledAOTAutogradResult``) instead of being looked up in inductor's FX
+graph cache. trnc plugs in that way (``backend.make_aot_backend``):
+
+* :class:`TrncOutputCode` is what trnc's forward, backward and inference
+  compilers return: the boxed callable, plus what rebuilds it in another
+  process — the fx.proto bytes, the artifact's key in trnc's own cache, the
+  graph's placeholder names, its random inputs and what its ``GraphRecord``
+  shows. ``prepare_for_serialization`` drops the callable; ``post_compile``
+  (run by the cache on a hit) loads the artifact by key (verified, as every
+  cache load), or, when trnc's cache lost it, compiles the stored bytes again
+  (no aot_autograd either way).
+* The entry's key is torch's (the dynamo graph, its inputs' metadata, the
+  torch version and the autograd/inductor configs, grad mode and autocast)
+  plus :func:`key_tag` through ``torch.compiler.config.cache_key_tag``: the
+  trnc version, the compiler build id, a hash of trnc's Python sources and
+  every compile option. So a changed graph, torch, trnc or option misses.
+  inductor's codegen backends are kept out of it (``_skip_inductor_backends``:
+  registering them costs a warm start about a second and means nothing here).
+* The entry lives where torch keeps it (``$TORCHINDUCTOR_CACHE_DIR/aotautograd``),
+  the artifact in trnc's cache; ``TRNC_CACHE=0`` (or torch's own
+  ``TORCHINDUCTOR_AUTOGRAD_CACHE=0``) turns this off. Graphs whose inputs share
+  storage always trace (torch's key does not see aliasing between inputs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import os
+from typing import Any, Callable, Sequence
+
+import torch
+from torch._inductor.output_code import OutputCode
+
+__all__ = ["TrncOutputCode", "FailedBackward", "enabled", "key_tag", "config_patches"]
+
+
+@dataclasses.dataclass
+class TrncOutputCode(OutputCode):
+    """One compiled trnc graph as torch's AOTAutogradCache stores it.
+
+    Calling it runs the program (boxed: one list of tensors). Pickled without
+    the callable; ``post_compile`` rebuilds it (``backend.load_graph``)."""
+
+    kind: str                         # "forward" | "backward" | "inference"
+    opts: dict[str, Any]              # the backend options the graph compiled with
+    data: bytes                       # the fx.proto bytes trnc imported
+    key: bytes | None                 # the artifact's key in trnc's cache
+    names: list[str]                  # placeholder names (error messages)
+    opaque: list[tuple[int, int]]     # backend._opaque_outputs: (output, input) passed through
+    rng_shapes: tuple[tuple[int, ...], ...] | None  # random.RandomInputs.shapes
+    record: dict[str, Any]            # text, hash, summary, warnings of the GraphRecord
+    mutated: tuple[int, ...] | None   # inference: inputs it writes to (None: unknown)
+    run: Callable[[list[Any]], Any] | None = None
+
+    def __post_init__(self) -> None:
+        # aot_autograd passes one list; an instance attribute, so that the
+        # wrappers it puts around a backward (functools.wraps) carry it too
+        self._boxed_call = True
+
+    def __call__(self, inputs: Sequence[Any]) -> Any:
+        if self.run is None:  # pragma: no cover  (post_compile always runs first)
+            raise RuntimeError("trnc: a cached graph was called before it was loaded")
+        return self.run(inputs)  # type: ignore[arg-type]
+
+    def prepare_for_serialization(self) -> None:
+        self.run = None
+
+    def post_compile(self, example_inputs: Sequence[Any], constants: Any,
+                     graph_kwargs: Any) -> None:
+        from . import backend
+
+        self.run = backend.load_graph(self)
+
+    def set_triton_bundle(self, triton_bundle: Any) -> None:
+        pass
+
+
+@dataclasses.dataclass
+class FailedBackward(OutputCode):
+    """A backward that did not compile: calling it (the first ``.backward()``)
+    raises the compile error; the entry is not stored (a cache bypass)."""
+
+    error: BaseException
+
+    def __post_init__(self) -> None:
+        self._boxed_call = True
+
+    def __call__(self, inputs: Sequence[Any]) -> Any:
+        raise self.error
+
+    def prepare_for_serialization(self) -> None:
+        from torch._functorch._aot_autograd.autograd_cache import BypassAOTAutogradCache
+
+        raise BypassAOTAutogradCache(f"trnc: the backward did not compile ({self.error})")
+
+    def post_compile(self, example_inputs: Sequence[Any], constants: Any,
+                     graph_kwargs: Any) -> None:  # pragma: no cover  (never stored)
+        pass
+
+    def set_triton_bundle(self, triton_bundle: Any) -> None:
+        pass
+
+
+def enabled(opts: dict[str, Any], example_inputs: Sequence[Any]) -> bool:
+    """Whether this compile goes through the AOTAutogradCache: trnc's cache
+    and torch's autograd cache on, a graph that runs (not ``execute=False``
+    or ``compile_only``), without ``fallback="cpu"`` (a partitioned graph
+    runs torch ops, not one stored program), and no two inputs sharing
+    storage."""
+    from torch._functorch._aot_autograd.autograd_cache import should_use_local_autograd_cache
+
+    from . import cache
+
+    if not (cache.enabled() and should_use_local_autograd_cache()):
+        return False
+    if not opts.get("execute", True) or opts.get("compile_only") or opts.get("fallback"):
+        return False
+    groups = cache.alias_groups(example_inputs)
+    return groups is not None and groups == list(range(len(groups)))
+
+
+@functools.lru_cache(maxsize=1)
+def _sources_hash() -> str:
+    """Hash of trnc's Python sources (the serializer writes the stored bytes)."""
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for f in sorted(os.listdir(here)):
+        if f.endswith(".py"):
+            with open(os.path.join(here, f), "rb") as fh:
+                h.update(f.encode() + b"\0" + fh.read())
+    return h.hexdigest()[:16]
+
+
+def key_tag(opts: dict[str, Any]) -> str:
+    """What trnc adds to torch's cache key: version, compiler build id, Python
+    sources and every option (``user_inputs`` only names inputs)."""
+    from . import _trnc
+
+    shown = sorted((k, repr(v)) for k, v in opts.items() if k != "user_inputs")
+    return (f"trnc {_trnc.version()} build {_trnc.build_id()} py {_sources_hash()} "
+            f"opts {shown}")
+
+
+def config_patches(opts: dict[str, Any]) -> list[Any]:
+    """The config patches under which trnc's aot_autograd call stores and loads
+    entries (context managers, entered in order)."""
+    from torch._functorch import config as functorch_config
+    from torch._inductor import config as inductor_config
+
+    user_tag = torch.compiler.config.cache_key_tag
+    tag = key_tag(opts) + (f" | {user_tag}" if user_tag else "")
+    # the entry is saved when the backward is compiled: under these patches,
+    # so the backward compiles with the forward (not at the first .backward())
+    return [functorch_config.patch(bundled_autograd_cache=True,
+                                   force_non_lazy_backward_lowering=True),
+            # checked by check_cacheable, although no inductor graph is cached
+            inductor_config.patch(fx_graph_cache=True),
+            torch.compiler.config.patch(cache_key_tag=tag)] + _skip_inductor_backends()
+
+
+def _skip_inductor_backends() -> list[Any]:
+    """torch's key computation (``FxGraphHashDetails``) first registers every
+    inductor codegen backend (``init_backend_registration``: imports the C++,
+    CUDA, Triton, Halide, CUTLASS code generators, about a second) to hash
+    their custom passes and configs, none of which touches a trnc graph: for
+    trnc's key they are left out (empty), which also keeps the key the same
+    whether or not the process used inductor before. Nothing is patched if
+    this torch has no such names."""
+    from unittest import mock
+
+    from torch._inductor import codecache
+
+    names = ("init_backend_registration", "custom_backend_passes",
+             "custom_backend_codegen_configs")
+    if not all(hasattr(codecache, n) for n in names):
+        return []
+    return [mock.patch.multiple(codecache, init_backend_registration=lambda: None,
+                                custom_backend_passes={}, custom_backend_codegen_configs={})]
