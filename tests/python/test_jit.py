@@ -3,12 +3,17 @@ interpreter (TRNC_SIM=interp) and as JIT-compiled host code (TRNC_SIM=jit) in
 one process, and every output and gradient must be bit-identical; the results
 also match eager. TRNC_SIM is read on every run, so one compiled callable
 serves both engines. TRNC_SIM=check (both engines on every run, any differing
-byte an error) covers the programs a model compiles in one go.
+byte an error) covers the programs a model compiles in one go, and reruns the
+op sweep's float32 cases and part of the model suite (test_suite_under_check).
+The C suite's programs run the same way (ctest's *_jit tests).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -183,3 +188,36 @@ def test_unknown_engine_is_a_clear_error():
     os.environ["TRNC_SIM"] = "fast"
     with pytest.raises(trnc.ExecutionError, match=r"TRNC_SIM=fast: expected interp"):
         f(x)
+
+
+# Python suites rerun with TRNC_SIM=check: every program run executes on the
+# interpreter and on the JIT's host code, outputs compared byte for byte in C
+# (a difference is TRNC_ERR_INTERNAL, so the child's test fails with an
+# ExecutionError). TRNC_DEBUG=1 logs each program the JIT compiles, which
+# shows the JIT did run. The op sweep's float32 cases cover every lowered op
+# (forward and backward); the models cover attention, norms, embeddings,
+# convolutions and their training steps.
+CHECK_SUITES = {
+    "op_sweep_f32": ("tests/python/test_op_sweep.py", "f32", 150),
+    "models": ("tests/models/test_transformers.py",
+               "gpt2-default or llama-default or resnet-default or (inference and bert)", 4),
+}
+
+
+@pytest.mark.parametrize("suite", sorted(CHECK_SUITES))
+def test_suite_under_check(suite, repo):
+    path, select, min_passed = CHECK_SUITES[suite]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TRNC_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "PYTEST_ADDOPTS",
+                        "TRNC_JIT_AFTER_MS")}
+    env.update(TRNC_SIM="check", TRNC_DEBUG="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+                        str(repo / path), "-k", select],
+                       env=env, capture_output=True, text=True, timeout=3000, cwd=repo)
+    tail = r.stdout[-6000:] + r.stderr[-3000:]
+    assert r.returncode == 0, tail
+    passed = re.search(r"(\d+) passed", r.stdout)
+    assert passed and int(passed.group(1)) >= min_passed, tail
+    jitted = len(re.findall(r"instructions compiled to host code", r.stdout + r.stderr))
+    assert jitted >= min_passed, (jitted, tail)
+    assert "TRNC_SIM=check:" not in r.stdout + r.stderr, tail
