@@ -19,6 +19,13 @@
 #include "ir/diag.h"
 #include "runtime/engine.h"
 
+/* AUTO's expected compile time (jit_budget_ns): a line through the compile
+ * times TRNC_DEBUG=1 logged for the examples' training steps (mlp, cnn,
+ * gpt decoder: 12 to 960 instructions, 0.28 to 3.6 s on the shared 2-core
+ * machine; docs/simulator.md). */
+#define JIT_FIXED_NS 250000000LL   /* 250 ms */
+#define JIT_PER_INSTR_NS 3000000LL /* 3 ms */
+
 trnc_status trnc_engine_from_env(trnc_engine *out, bool artifact, trnc_diags *diags) {
   const char *s = getenv("TRNC_SIM");
   *out = artifact ? TRNC_ENGINE_AUTO : TRNC_ENGINE_INTERP;
@@ -32,6 +39,15 @@ trnc_status trnc_engine_from_env(trnc_engine *out, bool artifact, trnc_diags *di
                            "(both, outputs compared bit for bit)",
                            s);
   return TRNC_OK;
+}
+
+/* process totals of host code compiled (trnc_jit_totals) */
+static atomic_size_t g_jit_programs;
+static atomic_llong g_jit_ns;
+
+void trnc_jit_totals(size_t *programs, double *seconds) {
+  if (programs) *programs = atomic_load(&g_jit_programs);
+  if (seconds) *seconds = 1e-9 * (double)atomic_load(&g_jit_ns);
 }
 
 static bool debug_log(void) {
@@ -54,6 +70,10 @@ static trnc_host_code *compile_or_null(const trnc_nc_program *p, const int64_t p
   else if (!st && debug_log())
     fprintf(stderr, "trnc: TRNC_SIM=jit: %zu instructions compiled to host code in %.1f ms\n",
             trnc_nc_program_instr_count(p), 1e3 * trnc_host_compile_seconds(code));
+  if (!st) {
+    atomic_fetch_add(&g_jit_programs, 1);
+    atomic_fetch_add(&g_jit_ns, (long long)(1e9 * trnc_host_compile_seconds(code)));
+  }
   trnc_diags_destroy(d);
   return st ? NULL : code;
 }
@@ -72,14 +92,41 @@ static const trnc_host_code *host_of(trnc_engine_slot *s, const trnc_nc_program 
   return st == 2 ? s->code : NULL;
 }
 
+/** The JIT compile time AUTO expects for p, in ns: a fixed part (module
+ *  set-up, LLVM's pipeline and code generation, object linking) plus a part
+ *  per instruction, fitted to the compile times TRNC_DEBUG logs
+ *  (docs/simulator.md). TRNC_JIT_AFTER_MS overrides it (0: JIT from the
+ *  second run). */
+static long long jit_budget_ns(const trnc_nc_program *p) {
+  const char *env = getenv("TRNC_JIT_AFTER_MS");
+  if (env && *env) {
+    char *end;
+    double ms = strtod(env, &end);
+    if (end != env && ms >= 0) return (long long)(ms * 1e6);
+  }
+  return JIT_FIXED_NS + JIT_PER_INSTR_NS * (long long)trnc_nc_program_instr_count(p);
+}
+
 const trnc_host_code *trnc_engine_pick(trnc_engine_slot *s, const trnc_nc_program *p,
                                        const int64_t part_stride[2], trnc_engine *e) {
-  if (*e == TRNC_ENGINE_AUTO) /* a program run once is not worth compiling */
-    *e = atomic_fetch_add(&s->runs, 1) ? TRNC_ENGINE_JIT : TRNC_ENGINE_INTERP;
+  if (*e == TRNC_ENGINE_AUTO) {
+    /* the first run always interprets (a program run once never pays for
+     * LLVM); later ones once the interpreter time has paid for a compile */
+    unsigned n = atomic_fetch_add(&s->runs, 1);
+    bool jit = atomic_load(&s->state) == 2 ||
+               (n > 0 && atomic_load(&s->interp_ns) >= jit_budget_ns(p));
+    *e = jit ? TRNC_ENGINE_JIT : TRNC_ENGINE_INTERP;
+  }
   if (*e == TRNC_ENGINE_INTERP) return NULL;
   const trnc_host_code *code = host_of(s, p, part_stride);
   if (!code) *e = TRNC_ENGINE_INTERP;
   return code;
+}
+
+void trnc_engine_note_interp(trnc_engine_slot *s, long long ns) { atomic_fetch_add(&s->interp_ns, ns); }
+
+double trnc_engine_slot_seconds(const trnc_engine_slot *s) {
+  return atomic_load(&((trnc_engine_slot *)s)->state) == 2 ? trnc_host_compile_seconds(s->code) : 0.0;
 }
 
 void trnc_engine_slot_release(trnc_engine_slot *s) {

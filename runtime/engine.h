@@ -11,9 +11,13 @@
  * "interp", "jit" (a program holding an instruction the JIT does not
  * translate runs on the interpreter) or "check" (both, outputs compared
  * bit for bit; a difference is TRNC_ERR_INTERNAL naming the buffer and the
- * first differing byte). Unset: for an artifact, the interpreter on its
- * first run and the JIT from its second (a program run once never pays for
- * LLVM); for a bare program (trnc_nc_simulate), the interpreter.
+ * first differing byte). Unset: for a planned run (an artifact's), the
+ * interpreter until the interpreter time spent on the program reaches the
+ * JIT's expected compile time for it, then the JIT (the ski-rental rule:
+ * whatever the number of runs, the total is at most about twice what the
+ * better engine in hindsight would have taken; a program run a few times
+ * never pays for LLVM); for a bare program (trnc_nc_simulate), the
+ * interpreter.
  *
  * A program with collective steps always runs on the interpreter, which
  * drives the caller's distributed engine (trnc_nc_simulate_with); whatever
@@ -30,7 +34,8 @@ typedef enum trnc_engine {
   TRNC_ENGINE_INTERP = 0,
   TRNC_ENGINE_JIT = 1,
   TRNC_ENGINE_CHECK = 2,
-  TRNC_ENGINE_AUTO = 3 /* an artifact's default: interpreter first, then JIT */
+  TRNC_ENGINE_AUTO = 3 /* a planned run's default: the interpreter until its
+                        * time pays for the JIT's compile, then the JIT */
 } trnc_engine;
 
 /** The engine TRNC_SIM names (read on every call, so a process may switch
@@ -54,8 +59,9 @@ typedef struct trnc_host_code trnc_host_code;
  *  memory is an empty slot. */
 typedef struct trnc_engine_slot {
   atomic_uint runs;
-  atomic_int state;     /* 0: no host code yet, 1: being compiled, 2: decided */
-  trnc_host_code *code; /* when state is 2; NULL: the program runs on the interpreter */
+  atomic_llong interp_ns; /* interpreter time of AUTO runs so far */
+  atomic_int state;       /* 0: no host code yet, 1: being compiled, 2: decided */
+  trnc_host_code *code;   /* when state is 2; NULL: the program runs on the interpreter */
 } trnc_engine_slot;
 
 /**
@@ -68,6 +74,11 @@ typedef struct trnc_engine_slot {
  */
 const trnc_host_code *trnc_engine_pick(trnc_engine_slot *s, const trnc_nc_program *p,
                                        const int64_t part_stride[2], trnc_engine *e);
+/** Adds ns nanoseconds of interpreter time to an AUTO run's slot (the
+ *  evidence on which AUTO decides to compile, trnc_engine_pick). */
+void trnc_engine_note_interp(trnc_engine_slot *s, long long ns);
+/** Seconds the slot's host code took to compile; 0 if it has none. */
+double trnc_engine_slot_seconds(const trnc_engine_slot *s);
 /** Frees the slot's host code (its machine code unloads). */
 void trnc_engine_slot_release(trnc_engine_slot *s);
 

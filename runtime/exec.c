@@ -458,3 +458,8 @@ out:
   runmem_free(&m, nbufs);
   return st;
 }
+
+double trnc_compiled_jit_seconds(const trnc_compiled *c) {
+  const run_state *rs = c ? atomic_load_explicit(&((trnc_compiled *)c)->run_state, memory_order_acquire) : NULL;
+  return rs ? trnc_nc_sim_plan_jit_seconds(rs->plan) : 0.0;
+}

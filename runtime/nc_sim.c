@@ -34,6 +34,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/engine.h"
 
@@ -888,9 +889,22 @@ static trnc_status run_engine(trnc_nc_sim_plan *pl, const void *const *inputs, v
   trnc_status st = trnc_engine_from_env(&e, artifact, diags);
   if (st) return st;
   const trnc_host_code *code = NULL;
-  if (!trnc_nc_program_collective_count(pl->p)) code = trnc_engine_pick(&pl->jit, pl->p, pl->stride, &e);
+  bool collectives = trnc_nc_program_collective_count(pl->p) > 0;
+  bool timed = e == TRNC_ENGINE_AUTO && !collectives;
+  if (!collectives) code = trnc_engine_pick(&pl->jit, pl->p, pl->stride, &e);
   if (code && e == TRNC_ENGINE_CHECK) return run_check(pl, code, inputs, outputs, diags, fill);
-  return plan_run(pl, code, inputs, outputs, engine, diags, fill);
+  if (!timed || code) return plan_run(pl, code, inputs, outputs, engine, diags, fill);
+  /* AUTO on the interpreter: its time is what decides when to compile */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  st = plan_run(pl, NULL, inputs, outputs, engine, diags, fill);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  trnc_engine_note_interp(&pl->jit, (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+  return st;
+}
+
+double trnc_nc_sim_plan_jit_seconds(const trnc_nc_sim_plan *pl) {
+  return pl ? trnc_engine_slot_seconds(&pl->jit) : 0.0;
 }
 
 trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *pl, const void *const *inputs,

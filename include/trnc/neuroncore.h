@@ -562,6 +562,11 @@ trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *plan, const void *const *
                                      void *const *outputs, const trnc_collective_engine *engine,
                                      trnc_diags *diags);
 
+/** Seconds the plan's host code took to JIT-compile (translation, LLVM's
+ *  optimizer and code generation); 0 while the plan has none (it has run
+ *  on the interpreter only) or for NULL. */
+double trnc_nc_sim_plan_jit_seconds(const trnc_nc_sim_plan *plan);
+
 /* ---- cost model (codegen/neuroncore/cost.c) ------------------------------ */
 
 typedef struct trnc_nc_cost {

@@ -57,6 +57,11 @@ const char *trnc_version(void);
  *  as "major.minor.patch". */
 const char *trnc_llvm_version(void);
 
+/** Host code compiled by the simulator's JIT in this process (docs/simulator.md):
+ *  *programs the programs compiled, *seconds their total compile time
+ *  (translation, LLVM's optimizer, code generation). Either may be NULL. */
+void trnc_jit_totals(size_t *programs, double *seconds);
+
 /* ------------------------------------------------------------------------ */
 /* Data types                                                                */
 
@@ -366,6 +371,11 @@ typedef struct trnc_collective_engine {
 trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *inputs,
                                    void *const *outputs, const trnc_collective_engine *engine,
                                    trnc_diags *diags);
+
+/** Seconds the simulator's JIT spent compiling c's host code (translation,
+ *  LLVM's optimizer and code generation); 0 while c has run on the
+ *  interpreter only (docs/simulator.md: when the JIT compiles). */
+double trnc_compiled_jit_seconds(const trnc_compiled *c);
 
 /* ------------------------------------------------------------------------ */
 /* The pipeline: the one place the order of the stages is written           */

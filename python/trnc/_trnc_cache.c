@@ -62,6 +62,7 @@ static PyObject *borrowed_compiled(const trnc_compiled *c, PyObject *owner) {
     return NULL;
   co->compiled = (trnc_compiled *)c;
   co->owner = Py_NewRef(owner);
+  co->weakrefs = NULL;
   return (PyObject *)co;
 }
 

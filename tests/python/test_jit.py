@@ -190,6 +190,40 @@ def test_unknown_engine_is_a_clear_error():
         f(x)
 
 
+def test_default_engine_compiles_once_the_interpreter_paid_for_it():
+    """Unset TRNC_SIM: the first runs interpret; once the interpreter time
+    reaches the expected JIT compile time (TRNC_JIT_AFTER_MS overrides it) the
+    program is compiled once, reported in last_report()["jit_s"] and
+    stats()["jit_compiles"] / ["jit_s"], and later runs give the same bits."""
+    os.environ.pop("TRNC_SIM", None)
+    old = os.environ.get("TRNC_JIT_AFTER_MS")
+    os.environ["TRNC_JIT_AFTER_MS"] = "1e9"  # never within this test
+    try:
+        f = _compile(lambda x: torch.tanh(x) * 3 + 1)
+        x = torch.randn(4, 40)
+        first = f(x)
+        before = trnc.stats()
+        for _ in range(3):
+            assert torch.equal(_bits(f(x)), _bits(first))
+        assert trnc.stats()["jit_compiles"] == before["jit_compiles"]
+        assert trnc.last_report()["jit_s"] == 0.0
+        os.environ["TRNC_JIT_AFTER_MS"] = "0"  # the next run compiles
+        assert torch.equal(_bits(f(x)), _bits(first))
+        after = trnc.stats()
+        assert after["jit_compiles"] == before["jit_compiles"] + 1
+        rep = trnc.last_report()
+        assert 0.0 < rep["jit_s"] <= after["jit_s"] - before["jit_s"] + 1e-9
+        for _ in range(2):  # compiled once
+            assert torch.equal(_bits(f(x)), _bits(first))
+        assert trnc.stats()["jit_compiles"] == after["jit_compiles"]
+        torch.testing.assert_close(first, torch.tanh(x) * 3 + 1)
+    finally:
+        if old is None:
+            os.environ.pop("TRNC_JIT_AFTER_MS", None)
+        else:
+            os.environ["TRNC_JIT_AFTER_MS"] = old
+
+
 # Python suites rerun with TRNC_SIM=check: every program run executes on the
 # interpreter and on the JIT's host code, outputs compared byte for byte in C
 # (a difference is TRNC_ERR_INTERNAL, so the child's test fails with an
