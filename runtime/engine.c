@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
 #include "runtime/engine.h"
 
@@ -78,14 +79,50 @@ static trnc_host_code *compile_or_null(const trnc_nc_program *p, const int64_t p
   return st ? NULL : code;
 }
 
-/** The slot's host code, compiled on first use; NULL: this run interprets
- *  (the JIT does not handle the program, or another thread is compiling it
- *  right now: the interpreter computes the same bits). */
+/** The artifact's stored host code when this host may load it, else NULL. */
+static const trnc_host_object *stored_code(const trnc_engine_slot *s) {
+  const trnc_host_object *o = s->host_obj ? atomic_load(s->host_obj) : NULL;
+  return o && !strcmp(o->key, trnc_host_code_key()) ? o : NULL;
+}
+
+/** p's host code: loaded from the artifact's stored code, else compiled
+ *  (and published to the artifact); NULL: the interpreter runs p. */
+static trnc_host_code *load_or_compile(trnc_engine_slot *s, const trnc_nc_program *p,
+                                       const int64_t part_stride[2]) {
+  const trnc_host_object *o = stored_code(s);
+  if (o) {
+    trnc_diags *d = trnc_diags_create();
+    trnc_host_code *code = NULL;
+    trnc_status st = trnc_host_load(p, part_stride, o, &code, d);
+    if (debug_log()) {
+      char *msg = st && d ? trnc_diags_format(d) : NULL;
+      if (st) fprintf(stderr, "trnc: stored host code not loaded (%s): %s", trnc_status_name(st), msg ? msg : "\n");
+      else fprintf(stderr, "trnc: stored host code loaded in %.1f ms\n", 1e3 * trnc_host_compile_seconds(code));
+      trnc_free(msg);
+    }
+    trnc_diags_destroy(d);
+    if (!st) return code;
+  }
+  trnc_host_code *code = compile_or_null(p, part_stride);
+  if (code && s->host_obj) {
+    trnc_host_object *mine = trnc_host_object_of(code), *none = NULL;
+    if (mine && !atomic_compare_exchange_strong(s->host_obj, &none, mine)) {
+      /* stored code another host (or program version) made: ours replaces it
+       * only for the cache's next write, never while a run may read it */
+      trnc_host_object_free(mine);
+    }
+  }
+  return code;
+}
+
+/** The slot's host code, loaded or compiled on first use; NULL: this run
+ *  interprets (the JIT does not handle the program, or another thread is
+ *  compiling it right now: the interpreter computes the same bits). */
 static const trnc_host_code *host_of(trnc_engine_slot *s, const trnc_nc_program *p,
                                      const int64_t part_stride[2]) {
   int st = atomic_load(&s->state);
   if (st == 0 && atomic_compare_exchange_strong(&s->state, &st, 1)) {
-    s->code = compile_or_null(p, part_stride);
+    s->code = load_or_compile(s, p, part_stride);
     atomic_store(&s->state, 2);
     return s->code;
   }
@@ -110,10 +147,12 @@ static long long jit_budget_ns(const trnc_nc_program *p) {
 const trnc_host_code *trnc_engine_pick(trnc_engine_slot *s, const trnc_nc_program *p,
                                        const int64_t part_stride[2], trnc_engine *e) {
   if (*e == TRNC_ENGINE_AUTO) {
-    /* the first run always interprets (a program run once never pays for
-     * LLVM); later ones once the interpreter time has paid for a compile */
+    /* the first run interprets (a program run once never pays for LLVM)
+     * unless the artifact holds host code for this host (loading it costs
+     * no optimizer); later ones once the interpreter time has paid for a
+     * compile */
     unsigned n = atomic_fetch_add(&s->runs, 1);
-    bool jit = atomic_load(&s->state) == 2 ||
+    bool jit = atomic_load(&s->state) == 2 || (n == 0 && stored_code(s)) ||
                (n > 0 && atomic_load(&s->interp_ns) >= jit_budget_ns(p));
     *e = jit ? TRNC_ENGINE_JIT : TRNC_ENGINE_INTERP;
   }

@@ -52,6 +52,7 @@ trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t
 /* ---- engine selection (runtime/engine.c) ---------------------------------------- */
 
 typedef struct trnc_host_code trnc_host_code;
+struct trnc_host_object;
 
 /** The JIT state of one run plan (trnc_nc_sim_plan): its run count and its
  *  host code, compiled by the first run that wants it (one thread compiles;
@@ -62,7 +63,14 @@ typedef struct trnc_engine_slot {
   atomic_llong interp_ns; /* interpreter time of AUTO runs so far */
   atomic_int state;       /* 0: no host code yet, 1: being compiled, 2: decided */
   trnc_host_code *code;   /* when state is 2; NULL: the program runs on the interpreter */
+  /* the artifact's host code slot (NULL for a bare program): stored code
+   * there is loaded instead of compiled; code compiled here is published
+   * there for the cache to store */
+  struct trnc_host_object *_Atomic *host_obj;
 } trnc_engine_slot;
+
+/** The engine slot of a run plan (runtime/nc_sim.c). */
+trnc_engine_slot *nc_plan_slot(trnc_nc_sim_plan *pl);
 
 /**
  * The engine of one run of a verified program without collective steps:
@@ -107,7 +115,25 @@ typedef int32_t (*trnc_host_kernel_fn)(uint8_t *const *hbm, uint8_t *sbuf, uint8
  */
 trnc_status trnc_host_compile(const trnc_nc_program *p, const int64_t part_stride[2], trnc_host_code **out,
                               trnc_diags *diags);
-/** Unloads the machine code and frees h. NULL is a no-op. */
+/**
+ * Loads host code stored with an artifact (trnc_host_object, from
+ * trnc_host_object_of in an earlier process) for verified program p and
+ * layout part_stride, without LLVM's optimizer or code generator. Errors:
+ * TRNC_ERR_UNSUPPORTED (o is for another host key, another program or
+ * layout: compile instead), TRNC_ERR_INTERNAL (the JIT is unavailable or
+ * rejects the object), TRNC_ERR_NOMEM.
+ */
+trnc_status trnc_host_load(const trnc_nc_program *p, const int64_t part_stride[2],
+                           const struct trnc_host_object *o, trnc_host_code **out, trnc_diags *diags);
+/** A copy of h's object file as an artifact keeps it (fresh: not yet
+ *  stored); NULL when out of memory. */
+struct trnc_host_object *trnc_host_object_of(const trnc_host_code *h);
+/** This host's code key: LLVM version, target triple, CPU name and
+ *  features ("" if the JIT is unavailable). Stored host code with another
+ *  key is never loaded. */
+const char *trnc_host_code_key(void);
+/** Drops one owner of h (a program compiled or loaded twice shares its
+ *  code); the last unloads the machine code and frees h. NULL is a no-op. */
 void trnc_host_destroy(trnc_host_code *h);
 /** Floats of workspace a run of h needs (its `tmp`). */
 int64_t trnc_host_tmp_floats(const trnc_host_code *h);

@@ -903,6 +903,8 @@ static trnc_status run_engine(trnc_nc_sim_plan *pl, const void *const *inputs, v
   return st;
 }
 
+trnc_engine_slot *nc_plan_slot(trnc_nc_sim_plan *pl) { return &pl->jit; }
+
 double trnc_nc_sim_plan_jit_seconds(const trnc_nc_sim_plan *pl) {
   return pl ? trnc_engine_slot_seconds(&pl->jit) : 0.0;
 }
