@@ -101,7 +101,7 @@ def store_host_code() -> int:
         if cache is not None:
             stored, status, diags = cache.store_host_code()
             n += stored
-            if status != "OK" and pipeline.log_at_least("warning"):
+            if status != pipeline.OK and pipeline.log_at_least("warning"):
                 print(f"trnc: {_messages(diags)}", file=sys.stderr, flush=True)
     return n
 

@@ -255,3 +255,41 @@ def test_suite_under_check(suite, repo):
     jitted = len(re.findall(r"instructions compiled to host code", r.stdout + r.stderr))
     assert jitted >= min_passed, (jitted, tail)
     assert "TRNC_SIM=check:" not in r.stdout + r.stderr, tail
+
+
+_WARM_SCRIPT = r"""
+import json, os, sys, torch
+import trnc
+f = torch.compile(lambda x: torch.tanh(x) * 3 + 1, backend="neuron", dynamic=False)
+x = torch.arange(160, dtype=torch.float32).reshape(4, 40) / 40 - 2
+y = f(x)
+torch.testing.assert_close(y, torch.tanh(x) * 3 + 1)
+s, r = trnc.stats(), trnc.last_report()
+print(json.dumps({"bits": y.view(torch.int32).tolist(), "jit_compiles": s["jit_compiles"],
+                  "jit_s": r["jit_s"], "hits": s["hits"], "graphs": s["graphs"]}))
+"""
+
+
+def test_warm_process_loads_stored_host_code(tmp_path):
+    """A process whose programs the JIT compiled stores their object code in
+    the cache at exit; the next process on this host loads it on the first
+    run (no compile), with the same bits; a cache entry whose host code is
+    for another CPU would be a miss (tests/c/test_exec.c covers that)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TRNC_SIM", "TRNC_JIT_AFTER_MS")}
+    env.update(TRNC_CACHE_DIR=str(tmp_path / "cache"),
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
+
+    def run(**extra):
+        r = subprocess.run([sys.executable, "-c", _WARM_SCRIPT], env={**env, **extra},
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        import json
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    cold = run(TRNC_SIM="jit")
+    assert cold["graphs"] >= 1 and cold["jit_compiles"] >= 1 and cold["jit_s"] > 0
+    warm = run()  # default engine: stored code for this host runs from the first run
+    assert warm["hits"] >= 1, warm
+    assert warm["jit_compiles"] == 0, warm
+    assert warm["jit_s"] > 0, warm  # the load
+    assert warm["bits"] == cold["bits"]
