@@ -35,12 +35,25 @@ typedef struct mm {
 } mm;
 
 
-/* Strides of a batched 2-D view: the last two dims (rows, cols) and batch. */
-static void dims2(const lw_tv *t, int64_t *sb, int64_t *sr, int64_t *sc) {
+/* Strides of a batched 2-D view: the last two dims (rows, cols). */
+static void dims2(const lw_tv *t, int64_t *sr, int64_t *sc) {
   int r = t->t.rank;
   *sc = r >= 1 ? t->t.stride[r - 1] : 1;
   *sr = r >= 2 ? t->t.stride[r - 2] : 0;
-  *sb = r >= 3 ? (t->t.shape[r - 3] == 1 ? 0 : t->t.stride[r - 3]) : 0;
+}
+
+/* Element offset of batch index bi in a [batch dims..., rows, cols] view: bi
+ * unravelled row-major over the leading dims, each with its own stride, so
+ * attention's [B, H, T, D] heads are read and written in place (lower.c
+ * passes such views for bmm's [B*H, T, D] operands and results). */
+static int64_t batch_off(const lw_tv *t, int64_t bi) {
+  int64_t off = 0;
+  for (int d = t->t.rank - 3; d >= 0; d--) {
+    int64_t n = t->t.shape[d] > 0 ? t->t.shape[d] : 1;
+    if (n > 1) off += (bi % n) * t->t.stride[d];
+    bi /= n;
+  }
+  return off;
 }
 
 /* Loads HBM region [pc rows along pstride] x [fc along fstride] into a tile
@@ -90,13 +103,13 @@ static trnc_status load2d(lw *L, lw_tile *t, trnc_dtype tile_dt, const lw_tv *tv
 /* Loads the stationary tile for K step k0 of row block r0 into stt. */
 static trnc_status load_stationary(lw *L, mm *m, lw_tile *stt, int64_t bi, int64_t r0, int64_t rt,
                                    int64_t k0, int64_t kt) {
-  int64_t asb, asr, asc, bsb, bsr, bsc;
-  dims2(m->a, &asb, &asr, &asc);
-  dims2(m->b, &bsb, &bsr, &bsc);
+  int64_t asr, asc, bsr, bsc;
+  dims2(m->a, &asr, &asc);
+  dims2(m->b, &bsr, &bsc);
   if (!m->transposed)
-    return load2d(L, stt, m->in_dt, m->a, m->a->t.offset + bi * asb + r0 * asr + k0 * asc, asc, kt,
+    return load2d(L, stt, m->in_dt, m->a, m->a->t.offset + batch_off(m->a, bi) + r0 * asr + k0 * asc, asc, kt,
                   asr, rt);
-  return load2d(L, stt, m->in_dt, m->b, m->b->t.offset + bi * bsb + k0 * bsr + r0 * bsc, bsr, kt,
+  return load2d(L, stt, m->in_dt, m->b, m->b->t.offset + batch_off(m->b, bi) + k0 * bsr + r0 * bsc, bsr, kt,
                 bsc, rt);
 }
 
@@ -105,10 +118,10 @@ static trnc_status load_stationary(lw *L, mm *m, lw_tile *stt, int64_t bi, int64
 static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct,
                            lw_tile *resident) {
   /* Plain: rows = M (partitions of PSUM), cols = N. Transposed: rows = N. */
-  int64_t asb, asr, asc, bsb, bsr, bsc;
-  dims2(m->a, &asb, &asr, &asc);
-  dims2(m->b, &bsb, &bsr, &bsc);
-  int64_t abase = m->a->t.offset + bi * asb, bbase = m->b->t.offset + bi * bsb;
+  int64_t asr, asc, bsr, bsc;
+  dims2(m->a, &asr, &asc);
+  dims2(m->b, &bsr, &bsc);
+  int64_t abase = m->a->t.offset + batch_off(m->a, bi), bbase = m->b->t.offset + batch_off(m->b, bi);
   lw_tile *ps = m->zero ? m->zero : lw_pool_next(&m->ps_pool);
   trnc_status st;
   for (int64_t k0 = 0; k0 < m->K; k0 += 128) {
@@ -146,9 +159,9 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
   ev.imm[0] = (float)m->alpha;
   ev.src[0] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &ct);
   lw_tile *bt = NULL;
-  int64_t bsbias = 0, bsr_b = 0, bsc_b = 0;
+  int64_t bsr_b = 0, bsc_b = 0;
   if (m->bias && m->bias->buffer >= 0) {
-    dims2(m->bias, &bsbias, &bsr_b, &bsc_b);
+    dims2(m->bias, &bsr_b, &bsc_b);
     if (m->bias->t.rank >= 1 && m->bias->t.shape[m->bias->t.rank - 1] == 1) bsc_b = 0;
     if (m->bias->t.rank >= 2 && m->bias->t.shape[m->bias->t.rank - 2] == 1) bsr_b = 0;
     bt = lw_pool_next(&m->bias_pool);
@@ -158,7 +171,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
   if (fused_bias) {
     /* per-partition bias (bias varies along N = rows here), scaled by beta */
     int64_t one = 1;
-    st = load2d(L, bt, TRNC_F32, m->bias, m->bias->t.offset + bi * bsbias + r0 * bsc_b, bsc_b, rt, 0, 1);
+    st = load2d(L, bt, TRNC_F32, m->bias, m->bias->t.offset + batch_off(m->bias, bi) + r0 * bsc_b, bsc_b, rt, 0, 1);
     if (st) return st;
     if (m->beta != 1.0) {
       trnc_nc_instr sc;
@@ -179,7 +192,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
     lw_tile *f = lw_pool_next(&m->out_pool);
     ev.dst = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
     if ((st = lw_emit(L, &ev, &ps, 1, &f, 1))) return st;
-    st = load2d(L, bt, TRNC_F32, m->bias, m->bias->t.offset + bi * bsbias + r0 * bsr_b + c0 * bsc_b,
+    st = load2d(L, bt, TRNC_F32, m->bias, m->bias->t.offset + batch_off(m->bias, bi) + r0 * bsr_b + c0 * bsc_b,
                 bsr_b, rt, bsc_b, ct);
     if (st) return st;
     trnc_nc_instr add;
@@ -220,8 +233,8 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
     if ((st = lw_emit(L, &ev, &ps, 1, &o, 1))) return st;
   }
   /* store */
-  int64_t osb, osr, osc;
-  dims2(m->out, &osb, &osr, &osc);
+  int64_t osr, osc;
+  dims2(m->out, &osr, &osc);
   trnc_nc_instr sd;
   memset(&sd, 0, sizeof sd);
   sd.op = TRNC_NC_OP_DMA_COPY;
@@ -234,7 +247,7 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
   d->nfree = 1;
   d->partitions = (int32_t)rt;
   if (!m->transposed) {
-    d->offset = (m->out->t.offset + bi * osb + r0 * osr + c0 * osc) * lw_esize(odt);
+    d->offset = (m->out->t.offset + batch_off(m->out, bi) + r0 * osr + c0 * osc) * lw_esize(odt);
     d->partition_stride = osr;
     d->free[0].stride = osc;
   } else if (osc == 1 && rt > 1 && ct > 1) {
@@ -242,14 +255,14 @@ static trnc_status mm_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int
      * them with a DMA transpose: ct rows of rt contiguous elements instead
      * of rt*ct single-element runs. */
     sd.mode = TRNC_NC_DMA_TRANSPOSE;
-    d->offset = (m->out->t.offset + bi * osb + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->offset = (m->out->t.offset + batch_off(m->out, bi) + c0 * osr + r0 * osc) * lw_esize(odt);
     d->partitions = (int32_t)ct;
     d->partition_stride = osr;
     d->free[0].stride = 1;
     d->free[0].count = rt;
     return lw_emit(L, &sd, &o, 1, NULL, 0);
   } else {
-    d->offset = (m->out->t.offset + bi * osb + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->offset = (m->out->t.offset + batch_off(m->out, bi) + c0 * osr + r0 * osc) * lw_esize(odt);
     d->partition_stride = osc;
     d->free[0].stride = osr;
   }

@@ -98,6 +98,8 @@ typedef struct cstate {
   int64_t *buf_bytes;
   trnc_value *shadow;     /* values with tv types, for view rules */
   bool *is_output;        /* value is a graph output */
+  uint8_t *virt;          /* per node: VIRT_* (batched matmul views, no kernel) */
+  int32_t *wclone;        /* per bmm node: the clone it writes through (-1 none) */
   int nbuf;               /* buffers created (for names) */
   struct trnc_compiled *c;
 } cstate;
@@ -496,6 +498,135 @@ static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node 
   return true;
 }
 
+/* ---- batched matmul operands and results in place ---------------------------------- */
+
+/* Attention splits heads as clone(permute(view(x))) + _unsafe_view to
+ * [B*H, T, D] for bmm, and merges them back as clone(permute(view(bmm))).
+ * bmm reads and writes leading dims through their own strides
+ * (emit_matmul.c), so these clones need no kernel:
+ *  - read side (VIRT_READ): y = clone(x) whose only use is a view u merging
+ *    y's leading dims, itself used only as bmm operands: y and u take x's
+ *    strides (rank 4 for u's 3-D value; only bmm reads it);
+ *  - write side (VIRT_WRITE): y = clone(permute(o)) or
+ *    clone(permute(view(o))) of a bmm result o used only there, the view
+ *    splitting o's leading dim: the bmm writes o into y's buffer through the
+ *    permuted strides (the views in between are VIRT_SKIP). */
+enum { VIRT_NONE, VIRT_READ, VIRT_SKIP, VIRT_WRITE };
+
+static bool is_bmm(trnc_op op) { return op == TRNC_OP_BMM || op == TRNC_OP_BADDBMM; }
+
+/* The node reading value r in its only argument slot, or NULL. */
+static const trnc_node *sole_user(const cstate *C, trnc_ref r) {
+  return C->nuses[r] == 1 ? &C->L.g->nodes[C->firstuse[r]] : NULL;
+}
+
+/* True if every read of r is a bmm operand (not baddbmm's bias). */
+static bool only_bmm_operands(const cstate *C, trnc_ref r) {
+  const trnc_graph *g = C->L.g;
+  uint32_t seen = 0;
+  for (uint32_t i = C->firstuse[r]; i < g->nnodes && seen < C->nuses[r]; i++) {
+    const trnc_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t a = 0; a < n->nargs; a++) {
+      if (n->args[a].kind != TRNC_ARG_VALUE || n->args[a].u.ref != r) continue;
+      uint32_t first = n->op == TRNC_OP_BADDBMM ? 1 : 0;
+      if (!is_bmm(n->op) || a < first || a > first + 1) return false;
+      seen++;
+    }
+  }
+  return seen == C->nuses[r] && seen > 0;
+}
+
+/* u's 3-D shape merges the leading dims of y's (rank >= 4), the last two
+ * kept; `split`: u splits instead (u rank >= 4, y 3-D). */
+static bool merges_leading(const trnc_type *y, const trnc_type *u) {
+  if (y->rank < 4 || u->rank != 3) return false;
+  int64_t lead = 1;
+  for (int d = 0; d < y->rank - 2; d++) lead *= y->shape[d];
+  return lead == u->shape[0] && y->shape[y->rank - 2] == u->shape[1] && y->shape[y->rank - 1] == u->shape[2];
+}
+
+static bool is_reshape(trnc_op op) {
+  return op == TRNC_OP_VIEW || op == TRNC_OP_UNSAFE_VIEW || op == TRNC_OP_RESHAPE;
+}
+
+static void mark_batch_views(cstate *C) {
+  const trnc_graph *g = C->L.g;
+  if (C->L.opt.no_fusion) return;
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    const trnc_node *c = &g->nodes[i];
+    if (c->dead || c->op != TRNC_OP_CLONE || c->args[0].kind != TRNC_ARG_VALUE) continue;
+    trnc_ref x = c->args[0].u.ref, y = c->outs[0];
+    if (C->is_output[y] || C->is_output[x]) continue;
+    /* read side */
+    const trnc_node *u = sole_user(C, y);
+    if (u && !u->dead && is_reshape(u->op) && !C->is_output[u->outs[0]] &&
+        merges_leading(vtype(g, y), vtype(g, u->outs[0])) && only_bmm_operands(C, u->outs[0])) {
+      C->virt[i] = C->virt[u - g->nodes] = VIRT_READ;
+      continue;
+    }
+    /* write side: x = permute(o) or permute(view(o)), o a bmm result */
+    const trnc_node *p = &g->nodes[g->values[x].node];
+    if ((p->op != TRNC_OP_PERMUTE && p->op != TRNC_OP_TRANSPOSE) || C->nuses[x] != 1) continue;
+    trnc_ref o = p->args[0].u.ref;
+    const trnc_node *v = &g->nodes[g->values[o].node], *mm = v;
+    if (is_reshape(v->op)) {
+      if (C->nuses[o] != 1 || C->is_output[o] || !merges_leading(vtype(g, o), vtype(g, v->args[0].u.ref)))
+        continue;
+      o = v->args[0].u.ref;
+      mm = &g->nodes[g->values[o].node];
+    }
+    if (!is_bmm(mm->op) || C->nuses[o] != 1 || C->is_output[o] || vtype(g, y)->rank != vtype(g, x)->rank)
+      continue;
+    C->virt[i] = VIRT_WRITE;
+    C->virt[p - g->nodes] = VIRT_SKIP;
+    if (v != mm) C->virt[v - g->nodes] = VIRT_SKIP;
+    C->wclone[mm - g->nodes] = (int32_t)i;
+  }
+}
+
+/* Write side at bmm node n: y's buffer, and n's result as its [B, H, M, N]
+ * view through the permutation (or transpose) p between them. */
+static trnc_status bind_write_through(cstate *C, const trnc_node *n) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  const trnc_node *c = &g->nodes[C->wclone[n - g->nodes]];
+  trnc_status st = alloc_outputs_of(C, c);
+  if (st) return st;
+  const lw_tv *y = &L->tv[c->outs[0]];
+  const trnc_node *p = &g->nodes[g->values[c->args[0].u.ref].node];
+  const trnc_type *o4 = vtype(g, p->args[0].u.ref); /* the permutation's input */
+  int perm[TRNC_MAX_RANK], r = o4->rank;
+  for (int d = 0; d < r; d++) perm[d] = d;
+  if (p->op == TRNC_OP_TRANSPOSE) {
+    int d0 = (int)trnc_arg_int(p, 1, 0), d1 = (int)trnc_arg_int(p, 2, 0);
+    d0 = d0 < 0 ? d0 + r : d0;
+    d1 = d1 < 0 ? d1 + r : d1;
+    perm[d0] = d1;
+    perm[d1] = d0;
+  } else {
+    const trnc_arg *dims = trnc_node_arg(p, 1);
+    for (int d = 0; d < r && dims && dims->kind == TRNC_ARG_LIST && d < (int)dims->u.list.n; d++) {
+      int64_t v = dims->u.list.items[d].u.i;
+      perm[d] = (int)(v < 0 ? v + r : v);
+    }
+  }
+  trnc_type t = *o4;
+  t.dtype = y->t.dtype;
+  t.offset = y->t.offset;
+  for (int d = 0; d < r; d++) t.stride[perm[d]] = y->t.stride[d]; /* x dim d is o4 dim perm[d] */
+  set_tv(C, n->outs[0], y->buffer, &t);
+  return TRNC_OK;
+}
+
+/* Lowers virtual node n (C->virt): aliases, no kernel. */
+static void lower_virtual(cstate *C, const trnc_node *n) {
+  lw *L = &C->L;
+  if (C->virt[n - L->g->nodes] != VIRT_READ) return; /* VIRT_SKIP, VIRT_WRITE: bound at the bmm */
+  const lw_tv *in = &L->tv[n->args[0].u.ref];
+  set_tv(C, n->outs[0], in->buffer, &in->t);
+}
+
 static void note_use(cstate *C, trnc_ref r, uint32_t i) {
   C->lastuse[r] = i;
   if (!C->nuses[r]++) C->firstuse[r] = i;
@@ -518,10 +649,11 @@ static void compute_lastuse(cstate *C) {
           if (arg->u.list.items[k].kind == TRNC_ARG_VALUE) note_use(C, arg->u.list.items[k].u.ref, i);
     }
   }
+  mark_batch_views(C);
   /* a view keeps its base alive: propagate last uses backwards */
   for (uint32_t i = g->nnodes; i-- > 0;) {
     const trnc_node *n = &g->nodes[i];
-    if (n->dead || !is_view_op(n->op)) continue;
+    if (n->dead || (!is_view_op(n->op) && !C->virt[i])) continue;
     trnc_ref in = n->args[0].u.ref;
     for (uint32_t k = 0; k < n->nouts; k++) {
       uint32_t lu = C->lastuse[n->outs[k]];
@@ -903,6 +1035,17 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   const trnc_graph *g = L->g;
   const trnc_node *n = &g->nodes[*i];
   if (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return TRNC_OK;
+  if (C->virt[*i]) {
+    lower_virtual(C, n);
+    return TRNC_OK;
+  }
+  if (C->wclone[*i] >= 0) { /* a bmm writing through a head merge */
+    trnc_status ws = bind_write_through(C, n);
+    if (ws) return ws;
+    L->ops_per_engine[0]++;
+    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
+    return lw_emit_matmul(L, n, &ep);
+  }
   if (n->op == TRNC_OP_WAIT_TENSOR) { /* a view of the result, once it has arrived */
     trnc_status ws = lower_view(C, n);
     return ws ? ws : lw_cc_wait(L, n);
@@ -925,7 +1068,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       }
       uint32_t keep = rows;
       const trnc_type *keep_space = space;
-      if (!fuses(g, &space, m, k, &rows)) break;
+      if (C->virt[j] || !fuses(g, &space, m, k, &rows)) break;
       group[k] = m;
       if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS) { /* one kernel's operands */
         rows = keep;
@@ -1098,10 +1241,12 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   C->buf_bytes = trnc_arena_array(&L->arena, nv, sizeof(int64_t));
   C->shadow = trnc_arena_array(&L->arena, nv, sizeof(trnc_value));
   C->is_output = trnc_arena_array(&L->arena, nv, sizeof(bool));
+  C->virt = trnc_arena_array(&L->arena, g->nnodes ? g->nnodes : 1, sizeof(uint8_t));
+  C->wclone = trnc_arena_array(&L->arena, g->nnodes ? g->nnodes : 1, sizeof(int32_t));
   bool *late = trnc_arena_array(&L->arena, g->noutputs ? g->noutputs : 1, sizeof(bool));
   trnc_status st = TRNC_OK;
   if (!L->prog || !L->tv || !C->lastuse || !C->nuses || !C->firstuse || !C->base || !C->buf_off || !C->buf_bytes ||
-      !C->shadow || !C->is_output || !late) {
+      !C->shadow || !C->is_output || !C->virt || !C->wclone || !late) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -1112,6 +1257,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   }
   for (uint32_t k = 0; k < g->noutputs; k++)
     if (g->outputs[k] != TRNC_NO_REF) C->is_output[g->outputs[k]] = true;
+  for (uint32_t i = 0; i < g->nnodes; i++) C->wclone[i] = -1;
   compute_lastuse(C);
   if ((st = bind_inputs(C)) || (st = bind_outputs(C, late))) goto done;
   for (uint32_t i = 0; i < g->nnodes && !st; i++) {

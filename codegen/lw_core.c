@@ -246,20 +246,46 @@ trnc_status lw_emit_split(lw *L, trnc_nc_instr *ins, int n, lw_tile *const *read
   return TRNC_OK;
 }
 
+/* A DMA moves at most one queue's bandwidth ([dma] in target.c: 23 B/ns per
+ * engine on NC-v3), so a large tile is split by partition rows over several
+ * queues, each part large enough to amortize the per-DMA fixed cost. */
+#define DMA_PART_BYTES (8 * 1024)
+#define DMA_MAX_PARTS 8
+
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm) {
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.op = TRNC_NC_OP_DMA_COPY;
-  in.engine = (uint8_t)lw_dma_queue(L);
-  in.mode = TRNC_NC_DMA_DIRECT;
-  if (to_hbm) {
-    in.dst = hbm_ap;
-    in.src[0] = tile_ap;
-    return lw_emit(L, &in, &t, 1, NULL, 0);
+  int64_t bytes = (int64_t)tile_ap.partitions * trnc_nc_ap_free_elems(&tile_ap) * lw_esize(tile_ap.dtype);
+  int parts = (int)(bytes / DMA_PART_BYTES);
+  if (parts > DMA_MAX_PARTS) parts = DMA_MAX_PARTS;
+  if (parts > tile_ap.partitions) parts = tile_ap.partitions;
+  /* rows map one to one: same partition count and row length; a store
+   * never splits rows that overlap in HBM (partition stride 0) */
+  if (hbm_ap.partitions != tile_ap.partitions ||
+      trnc_nc_ap_free_elems(&hbm_ap) != trnc_nc_ap_free_elems(&tile_ap) || (to_hbm && !hbm_ap.partition_stride))
+    parts = 1;
+  if (parts < 1) parts = 1;
+  trnc_nc_instr ins[DMA_MAX_PARTS];
+  int rows = tile_ap.partitions;
+  for (int i = 0, p0 = 0; i < parts; i++) {
+    int np = rows / parts + (i < rows % parts);
+    trnc_nc_ap ta = tile_ap, ha = hbm_ap;
+    ta.start_partition += p0;
+    ta.partitions = ha.partitions = np;
+    ha.offset += p0 * ha.partition_stride * lw_esize(ha.dtype);
+    trnc_nc_instr *in = &ins[i];
+    memset(in, 0, sizeof *in);
+    in->op = TRNC_NC_OP_DMA_COPY;
+    in->engine = (uint8_t)lw_dma_queue(L);
+    in->mode = TRNC_NC_DMA_DIRECT;
+    in->dst = to_hbm ? ha : ta;
+    in->src[0] = to_hbm ? ta : ha;
+    p0 += np;
   }
-  in.dst = tile_ap;
-  in.src[0] = hbm_ap;
-  return lw_emit(L, &in, NULL, 0, &t, 1);
+  if (!to_hbm) return parts == 1 ? lw_emit(L, &ins[0], NULL, 0, &t, 1) : lw_emit_split(L, ins, parts, NULL, 0, t);
+  for (int i = 0; i < parts; i++) {
+    trnc_status st = lw_emit(L, &ins[i], &t, 1, NULL, 0);
+    if (st) return st;
+  }
+  return TRNC_OK;
 }
 
 /* ---- iteration spaces ---------------------------------------------------------- */

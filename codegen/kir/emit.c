@@ -18,6 +18,11 @@
  *    a PSUM row, reduced on VectorE, folded into the total. The values after
  *    the reductions (the epilogue: mean's scale, the cast, the store) run on
  *    the [P, 1] results.
+ *  - A one-pass float sum over outer axes of tensors whose innermost axis is
+ *    a space axis (column sums: bias and norm-weight gradients) takes the
+ *    column layout instead: reduction rows on partitions, that space axis on
+ *    the free dim, the sums accumulated in PSUM by ones-column matmuls on
+ *    TensorE (emit_col).
  * Tiles: every value has a pool of tiles (loads 3-deep, others 2-deep, so the
  * DMA of the next tile overlaps compute on this one) sized so all pools fit
  * three quarters of SBUF; a value that must outlive its pool's rotation (an
@@ -320,15 +325,23 @@ static trnc_status emit_map(sched *S) {
 /* ==== reduce kernels ================================================================ */
 
 /* HBM access pattern of tensor T at position r of the reduce layout. */
-static trnc_nc_ap tensor_ap(const sched *S, const kir_tensor *T, const rpos *r, bool reduced_value) {
-  const kir_kernel *k = S->k;
+/* An HBM access pattern over T (no partitions or free dims yet); *off: T's
+ * element offset at the looped index idx. */
+static trnc_nc_ap hbm_at(const kir_kernel *k, const kir_tensor *T, const int64_t *idx, int64_t *off) {
   trnc_nc_ap ap;
   memset(&ap, 0, sizeof ap);
   ap.mem = TRNC_NC_MEM_HBM;
   ap.dtype = (uint8_t)T->dtype;
   ap.buffer = T->buffer;
-  int64_t off = T->offset;
-  for (int a = 0; a < k->naxes; a++) off += r->idx[a] * T->stride[a];
+  *off = T->offset;
+  for (int a = 0; a < k->naxes; a++) *off += idx[a] * T->stride[a];
+  return ap;
+}
+
+static trnc_nc_ap tensor_ap(const sched *S, const kir_tensor *T, const rpos *r, bool reduced_value) {
+  const kir_kernel *k = S->k;
+  int64_t off;
+  trnc_nc_ap ap = hbm_at(k, T, r->idx, &off);
   ap.partitions = r->np;
   if (S->pax >= 0) {
     off += r->p0 * T->stride[S->pax];
@@ -595,6 +608,241 @@ static void reduce_layout(sched *S) {
   S->single = S->nloop_r == 0 && S->chunk == last;
 }
 
+/* ==== column reductions: rows on partitions, summed on TensorE ===================== */
+
+/* A sum over outer (reduction) axes of tensors laid out with a space axis
+ * innermost (a bias gradient: the column sums of dY [rows, N]) reads
+ * strided elements in the layout above. The column layout instead puts one
+ * reduction axis on partitions and the innermost space axis on the free
+ * dim, so every DMA moves whole rows, and sums across partitions on TensorE:
+ * a matmul of a ones column [rows, 1] (stationary) with the tile [rows, n]
+ * (moving) accumulates the column sums [1, n] in PSUM over every partition
+ * block and looped reduction index. The epilogue runs on that row.
+ * Used for one-pass kernels whose reduces are all float sums over every
+ * reduction axis and whose ops read no per-partition scalars (in this layout
+ * a partition is a reduction index, not a result). */
+
+#define COL_MAX_REDUCES 3   /* 2 PSUM banks each of the 8 */
+
+/* The space axis of smallest nonzero stride in the first load that walks
+ * every axis (the one a DMA reads contiguously), -1 if it is a reduction
+ * axis or the kernel has no such load. */
+static int col_free_axis(const kir_kernel *k) {
+  const kir_tensor *T = NULL;
+  for (int i = 0; i < k->nops && !T; i++) {
+    if (k->ops[i].code != KIR_LOAD) continue;
+    const kir_tensor *c = &k->tensors[k->ops[i].tensor];
+    bool every = true;
+    for (int a = 0; a < k->naxes; a++) every &= k->extent[a] == 1 || c->stride[a] != 0;
+    if (every) T = c;
+  }
+  if (!T) return -1;
+  int best = -1;
+  for (int a = 0; a < k->naxes; a++) {
+    if (k->extent[a] == 1) continue;
+    int64_t s = T->stride[a] < 0 ? -T->stride[a] : T->stride[a];
+    int64_t b = best < 0 ? 0 : (T->stride[best] < 0 ? -T->stride[best] : T->stride[best]);
+    if (best < 0 || s < b) best = a;
+  }
+  return best >= 0 && !(k->raxes & (1u << best)) ? best : -1;
+}
+
+static bool col_eligible(const sched *S) {
+  const kir_kernel *k = S->k;
+  if (S->npasses != 1 || S->first_loads) return false;
+  int nred = 0;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code == KIR_BCAST) return false;
+    if ((o->code == KIR_TS || o->code == KIR_ACT) && (o->src[1] >= 0 || o->src[2] >= 0)) return false;
+    if (o->code != KIR_REDUCE) continue;
+    trnc_dtype dt = k->values[o->src[0]].dtype;
+    if (o->fn != TRNC_NC_ALU_ADD || !full(k, o->src[0]) || ++nred > COL_MAX_REDUCES) return false;
+    if (dt != TRNC_F32 && dt != TRNC_BF16 && dt != TRNC_F16) return false;
+    for (int a = 0; a < k->naxes; a++)
+      if ((k->raxes & (1u << a)) && k->extent[a] > 1 && !(o->raxes & (1u << a))) return false;
+  }
+  return nred > 0 && col_free_axis(k) >= 0;
+}
+
+/* Column layout position: space index (looped axes, free chunk) and
+ * reduction index (looped axes, partition block). */
+typedef struct cpos {
+  int64_t idx[KIR_MAX_AXES];
+  int64_t f0, fc, p0;
+  int np;
+} cpos;
+
+typedef struct col {
+  int fax, pax;                        /* free (space) axis, partition (reduction) axis */
+  int nls, ls[KIR_MAX_AXES];           /* looped space axes */
+  int nlr, lr[KIR_MAX_AXES];           /* looped reduction axes */
+  int64_t chunk;
+  lw_pool psum[KIR_MAX_VALUES];        /* per reduce value: its PSUM rows */
+  lw_tile *ones[TRNC_DTYPE_COUNT];     /* ones columns per moving dtype */
+} col;
+
+/* HBM access pattern of T at c: [np rows, fc] (a value over the reduction
+ * axes too) or [1, fc] (a reduced value). */
+static trnc_nc_ap col_ap(const sched *S, const col *C, const kir_tensor *T, const cpos *c, bool reduced) {
+  int64_t off;
+  trnc_nc_ap ap = hbm_at(S->k, T, c->idx, &off);
+  off += c->f0 * T->stride[C->fax];
+  ap.partitions = 1;
+  if (!reduced && C->pax >= 0) {
+    ap.partitions = c->np;
+    ap.partition_stride = T->stride[C->pax];
+    off += c->p0 * T->stride[C->pax];
+  }
+  ap.nfree = 1;
+  ap.free[0] = (trnc_nc_dim){T->stride[C->fax], c->fc};
+  ap.offset = off * lw_esize(T->dtype);
+  return ap;
+}
+
+static trnc_status col_dma(sched *S, const col *C, const kir_op *o, const cpos *c) {
+  const kir_kernel *k = S->k;
+  int v = o->code == KIR_LOAD ? o->dst : o->src[0];
+  bool red = !full(k, v);
+  int np = red ? 1 : c->np;
+  trnc_nc_ap sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, 1, &c->fc);
+  return lw_dma(S->L, S->cur[v], sb, col_ap(S, C, &k->tensors[o->tensor], c, red), o->code == KIR_STORE);
+}
+
+/* The ops over the full tile at c; each reduce accumulates its column sums
+ * into its PSUM row (`first`: the row's first matmul overwrites). */
+static trnc_status col_chunk(sched *S, col *C, const cpos *c, bool first) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    int v = o->code == KIR_STORE ? o->src[0] : o->dst;
+    if (o->code != KIR_REDUCE && !full(k, v)) continue;
+    trnc_status st;
+    if (o->code == KIR_LOAD) {
+      S->cur[v] = lw_pool_next(&S->pool[v]);
+      st = col_dma(S, C, o, c);
+    } else if (o->code == KIR_STORE) {
+      st = col_dma(S, C, o, c);
+    } else if (o->code == KIR_REDUCE) {
+      int src = o->src[0];
+      trnc_dtype dt = k->values[src].dtype;
+      if (first) S->acc[v] = lw_pool_next(&C->psum[v]);
+      int64_t one = 1;
+      trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+      mm.mode = !first;
+      mm.src[0] = lw_tile_ap(C->ones[dt], c->np, 0, dt, 1, &one);
+      mm.src[1] = vap(S, src, c->np, c->fc);
+      mm.dst = lw_tile_ap(S->acc[v], 1, 0, TRNC_F32, 1, &c->fc);
+      lw_tile *rd[2] = {C->ones[dt], S->cur[src]};
+      L->ops_per_engine[0]++;
+      st = lw_emit(L, &mm, rd, 2, &S->acc[v], 1);
+    } else {
+      S->cur[v] = lw_pool_next(&S->pool[v]);
+      st = compute(S, o, c->np, c->fc);
+    }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* After the reduction of the space chunk at c: each sum leaves PSUM for an
+ * fp32 SBUF row, then the epilogue's ops and stores run on [1, fc]. */
+static trnc_status col_epilogue(sched *S, const col *C, const cpos *c) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    int v = o->code == KIR_STORE ? o->src[0] : o->dst;
+    if (full(k, v)) continue;
+    trnc_status st;
+    S->cur[v] = o->code == KIR_STORE ? S->cur[v] : lw_pool_next(&S->pool[v]);
+    if (o->code == KIR_STORE) {
+      st = col_dma(S, C, o, c);
+    } else if (o->code == KIR_REDUCE) {
+      trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+      cp.src[0] = lw_tile_ap(S->acc[v], 1, 0, TRNC_F32, 1, &c->fc);
+      cp.dst = lw_tile_ap(S->cur[v], 1, 0, TRNC_F32, 1, &c->fc);
+      L->ops_per_engine[1]++;
+      st = lw_emit(L, &cp, &S->acc[v], 1, &S->cur[v], 1);
+    } else {
+      st = compute(S, o, 1, c->fc);
+    }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Advances the odometer over axes ax[0..n) (innermost first); false when
+ * it wrapped around. */
+static bool odometer(const kir_kernel *k, int64_t *idx, const int *ax, int n) {
+  for (int i = 0; i < n; i++) {
+    if (++idx[ax[i]] < k->extent[ax[i]]) return true;
+    idx[ax[i]] = 0;
+  }
+  return false;
+}
+
+static trnc_status emit_col(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  col *C = trnc_arena_alloc(&L->arena, sizeof *C);
+  if (!C) return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
+  memset(C, 0, sizeof *C);
+  C->fax = col_free_axis(k);
+  C->pax = -1;
+  for (int a = k->naxes - 1; a >= 0; a--) { /* innermost first: odometer order */
+    if (k->extent[a] == 1 || a == C->fax) continue;
+    if (!(k->raxes & (1u << a))) C->ls[C->nls++] = a;
+    else if (C->pax < 0 || k->extent[a] > k->extent[C->pax]) C->pax = a;
+  }
+  for (int a = k->naxes - 1; a >= 0; a--)
+    if (k->extent[a] > 1 && (k->raxes & (1u << a)) && a != C->pax) C->lr[C->nlr++] = a;
+  int64_t n = k->extent[C->fax];
+  C->chunk = n < L->target->mm_max_n ? n : L->target->mm_max_n;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->dst < 0) continue;
+    trnc_status st = lw_pool_init(L, &S->pool[o->dst], TRNC_NC_MEM_SBUF, C->chunk * 4,
+                                  o->code == KIR_LOAD ? 3 : 2);
+    if (!st && o->code == KIR_REDUCE) {
+      trnc_dtype dt = k->values[o->src[0]].dtype;
+      st = lw_pool_init(L, &C->psum[o->dst], TRNC_NC_MEM_PSUM, C->chunk * 4, 2);
+      if (!st && !C->ones[dt]) {
+        if (!(C->ones[dt] = lw_sbuf(L, 4))) return L->status;
+        trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+        int64_t one = 1;
+        ms.dst = lw_tile_ap(C->ones[dt], (int)L->target->partitions, 0, dt, 1, &one);
+        ms.imm[0] = 1.0f;
+        st = lw_emit(L, &ms, NULL, 0, &C->ones[dt], 1);
+      }
+    }
+    if (st) return st;
+  }
+  int64_t P = L->target->partitions, pext = C->pax >= 0 ? k->extent[C->pax] : 1;
+  cpos c;
+  memset(&c, 0, sizeof c);
+  do {
+    for (c.f0 = 0; c.f0 < n; c.f0 += C->chunk) {
+      c.fc = n - c.f0 < C->chunk ? n - c.f0 : C->chunk;
+      bool first = true;
+      for (int i = 0; i < C->nlr; i++) c.idx[C->lr[i]] = 0;
+      do {
+        for (c.p0 = 0; c.p0 < pext; c.p0 += P) {
+          c.np = (int)(pext - c.p0 < P ? pext - c.p0 : P);
+          trnc_status st = col_chunk(S, C, &c, first);
+          if (st) return st;
+          first = false;
+        }
+      } while (odometer(k, c.idx, C->lr, C->nlr));
+      c.p0 = 0;
+      trnc_status st = col_epilogue(S, C, &c);
+      if (st) return st;
+    }
+  } while (odometer(k, c.idx, C->ls, C->nls));
+  return TRNC_OK;
+}
+
 static trnc_status emit_reduce(sched *S, int64_t numel) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
@@ -603,6 +851,7 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
   plan_passes(S);
+  if (col_eligible(S)) return emit_col(S);
   reduce_layout(S);
   trnc_status st = make_pools(S, S->max_free);
   if (!st) st = lw_pool_init(L, &S->part, TRNC_NC_MEM_SBUF, 64, 2);

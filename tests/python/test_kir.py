@@ -123,15 +123,16 @@ def test_layer_norm_statistics_and_constant_rows():
 
 
 @pytest.mark.parametrize("shape, fn, most", [
-    ((257, 4, 127, 3), lambda x: x.amin((0, 2, 3)), 200),
-    ((7, 4097, 3, 2), lambda x: torch.logsumexp(torch.tanh(x) * 2, (1, 2, 3)), 300),
-    ((16385, 9, 4, 1), lambda x: torch.logsumexp(x * x, (0, 2, 3)), 400),
+    ((257, 4, 127, 3), lambda x: x.amin((0, 2, 3)), 400),
+    ((7, 4097, 3, 2), lambda x: torch.logsumexp(torch.tanh(x) * 2, (1, 2, 3)), 500),
+    ((16385, 9, 4, 1), lambda x: torch.logsumexp(x * x, (0, 2, 3)), 1500),
 ])
 def test_contiguous_reduced_dims_merge(shape, fn, most):
     """Neighbouring reduced dims that every tensor walks contiguously are one
     axis, and the tile takes whole inner axes before chunking an outer one:
     these took 86K-260K instructions (one DMA per 3-element run), over what a
-    cache entry may hold."""
+    cache entry may hold. (A large tile's DMA is split by rows over up to 8
+    queues, which the bounds allow.)"""
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
     got, rep = _run(fn, x)
     assert rep["instructions"] <= most, rep["instructions"]
