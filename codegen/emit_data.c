@@ -1212,6 +1212,15 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   return run_job(L, n, &J, J_SCATTER);
 }
 
+/* s already is dst (a producer wrote its slice in place: codegen/lower.c). */
+static bool in_place(const lw_tv *dst, const lw_tv *s) {
+  if (s->buffer != dst->buffer || s->t.offset != dst->t.offset || s->t.rank != dst->t.rank) return false;
+  for (int k = 0; k < s->t.rank; k++)
+    if (s->t.shape[k] != dst->t.shape[k] || (s->t.shape[k] > 1 && s->t.stride[k] != dst->t.stride[k]))
+      return false;
+  return true;
+}
+
 static trnc_status emit_cat(lw *L, const trnc_node *n) {
   const lw_tv *o = &L->tv[n->outs[0]];
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
@@ -1219,8 +1228,8 @@ static trnc_status emit_cat(lw *L, const trnc_node *n) {
   bool stack = n->op == TRNC_OP_STACK;
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), stack ? o->t.rank : o->t.rank);
   kctx K;
-  trnc_status st = copy_kernel(L, &K, trnc_op_name(n->op));
-  if (st) return st;
+  trnc_status st = TRNC_OK;
+  bool begun = false;
   int64_t at = 0;
   for (uint32_t i = 0; i < l->u.list.n; i++) {
     const lw_tv *s = &L->tv[l->u.list.items[i].u.ref];
@@ -1241,7 +1250,9 @@ static trnc_status emit_cat(lw *L, const trnc_node *n) {
       dst.t.shape[d] = s->t.shape[d];
       at += s->t.shape[d];
     }
-    if (trnc_type_numel(&dst.t) == 0) continue;
+    if (trnc_type_numel(&dst.t) == 0 || in_place(&dst, s)) continue;
+    if (!begun && (st = copy_kernel(L, &K, trnc_op_name(n->op)))) return st;
+    begun = true;
     if ((st = copy_into(L, &K, &dst, s, 0))) return st;
   }
   return TRNC_OK;

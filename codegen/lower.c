@@ -99,7 +99,7 @@ typedef struct cstate {
   trnc_value *shadow;     /* values with tv types, for view rules */
   bool *is_output;        /* value is a graph output */
   uint8_t *virt;          /* per node: VIRT_* (batched matmul views, no kernel) */
-  int32_t *wclone;        /* per bmm node: the clone it writes through (-1 none) */
+  struct wthrough *wt;    /* per bmm node: where it writes through (perm -1: nowhere) */
   int nbuf;               /* buffers created (for names) */
   struct trnc_compiled *c;
 } cstate;
@@ -513,6 +513,12 @@ static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node 
  *    permuted strides (the views in between are VIRT_SKIP). */
 enum { VIRT_NONE, VIRT_READ, VIRT_SKIP, VIRT_WRITE };
 
+/* A bmm writing through permutation node `perm` into clone node `clone`'s
+ * buffer (-1: no clone) or input `cat_in` of cat node `cat` (-1: none). */
+typedef struct wthrough {
+  int32_t perm, clone, cat, cat_in;
+} wthrough;
+
 static bool is_bmm(trnc_op op) { return op == TRNC_OP_BMM || op == TRNC_OP_BADDBMM; }
 
 /* The node reading value r in its only argument slot, or NULL. */
@@ -550,6 +556,57 @@ static bool is_reshape(trnc_op op) {
   return op == TRNC_OP_VIEW || op == TRNC_OP_UNSAFE_VIEW || op == TRNC_OP_RESHAPE;
 }
 
+/* p = permute(o) or permute(view(o)) of the result o of a bmm, each link
+ * used once and no graph output, the view splitting o's leading dim: the
+ * bmm (and *v the view, or the bmm itself when there is none); else NULL. */
+static const trnc_node *permuted_bmm(const cstate *C, const trnc_node *p, const trnc_node **v) {
+  const trnc_graph *g = C->L.g;
+  if ((p->op != TRNC_OP_PERMUTE && p->op != TRNC_OP_TRANSPOSE) || p->args[0].kind != TRNC_ARG_VALUE) return NULL;
+  trnc_ref o = p->args[0].u.ref;
+  const trnc_node *mm = *v = &g->nodes[g->values[o].node];
+  if (is_reshape(mm->op)) {
+    if (C->nuses[o] != 1 || C->is_output[o] || !merges_leading(vtype(g, o), vtype(g, mm->args[0].u.ref)))
+      return NULL;
+    o = mm->args[0].u.ref;
+    mm = &g->nodes[g->values[o].node];
+  }
+  if (!is_bmm(mm->op) || C->nuses[o] != 1 || C->is_output[o]) return NULL;
+  return mm;
+}
+
+/* Reshape node r merges the last two dims of z into its last dim and its
+ * result's only use is one input of a cat (no graph output): *cat, *at. */
+static bool cat_input(const cstate *C, const trnc_node *r, trnc_ref z, int32_t *cat, int32_t *at) {
+  const trnc_graph *g = C->L.g;
+  trnc_ref in = r->outs[0];
+  const trnc_type *zt = vtype(g, z), *it = vtype(g, in);
+  if (C->is_output[in] || C->nuses[z] != 1 || zt->rank != it->rank + 1 || it->rank < 1) return false;
+  for (int d = 0; d + 1 < it->rank; d++)
+    if (zt->shape[d] != it->shape[d]) return false;
+  if (zt->shape[it->rank - 1] * zt->shape[it->rank] != it->shape[it->rank - 1]) return false;
+  const trnc_node *c = sole_user(C, in);
+  if (!c || c->op != TRNC_OP_CAT || C->is_output[c->outs[0]]) return false;
+  const trnc_arg *l = trnc_node_arg(c, 0);
+  for (uint32_t k = 0; l && l->kind == TRNC_ARG_LIST && k < l->u.list.n; k++)
+    if (l->u.list.items[k].kind == TRNC_ARG_VALUE && l->u.list.items[k].u.ref == in) {
+      *cat = (int32_t)(c - g->nodes);
+      *at = (int32_t)k;
+      return true;
+    }
+  return false;
+}
+
+/* Records the write side of bmm mm through permutation p (view v between,
+ * or v == mm), clone node `clone` (-1: none) and cat input (cat, at). */
+static void mark_write(cstate *C, const trnc_node *mm, const trnc_node *p, const trnc_node *v, int32_t clone,
+                       int32_t cat, int32_t at) {
+  const trnc_graph *g = C->L.g;
+  if (clone >= 0) C->virt[clone] = VIRT_WRITE;
+  C->virt[p - g->nodes] = VIRT_SKIP;
+  if (v != mm) C->virt[v - g->nodes] = VIRT_SKIP;
+  C->wt[mm - g->nodes] = (wthrough){(int32_t)(p - g->nodes), clone, cat, at};
+}
+
 static void mark_batch_views(cstate *C) {
   const trnc_graph *g = C->L.g;
   if (C->L.opt.no_fusion) return;
@@ -566,35 +623,68 @@ static void mark_batch_views(cstate *C) {
       continue;
     }
     /* write side: x = permute(o) or permute(view(o)), o a bmm result */
-    const trnc_node *p = &g->nodes[g->values[x].node];
-    if ((p->op != TRNC_OP_PERMUTE && p->op != TRNC_OP_TRANSPOSE) || C->nuses[x] != 1) continue;
-    trnc_ref o = p->args[0].u.ref;
-    const trnc_node *v = &g->nodes[g->values[o].node], *mm = v;
-    if (is_reshape(v->op)) {
-      if (C->nuses[o] != 1 || C->is_output[o] || !merges_leading(vtype(g, o), vtype(g, v->args[0].u.ref)))
-        continue;
-      o = v->args[0].u.ref;
-      mm = &g->nodes[g->values[o].node];
-    }
-    if (!is_bmm(mm->op) || C->nuses[o] != 1 || C->is_output[o] || vtype(g, y)->rank != vtype(g, x)->rank)
+    const trnc_node *p = &g->nodes[g->values[x].node], *v, *mm = permuted_bmm(C, p, &v);
+    if (!mm || C->nuses[x] != 1 || vtype(g, y)->rank != vtype(g, x)->rank) continue;
+    int32_t cat = -1, at = -1;
+    const trnc_node *r = sole_user(C, y);
+    if (r && is_reshape(r->op)) cat_input(C, r, y, &cat, &at);
+    mark_write(C, mm, p, v, (int32_t)i, cat, at);
+  }
+  /* a permuted bmm result merged into a cat input without a clone */
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    const trnc_node *r = &g->nodes[i], *v, *mm;
+    if (r->dead || !is_reshape(r->op) || r->args[0].kind != TRNC_ARG_VALUE) continue;
+    trnc_ref z = r->args[0].u.ref;
+    const trnc_node *p = &g->nodes[g->values[z].node];
+    int32_t cat = -1, at = -1;
+    if (C->nuses[z] != 1 || C->is_output[z] || !(mm = permuted_bmm(C, p, &v)) || C->wt[mm - g->nodes].perm >= 0 ||
+        !cat_input(C, r, z, &cat, &at))
       continue;
-    C->virt[i] = VIRT_WRITE;
-    C->virt[p - g->nodes] = VIRT_SKIP;
-    if (v != mm) C->virt[v - g->nodes] = VIRT_SKIP;
-    C->wclone[mm - g->nodes] = (int32_t)i;
+    mark_write(C, mm, p, v, -1, cat, at);
   }
 }
 
-/* Write side at bmm node n: y's buffer, and n's result as its [B, H, M, N]
- * view through the permutation (or transpose) p between them. */
+/* The cat slice that input `at` of cat node `cat` fills, split as value z
+ * (z: the input's last dim as two, H x D). */
+static lw_tv cat_slice(cstate *C, const trnc_node *cat, int32_t at, trnc_ref z) {
+  const trnc_graph *g = C->L.g;
+  const lw_tv *o = &C->L.tv[cat->outs[0]];
+  const trnc_arg *l = trnc_node_arg(cat, 0);
+  int rank = o->t.rank, d = (int)trnc_arg_int(cat, 1, 0);
+  if (d < 0) d += rank;
+  lw_tv t = *o;
+  for (int32_t i = 0; i < at; i++) t.t.offset += vtype(g, l->u.list.items[i].u.ref)->shape[d] * o->t.stride[d];
+  const trnc_type *zt = vtype(g, z);
+  t.t.rank = zt->rank;
+  for (int k = 0; k < rank - 1; k++) t.t.shape[k] = zt->shape[k];
+  t.t.shape[rank - 1] = zt->shape[rank - 1];
+  t.t.shape[rank] = zt->shape[rank];
+  t.t.stride[rank] = o->t.stride[rank - 1];
+  t.t.stride[rank - 1] = o->t.stride[rank - 1] * zt->shape[rank];
+  return t;
+}
+
+/* Write side at bmm node n: the destination (the clone's buffer, or a cat
+ * slice the clone or the permutation's reshape fills), and n's result as
+ * its [B, H, M, N] view through the permutation (or transpose) p. */
 static trnc_status bind_write_through(cstate *C, const trnc_node *n) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
-  const trnc_node *c = &g->nodes[C->wclone[n - g->nodes]];
-  trnc_status st = alloc_outputs_of(C, c);
-  if (st) return st;
-  const lw_tv *y = &L->tv[c->outs[0]];
-  const trnc_node *p = &g->nodes[g->values[c->args[0].u.ref].node];
+  const wthrough *w = &C->wt[n - g->nodes];
+  const trnc_node *p = &g->nodes[w->perm];
+  trnc_ref z = w->clone >= 0 ? g->nodes[w->clone].outs[0] : p->outs[0];
+  trnc_status st = TRNC_OK;
+  lw_tv Y;
+  if (w->cat >= 0) {
+    const trnc_node *cat = &g->nodes[w->cat];
+    if ((st = alloc_outputs_of(C, cat))) return st;
+    Y = cat_slice(C, cat, w->cat_in, z);
+    set_tv(C, z, Y.buffer, &Y.t);
+  } else {
+    if ((st = alloc_outputs_of(C, &g->nodes[w->clone]))) return st;
+    Y = L->tv[z];
+  }
+  set_tv(C, p->outs[0], Y.buffer, &Y.t); /* read by the reshape into the cat */
   const trnc_type *o4 = vtype(g, p->args[0].u.ref); /* the permutation's input */
   int perm[TRNC_MAX_RANK], r = o4->rank;
   for (int d = 0; d < r; d++) perm[d] = d;
@@ -612,10 +702,10 @@ static trnc_status bind_write_through(cstate *C, const trnc_node *n) {
     }
   }
   trnc_type t = *o4;
-  t.dtype = y->t.dtype;
-  t.offset = y->t.offset;
-  for (int d = 0; d < r; d++) t.stride[perm[d]] = y->t.stride[d]; /* x dim d is o4 dim perm[d] */
-  set_tv(C, n->outs[0], y->buffer, &t);
+  t.dtype = Y.t.dtype;
+  t.offset = Y.t.offset;
+  for (int d = 0; d < r; d++) t.stride[perm[d]] = Y.t.stride[d]; /* x dim d is o4 dim perm[d] */
+  set_tv(C, n->outs[0], Y.buffer, &t);
   return TRNC_OK;
 }
 
@@ -1039,7 +1129,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     lower_virtual(C, n);
     return TRNC_OK;
   }
-  if (C->wclone[*i] >= 0) { /* a bmm writing through a head merge */
+  if (C->wt[*i].perm >= 0) { /* a bmm writing through a head merge */
     trnc_status ws = bind_write_through(C, n);
     if (ws) return ws;
     L->ops_per_engine[0]++;
@@ -1242,11 +1332,11 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   C->shadow = trnc_arena_array(&L->arena, nv, sizeof(trnc_value));
   C->is_output = trnc_arena_array(&L->arena, nv, sizeof(bool));
   C->virt = trnc_arena_array(&L->arena, g->nnodes ? g->nnodes : 1, sizeof(uint8_t));
-  C->wclone = trnc_arena_array(&L->arena, g->nnodes ? g->nnodes : 1, sizeof(int32_t));
+  C->wt = trnc_arena_array(&L->arena, g->nnodes ? g->nnodes : 1, sizeof(wthrough));
   bool *late = trnc_arena_array(&L->arena, g->noutputs ? g->noutputs : 1, sizeof(bool));
   trnc_status st = TRNC_OK;
   if (!L->prog || !L->tv || !C->lastuse || !C->nuses || !C->firstuse || !C->base || !C->buf_off || !C->buf_bytes ||
-      !C->shadow || !C->is_output || !C->virt || !C->wclone || !late) {
+      !C->shadow || !C->is_output || !C->virt || !C->wt || !late) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -1257,7 +1347,7 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   }
   for (uint32_t k = 0; k < g->noutputs; k++)
     if (g->outputs[k] != TRNC_NO_REF) C->is_output[g->outputs[k]] = true;
-  for (uint32_t i = 0; i < g->nnodes; i++) C->wclone[i] = -1;
+  for (uint32_t i = 0; i < g->nnodes; i++) C->wt[i].perm = -1;
   compute_lastuse(C);
   if ((st = bind_inputs(C)) || (st = bind_outputs(C, late))) goto done;
   for (uint32_t i = 0; i < g->nnodes && !st; i++) {

@@ -175,8 +175,15 @@ trnc_status lw_space_tiles(lw *L, const lw_space *s, int first_free, int64_t max
 int64_t lw_tile_free_elems(const lw_tile_pos *tp);
 
 /* ---- helpers to emit common instructions -------------------------------- */
-/** DMA HBM -> tile (or tile -> HBM when to_hbm). */
+/** DMA HBM -> tile (or tile -> HBM when to_hbm); a large tile is split by
+ *  partition rows over several DMA queues. */
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm);
+#define LW_DMA_MAX_PARTS 16
+/** n DMAs between disjoint parts of tile t (tile_aps[i]) and HBM
+ *  (hbm_aps[i]), on n queues, each waiting only for what came before the
+ *  group. TRNC_ERR_INTERNAL when n is not in [1, LW_DMA_MAX_PARTS]. */
+trnc_status lw_dma_parts(lw *L, lw_tile *t, const trnc_nc_ap *tile_aps, const trnc_nc_ap *hbm_aps, int n,
+                         bool to_hbm);
 
 /* ---- emitters (one per op family) --------------------------------------- */
 /** What a matmul kernel applies while evacuating PSUM: out = act(scale *

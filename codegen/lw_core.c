@@ -252,6 +252,33 @@ trnc_status lw_emit_split(lw *L, trnc_nc_instr *ins, int n, lw_tile *const *read
 #define DMA_PART_BYTES (8 * 1024)
 #define DMA_MAX_PARTS 8
 
+trnc_status lw_dma_parts(lw *L, lw_tile *t, const trnc_nc_ap *tile_aps, const trnc_nc_ap *hbm_aps, int n,
+                         bool to_hbm) {
+  trnc_nc_instr ins[LW_DMA_MAX_PARTS];
+  if (n < 1 || n > LW_DMA_MAX_PARTS) return lw_fail(L, NULL, TRNC_ERR_INTERNAL, "DMA of %d parts", n);
+  for (int i = 0; i < n; i++) {
+    trnc_nc_instr *in = &ins[i];
+    memset(in, 0, sizeof *in);
+    in->op = TRNC_NC_OP_DMA_COPY;
+    in->engine = (uint8_t)lw_dma_queue(L);
+    in->mode = TRNC_NC_DMA_DIRECT;
+    in->dst = to_hbm ? hbm_aps[i] : tile_aps[i];
+    in->src[0] = to_hbm ? tile_aps[i] : hbm_aps[i];
+  }
+  if (!to_hbm) return n == 1 ? lw_emit(L, &ins[0], NULL, 0, &t, 1) : lw_emit_split(L, ins, n, NULL, 0, t);
+  for (int i = 0; i < n; i++) {
+    trnc_status st = lw_emit(L, &ins[i], &t, 1, NULL, 0);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* A DMA moves at most one queue's bandwidth ([dma] in target.c: 23 B/ns per
+ * engine on NC-v3), so a large tile is split by partition rows over several
+ * queues, each part large enough to amortize the per-DMA fixed cost. */
+#define DMA_PART_BYTES (8 * 1024)
+#define DMA_MAX_PARTS 8
+
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm) {
   int64_t bytes = (int64_t)tile_ap.partitions * trnc_nc_ap_free_elems(&tile_ap) * lw_esize(tile_ap.dtype);
   int parts = (int)(bytes / DMA_PART_BYTES);
@@ -263,29 +290,18 @@ trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, boo
       trnc_nc_ap_free_elems(&hbm_ap) != trnc_nc_ap_free_elems(&tile_ap) || (to_hbm && !hbm_ap.partition_stride))
     parts = 1;
   if (parts < 1) parts = 1;
-  trnc_nc_instr ins[DMA_MAX_PARTS];
+  trnc_nc_ap ta[DMA_MAX_PARTS], ha[DMA_MAX_PARTS];
   int rows = tile_ap.partitions;
   for (int i = 0, p0 = 0; i < parts; i++) {
     int np = rows / parts + (i < rows % parts);
-    trnc_nc_ap ta = tile_ap, ha = hbm_ap;
-    ta.start_partition += p0;
-    ta.partitions = ha.partitions = np;
-    ha.offset += p0 * ha.partition_stride * lw_esize(ha.dtype);
-    trnc_nc_instr *in = &ins[i];
-    memset(in, 0, sizeof *in);
-    in->op = TRNC_NC_OP_DMA_COPY;
-    in->engine = (uint8_t)lw_dma_queue(L);
-    in->mode = TRNC_NC_DMA_DIRECT;
-    in->dst = to_hbm ? ha : ta;
-    in->src[0] = to_hbm ? ta : ha;
+    ta[i] = tile_ap;
+    ha[i] = hbm_ap;
+    ta[i].start_partition += p0;
+    ta[i].partitions = ha[i].partitions = np;
+    ha[i].offset += p0 * ha[i].partition_stride * lw_esize(ha[i].dtype);
     p0 += np;
   }
-  if (!to_hbm) return parts == 1 ? lw_emit(L, &ins[0], NULL, 0, &t, 1) : lw_emit_split(L, ins, parts, NULL, 0, t);
-  for (int i = 0; i < parts; i++) {
-    trnc_status st = lw_emit(L, &ins[i], &t, 1, NULL, 0);
-    if (st) return st;
-  }
-  return TRNC_OK;
+  return lw_dma_parts(L, t, ta, ha, parts, to_hbm);
 }
 
 /* ---- iteration spaces ---------------------------------------------------------- */

@@ -58,6 +58,8 @@ typedef struct sched {
   lw_tile *acc[KIR_MAX_VALUES];   /* per reduce value: accumulator of the block */
   lw_tile *total[KIR_MAX_VALUES]; /* per reduce value: across partition blocks */
   lw_pool part, ps;               /* reduce partials, PSUM rows */
+  int qax;                        /* looped space axis packed on partitions, -1: none */
+  int64_t qm;                     /* indices of qax per partition block */
   bool map;                       /* no reduction axis of extent > 1 */
   lw_pool scratch;                /* map kernels: fp32 tiles for per_element */
   bool scratch_used;
@@ -72,7 +74,8 @@ typedef struct sched {
 /* A tile position of the reduce layout. */
 typedef struct rpos {
   int64_t p0;
-  int np;
+  int np;                         /* partitions (all packed blocks) */
+  int pack;                       /* packed: qax indices idx[qax].. +pack, ext(pax) rows each; 0 none */
   int64_t idx[KIR_MAX_AXES];      /* looped axes */
   int64_t f0, fc;                 /* outermost free axis: start, count */
 } rpos;
@@ -382,7 +385,20 @@ static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
   tile_counts(S, r, counts);
   trnc_nc_ap sb = red ? lw_tile_ap(S->cur[v], r->np, 0, k->values[v].dtype, 1, &one)
                       : lw_tile_ap(S->cur[v], r->np, 0, k->values[v].dtype, S->nfree ? S->nfree : 1, counts);
-  return lw_dma(S->L, S->cur[v], sb, tensor_ap(S, &k->tensors[o->tensor], r, red), o->code == KIR_STORE);
+  const kir_tensor *T = &k->tensors[o->tensor];
+  if (!r->pack) return lw_dma(S->L, S->cur[v], sb, tensor_ap(S, T, r, red), o->code == KIR_STORE);
+  /* packed rows: one DMA per index of the packed axis, into its block */
+  trnc_nc_ap ta[LW_DMA_MAX_PARTS], ha[LW_DMA_MAX_PARTS];
+  rpos q = *r;
+  q.np = (int)k->extent[S->pax];
+  for (int j = 0; j < r->pack; j++) {
+    q.idx[S->qax] = r->idx[S->qax] + j;
+    ha[j] = tensor_ap(S, T, &q, red);
+    ta[j] = sb;
+    ta[j].start_partition += j * q.np;
+    ta[j].partitions = q.np;
+  }
+  return lw_dma_parts(S->L, S->cur[v], ta, ha, r->pack, o->code == KIR_STORE);
 }
 
 /* Passes. A full value is computed in pass p = the latest pass of its full
@@ -563,6 +579,7 @@ static void reduce_layout(sched *S) {
     else kept[nk++] = a;
   }
   S->pax = -1;
+  S->qax = -1;
   S->cross = false;
   if (nk) {
     int best = 0;
@@ -571,6 +588,20 @@ static void reduce_layout(sched *S) {
     S->pax = kept[best];
     for (int i = 0; i < nk; i++)
       if (i != best) S->loop_k[S->nloop_k++] = kept[i];
+    /* short rows (attention's T per head): the indices of the largest
+     * looped space axis share the partitions, one DMA each, so a compute
+     * instruction covers up to 128 rows */
+    int64_t pe = k->extent[S->pax], P = S->L->target->partitions;
+    if (pe * 2 <= P && S->nloop_k > 0) {
+      int q = 0;
+      for (int i = 1; i < S->nloop_k; i++)
+        if (k->extent[S->loop_k[i]] > k->extent[S->loop_k[q]]) q = i;
+      S->qax = S->loop_k[q];
+      for (int i = q; i + 1 < S->nloop_k; i++) S->loop_k[i] = S->loop_k[i + 1];
+      S->nloop_k--;
+      S->qm = P / pe < LW_DMA_MAX_PARTS ? P / pe : LW_DMA_MAX_PARTS;
+      if (S->qm > k->extent[S->qax]) S->qm = k->extent[S->qax];
+    }
   } else if (nr > 1 && S->npasses == 1 && !S->first_loads) {
     /* full reduction: the largest reduction axis on partitions, folded
      * across them at the end (a later pass would need the total broadcast
@@ -881,14 +912,21 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
     r.np = 1;
     return between(S, 0, &r);
   }
+  int64_t qext = S->qax >= 0 ? k->extent[S->qax] : 1, qstep = S->qax >= 0 ? S->qm : 1;
   for (;;) {
-    for (int64_t p0 = 0; p0 < pext; p0 += P) {
-      r.p0 = p0;
-      r.np = (int)(pext - p0 < P ? pext - p0 : P);
-      if ((st = between(S, -1, &r))) return st;
-      for (int p = 0; p < S->npasses; p++)
-        if ((st = pass_block(S, p, &r)) || (st = between(S, p, &r))) return st;
-    }
+    for (int64_t q0 = 0; q0 < qext; q0 += qstep)
+      for (int64_t p0 = 0; p0 < pext; p0 += P) {
+        r.p0 = p0;
+        r.np = (int)(pext - p0 < P ? pext - p0 : P);
+        if (S->qax >= 0) { /* pext <= P / 2: one block of rows per index */
+          r.idx[S->qax] = q0;
+          r.pack = (int)(qext - q0 < qstep ? qext - q0 : qstep);
+          r.np = (int)(r.pack * pext);
+        }
+        if ((st = between(S, -1, &r))) return st;
+        for (int p = 0; p < S->npasses; p++)
+          if ((st = pass_block(S, p, &r)) || (st = between(S, p, &r))) return st;
+      }
     int i = 0;
     for (; i < S->nloop_k; i++) {
       int a = S->loop_k[i];

@@ -194,3 +194,49 @@ def test_head_split_read_twice_and_saved_copy():
         for a, e in zip(got, fn(x)):
             assert a.shape == e.shape and a.stride() == e.stride()
             torch.testing.assert_close(a, e)
+
+
+@pytest.mark.parametrize("heads, t", [(4, 37), (5, 37), (3, 64), (3, 65), (7, 1), (2, 20)])
+def test_short_rows_share_the_partitions(heads, t):
+    # a masked softmax per head over [B, H, T, T]: the rows of several heads
+    # share one partition block (one DMA per head), with the mask broadcast
+    # over the heads; the last block may hold fewer heads
+    def f(s, keep):
+        return s.masked_fill(~keep, float("-inf")).softmax(-1), s.amax(-1), s.sum(-1, keepdim=True)
+
+    s = torch.randn(2, heads, t, t)
+    keep = torch.ones(t, t, dtype=torch.bool).tril()
+    got, rep = _run(f, s, keep)
+    assert rep["kernels"] <= 3, rep
+    for g, e in zip(got, f(s.double(), keep)):
+        torch.testing.assert_close(g, e.float(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("t", [5, 37, 129])
+def test_bmm_results_written_into_their_cat_slices(t):
+    # attention's backward concatenates dq, dk, dv: a head merge through a
+    # copy (reshape of a transpose), one through a view (permute whose dims
+    # merge) and a plain input; the bmms write into the cat's slices and the
+    # cat copies only the plain input
+    def f(p, q, r, w):
+        dq = torch.bmm(p, q).view(2, 4, t, 6).transpose(1, 2).reshape(2, t, 24)
+        dk = torch.bmm(r, p).view(2, 4, 6, t).permute(0, 3, 1, 2).reshape(2, t, 24)
+        return torch.cat([dq, dk, w * 2], dim=2)
+
+    p, q, r, w = torch.randn(8, t, t), torch.randn(8, t, 6), torch.randn(8, 6, t), torch.randn(2, t, 5)
+    got, rep = _run(f, p, q, r, w)
+    torch.testing.assert_close(got, f(p.double(), q.double(), r.double(), w.double()).float(),
+                               rtol=1e-5, atol=1e-4)
+    assert rep["kernels"] <= 4, rep   # two bmms, w * 2 and its copy into the cat
+
+
+def test_attention_backward_matches_eager():
+    torch.manual_seed(0)
+    x = torch.randn(2, 37, 96, requires_grad=True)
+    got_x = x.detach().clone().requires_grad_()
+    fn = lambda x: _attention(x, 4).square().sum()  # noqa: E731
+    torch._dynamo.reset()
+    torch.compile(fn, backend="neuron", dynamic=False)(got_x).backward()
+    fn(x).backward()
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(got_x.grad, x.grad, rtol=1e-4, atol=1e-4)
