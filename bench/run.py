@@ -127,11 +127,11 @@ def fresh_dirs(tmp: str, tag: str) -> dict[str, str]:
     return d
 
 
-def run_entry(name: str, tmp: str, quick: bool, timeout: float) -> dict:
+def run_entry(name: str, tmp: str, quick: bool, timeout: float, steady_only: bool = False) -> dict:
     import suite
     e = suite.SUITE[name]
-    cold_reps = 1 if quick else e.cold_reps
-    warm_reps = 1 if quick else e.warm_reps
+    cold_reps = 0 if steady_only else 1 if quick else e.cold_reps
+    warm_reps = 0 if steady_only else 1 if quick else e.warm_reps
     out: dict = {"entry": name, "description": e.description, "dtype": e.dtype,
                  "reps": f"{cold_reps} cold, {warm_reps} warm, "
                          f"{max(2, e.steps // 10) if quick else e.steps} steps",
@@ -146,7 +146,7 @@ def run_entry(name: str, tmp: str, quick: bool, timeout: float) -> dict:
             if "error" not in res and "fatal" not in res:
                 warm_env[b] = env
     # trnc's Python-level profile of one more cold start (where the compile time goes)
-    if "trnc" in warm_env:
+    if "trnc" in warm_env and not steady_only:
         env = fresh_dirs(tmp, f"{name}-trnc-prof")
         log(f"{name}: cold trnc under cProfile")
         out["profile"] = worker(["start", "--entry", name, "--backend", "trnc", "--profile"],
@@ -297,6 +297,7 @@ def summarize(ent: dict) -> dict:
     st = ent.get("steady", {})
     s["steady"] = st.get("times", {})
     s["steady_err"] = st.get("errors", {}) if "fatal" not in st else {"all": st["fatal"]}
+    s["jit_compile_s"] = st.get("jit_compile_s")
     rl = st.get("roofline")
     if rl:
         peak = TRN2["tensor_bf16_flops"] if ent["dtype"] == "bf16" else TRN2["tensor_fp32_flops"]
@@ -415,9 +416,12 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
     w("Forward + backward, eager vs inductor vs trnc, interleaved round-robin in one process "
       "(warm caches). trnc's time is the NeuronCore simulator executing the program on the "
       "host — what users wait for when no Trainium is attached.\n")
-    w("| entry | steps | eager | inductor | trnc (simulator) | trnc/eager | trnc/inductor | "
-      "inductor/eager |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+    w("trnc runs each step twice, on the interpreter (`TRNC_SIM=interp`) and on the JIT's "
+      "host code (`TRNC_SIM=jit`), the same compiled callable. *JIT compile*: the first JIT "
+      "step's extra time over a warm one (host code for every forward and backward program).\n")
+    w("| entry | steps | eager | inductor | trnc interp | trnc jit | interp/eager | jit/eager | "
+      "jit/inductor | jit/interp | JIT compile | inductor/eager |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in sums:
         t = s["steady"]
         errs = s["steady_err"]
@@ -427,9 +431,12 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
             e = errs.get(b) or errs.get("all")
             return f"FAILED ({e['type']})" if e else "–"
         n = max((len(v) for v in t.values()), default=0)
-        mt = {b: med(t.get(b, [])) for b in ("eager", "inductor", "trnc")}
+        mt = {b: med(t.get(b, [])) for b in ("eager", "inductor", "trnc", "trnc-jit")}
+        jc = s.get("jit_compile_s")
         w(f"| {s['entry']} | {n} | {cell('eager')} | {cell('inductor')} | {cell('trnc')} | "
-          f"{fmt_ratio(mt['trnc'], mt['eager'])} | {fmt_ratio(mt['trnc'], mt['inductor'])} | "
+          f"{cell('trnc-jit')} | {fmt_ratio(mt['trnc'], mt['eager'])} | "
+          f"{fmt_ratio(mt['trnc-jit'], mt['eager'])} | {fmt_ratio(mt['trnc-jit'], mt['inductor'])} | "
+          f"{fmt_ratio(mt['trnc-jit'], mt['trnc'])} | {fmt_s(jc) if jc is not None else '–'} | "
           f"{fmt_ratio(mt['inductor'], mt['eager'])} |")
     w("")
 
@@ -478,11 +485,14 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
         w("*dynamo floor*: `backend=\"eager\"` (dynamo's guards and frame, the graph run "
           "by torch); *+ aot_autograd*: `backend=\"aot_eager\"` (plus aot_autograd's "
           "runtime wrappers): what every aot_autograd backend's call pays before its own "
-          "work. *above floor*: the backend's time minus the dynamo + aot_autograd floor.\n")
-        cols = ("eager", "dynamo", "dynamo+aot", "inductor", "trnc")
-        w("| eager | dynamo floor | + aot_autograd | inductor | trnc | trnc/eager | "
-          "trnc/inductor | inductor above floor | trnc above floor |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "work. *above floor*: the backend's time minus the dynamo + aot_autograd floor. "
+          "*trnc interp* / *trnc jit*: the same compiled callable on the simulator's "
+          "interpreter and on its JIT's host code (`TRNC_SIM`).\n")
+        cols = ("eager", "dynamo", "dynamo+aot", "inductor", "trnc", "trnc-jit")
+        w("| eager | dynamo floor | + aot_autograd | inductor | trnc interp | trnc jit | "
+          "jit/eager | interp/inductor | jit/inductor | inductor above floor | "
+          "jit above floor |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         mm = {b: med(pc.get(b, [])) for b in cols}
         cells = [fmt_stat(pc[b]) if pc.get(b) else
                  f"FAILED ({overhead['errors'].get(b, {}).get('type', '?')})" for b in cols]
@@ -491,9 +501,10 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
         def above(b):
             return fmt_s(mm[b] - floor) if mm[b] is not None and floor is not None else "—"
 
-        w(f"| {' | '.join(cells)} | {fmt_ratio(mm['trnc'], mm['eager'])} | "
-          f"{fmt_ratio(mm['trnc'], mm['inductor'])} | {above('inductor')} | "
-          f"{above('trnc')} |")
+        w(f"| {' | '.join(cells)} | {fmt_ratio(mm['trnc-jit'], mm['eager'])} | "
+          f"{fmt_ratio(mm['trnc'], mm['inductor'])} | "
+          f"{fmt_ratio(mm['trnc-jit'], mm['inductor'])} | {above('inductor')} | "
+          f"{above('trnc-jit')} |")
         w("")
 
     errs = []
@@ -585,6 +596,9 @@ def main() -> int:
     p.add_argument("--out", default=HERE, help="directory for results.md/json, ratios.png")
     p.add_argument("--timeout", type=float, default=600.0, help="per worker process, seconds")
     p.add_argument("--keep-tmp", action="store_true")
+    p.add_argument("--steady-only", action="store_true",
+                   help="skip cold and warm starts: steady-state steps and per-call overhead only "
+                        "(the simulator engines side by side)")
     p.add_argument("--render", action="store_true",
                    help="only rewrite results.md and ratios.png from results.json")
     p.add_argument("--threads", type=int, default=1,
@@ -615,7 +629,7 @@ def main() -> int:
     ents = []
     try:
         for n in names:
-            ents.append(run_entry(n, tmp, a.quick, a.timeout))
+            ents.append(run_entry(n, tmp, a.quick, a.timeout, a.steady_only))
         log("per-call overhead")
         overhead = worker(["overhead", "--calls", "500" if a.quick else "2000",
                            "--rounds", "3" if a.quick else "7"],

@@ -19,7 +19,8 @@ torch.compiler.save_cache_artifacts, loaded before compiling; the load is part
 of the measured time) and BENCH_SAVE_ARTIFACTS (where to save them after the
 first step), for bench/fleet_start.py.
 
-``steady``: eager, inductor and trnc in one process (caches warm), training
+``steady``: eager, inductor and trnc (interpreter and JIT: TRNC_SIM per call) in
+one process (caches warm), training
 steps interleaved round-robin so that all three see the same machine noise;
 also the FLOPs and minimum bytes of one step for the roofline.
 
@@ -242,6 +243,34 @@ def _roofline_inputs(e: suite.Entry) -> dict:
             "params": sum(p.numel() for p in params)}
 
 
+def _engine(fn, engine: str):
+    """fn run on NeuronCore engine `engine` (TRNC_SIM, which the C runtime
+    reads on every run, so one compiled callable serves both engines)."""
+    def g(*args, **kw):
+        os.environ["TRNC_SIM"] = engine
+        return fn(*args, **kw)
+    return g
+
+
+def _add_jit(fns: dict, res: dict, first_call) -> None:
+    """Replaces fns["trnc"] by its interpreter run and adds "trnc-jit";
+    res["jit_compile_s"]: the first JIT call's extra time (host code for every
+    program it runs) over a warm one."""
+    if "trnc" not in fns:
+        return
+    cm = fns["trnc"]
+    fns["trnc"] = _engine(cm, "interp")
+    jit = _engine(cm, "jit")
+    t0 = time.perf_counter()
+    first_call(jit)
+    first = time.perf_counter() - t0
+    first_call(jit)
+    t0 = time.perf_counter()
+    first_call(jit)
+    res["jit_compile_s"] = max(0.0, first - (time.perf_counter() - t0))
+    fns["trnc-jit"] = jit
+
+
 def cmd_steady(a: argparse.Namespace) -> dict:
     e = suite.SUITE[a.entry]
     steps = a.steps or e.steps
@@ -249,6 +278,7 @@ def cmd_steady(a: argparse.Namespace) -> dict:
     res["roofline"] = _roofline_inputs(e)
     model, args = e.build()
     fns = {"eager": model}
+    os.environ["TRNC_SIM"] = "interp"  # warm-up on the interpreter: _add_jit times the JIT compile
     for b in ("inductor", "trnc"):
         if b == "trnc":
             import trnc  # noqa: F401
@@ -259,6 +289,7 @@ def cmd_steady(a: argparse.Namespace) -> dict:
             fns[b] = cm
         except Exception as ex:  # noqa: BLE001
             res["errors"][b] = _error(ex)
+    _add_jit(fns, res, lambda fn: suite.step(fn, model, args))
     suite.step(model, model, args)
     for name in fns:
         res["times"][name] = []
@@ -282,6 +313,7 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
 
     x, y = torch.randn(8), torch.randn(8)
     fns = {"eager": f}
+    os.environ["TRNC_SIM"] = "interp"
     errors = {}
     # "dynamo" (backend="eager": guards + frame, the graph run by torch) and
     # "dynamo+aot" (backend="aot_eager": plus aot_autograd's runtime wrappers)
@@ -298,6 +330,8 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
             fns[b] = cm
         except Exception as ex:  # noqa: BLE001
             errors[b] = _error(ex)
+    res: dict = {}
+    _add_jit(fns, res, lambda fn: fn(x, y))
     per_call: dict[str, list[float]] = {k: [] for k in fns}
     with torch.no_grad():
         for _ in range(a.rounds):
@@ -306,7 +340,7 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
                 for _ in range(a.calls):
                     fn(x, y)
                 per_call[name].append((time.perf_counter() - t0) / a.calls)
-    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call, "errors": errors}
+    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call, "errors": errors, **res}
 
 
 def main() -> int:

@@ -17,6 +17,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,19 @@ trnc_status trnc_compiled_serialize(const trnc_compiled *c, uint8_t **bytes, siz
   r.dma_bw_util = rp->dma_bw_util;
   r.est_collective_s = rp->est_collective_s;
   m.report = &r;
+  Trnc__Cache__HostCode hc;
+  const trnc_host_object *ho = atomic_load(&((trnc_compiled *)c)->host_obj);
+  if (ho) {
+    trnc__cache__host_code__init(&hc);
+    hc.key = ho->key;
+    hc.prefix = ho->prefix;
+    hc.object.data = ho->bytes;
+    hc.object.len = ho->len;
+    hc.tmp_floats = ho->tmp_floats;
+    hc.n_part_stride = 2;
+    hc.part_stride = (int64_t *)ho->part_stride;
+    m.host = &hc;
+  }
   if (!ok) {
     st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "trnc_compiled_serialize: out of memory");
     goto done;
@@ -419,6 +433,29 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
   rp->est_collective_s = r->est_collective_s;
   rp->collectives = trnc_nc_program_collective_count(prog);
   rp->compile_s = 0.0;
+  /* host code: kept as opaque bytes for runtime/, which loads it only on a
+   * host with the same key; a malformed record drops the code, not the
+   * artifact (the program still runs, on code compiled anew) */
+  const Trnc__Cache__HostCode *h = m->host;
+  if (h && h->key && h->key[0] && h->prefix && h->prefix[0] && h->object.len && h->tmp_floats >= 0 &&
+      h->n_part_stride == 2 && h->part_stride[0] > 0 && h->part_stride[1] > 0) {
+    trnc_host_object *o = calloc(1, sizeof *o);
+    if (o) {
+      o->key = strdup(h->key);
+      o->prefix = strdup(h->prefix);
+      o->bytes = malloc(h->object.len);
+      if (o->key && o->prefix && o->bytes) {
+        memcpy(o->bytes, h->object.data, h->object.len);
+        o->len = h->object.len;
+        o->tmp_floats = h->tmp_floats;
+        o->part_stride[0] = h->part_stride[0];
+        o->part_stride[1] = h->part_stride[1];
+        atomic_store(&c->host_obj, o);
+      } else {
+        trnc_host_object_free(o);
+      }
+    }
+  }
   /* the run-time binding contract, so a loaded artifact never fails it */
   if ((st = trnc_compiled_check_bindings(c, diags))) goto done;
   /* last: the hardware verifier (the expensive check) */

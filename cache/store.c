@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "cache/internal.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
 
 _Static_assert(TRNC_CACHE_ENTRY_MAX_BYTES == TRNC_ARTIFACT_MAX_BYTES + TRNC_ENTRY_HEADER_BYTES,
@@ -1090,6 +1092,35 @@ trnc_status trnc_cache_put(trnc_cache *c, const uint8_t key[16], trnc_compiled *
   }
   trnc_free(payload);
   return keep_stored(c, key, art, st, plen + TRNC_ENTRY_HEADER_BYTES, out, diags);
+}
+
+trnc_status trnc_cache_store_host_code(trnc_cache *c, size_t *stored, trnc_diags *diags) {
+  if (stored) *stored = 0;
+  if (!c) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_cache_store_host_code: NULL cache");
+  trnc_status worst = TRNC_OK;
+  pthread_mutex_lock(&c->mu);
+  size_t cap = c->cap;
+  pthread_mutex_unlock(&c->mu);
+  for (size_t i = 0; i < cap; i++) {
+    pthread_mutex_lock(&c->mu);
+    slot sl = i < c->cap ? c->table[i] : (slot){{0}, NULL, false};
+    pthread_mutex_unlock(&c->mu);
+    trnc_host_object *o = sl.art && !sl.dropped ? atomic_load(&sl.art->host_obj) : NULL;
+    bool fresh = true;
+    if (!o || !atomic_compare_exchange_strong(&o->fresh, &fresh, false)) continue;
+    uint8_t *payload = NULL;
+    size_t plen = 0;
+    trnc_status st = trnc_compiled_serialize(sl.art, &payload, &plen, diags);
+    if (!st) {
+      uint8_t hdr[TRNC_ENTRY_HEADER_BYTES];
+      trnc_entry_header(sl.key, payload, plen, hdr);
+      st = write_entry(c, sl.key, hdr, payload, plen, diags);
+    }
+    trnc_free(payload);
+    if (st) worst = st;
+    else if (stored) (*stored)++;
+  }
+  return worst;
 }
 
 trnc_status trnc_cache_entry_bytes(trnc_cache *c, const uint8_t key[16], uint8_t **bytes,

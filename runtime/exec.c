@@ -31,6 +31,7 @@
 
 #include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
+#include "runtime/engine.h"
 
 /* ---- strided element walks ------------------------------------------------- */
 
@@ -294,6 +295,7 @@ static trnc_status run_state_get(const trnc_compiled *c, run_state **out, trnc_d
     run_state_free(rs);
     return st;
   }
+  nc_plan_slot(rs->plan)->host_obj = &mc->host_obj; /* stored host code in, compiled code out */
   void *expected = NULL;
   mc->run_state_free = run_state_free;
   if (!atomic_compare_exchange_strong_explicit(&mc->run_state, &expected, rs, memory_order_acq_rel,
@@ -476,4 +478,9 @@ trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *in
 out:
   runmem_free(&m, nbufs);
   return st;
+}
+
+double trnc_compiled_jit_seconds(const trnc_compiled *c) {
+  const run_state *rs = c ? atomic_load_explicit(&((trnc_compiled *)c)->run_state, memory_order_acquire) : NULL;
+  return rs ? trnc_nc_sim_plan_jit_seconds(rs->plan) : 0.0;
 }

@@ -19,6 +19,11 @@
  * SBUF/PSUM NaN fill: the verifier proved that no kernel reads an SBUF or
  * PSUM byte before writing it (verify.c, check_uninit).
  *
+ * The plan also holds the program's JIT state (runtime/engine.c): a run of a
+ * program without collective steps may execute host code (runtime/llvm.c)
+ * in the same plan memory instead of interpreting, as TRNC_SIM and the run
+ * count decide; TRNC_SIM=check runs both and compares every output byte.
+ *
  * Hot paths (matmul, elementwise rows, reductions, contiguous DMA runs) are
  * plain loops over contiguous fp32 rows that the compiler vectorizes.
  *
@@ -33,8 +38,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "codegen/neuroncore/nc_internal.h"
+#include "runtime/engine.h"
 
 /* Memory of one run: SBUF and PSUM (partitions x the plan's stride), the HBM
  * scratch, the HBM pointer per buffer and row buffers. */
@@ -43,6 +49,7 @@ typedef struct sim_mem {
   uint8_t **hbm;
   float *tmp[4];
   size_t tmpcap[4];
+  float *jtmp; /* the JIT's workspace (trnc_host_tmp_floats) */
 } sim_mem;
 
 struct trnc_nc_sim_plan {
@@ -52,6 +59,7 @@ struct trnc_nc_sim_plan {
   int64_t stride[2];   /* bytes per partition of the run's SBUF, PSUM (max of hw, >= 64) */
   pthread_mutex_t mu;  /* held by the run using mem */
   sim_mem mem;
+  trnc_engine_slot jit; /* host code and run count (runtime/engine.c) */
 };
 
 typedef struct sim {
@@ -355,13 +363,8 @@ static trnc_status run_dma(sim *S, const trnc_nc_instr *in, size_t k, size_t i) 
     for (int64_t p = 0; p < tile->partitions; p++) {
       int32_t idx;
       memcpy(&idx, ap_row(S, &in->src[1], p), 4);
-      if (idx < 0 || idx >= table->partitions) {
-        char where[160];
-        return trnc_diag_error(S->diags, TRNC_ERR_LIMIT,
-                               "%s: index %d in partition %lld outside the %d rows of the table",
-                               nc_where(S->p, k, i, where, sizeof where), idx, (long long)p,
-                               table->partitions);
-      }
+      if (idx < 0 || idx >= table->partitions)
+        return nc_index_error(S->p, k, i, idx, p, table->partitions, S->diags);
       int64_t sp = gather ? idx : p, dp = gather ? p : idx;
       if (raw) {
         raw_row(S, s, sp, rawrow, true);
@@ -753,6 +756,15 @@ static trnc_status run_collective(sim *S, size_t k) {
   return TRNC_OK;
 }
 
+trnc_status nc_index_error(const trnc_nc_program *p, size_t k, size_t i, int64_t idx, int64_t partition,
+                           int64_t rows, trnc_diags *diags) {
+  char where[160];
+  return trnc_diag_error(diags, TRNC_ERR_LIMIT,
+                         "%s: index %lld in partition %lld outside the %lld rows of the table",
+                         nc_where(p, k, i, where, sizeof where), (long long)idx, (long long)partition,
+                         (long long)rows);
+}
+
 /* ---- run plans --------------------------------------------------------------- */
 
 void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *pl) {
@@ -765,6 +777,8 @@ void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *pl) {
   free(pl->mem.scratch);
   free(pl->mem.hbm);
   for (int i = 0; i < 4; i++) free(pl->mem.tmp[i]);
+  free(pl->mem.jtmp);
+  trnc_engine_slot_release(&pl->jit);
   pthread_mutex_destroy(&pl->mu);
   free(pl);
 }
@@ -813,14 +827,20 @@ trnc_status trnc_nc_sim_plan_create(const trnc_nc_program *p, trnc_nc_sim_plan *
   return TRNC_OK;
 }
 
-/* Allocates what m lacks for a run of pl (SBUF, PSUM, scratch, HBM pointers). */
-static bool mem_ready(const trnc_nc_sim_plan *pl, sim_mem *m) {
+/* Allocates what m lacks for a run of pl (SBUF, PSUM, scratch, HBM pointers;
+ * the JIT's workspace when code runs). */
+static bool mem_ready(const trnc_nc_sim_plan *pl, const trnc_host_code *code, sim_mem *m) {
   const trnc_nc_program *p = pl->p;
   int64_t parts = p->target->partitions;
   if (!m->sbuf) m->sbuf = malloc((size_t)(parts * pl->stride[0]));
   if (!m->psum) m->psum = malloc((size_t)(parts * pl->stride[1]));
   if (!m->scratch) m->scratch = malloc((size_t)(p->scratch ? p->scratch : 1));
   if (!m->hbm) m->hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *m->hbm);
+  if (code && !m->jtmp) {
+    int64_t n = trnc_host_tmp_floats(code);
+    m->jtmp = malloc((size_t)(n ? n : 1) * sizeof *m->jtmp);
+    if (!m->jtmp) return false;
+  }
   return m->sbuf && m->psum && m->scratch && m->hbm;
 }
 
@@ -830,12 +850,15 @@ static void mem_free(sim_mem *m) {
   free(m->scratch);
   free(m->hbm);
   for (int i = 0; i < 4; i++) free(m->tmp[i]);
+  free(m->jtmp);
 }
 
-/* One run of pl's program in memory m. fill: NaN-fill SBUF/PSUM per kernel. */
-static trnc_status sim_run(const trnc_nc_sim_plan *pl, sim_mem *m, const void *const *inputs,
-                           void *const *outputs, const trnc_collective_engine *engine,
-                           trnc_diags *diags, bool fill) {
+/* One run of pl's program in memory m: host code `code` when not NULL (no
+ * collective steps then), else the interpreter. fill: NaN-fill SBUF/PSUM per
+ * kernel (interpreter only). */
+static trnc_status sim_run(const trnc_nc_sim_plan *pl, const trnc_host_code *code, sim_mem *m,
+                           const void *const *inputs, void *const *outputs,
+                           const trnc_collective_engine *engine, trnc_diags *diags, bool fill) {
   const trnc_nc_program *p = pl->p;
   sim S;
   memset(&S, 0, sizeof S);
@@ -844,7 +867,7 @@ static trnc_status sim_run(const trnc_nc_sim_plan *pl, sim_mem *m, const void *c
   S.plan = pl;
   S.diags = diags;
   S.engine = engine;
-  if (!mem_ready(pl, m)) return oom(&S);
+  if (!mem_ready(pl, code, m)) return oom(&S);
   S.sbuf = m->sbuf;
   S.psum = m->psum;
   S.scratch = m->scratch;
@@ -871,6 +894,7 @@ static trnc_status sim_run(const trnc_nc_sim_plan *pl, sim_mem *m, const void *c
     else no++;
     S.hbm[b] = ptr;
   }
+  if (code && !st) return trnc_host_run(code, p, S.hbm, S.sbuf, S.psum, m->jtmp, diags);
   for (size_t k = 0; k < p->nkernels && !st; k++)
     st = p->kernels[k].cc ? run_collective(&S, k) : run_kernel(&S, k, fill);
   /* after an error: collectives in flight still finish before their memory goes */
@@ -885,21 +909,130 @@ static trnc_status sim_run(const trnc_nc_sim_plan *pl, sim_mem *m, const void *c
   return st;
 }
 
-trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *pl, const void *const *inputs,
-                                     void *const *outputs, const trnc_collective_engine *engine,
-                                     trnc_diags *diags) {
-  if (!pl) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL simulator plan");
-  /* the plan's memory, or private memory when another thread's run holds it */
+/* A run in the plan's memory, or in private memory when another thread's
+ * run holds it. */
+static trnc_status plan_run(trnc_nc_sim_plan *pl, const trnc_host_code *code, const void *const *inputs,
+                            void *const *outputs, const trnc_collective_engine *engine, trnc_diags *diags,
+                            bool fill) {
   if (pthread_mutex_trylock(&pl->mu) == 0) {
-    trnc_status st = sim_run(pl, &pl->mem, inputs, outputs, engine, diags, false);
+    trnc_status st = sim_run(pl, code, &pl->mem, inputs, outputs, engine, diags, fill);
     pthread_mutex_unlock(&pl->mu);
     return st;
   }
   sim_mem local;
   memset(&local, 0, sizeof local);
-  trnc_status st = sim_run(pl, &local, inputs, outputs, engine, diags, false);
+  trnc_status st = sim_run(pl, code, &local, inputs, outputs, engine, diags, fill);
   mem_free(&local);
   return st;
+}
+
+/** The last error message of d, or "". */
+static const char *last_error(const trnc_diags *d) {
+  for (size_t i = trnc_diags_count(d); i-- > 0;) {
+    const trnc_diag *g = trnc_diags_get(d, i);
+    if (g->severity == TRNC_SEV_ERROR) return g->message;
+  }
+  return "";
+}
+
+/* TRNC_SIM=check: the JIT (private memory) on copies of the outputs, the
+ * interpreter on the caller's; any difference in status, diagnostic or
+ * output byte is TRNC_ERR_INTERNAL. */
+static trnc_status run_check(trnc_nc_sim_plan *pl, const trnc_host_code *code, const void *const *inputs,
+                             void *const *outputs, trnc_diags *diags, bool fill) {
+  const trnc_nc_program *p = pl->p;
+  size_t nout = 0;
+  for (size_t b = 0; b < p->nbufs; b++) nout += p->bufs[b].kind == TRNC_NC_BUF_OUTPUT;
+  void **copy = calloc(nout ? nout : 1, sizeof *copy);
+  trnc_diags *jd = trnc_diags_create();
+  trnc_status st = TRNC_OK;
+  if (!copy || !jd) {
+    st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "TRNC_SIM=check: out of memory");
+    goto out;
+  }
+  for (size_t b = 0, j = 0; b < p->nbufs; b++) {
+    if (p->bufs[b].kind != TRNC_NC_BUF_OUTPUT) continue;
+    if (outputs && outputs[j]) {
+      if (!(copy[j] = malloc((size_t)p->bufs[b].bytes + 1))) {
+        st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "TRNC_SIM=check: out of memory");
+        goto out;
+      }
+      memcpy(copy[j], outputs[j], (size_t)p->bufs[b].bytes);
+    }
+    j++;
+  }
+  sim_mem local;
+  memset(&local, 0, sizeof local);
+  trnc_status js = sim_run(pl, code, &local, inputs, outputs ? copy : NULL, NULL, jd, false);
+  mem_free(&local);
+  st = plan_run(pl, NULL, inputs, outputs, NULL, diags, fill);
+  if (js != st) {
+    st = trnc_diag_error(diags, TRNC_ERR_INTERNAL,
+                         "TRNC_SIM=check: the interpreter returned %s but the JIT %s (%s) (a trnc bug: please "
+                         "report it with TRNC_DUMP_DIR output)",
+                         trnc_status_name(st), trnc_status_name(js), last_error(jd));
+    goto out;
+  }
+  if (st) {
+    if (strcmp(last_error(jd), last_error(diags)))
+      st = trnc_diag_error(diags, TRNC_ERR_INTERNAL, "TRNC_SIM=check: the JIT reported '%s'", last_error(jd));
+    goto out;
+  }
+  for (size_t b = 0, j = 0; b < p->nbufs && !st; b++) {
+    if (p->bufs[b].kind != TRNC_NC_BUF_OUTPUT) continue;
+    const uint8_t *x = outputs[j], *y = copy[j];
+    for (int64_t i = 0; i < p->bufs[b].bytes; i++)
+      if (x[i] != y[i]) {
+        st = trnc_diag_error(diags, TRNC_ERR_INTERNAL,
+                             "TRNC_SIM=check: output buffer '%s' differs at byte %lld: interpreter 0x%02x, JIT "
+                             "0x%02x (a trnc bug: please report it with TRNC_DUMP_DIR output)",
+                             p->bufs[b].name, (long long)i, x[i], y[i]);
+        break;
+      }
+    j++;
+  }
+out:
+  for (size_t j = 0; copy && j < nout; j++) free(copy[j]);
+  free(copy);
+  trnc_diags_destroy(jd);
+  return st;
+}
+
+/* A run of pl on the engine TRNC_SIM names (artifact: AUTO when unset);
+ * programs with collective steps always interpret (the JIT does not
+ * translate them: only the interpreter drives the distributed engine). */
+static trnc_status run_engine(trnc_nc_sim_plan *pl, const void *const *inputs, void *const *outputs,
+                              const trnc_collective_engine *engine, trnc_diags *diags, bool artifact,
+                              bool fill) {
+  trnc_engine e;
+  trnc_status st = trnc_engine_from_env(&e, artifact, diags);
+  if (st) return st;
+  const trnc_host_code *code = NULL;
+  bool collectives = trnc_nc_program_collective_count(pl->p) > 0;
+  bool timed = e == TRNC_ENGINE_AUTO && !collectives;
+  if (!collectives) code = trnc_engine_pick(&pl->jit, pl->p, pl->stride, &e);
+  if (code && e == TRNC_ENGINE_CHECK) return run_check(pl, code, inputs, outputs, diags, fill);
+  if (!timed || code) return plan_run(pl, code, inputs, outputs, engine, diags, fill);
+  /* AUTO on the interpreter: its time is what decides when to compile */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  st = plan_run(pl, NULL, inputs, outputs, engine, diags, fill);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  trnc_engine_note_interp(&pl->jit, (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+  return st;
+}
+
+trnc_engine_slot *nc_plan_slot(trnc_nc_sim_plan *pl) { return &pl->jit; }
+
+double trnc_nc_sim_plan_jit_seconds(const trnc_nc_sim_plan *pl) {
+  return pl ? trnc_engine_slot_seconds(&pl->jit) : 0.0;
+}
+
+trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *pl, const void *const *inputs,
+                                     void *const *outputs, const trnc_collective_engine *engine,
+                                     trnc_diags *diags) {
+  if (!pl) return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "NULL simulator plan");
+  return run_engine(pl, inputs, outputs, engine, diags, true, false);
 }
 
 static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inputs, void *const *outputs,
@@ -912,7 +1045,7 @@ static trnc_status nc_simulate(const trnc_nc_program *p, const void *const *inpu
   trnc_nc_sim_plan *pl;
   trnc_status st = trnc_nc_sim_plan_create(p, &pl, diags);
   if (st) return st;
-  st = sim_run(pl, &pl->mem, inputs, outputs, engine, diags, true);
+  st = run_engine(pl, inputs, outputs, engine, diags, false, true);
   trnc_nc_sim_plan_destroy(pl);
   return st;
 }

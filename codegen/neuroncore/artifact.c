@@ -42,12 +42,21 @@ bool trnc_artifact_alloc_outputs(trnc_compiled *c, size_t noutputs) {
 
 /* ---- accessors and destroy ------------------------------------------------ */
 
+void trnc_host_object_free(trnc_host_object *o) {
+  if (!o) return;
+  free(o->key);
+  free(o->prefix);
+  free(o->bytes);
+  free(o);
+}
+
 /** Frees the program, the descriptor/binding/constant arrays and the
  *  struct (see the ownership contract in artifact.h). NULL is a no-op. */
 void trnc_compiled_destroy(trnc_compiled *c) {
   if (!c) return;
   void *rs = atomic_load(&c->run_state);
   if (rs && c->run_state_free) c->run_state_free(rs);
+  trnc_host_object_free(atomic_load(&c->host_obj));
   trnc_nc_program_destroy(c->prog);
   for (size_t i = 0; c->consts && i < c->nconsts; i++) free(c->consts[i].data);
   free(c->consts);

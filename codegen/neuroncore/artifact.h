@@ -12,7 +12,8 @@
  *    trnc_artifact_alloc_inputs / _outputs allocate; so is every
  *    `consts[i].data` for i < nconsts (malloc'd by the builder).
  *  - `report.target` points at `target_name`.
- *  - `run_state`, if set, through `run_state_free`.
+ *  - `run_state`, if set, through `run_state_free`; then `host_obj`, if set
+ *    (trnc_host_object_free).
  *
  * Binding contract (trnc_artifact_bind_map checks it; a violation is
  * TRNC_ERR_INTERNAL for a compiled artifact, TRNC_ERR_MALFORMED for one
@@ -39,8 +40,30 @@
 #ifndef TRNC_CODEGEN_NEURONCORE_ARTIFACT_H
 #define TRNC_CODEGEN_NEURONCORE_ARTIFACT_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
 #include "trnc/neuroncore.h"
 #include "trnc/trnc.h"
+
+/** Host machine code of an artifact's program: the relocatable object file
+ *  runtime/'s JIT compiled (runtime/llvm.c), kept with the artifact so that
+ *  the cache stores it (cache/artifact.c) and a later process on the same
+ *  kind of host loads it without LLVM's optimizer. Opaque here: codegen and
+ *  cache never look inside the bytes. All strings and bytes malloc'd. */
+typedef struct trnc_host_object {
+  char *key;          /* the host it runs on: LLVM version, target triple,
+                       * CPU name and features; another key is a miss */
+  char *prefix;       /* symbol prefix of its kernel functions */
+  uint8_t *bytes;     /* the object file */
+  size_t len;
+  int64_t tmp_floats; /* float workspace its kernels need */
+  int64_t part_stride[2]; /* SBUF, PSUM bytes per partition it was compiled for */
+  _Atomic bool fresh; /* compiled by this process, not yet in the cache's file */
+} trnc_host_object;
+
+/** Frees o and everything it holds (NULL is a no-op). */
+void trnc_host_object_free(trnc_host_object *o);
 
 /** How one boundary tensor binds to the program. */
 typedef struct trnc_io_binding {
@@ -87,6 +110,9 @@ struct trnc_compiled {
    * run_state_free. Opaque here: codegen never looks inside. */
   void *_Atomic run_state;
   void (*run_state_free)(void *);
+  /* Host code of the program (set at most once: by deserialization, or by
+   * runtime/ after its JIT compiled the program). */
+  trnc_host_object *_Atomic host_obj;
 };
 
 /** New empty artifact for the target named target_name (at most 15

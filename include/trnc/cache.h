@@ -238,6 +238,18 @@ trnc_status trnc_cache_get(trnc_cache *c, const uint8_t key[TRNC_CACHE_KEY_BYTES
 trnc_status trnc_cache_put(trnc_cache *c, const uint8_t key[TRNC_CACHE_KEY_BYTES],
                            trnc_compiled *art, const trnc_compiled **out, trnc_diags *diags);
 
+/**
+ * Rewrites the disk entry of every artifact in the in-process table whose
+ * program gained host code this process compiled (the simulator's JIT,
+ * docs/simulator.md), so that a later process on the same kind of host
+ * loads that machine code instead of compiling it. *stored (may be NULL):
+ * entries rewritten. Each write is as in trnc_cache_put; a failed one is a
+ * WARNING and the others still go. Errors: TRNC_ERR_INVALID_ARGUMENT,
+ * TRNC_ERR_IO, TRNC_ERR_LIMIT, TRNC_ERR_NOMEM (the worst of the writes).
+ * Thread-safe.
+ */
+trnc_status trnc_cache_store_host_code(trnc_cache *c, size_t *stored, trnc_diags *diags);
+
 /** Counters. The first group counts this process's lookups since
  *  trnc_cache_open; `total_*` add every process that used this directory
  *  (persisted under DIR/stats/, filled by trnc_cache_get_stats when

@@ -532,14 +532,23 @@ trnc_status trnc_nc_program_verify(const trnc_nc_program *p, trnc_diags *diags);
  * kernel. The program is verified first (errors as trnc_nc_program_verify).
  * Runtime errors: TRNC_ERR_INVALID_ARGUMENT (NULL buffer pointer),
  * TRNC_ERR_LIMIT (gather/scatter index out of range: names the instruction),
- * TRNC_ERR_NOMEM.
+ * TRNC_ERR_NOMEM. The environment variable TRNC_SIM picks the engine
+ * (docs/simulator.md): unset or "interp" the interpreter; "jit" host code
+ * compiled for this call; "check" both, any differing output byte being
+ * TRNC_ERR_INTERNAL; another value is TRNC_ERR_INVALID_ARGUMENT. (Planned
+ * runs, trnc_nc_simulate_planned and so trnc_compiled_run, default to the
+ * interpreter first and the JIT later.)
+ * A program with collective steps always runs on the interpreter (here it
+ * fails with TRNC_ERR_UNSUPPORTED: it needs trnc_nc_simulate_with).
  */
 trnc_status trnc_nc_simulate(const trnc_nc_program *p, const void *const *inputs,
                              void *const *outputs, trnc_diags *diags);
 
 /** As trnc_nc_simulate_verified, running collective steps through engine
  *  (NULL: a program with collectives fails with TRNC_ERR_UNSUPPORTED). On an
- *  error every collective still in flight is waited for before returning. */
+ *  error every collective still in flight is waited for before returning.
+ *  A program with collective steps runs on the interpreter whatever
+ *  TRNC_SIM says; one without runs on the engine TRNC_SIM names. */
 trnc_status trnc_nc_simulate_with(const trnc_nc_program *p, const void *const *inputs,
                                   void *const *outputs, const trnc_collective_engine *engine,
                                   trnc_diags *diags);
@@ -574,13 +583,23 @@ void trnc_nc_sim_plan_destroy(trnc_nc_sim_plan *plan);
  * another thread runs in memory of its own. Collective steps run through
  * engine as in trnc_nc_simulate_with (NULL: a program with collectives fails
  * with TRNC_ERR_UNSUPPORTED; on an error every collective still in flight is
- * waited for). Errors: TRNC_ERR_INVALID_ARGUMENT (NULL plan or buffer
- * pointer), TRNC_ERR_LIMIT (gather/scatter index out of range: names the
- * instruction), TRNC_ERR_UNSUPPORTED, the engine's errors, TRNC_ERR_NOMEM.
+ * waited for). Engine (docs/simulator.md): a program without collective
+ * steps runs on the interpreter at first and on host code JIT-compiled into
+ * the plan later (same bits, same plan memory); TRNC_SIM=interp|jit|check
+ * overrides that on every run. Errors: TRNC_ERR_INVALID_ARGUMENT (NULL plan
+ * or buffer pointer, or an unknown TRNC_SIM), TRNC_ERR_LIMIT (gather/scatter
+ * index out of range: names the instruction), TRNC_ERR_UNSUPPORTED,
+ * TRNC_ERR_INTERNAL (TRNC_SIM=check: the engines differ), the engine's
+ * errors, TRNC_ERR_NOMEM.
  */
 trnc_status trnc_nc_simulate_planned(trnc_nc_sim_plan *plan, const void *const *inputs,
                                      void *const *outputs, const trnc_collective_engine *engine,
                                      trnc_diags *diags);
+
+/** Seconds the plan's host code took to JIT-compile (translation, LLVM's
+ *  optimizer and code generation); 0 while the plan has none (it has run
+ *  on the interpreter only) or for NULL. */
+double trnc_nc_sim_plan_jit_seconds(const trnc_nc_sim_plan *plan);
 
 /* ---- cost model (codegen/neuroncore/cost.c) ------------------------------ */
 

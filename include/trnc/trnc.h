@@ -60,6 +60,11 @@ const char *trnc_version(void);
  *  as "major.minor.patch". */
 const char *trnc_llvm_version(void);
 
+/** Host code compiled by the simulator's JIT in this process (docs/simulator.md):
+ *  *programs the programs compiled, *seconds their total compile time
+ *  (translation, LLVM's optimizer, code generation). Either may be NULL. */
+void trnc_jit_totals(size_t *programs, double *seconds);
+
 /* ------------------------------------------------------------------------ */
 /* Data types                                                                */
 
@@ -313,11 +318,15 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
  * must lie in [TRNC_I64_INPUT_MIN, TRNC_I64_INPUT_MAX]; float64 runs as
  * float32. Thread-safe for concurrent runs of the same compiled program.
  * The first run checks the artifact's bindings and builds what later runs
- * reuse (dependency schedules, SBUF/PSUM/scratch memory; freed with c).
+ * reuse (dependency schedules, SBUF/PSUM/scratch memory, host code; freed
+ * with c). Engine (docs/simulator.md): the interpreter, then host code
+ * JIT-compiled once the program has run often enough (same bits);
+ * TRNC_SIM=interp|jit|check overrides it on every run.
  * Errors: TRNC_ERR_INTERNAL (the artifact breaks its binding contract: a trnc
- * bug), TRNC_ERR_INVALID_ARGUMENT (NULL pointer where a tensor is
- * required), TRNC_ERR_LIMIT (an int64 input value out of range, or a
- * gather/scatter index out of range: the diagnostic names the input/op),
+ * bug; or TRNC_SIM=check: the engines differ), TRNC_ERR_INVALID_ARGUMENT
+ * (NULL pointer where a tensor is required, or an unknown TRNC_SIM),
+ * TRNC_ERR_LIMIT (an int64 input value out of range, or a gather/scatter
+ * index out of range: the diagnostic names the input/op),
  * TRNC_ERR_UNSUPPORTED (the program has collective steps: run it with
  * trnc_compiled_run_with and a distributed engine), TRNC_ERR_NOMEM.
  */
@@ -360,12 +369,18 @@ typedef struct trnc_collective_engine {
  * As trnc_compiled_run, with the distributed engine that the program's
  * collective steps use (NULL: none; a program with collectives then fails
  * with TRNC_ERR_UNSUPPORTED naming the first one). Kernels between a
- * collective's START and WAIT run while it is in flight. Errors: those of
- * trnc_compiled_run, and whatever the engine returns.
+ * collective's START and WAIT run while it is in flight. Such a program
+ * runs on the interpreter whatever TRNC_SIM says (docs/simulator.md).
+ * Errors: those of trnc_compiled_run, and whatever the engine returns.
  */
 trnc_status trnc_compiled_run_with(const trnc_compiled *c, const void *const *inputs,
                                    void *const *outputs, const trnc_collective_engine *engine,
                                    trnc_diags *diags);
+
+/** Seconds the simulator's JIT spent compiling c's host code (translation,
+ *  LLVM's optimizer and code generation); 0 while c has run on the
+ *  interpreter only (docs/simulator.md: when the JIT compiles). */
+double trnc_compiled_jit_seconds(const trnc_compiled *c);
 
 /* ------------------------------------------------------------------------ */
 /* The pipeline: the one place the order of the stages is written           */

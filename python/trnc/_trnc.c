@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 
 #include "trnc/neuroncore.h"
 #include "trnc/trnc.h"
@@ -256,6 +257,7 @@ typedef struct {
   PyObject_HEAD
   trnc_compiled *compiled;
   PyObject *owner; /* a trnc._trnc.Cache that owns `compiled`, or NULL (owned here) */
+  PyObject *weakrefs; /* weakref.ref support (trnc.last_report reads a live artifact) */
 } CompiledObject;
 
 static PyTypeObject CompiledType;
@@ -263,6 +265,8 @@ static PyTypeObject CompiledType;
 /* Frees the artifact. */
 static void Compiled_dealloc(PyObject *obj) {
   CompiledObject *self = (CompiledObject *)obj;
+  if (self->weakrefs != NULL)
+    PyObject_ClearWeakRefs(obj);
   if (self->compiled != NULL && self->owner == NULL)
     trnc_compiled_destroy(self->compiled);
   self->compiled = NULL;
@@ -491,6 +495,13 @@ static PyObject *Compiled_run(PyObject *obj, PyObject *args) {
 }
 
 /* report() -> dict of every trnc_compile_report field. */
+static PyObject *Compiled_jit_seconds(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  trnc_compiled *c = compiled_get(obj);
+  if (c == NULL)
+    return NULL;
+  return PyFloat_FromDouble(trnc_compiled_jit_seconds(c));
+}
+
 static PyObject *Compiled_report(PyObject *obj, PyObject *Py_UNUSED(a)) {
   trnc_compiled *c = compiled_get(obj);
   if (c == NULL)
@@ -556,6 +567,9 @@ static PyMethodDef Compiled_methods[] = {
      "zero-element tensors. The GIL is released while the program runs."},
     {"report", Compiled_report, METH_NOARGS,
      "report() -> dict: every trnc_compile_report field."},
+    {"jit_seconds", Compiled_jit_seconds, METH_NOARGS,
+     "jit_seconds() -> float: seconds the simulator's JIT spent compiling this\n"
+     "program's host code (trnc_compiled_jit_seconds); 0.0 while it has none."},
     {"asm", Compiled_asm, METH_NOARGS,
      "asm() -> str: the NeuronCore program as assembly text."},
     {NULL, NULL, 0, NULL}};
@@ -567,6 +581,7 @@ static PyTypeObject CompiledType = {
     .tp_itemsize = 0,
     .tp_dealloc = Compiled_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_weaklistoffset = offsetof(CompiledObject, weakrefs),
     .tp_doc = "A compiled NeuronCore program (create with Graph.compile()).",
     .tp_methods = Compiled_methods,
     .tp_new = NULL, /* not constructible from Python */
@@ -619,6 +634,7 @@ static PyObject *Graph_compile(PyObject *obj, PyObject *args, PyObject *kwargs) 
     }
     co->compiled = c;
     co->owner = NULL;
+    co->weakrefs = NULL;
     cobj = (PyObject *)co;
   } else {
     trnc_compiled_destroy(c);
@@ -686,6 +702,13 @@ static PyObject *mod_version(PyObject *m, PyObject *Py_UNUSED(a)) {
 
 static PyObject *mod_llvm_version(PyObject *m, PyObject *Py_UNUSED(a)) {
   return str_from_c(trnc_llvm_version());
+}
+
+static PyObject *mod_jit_totals(PyObject *m, PyObject *Py_UNUSED(a)) {
+  size_t n = 0;
+  double s = 0.0;
+  trnc_jit_totals(&n, &s);
+  return Py_BuildValue("(nd)", (Py_ssize_t)n, s);
 }
 
 /* (Graph | None, status[, stage], diags) for a graph a call produced (a
@@ -809,6 +832,9 @@ static PyMethodDef module_methods[] = {
     {"version", mod_version, METH_NOARGS, "version() -> str: libtrnc version."},
     {"llvm_version", mod_llvm_version, METH_NOARGS,
      "llvm_version() -> str: LLVM version linked into libtrnc."},
+    {"jit_totals", mod_jit_totals, METH_NOARGS,
+     "jit_totals() -> (programs, seconds): host code the simulator's JIT compiled\n"
+     "in this process and the seconds it took (trnc_jit_totals)."},
     {"lower", mod_lower, METH_O,
      "lower(data: bytes) -> (Graph | None, status: str, stage: str, diags: list[dict])\n"
      "Runs the pipeline from import through the IR verifier (trnc_pipeline_run);\n"

@@ -62,6 +62,7 @@ static PyObject *borrowed_compiled(const trnc_compiled *c, PyObject *owner) {
     return NULL;
   co->compiled = (trnc_compiled *)c;
   co->owner = Py_NewRef(owner);
+  co->weakrefs = NULL;
   return (PyObject *)co;
 }
 
@@ -150,6 +151,24 @@ static PyObject *Cache_flush_stats(PyObject *obj, PyObject *Py_UNUSED(a)) {
   trnc_cache_flush_stats(((CacheObject *)obj)->cache);
   Py_END_ALLOW_THREADS
   Py_RETURN_NONE;
+}
+
+/* store_host_code() -> (stored, status, diags): rewrites the entries whose
+ * artifacts gained host code in this process (trnc_cache_store_host_code) */
+static PyObject *Cache_store_host_code(PyObject *obj, PyObject *Py_UNUSED(a)) {
+  trnc_diags *d = trnc_diags_create();
+  if (d == NULL)
+    return PyErr_NoMemory();
+  size_t n = 0;
+  trnc_status st;
+  Py_BEGIN_ALLOW_THREADS
+  st = trnc_cache_store_host_code(((CacheObject *)obj)->cache, &n, d);
+  Py_END_ALLOW_THREADS
+  PyObject *list = diags_to_list(d);
+  trnc_diags_destroy(d);
+  if (list == NULL)
+    return NULL;
+  return Py_BuildValue("(nsN)", (Py_ssize_t)n, trnc_status_name(st), list);
 }
 
 /* remove(key) -> (status, diags): the entry leaves the disk and lookups */
@@ -400,6 +419,9 @@ static PyMethodDef Cache_methods[] = {
     {"stats", (PyCFunction)(void (*)(void))Cache_stats, METH_VARARGS | METH_KEYWORDS,
      "stats(with_disk=False) -> dict: this process's counters; with_disk adds entries,\n"
      "bytes, temp_files and total_* counters of every process."},
+    {"store_host_code", Cache_store_host_code, METH_NOARGS,
+     "store_host_code() -> (stored: int, status, diags): rewrites the entries whose\n"
+     "programs gained JIT host code in this process, for the next process to load."},
     {"remove", Cache_remove, METH_O,
      "remove(key) -> (status, diags): removes the entry (an artifact that failed to run)."},
     {"flush_stats", Cache_flush_stats, METH_NOARGS,

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -82,6 +83,7 @@ class GraphRecord:
     compile_seconds: float = 0.0
     serialized: bytes = b""           # the fx.proto bytes that were imported
     report: dict[str, Any] | None = None  # the compile report (None: IR only)
+    compiled: Any = None              # weakref.ref to the artifact (jit_s), or None
 
 
 _lock = threading.Lock()
@@ -93,6 +95,7 @@ _records: collections.deque[GraphRecord] = collections.deque(maxlen=_MAX_RECORDS
 _stats: collections.Counter[str] = collections.Counter()
 _graph_ids = itertools.count()
 _last_report: dict[str, Any] | None = None
+_last_compiled: Any = None  # weakref.ref to the artifact of _last_report
 
 
 def last_graphs(n: int | None = None) -> list[GraphRecord]:
@@ -109,12 +112,17 @@ def stats() -> dict[str, int]:
     ``misses`` and ``compiles`` (programs actually compiled; a cache hit
     compiles nothing; ``TRNC_CACHE=0`` disables the cache), and the remote
     cache's ``remote_hits``, ``remote_misses``, ``remote_rejected``,
-    ``remote_errors`` and ``remote_stores`` (``TRNC_REMOTE_CACHE``)."""
+    ``remote_errors`` and ``remote_stores`` (``TRNC_REMOTE_CACHE``), and
+    ``jit_compiles`` / ``jit_s``: the programs whose host code the
+    simulator's JIT compiled in this process and the seconds that took (a
+    float; reset() does not reset them)."""
+    from . import _trnc
     with _lock:
         s = {k: _stats.get(k, 0)
              for k in ("forward", "backward", "inference", "errors", "collectives")}
     s["graphs"] = s["forward"] + s["backward"] + s["inference"]
     s.update(cache.counters())
+    s["jit_compiles"], s["jit_s"] = _trnc.jit_totals()
     return s
 
 
@@ -125,18 +133,26 @@ def last_report() -> dict[str, Any] | None:
     hbm_unplanned_bytes, sbuf_peak_bytes, psum_peak_bytes, est_time_s,
     tensor_flop_util, dma_bw_util, compile_s, target, collectives,
     est_collective_s) plus ``kind`` and
-    ``name`` of the graph. A copy: changing it changes nothing."""
+    ``name`` of the graph, and ``jit_s``: the seconds the simulator's JIT has
+    spent compiling that program's host code so far (0.0 while it has run on
+    the interpreter only; docs/simulator.md). A copy: changing it changes
+    nothing."""
     with _lock:
-        return copy.deepcopy(_last_report)
+        r, ref = copy.deepcopy(_last_report), _last_compiled
+    if r is not None:
+        c = ref() if ref is not None else None
+        r["jit_s"] = c.jit_seconds() if c is not None else r.get("jit_s", 0.0)
+    return r
 
 
 def reset() -> None:
     """Forgets records, counts and the last report (does not reset dynamo's caches)."""
-    global _last_report
+    global _last_report, _last_compiled
     with _lock:
         _records.clear()
         _stats.clear()
         _last_report = None
+        _last_compiled = None
     cache.reset_counters()
     fallback.reset()
 
@@ -495,7 +511,7 @@ def _rank_suffix() -> str:
 
 def _finish(rec: GraphRecord, t0: float) -> None:
     """Keeps a compiled (or loaded) graph's record, counts it, logs it."""
-    global _last_report
+    global _last_report, _last_compiled
     rec.compile_seconds = time.perf_counter() - t0
     with _lock:
         _records.append(rec)
@@ -503,6 +519,7 @@ def _finish(rec: GraphRecord, t0: float) -> None:
         if rec.report is not None:
             _stats["collectives"] += rec.report.get("collectives", 0)
             _last_report = copy.deepcopy(rec.report)
+            _last_compiled = rec.compiled
     if rec.report is not None and pipeline.log_at_least("info"):
         print(_log_line(rec), file=sys.stderr, flush=True)
 
@@ -570,6 +587,7 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             compiled, outcome = cache.compile_program(
                 lowered, opts, list(example_inputs) + (rng.examples() if rng else []))
             rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
+            rec.compiled = weakref.ref(compiled)
             names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
             opaque = _opaque_outputs(gm)
             fn = (_compile_only(lowered, compiled) if opts["compile_only"]
@@ -630,6 +648,7 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
             _stats["errors"] += 1
         raise
     rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
+    rec.compiled = weakref.ref(compiled)
     rng = trnc_random.RandomInputs(oc.rng_shapes) if oc.rng_shapes else None
     fn = _boxed_runner(name, kind, compiled, oc.names, rng, oc.opaque)
     _finish(rec, t0)

@@ -91,9 +91,29 @@ def get_cache(warn: bool = True) -> Any:
         return cache
 
 
+def store_host_code() -> int:
+    """Rewrites the cache entries whose programs the simulator's JIT compiled
+    to host code in this process, so that the next process on this kind of
+    host loads the machine code instead of compiling it (docs/simulator.md).
+    Runs at interpreter exit; returns the entries rewritten."""
+    n = 0
+    for cache in list(_caches.values()):
+        if cache is not None:
+            stored, status, diags = cache.store_host_code()
+            n += stored
+            if status != pipeline.OK and pipeline.log_at_least("warning"):
+                print(f"trnc: {_messages(diags)}", file=sys.stderr, flush=True)
+    return n
+
+
 @atexit.register
 def _flush_at_exit() -> None:
-    """Persists every open cache's counters (for ``trnc cache stats``)."""
+    """Stores new host code and persists every open cache's counters (for
+    ``trnc cache stats``)."""
+    try:
+        store_host_code()
+    except Exception:  # noqa: BLE001  (never fail interpreter exit)
+        pass
     for cache in list(_caches.values()):
         if cache is not None:
             try:

@@ -9,8 +9,10 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "codegen/neuroncore/artifact.h"
+#include "trnc/cache.h"
 #include "test_nc_util.h"
 #include "testutil.h"
 
@@ -473,12 +475,128 @@ static void test_concurrent_runs(void **state) {
   trnc_compiled_destroy(c);
 }
 
+/* TRNC_SIM picks the engine on every run (interpreter, JIT, both compared);
+ * unset, the first run interprets and later ones use the JIT: every way
+ * gives the same results; an unknown value is a clear error. */
+static void test_engines(void **state) {
+  const char *env = getenv("TRNC_SIM");
+  char saved[32] = "";
+  if (env) snprintf(saved, sizeof saved, "%s", env);
+  trnc_compiled *c = make_artifact();
+  trnc_diags *d = trnc_diags_create();
+  const char *engines[] = {"interp", "jit", "check", "", "", ""};
+  for (size_t e = 0; e < sizeof engines / sizeof *engines; e++) {
+    if (engines[e][0]) setenv("TRNC_SIM", engines[e], 1);
+    else unsetenv("TRNC_SIM");
+    host h;
+    host_init(&h);
+    trnc_status st = trnc_compiled_run(c, h.in, h.out, d);
+    if (st) tu_diags_dump(d);
+    assert_int_equal(st, TRNC_OK);
+    check_host(&h);
+  }
+  assert_non_null(atomic_load(&c->run_state)); /* the run plan with its engine slot */
+  setenv("TRNC_SIM", "fast", 1);
+  host h;
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(c, h.in, h.out, d), TRNC_ERR_INVALID_ARGUMENT);
+  const trnc_diag *g = trnc_diags_get(d, trnc_diags_count(d) - 1);
+  assert_non_null(strstr(g->message, "TRNC_SIM=fast: expected interp"));
+  if (saved[0]) setenv("TRNC_SIM", saved, 1);
+  else unsetenv("TRNC_SIM");
+  trnc_diags_destroy(d);
+  trnc_compiled_destroy(c);
+}
+
+/* The JIT's object code travels with the artifact: a run that compiled host
+ * code publishes it (fresh, for the cache to store); the serialized artifact
+ * carries it; a deserialized copy in a process without that code loaded
+ * runs it from its first run without compiling (trnc_jit_totals unchanged);
+ * code for another host key, or another program's, is a miss (the run
+ * interprets, a later JIT compiles anew), never a crash. */
+static void test_host_code_in_artifact(void **state) {
+  const char *env = getenv("TRNC_SIM");
+  char saved[32] = "";
+  if (env) snprintf(saved, sizeof saved, "%s", env);
+  trnc_diags *d = trnc_diags_create();
+  trnc_compiled *c = make_artifact();
+  setenv("TRNC_SIM", "jit", 1);
+  host h;
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(c, h.in, h.out, d), TRNC_OK);
+  check_host(&h);
+  trnc_host_object *o = atomic_load(&c->host_obj);
+  assert_non_null(o);
+  assert_true(atomic_load(&o->fresh));
+  assert_true(o->len > 0);
+  assert_non_null(strstr(o->key, "llvm 16."));
+  assert_true(trnc_compiled_jit_seconds(c) > 0);
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  assert_int_equal(trnc_compiled_serialize(c, &bytes, &len, d), TRNC_OK);
+  trnc_compiled_destroy(c); /* its machine code unloads: the copy must load its own */
+  size_t before = 0, after = 0;
+  trnc_jit_totals(&before, NULL);
+
+  unsetenv("TRNC_SIM"); /* AUTO: stored code for this host runs from the first run */
+  trnc_compiled *w = NULL;
+  assert_int_equal(trnc_compiled_deserialize(bytes, len, &w, d), TRNC_OK);
+  trnc_host_object *wo = atomic_load(&w->host_obj);
+  assert_non_null(wo);
+  assert_false(atomic_load(&wo->fresh));
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(w, h.in, h.out, d), TRNC_OK);
+  check_host(&h);
+  trnc_jit_totals(&after, NULL);
+  assert_int_equal(after, before); /* loaded, not compiled */
+  assert_true(trnc_compiled_jit_seconds(w) > 0); /* the load's time */
+  trnc_compiled_destroy(w);
+
+  /* another CPU's code (another key): a miss; the first AUTO run
+   * interprets, TRNC_SIM=jit compiles anew */
+  assert_int_equal(trnc_compiled_deserialize(bytes, len, &w, d), TRNC_OK);
+  wo = atomic_load(&w->host_obj);
+  free(wo->key);
+  wo->key = strdup("llvm 16.0.6; x86_64-pc-linux-gnu; cpu other; +avx512f");
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(w, h.in, h.out, d), TRNC_OK);
+  check_host(&h);
+  assert_true(trnc_compiled_jit_seconds(w) == 0); /* interpreted */
+  setenv("TRNC_SIM", "jit", 1);
+  trnc_jit_totals(&before, NULL);
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(w, h.in, h.out, d), TRNC_OK);
+  check_host(&h);
+  trnc_jit_totals(&after, NULL);
+  assert_int_equal(after, before + 1); /* compiled here */
+  unsetenv("TRNC_SIM");
+  trnc_compiled_destroy(w);
+  /* this host's key but not this program's code (another prefix): the load
+   * refuses it and the run compiles instead */
+  assert_int_equal(trnc_compiled_deserialize(bytes, len, &w, d), TRNC_OK);
+  wo = atomic_load(&w->host_obj);
+  free(wo->prefix);
+  wo->prefix = strdup("trnc_h0");
+  trnc_jit_totals(&before, NULL);
+  host_init(&h);
+  assert_int_equal(trnc_compiled_run(w, h.in, h.out, d), TRNC_OK);
+  check_host(&h);
+  trnc_jit_totals(&after, NULL);
+  assert_int_equal(after, before + 1);
+  trnc_compiled_destroy(w);
+  trnc_free(bytes);
+  if (saved[0]) setenv("TRNC_SIM", saved, 1);
+  else unsetenv("TRNC_SIM");
+  trnc_diags_destroy(d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_run_bindings),       cmocka_unit_test(test_accessors),
       cmocka_unit_test(test_int64_range),        cmocka_unit_test(test_null_pointers),
       cmocka_unit_test(test_zero_elements_with_pointer), cmocka_unit_test(test_bad_artifacts),
       cmocka_unit_test(test_concurrent_runs),    cmocka_unit_test(test_view_of_input),
+      cmocka_unit_test(test_engines),           cmocka_unit_test(test_host_code_in_artifact),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

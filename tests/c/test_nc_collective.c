@@ -2,12 +2,14 @@
  * test_nc_collective.c — collective steps of NeuronCore programs: asm and
  * protobuf round trips, the verifier's rules (sizes, handles, hazards on a
  * destination in flight), the simulator with an in-process engine that plays
- * a 2-rank group whose peer holds the same data, and the cost model's
- * overlap of a collective with an independent kernel.
+ * a 2-rank group whose peer holds the same data (on the interpreter
+ * whatever TRNC_SIM says; the JIT refuses such programs), and the cost
+ * model's overlap of a collective with an independent kernel.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 
+#include "runtime/engine.h"
 #include "test_nc_util.h"
 
 /* all_reduce of x (16 f32) into t, a kernel on y meanwhile, then the wait. */
@@ -177,6 +179,49 @@ static void test_simulate(void **state) {
   trnc_nc_program_destroy(p);
 }
 
+/* Collective steps run on the interpreter, which drives the distributed
+ * engine: the JIT's translator refuses the program, and TRNC_SIM=jit or
+ * check still runs it through the engine (check compares nothing). */
+static void test_collectives_stay_on_the_interpreter(void **state) {
+  (void)state;
+  trnc_nc_program *p = parse_ok(k_prog);
+  trnc_diags *d = trnc_diags_create();
+  trnc_host_code *code = NULL;
+  const int64_t stride[2] = {64, 64};
+  assert_int_equal(trnc_host_compile(p, stride, &code, d), TRNC_ERR_UNSUPPORTED);
+  assert_null(code);
+  assert_non_null(strstr(trnc_diags_get(d, 0)->message, "step 0 is a collective (all_reduce"));
+  trnc_diags_destroy(d);
+  const char *env = getenv("TRNC_SIM");
+  char saved[32] = "";
+  if (env) snprintf(saved, sizeof saved, "%s", env);
+  const char *engines[] = {"jit", "check"};
+  for (int e = 0; e < 2; e++) {
+    setenv("TRNC_SIM", engines[e], 1);
+    float x[16], y[128], t[16], g[32], z[128];
+    for (int i = 0; i < 16; i++) x[i] = (float)i + 0.5f;
+    for (int i = 0; i < 128; i++) y[i] = (float)i - 64;
+    const void *in[2] = {x, y};
+    void *out[3] = {t, g, z};
+    d = trnc_diags_create();
+    /* without an engine: the interpreter's error, not a JIT or check one */
+    assert_int_equal(trnc_nc_simulate(p, in, out, d), TRNC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(trnc_diags_get(d, 0)->message, "no distributed engine"));
+    fake f = {0, 0, ""};
+    trnc_collective_engine ce = {fake_start, fake_wait, &f};
+    trnc_status st = trnc_nc_simulate_with(p, in, out, &ce, d);
+    if (st) nc_print_diags(d);
+    assert_int_equal(st, TRNC_OK);
+    assert_string_equal(f.log, "AR AG W W ");
+    for (int i = 0; i < 16; i++) assert_true(t[i] == 2 * x[i] && g[16 + i] == x[i]);
+    for (int i = 0; i < 128; i++) assert_true(z[i] == 2 * y[i]);
+    trnc_diags_destroy(d);
+  }
+  if (saved[0]) setenv("TRNC_SIM", saved, 1);
+  else unsetenv("TRNC_SIM");
+  trnc_nc_program_destroy(p);
+}
+
 static void test_cost(void **state) {
   (void)state;
   trnc_nc_program *p = parse_ok(k_prog);
@@ -200,6 +245,7 @@ int main(void) {
       cmocka_unit_test(test_roundtrip),
       cmocka_unit_test(test_verify_rules),
       cmocka_unit_test(test_simulate),
+      cmocka_unit_test(test_collectives_stay_on_the_interpreter),
       cmocka_unit_test(test_cost),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

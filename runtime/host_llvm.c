@@ -1,0 +1,1075 @@
+/*
+ * host_llvm.c — the host backend: a verified NeuronCore program as LLVM IR
+ * that computes exactly what the interpreter (runtime/nc_sim.c) computes,
+ * bit for bit.
+ *
+ * Each kernel becomes one function, straight-line over its instructions in
+ * the verifier's schedule order. Every access pattern has constant strides
+ * and counts, so each instruction becomes a loop nest with constant trip
+ * counts over partitions and free dims, which LLVM unrolls and vectorizes
+ * for the host CPU. The rules that keep it bit-identical:
+ *  - the same arithmetic in the same order: fp32 everywhere, no fast-math
+ *    flags (so no FP contraction, reassociation or reciprocal tricks), the
+ *    interpreter's expression trees (e.g. gelu, sigmoid) node for node;
+ *  - bf16 and integer encode/decode inlined with the interpreter's rules
+ *    (round to nearest even, NaN quieting; truncate and saturate, NaN -> 0);
+ *    fp16/fp8 call trnc_nc_encode/trnc_nc_decode themselves;
+ *  - transcendentals call the libm functions the interpreter calls, under
+ *    private names so that LLVM neither folds nor replaces them;
+ *  - reductions and matmul accumulate in the interpreter's order: a scalar
+ *    chain per output element; matmul adds a[k]*b[k] for k = 0..K-1 into an
+ *    fp32 accumulator (register-blocked micro-kernel: 4 rows x 32 columns of
+ *    accumulators, vectorized across columns, never across k);
+ *  - memory effects in the interpreter's order: partition by partition,
+ *    and within a partition "read the whole row, then write it" (a row is
+ *    staged through the float workspace unless the operands provably do
+ *    not overlap); same-dtype copies move raw bits;
+ *  - gathers/scatters check every index and report the instruction.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "runtime/host_llvm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- externs ------------------------------------------------------------------ */
+
+enum {
+  EXT_EXPF, EXT_LOGF, EXT_TANHF, EXT_ERFF, EXT_SINF, EXT_COSF, EXT_LOG1PF, EXT_POWF,
+  EXT_ENCODE, EXT_DECODE, EXT_COUNT
+};
+
+const trnc_host_extern trnc_host_externs[] = {
+    {"trnc_host_expf", (void *)expf},     {"trnc_host_logf", (void *)logf},
+    {"trnc_host_tanhf", (void *)tanhf},   {"trnc_host_erff", (void *)erff},
+    {"trnc_host_sinf", (void *)sinf},     {"trnc_host_cosf", (void *)cosf},
+    {"trnc_host_log1pf", (void *)log1pf}, {"trnc_host_powf", (void *)powf},
+    {"trnc_host_encode", (void *)trnc_nc_encode}, {"trnc_host_decode", (void *)trnc_nc_decode},
+    {NULL, NULL}};
+
+/* ---- translation context ------------------------------------------------------- */
+
+typedef struct hx {
+  LLVMContextRef C;
+  LLVMModuleRef M;
+  LLVMBuilderRef B;
+  LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, vf, kfn;
+  const trnc_nc_program *p;
+  const trnc_nc_target *t;
+  int64_t part_stride[2]; /* bytes per partition of the run's SBUF, PSUM */
+  LLVMTypeRef ifn;        /* an instruction's function */
+  LLVMValueRef fn, sbuf, psum, tmp, err, hbm_arg;
+  LLVMValueRef *hbm;      /* per program buffer: its base, loaded at entry */
+  const trnc_nc_instr *cur; /* the instruction being translated (offsets zeroed) */
+  LLVMValueRef slotb[5];  /* its operand slots' base pointers */
+  LLVMValueRef instr_arg; /* its index (i64), for error reports */
+  LLVMValueRef imm[3];    /* its immediates: arguments, never constants, so that
+                           * LLVM's folds (x * -1.0 -> fneg x flips a NaN's sign)
+                           * cannot make results differ from the interpreter's */
+  bool fused;             /* ew_fusable(original instruction) */
+  LLVMValueRef ext[EXT_COUNT];
+  LLVMTypeRef extty[EXT_COUNT];
+  LLVMBasicBlockRef entry;
+  int64_t tmp_floats;     /* workspace high-water mark */
+} hx;
+
+#define VW 16 /* floats per vector of the matmul micro-kernel */
+#define MB 4  /* rows per micro-kernel block */
+#define NVB 2 /* vectors per row per block */
+
+static LLVMValueRef ci64(hx *X, int64_t v) { return LLVMConstInt(X->i64, (unsigned long long)v, 1); }
+static LLVMValueRef ci32(hx *X, int64_t v) { return LLVMConstInt(X->i32, (unsigned long long)v, 1); }
+static LLVMValueRef cf(hx *X, float v) { return LLVMConstReal(X->f32, (double)v); }
+static LLVMValueRef add(hx *X, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildNSWAdd(X->B, a, b, ""); }
+static LLVMValueRef mul(hx *X, LLVMValueRef a, int64_t c) {
+  return c == 1 ? a : LLVMBuildNSWMul(X->B, a, ci64(X, c), "");
+}
+static LLVMValueRef gep8(hx *X, LLVMValueRef base, LLVMValueRef off) {
+  return LLVMBuildInBoundsGEP2(X->B, X->i8, base, &off, 1, "");
+}
+static LLVMValueRef gepf(hx *X, LLVMValueRef idx) {
+  return LLVMBuildInBoundsGEP2(X->B, X->f32, X->tmp, &idx, 1, "");
+}
+static LLVMValueRef load(hx *X, LLVMTypeRef ty, LLVMValueRef ptr, unsigned align) {
+  LLVMValueRef v = LLVMBuildLoad2(X->B, ty, ptr, "");
+  LLVMSetAlignment(v, align);
+  return v;
+}
+static void store(hx *X, LLVMValueRef v, LLVMValueRef ptr, unsigned align) {
+  LLVMSetAlignment(LLVMBuildStore(X->B, v, ptr), align);
+}
+static LLVMValueRef call(hx *X, int e, LLVMValueRef *args, unsigned n) {
+  return LLVMBuildCall2(X->B, X->extty[e], X->ext[e], args, n, "");
+}
+static LLVMValueRef call1(hx *X, int e, LLVMValueRef a) { return call(X, e, &a, 1); }
+
+/** A stack slot in the entry block (SROA turns it into registers). */
+static LLVMValueRef slot(hx *X, LLVMTypeRef ty) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(X->C);
+  LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
+  if (first) LLVMPositionBuilderBefore(b, first);
+  else LLVMPositionBuilderAtEnd(b, X->entry);
+  LLVMValueRef a = LLVMBuildAlloca(b, ty, "");
+  LLVMDisposeBuilder(b);
+  return a;
+}
+
+/* ---- loops ----------------------------------------------------------------------- */
+
+/** A counted loop 0..n-1 (n >= 1), rotated: the body runs first. n == 1 is
+ *  no loop at all (iv is the constant 0). */
+typedef struct loop {
+  LLVMBasicBlockRef body;
+  LLVMValueRef iv;
+  int64_t n;
+} loop;
+
+static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
+  L->n = n;
+  L->body = NULL;
+  L->iv = ci64(X, 0);
+  if (n <= 1) return L->iv;
+  LLVMBasicBlockRef pre = LLVMGetInsertBlock(X->B);
+  L->body = LLVMAppendBasicBlockInContext(X->C, X->fn, "loop");
+  LLVMBuildBr(X->B, L->body);
+  LLVMPositionBuilderAtEnd(X->B, L->body);
+  L->iv = LLVMBuildPhi(X->B, X->i64, "i");
+  LLVMValueRef zero = ci64(X, 0);
+  LLVMAddIncoming(L->iv, &zero, &pre, 1);
+  return L->iv;
+}
+
+static void loop_close(hx *X, loop *L) {
+  if (!L->body) return;
+  LLVMValueRef next = LLVMBuildNUWAdd(X->B, L->iv, ci64(X, 1), "");
+  LLVMBasicBlockRef latch = LLVMGetInsertBlock(X->B);
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(X->C, X->fn, "exit");
+  LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntULT, next, ci64(X, L->n), ""), L->body, exit);
+  LLVMAddIncoming(L->iv, &next, &latch, 1);
+  LLVMPositionBuilderAtEnd(X->B, exit);
+}
+
+/* ---- access patterns --------------------------------------------------------------- */
+
+/** The free dims of up to four access patterns that walk the same element
+ *  order, with count-1 dims dropped and neighbours merged where every
+ *  pattern is contiguous across them (free order is kept). */
+typedef struct dims {
+  int n;
+  int64_t count[TRNC_NC_MAX_FREE];
+  int64_t stride[4][TRNC_NC_MAX_FREE]; /* per pattern, in elements */
+} dims;
+
+/** Fills *d for aps[0..na); false if their dims (count-1 dims aside)
+ *  differ. */
+static bool dims_of(const trnc_nc_ap *const *aps, int na, dims *d) {
+  memset(d, 0, sizeof *d);
+  int n0 = -1;
+  for (int a = 0; a < na; a++) {
+    int n = 0;
+    for (int j = 0; j < aps[a]->nfree; j++) {
+      if (aps[a]->free[j].count == 1) continue;
+      if (a == 0) d->count[n] = aps[a]->free[j].count;
+      else if (n >= n0 || d->count[n] != aps[a]->free[j].count) return false;
+      d->stride[a][n++] = aps[a]->free[j].stride;
+    }
+    if (a == 0) n0 = n;
+    else if (n != n0) return false;
+  }
+  d->n = n0 < 0 ? 0 : n0;
+  for (int j = d->n - 2; j >= 0; j--) {
+    bool ok = true;
+    for (int a = 0; a < na; a++) ok = ok && d->stride[a][j] == d->stride[a][j + 1] * d->count[j + 1];
+    if (!ok) continue;
+    d->count[j] *= d->count[j + 1];
+    for (int a = 0; a < na; a++) d->stride[a][j] = d->stride[a][j + 1];
+    for (int m = j + 1; m + 1 < d->n; m++) {
+      d->count[m] = d->count[m + 1];
+      for (int a = 0; a < na; a++) d->stride[a][m] = d->stride[a][m + 1];
+    }
+    d->n--;
+  }
+  return true;
+}
+
+/** A loop nest over dims: iv per dim, k the element's index in free order. */
+typedef struct nest {
+  loop L[TRNC_NC_MAX_FREE];
+  int n;
+  LLVMValueRef k;
+} nest;
+
+static void nest_open(hx *X, nest *N, const dims *d) {
+  N->n = d->n;
+  N->k = ci64(X, 0);
+  for (int j = 0; j < d->n; j++) {
+    LLVMValueRef iv = loop_open(X, &N->L[j], d->count[j]);
+    N->k = add(X, mul(X, N->k, d->count[j]), iv);
+  }
+}
+
+static void nest_close(hx *X, nest *N) {
+  for (int j = N->n - 1; j >= 0; j--) loop_close(X, &N->L[j]);
+}
+
+/** Byte offset of the current element of pattern a of the nest. */
+static LLVMValueRef nest_off(hx *X, const nest *N, const dims *d, int a, int64_t es) {
+  LLVMValueRef off = ci64(X, 0);
+  for (int j = 0; j < d->n; j++) off = add(X, off, mul(X, N->L[j].iv, d->stride[a][j] * es));
+  return off;
+}
+
+static int64_t esize(const trnc_nc_ap *ap) { return (int64_t)trnc_nc_dtype_size((trnc_dtype)ap->dtype); }
+
+/** Address of element 0 of partition (or HBM row) p of ap (p: i64), an
+ *  operand of the instruction being translated: its slot's base pointer
+ *  (an argument of the instruction's function) plus the partition step. */
+static LLVMValueRef row_ptr(hx *X, const trnc_nc_ap *ap, LLVMValueRef p) {
+  int sl = 0;
+  while (sl < 4 && nc_slot(X->cur, sl) != ap) sl++;
+  int64_t step = ap->mem == TRNC_NC_MEM_SBUF   ? X->part_stride[0]
+                 : ap->mem == TRNC_NC_MEM_PSUM ? X->part_stride[1]
+                                               : ap->partition_stride * esize(ap);
+  return gep8(X, X->slotb[sl], mul(X, p, step));
+}
+
+/* ---- element codecs ------------------------------------------------------------------ */
+
+static LLVMTypeRef raw_type(hx *X, int64_t es) { return es == 1 ? X->i8 : es == 2 ? X->i16 : X->i32; }
+
+/** fp32 value of the element at ptr (trnc_nc_decode, inlined but for fp16/fp8). */
+static LLVMValueRef load_elem(hx *X, LLVMValueRef ptr, int dt) {
+  LLVMBuilderRef B = X->B;
+  switch (dt) {
+    case TRNC_F32: return load(X, X->f32, ptr, 4);
+    case TRNC_BF16: {
+      LLVMValueRef h = LLVMBuildZExt(B, load(X, X->i16, ptr, 2), X->i32, "");
+      return LLVMBuildBitCast(B, LLVMBuildShl(B, h, ci32(X, 16), ""), X->f32, "");
+    }
+    case TRNC_I32: return LLVMBuildSIToFP(B, load(X, X->i32, ptr, 4), X->f32, "");
+    case TRNC_I16: return LLVMBuildSIToFP(B, load(X, X->i16, ptr, 2), X->f32, "");
+    case TRNC_I8: return LLVMBuildSIToFP(B, load(X, X->i8, ptr, 1), X->f32, "");
+    case TRNC_U8: return LLVMBuildUIToFP(B, load(X, X->i8, ptr, 1), X->f32, "");
+    case TRNC_BOOL:
+      return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntNE, load(X, X->i8, ptr, 1), LLVMConstInt(X->i8, 0, 0), ""),
+                             cf(X, 1.0f), cf(X, 0.0f), "");
+    default: {
+      int64_t es = (int64_t)trnc_nc_dtype_size((trnc_dtype)dt);
+      LLVMValueRef b = LLVMBuildZExt(B, load(X, raw_type(X, es), ptr, (unsigned)es), X->i32, "");
+      LLVMValueRef args[2] = {ci32(X, dt), b};
+      return call(X, EXT_DECODE, args, 2);
+    }
+  }
+}
+
+/** sat_trunc of isa.c: NaN -> 0, <= lo -> lo, >= hi -> hi, else toward zero. */
+static LLVMValueRef sat_trunc(hx *X, LLVMValueRef x, int64_t lo, int64_t hi) {
+  LLVMBuilderRef B = X->B;
+  LLVMValueRef t = LLVMBuildFPToSI(B, x, X->i64, "");
+  t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOGE, x, cf(X, (float)hi), ""), ci64(X, hi), t, "");
+  t = LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealOLE, x, cf(X, (float)lo), ""), ci64(X, lo), t, "");
+  return LLVMBuildSelect(B, LLVMBuildFCmp(B, LLVMRealUNO, x, x, ""), ci64(X, 0), t, "");
+}
+
+/** Stores fp32 value f at ptr as dtype dt (trnc_nc_encode). */
+static void store_elem(hx *X, LLVMValueRef ptr, int dt, LLVMValueRef f) {
+  LLVMBuilderRef B = X->B;
+  LLVMValueRef v;
+  switch (dt) {
+    case TRNC_F32: store(X, f, ptr, 4); return;
+    case TRNC_BF16: { /* nc_f32_to_bf16 */
+      LLVMValueRef u = LLVMBuildBitCast(B, f, X->i32, "");
+      LLVMValueRef hi = LLVMBuildLShr(B, u, ci32(X, 16), "");
+      LLVMValueRef isnan =
+          LLVMBuildICmp(B, LLVMIntUGT, LLVMBuildAnd(B, u, ci32(X, 0x7fffffff), ""), ci32(X, 0x7f800000), "");
+      LLVMValueRef r = LLVMBuildAdd(B, u, LLVMBuildAdd(B, ci32(X, 0x7fff), LLVMBuildAnd(B, hi, ci32(X, 1), ""), ""), "");
+      r = LLVMBuildSelect(B, isnan, LLVMBuildOr(B, hi, ci32(X, 0x40), ""), LLVMBuildLShr(B, r, ci32(X, 16), ""), "");
+      store(X, LLVMBuildTrunc(B, r, X->i16, ""), ptr, 2);
+      return;
+    }
+    case TRNC_I32: v = LLVMBuildTrunc(B, sat_trunc(X, f, INT32_MIN, INT32_MAX), X->i32, ""); break;
+    case TRNC_I16: v = LLVMBuildTrunc(B, sat_trunc(X, f, INT16_MIN, INT16_MAX), X->i16, ""); break;
+    case TRNC_I8: v = LLVMBuildTrunc(B, sat_trunc(X, f, INT8_MIN, INT8_MAX), X->i8, ""); break;
+    case TRNC_U8: v = LLVMBuildTrunc(B, sat_trunc(X, f, 0, UINT8_MAX), X->i8, ""); break;
+    case TRNC_BOOL: v = LLVMBuildZExt(B, LLVMBuildFCmp(B, LLVMRealUNE, f, cf(X, 0.0f), ""), X->i8, ""); break;
+    default: {
+      LLVMValueRef args[2] = {ci32(X, dt), f};
+      v = LLVMBuildTrunc(B, call(X, EXT_ENCODE, args, 2), raw_type(X, (int64_t)trnc_nc_dtype_size((trnc_dtype)dt)), "");
+    }
+  }
+  store(X, v, ptr, (unsigned)trnc_nc_dtype_size((trnc_dtype)dt));
+}
+
+/* ---- ALU and activation functions (nc_sim.c's alu_rows / act_one) ------------------------- */
+
+static LLVMValueRef flag(hx *X, LLVMValueRef b) { return LLVMBuildUIToFP(X->B, b, X->f32, ""); }
+static LLVMValueRef fcmp(hx *X, LLVMRealPredicate pr, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildFCmp(X->B, pr, a, b, "");
+}
+static LLVMValueRef nonzero(hx *X, LLVMValueRef a) { return fcmp(X, LLVMRealUNE, a, cf(X, 0.0f)); }
+
+/** nc_max / nc_min: (a != a || a >= b) ? a : b (resp. <=). */
+static LLVMValueRef nanmax(hx *X, LLVMValueRef a, LLVMValueRef b, bool max) {
+  LLVMValueRef c = LLVMBuildOr(X->B, fcmp(X, LLVMRealUNO, a, a), fcmp(X, max ? LLVMRealOGE : LLVMRealOLE, a, b), "");
+  return LLVMBuildSelect(X->B, c, a, b, "");
+}
+
+static LLVMValueRef intrinsic1(hx *X, const char *name, LLVMValueRef x) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMTypeRef ty = X->f32;
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(X->M, id, &ty, 1);
+  return LLVMBuildCall2(X->B, LLVMIntrinsicGetType(X->C, id, &ty, 1), f, &x, 1, "");
+}
+static LLVMValueRef fabs_(hx *X, LLVMValueRef x) { return intrinsic1(X, "llvm.fabs", x); }
+
+static LLVMValueRef alu(hx *X, int op, LLVMValueRef a, LLVMValueRef b) {
+  LLVMBuilderRef B = X->B;
+  switch (op) {
+    case TRNC_NC_ALU_BYPASS: return a;
+    case TRNC_NC_ALU_ADD: return LLVMBuildFAdd(B, a, b, "");
+    case TRNC_NC_ALU_SUB: return LLVMBuildFSub(B, a, b, "");
+    case TRNC_NC_ALU_RSUB: return LLVMBuildFSub(B, b, a, "");
+    case TRNC_NC_ALU_MUL: return LLVMBuildFMul(B, a, b, "");
+    case TRNC_NC_ALU_DIV: return LLVMBuildFDiv(B, a, b, "");
+    case TRNC_NC_ALU_MAX: return nanmax(X, a, b, true);
+    case TRNC_NC_ALU_MIN: return nanmax(X, a, b, false);
+    case TRNC_NC_ALU_POW: {
+      LLVMValueRef args[2] = {a, b};
+      return call(X, EXT_POWF, args, 2);
+    }
+    case TRNC_NC_ALU_EQ: return flag(X, fcmp(X, LLVMRealOEQ, a, b));
+    case TRNC_NC_ALU_NE: return flag(X, fcmp(X, LLVMRealUNE, a, b));
+    case TRNC_NC_ALU_LT: return flag(X, fcmp(X, LLVMRealOLT, a, b));
+    case TRNC_NC_ALU_LE: return flag(X, fcmp(X, LLVMRealOLE, a, b));
+    case TRNC_NC_ALU_GT: return flag(X, fcmp(X, LLVMRealOGT, a, b));
+    case TRNC_NC_ALU_GE: return flag(X, fcmp(X, LLVMRealOGE, a, b));
+    case TRNC_NC_ALU_AND: return flag(X, LLVMBuildAnd(B, nonzero(X, a), nonzero(X, b), ""));
+    case TRNC_NC_ALU_OR: return flag(X, LLVMBuildOr(B, nonzero(X, a), nonzero(X, b), ""));
+    case TRNC_NC_ALU_XOR: return flag(X, LLVMBuildXor(B, nonzero(X, a), nonzero(X, b), ""));
+    case TRNC_NC_ALU_ABSMAX: return nanmax(X, fabs_(X, a), fabs_(X, b), true);
+    default: return NULL; /* nc_sim.c leaves the row as it was: not translated */
+  }
+}
+
+static LLVMValueRef act(hx *X, int f, LLVMValueRef x) {
+  LLVMBuilderRef B = X->B;
+#define FM(a, b) LLVMBuildFMul(B, a, b, "")
+#define FA(a, b) LLVMBuildFAdd(B, a, b, "")
+#define FD(a, b) LLVMBuildFDiv(B, a, b, "")
+  switch (f) {
+    case TRNC_NC_ACT_IDENTITY: return x;
+    case TRNC_NC_ACT_EXP: return call1(X, EXT_EXPF, x);
+    case TRNC_NC_ACT_LOG: return call1(X, EXT_LOGF, x);
+    case TRNC_NC_ACT_TANH: return call1(X, EXT_TANHF, x);
+    case TRNC_NC_ACT_SIGMOID: return FD(cf(X, 1.0f), FA(cf(X, 1.0f), call1(X, EXT_EXPF, LLVMBuildFNeg(B, x, ""))));
+    case TRNC_NC_ACT_RELU: return nanmax(X, x, cf(X, 0.0f), true);
+    case TRNC_NC_ACT_GELU:
+      return FM(FM(cf(X, 0.5f), x), FA(cf(X, 1.0f), call1(X, EXT_ERFF, FM(x, cf(X, 0.70710678118654752f)))));
+    case TRNC_NC_ACT_GELU_TANH: {
+      LLVMValueRef cube = FM(FM(FM(cf(X, 0.044715f), x), x), x);
+      LLVMValueRef in = FM(cf(X, 0.79788456080286536f), FA(x, cube));
+      return FM(FM(cf(X, 0.5f), x), FA(cf(X, 1.0f), call1(X, EXT_TANHF, in)));
+    }
+    case TRNC_NC_ACT_SILU: return FD(x, FA(cf(X, 1.0f), call1(X, EXT_EXPF, LLVMBuildFNeg(B, x, ""))));
+    case TRNC_NC_ACT_RSQRT: return FD(cf(X, 1.0f), intrinsic1(X, "llvm.sqrt", x));
+    case TRNC_NC_ACT_SQRT: return intrinsic1(X, "llvm.sqrt", x);
+    case TRNC_NC_ACT_SQUARE: return FM(x, x);
+    case TRNC_NC_ACT_SIN: return call1(X, EXT_SINF, x);
+    case TRNC_NC_ACT_COS: return call1(X, EXT_COSF, x);
+    case TRNC_NC_ACT_ERF: return call1(X, EXT_ERFF, x);
+    case TRNC_NC_ACT_RECIPROCAL: return FD(cf(X, 1.0f), x);
+    case TRNC_NC_ACT_ABS: return fabs_(X, x);
+    case TRNC_NC_ACT_SIGN: {
+      LLVMValueRef neg = LLVMBuildSelect(B, fcmp(X, LLVMRealOLT, x, cf(X, 0.0f)), cf(X, -1.0f), x, "");
+      return LLVMBuildSelect(B, fcmp(X, LLVMRealOGT, x, cf(X, 0.0f)), cf(X, 1.0f), neg, "");
+    }
+    case TRNC_NC_ACT_SOFTPLUS:
+      return LLVMBuildSelect(B, fcmp(X, LLVMRealOGT, x, cf(X, 20.0f)), x,
+                             call1(X, EXT_LOG1PF, call1(X, EXT_EXPF, x)), "");
+    default: return x;
+  }
+#undef FM
+#undef FA
+#undef FD
+}
+
+/* ---- rows through the workspace --------------------------------------------------------- */
+
+/** Moves row p of ap to (load) or from the workspace: element k of the row
+ *  is tmp[base + k*kscale] (floats), or, raw, the es bytes at byte
+ *  4*base + k*es (base, p: i64 values). */
+static void row_xfer(hx *X, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef base, int64_t kscale,
+                     bool to_tmp, bool raw) {
+  dims d;
+  dims_of(&ap, 1, &d);
+  int64_t es = esize(ap);
+  LLVMValueRef row = row_ptr(X, ap, p);
+  nest N;
+  nest_open(X, &N, &d);
+  LLVMValueRef e = gep8(X, row, nest_off(X, &N, &d, 0, es));
+  if (raw) {
+    LLVMValueRef t = gep8(X, X->tmp, add(X, mul(X, base, 4), mul(X, N.k, es)));
+    LLVMTypeRef ty = raw_type(X, es);
+    if (to_tmp) store(X, load(X, ty, e, (unsigned)es), t, (unsigned)es);
+    else store(X, load(X, ty, t, (unsigned)es), e, (unsigned)es);
+  } else {
+    LLVMValueRef t = gepf(X, add(X, base, mul(X, N.k, kscale)));
+    if (to_tmp) store(X, load_elem(X, e, ap->dtype), t, 4);
+    else store_elem(X, e, ap->dtype, load(X, X->f32, t, 4));
+  }
+  nest_close(X, &N);
+}
+
+static void need_tmp(hx *X, int64_t floats) {
+  if (floats > X->tmp_floats) X->tmp_floats = floats;
+}
+
+/** Element 0 of row p of ap (load_scalar). */
+static LLVMValueRef scalar(hx *X, const trnc_nc_ap *ap, LLVMValueRef p) {
+  return load_elem(X, row_ptr(X, ap, p), ap->dtype);
+}
+
+/* ---- overlap ---------------------------------------------------------------------------- */
+
+/** True if the elements of one row of ap are pairwise distinct bytes. */
+static bool injective(const trnc_nc_ap *ap) {
+  dims d;
+  dims_of(&ap, 1, &d);
+  int64_t span = 0; /* elements covered by the smaller dims so far */
+  bool used[TRNC_NC_MAX_FREE] = {false};
+  for (int r = 0; r < d.n; r++) { /* smallest |stride| first */
+    int best = -1;
+    for (int j = 0; j < d.n; j++)
+      if (!used[j] && (best < 0 || llabs(d.stride[0][j]) < llabs(d.stride[0][best]))) best = j;
+    used[best] = true;
+    int64_t s = llabs(d.stride[0][best]);
+    if (s <= span) return false;
+    span += s * (d.count[best] - 1);
+  }
+  return true;
+}
+
+static bool same_place(const trnc_nc_ap *a, const trnc_nc_ap *b) {
+  if (a->mem != b->mem || a->offset != b->offset || esize(a) != esize(b) || a->start_partition != b->start_partition ||
+      a->buffer != b->buffer || a->partition_stride != b->partition_stride)
+    return false;
+  const trnc_nc_ap *ab[2] = {a, b};
+  dims d;
+  if (!dims_of(ab, 2, &d)) return false;
+  for (int j = 0; j < d.n; j++)
+    if (d.stride[0][j] != d.stride[1][j]) return false;
+  return true;
+}
+
+/** True if a and b never touch one byte at the same partition step. */
+static bool disjoint(const trnc_nc_ap *a, const trnc_nc_ap *b) {
+  int64_t al, ah, bl, bh;
+  if (a->mem != b->mem) return true;
+  if (a->mem == TRNC_NC_MEM_HBM) return false;
+  if (a->start_partition != b->start_partition) return true;
+  return nc_ap_extent(a, &al, &ah) && nc_ap_extent(b, &bl, &bh) && (ah <= bl || bh <= al);
+}
+
+/** True if writing dst element by element while reading src element by
+ *  element (same order, same partition step) gives what nc_sim.c's "read
+ *  the row, then write it" gives. */
+static bool no_conflict(const trnc_nc_ap *dst, const trnc_nc_ap *src) {
+  /* HBM: caller buffers may alias, so never fused; SBUF/PSUM: another
+   * partition at every step, disjoint bytes, or element k in place */
+  return !src->mem || disjoint(dst, src) || (dst->mem != TRNC_NC_MEM_HBM && same_place(dst, src) && injective(dst));
+}
+
+/* ---- instructions ------------------------------------------------------------------------- */
+
+static int64_t affine_coeff(const trnc_nc_instr *in, int j) { return in->aff[2 + j]; }
+
+/** affine() of nc_sim.c: aff0 + aff1*p + sum aff[2+d]*i_d with the i_d of
+ *  free index k decomposed by ap's dims, as fp32. */
+static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
+  LLVMBuilderRef B = X->B;
+  LLVMValueRef v = add(X, ci64(X, in->aff[0]), mul(X, p, in->aff[1]));
+  for (int j = ap->nfree - 1; j >= 0; j--) {
+    int64_t c = ap->free[j].count;
+    if (affine_coeff(in, j)) v = add(X, v, mul(X, LLVMBuildURem(B, k, ci64(X, c), ""), affine_coeff(in, j)));
+    k = LLVMBuildUDiv(B, k, ci64(X, c), "");
+  }
+  return LLVMBuildSIToFP(B, v, X->f32, "");
+}
+
+/** Per-partition scalars of an elementwise instruction. */
+typedef struct scalars {
+  LLVMValueRef s0, s1;
+} scalars;
+
+/** The fp32 result of elementwise instruction in at free index k of
+ *  partition p from its row operands' values v[]; NULL if not translated. */
+static LLVMValueRef ew_value(hx *X, const trnc_nc_instr *in, LLVMValueRef *v, LLVMValueRef p, LLVMValueRef k,
+                             const scalars *s) {
+  switch (in->op) {
+    case TRNC_NC_OP_ACTIVATION:
+      return act(X, in->act, LLVMBuildFAdd(X->B, LLVMBuildFMul(X->B, v[0], s->s0, ""), s->s1, ""));
+    case TRNC_NC_OP_TENSOR_TENSOR: return alu(X, in->alu0, v[0], v[1]);
+    case TRNC_NC_OP_TENSOR_SCALAR: {
+      LLVMValueRef o = alu(X, in->alu0, v[0], s->s0);
+      return o && in->alu1 != TRNC_NC_ALU_BYPASS ? alu(X, in->alu1, o, s->s1) : o;
+    }
+    case TRNC_NC_OP_TENSOR_COPY:
+    case TRNC_NC_OP_DMA_COPY: return v[0];
+    case TRNC_NC_OP_MEMSET: return X->imm[0];
+    case TRNC_NC_OP_IOTA: return affine(X, in, &in->dst, p, k);
+    case TRNC_NC_OP_SELECT: return LLVMBuildSelect(X->B, nonzero(X, v[0]), v[1], v[2], "");
+    case TRNC_NC_OP_AFFINE_SELECT: {
+      LLVMValueRef c = alu(X, in->alu0, affine(X, in, &in->src[0], p, k), cf(X, 0.0f));
+      return c ? LLVMBuildSelect(X->B, nonzero(X, c), v[0], X->imm[0], "") : NULL;
+    }
+    default: return NULL;
+  }
+}
+
+/** Row operands (read element by element) of an elementwise instruction. */
+static int ew_rows(const trnc_nc_instr *in, const trnc_nc_ap **rows) {
+  switch (in->op) {
+    case TRNC_NC_OP_TENSOR_TENSOR: rows[0] = &in->src[0]; rows[1] = &in->src[1]; return 2;
+    case TRNC_NC_OP_SELECT: rows[0] = &in->src[0]; rows[1] = &in->src[1]; rows[2] = &in->src[2]; return 3;
+    case TRNC_NC_OP_MEMSET:
+    case TRNC_NC_OP_IOTA: return 0;
+    default: rows[0] = &in->src[0]; return 1;
+  }
+}
+
+/** True if ew_partition may run `in` fused (no workspace): its row operands
+ *  walk dst's dims and none overlaps dst in a way the element order could
+ *  show. Decided on the instruction as the program has it (offsets and
+ *  partitions matter). */
+static bool ew_fusable(const trnc_nc_instr *in) {
+  const trnc_nc_ap *rows[3] = {NULL, NULL, NULL};
+  int nr = ew_rows(in, rows);
+  const trnc_nc_ap *all[4] = {&in->dst, rows[0], rows[1], rows[2]};
+  dims d;
+  bool fused = dims_of(all, nr + 1, &d);
+  for (int r = 0; r < nr && fused; r++) fused = no_conflict(&in->dst, rows[r]);
+  if (in->op == TRNC_NC_OP_ACTIVATION && in->dst2.mem) fused = fused && disjoint(&in->dst2, &in->dst);
+  return fused;
+}
+
+/** One partition of an elementwise instruction, dst row dp from source rows
+ *  sp (for DMA copies and gathers they differ). raw: a same-dtype copy
+ *  (bits moved, not values). Fused (no workspace) when no operand overlaps
+ *  dst in a way that the element order could show. */
+static bool ew_partition(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *dst, LLVMValueRef dp,
+                         LLVMValueRef sp, bool raw) {
+  const trnc_nc_ap *rows[3] = {NULL, NULL, NULL};
+  int nr = ew_rows(in, rows);
+  scalars s = {NULL, NULL};
+  if (in->op == TRNC_NC_OP_ACTIVATION) {
+    s.s0 = X->imm[0];
+    s.s1 = in->src[1].mem ? scalar(X, &in->src[1], sp) : X->imm[1];
+  } else if (in->op == TRNC_NC_OP_TENSOR_SCALAR) {
+    s.s0 = in->src[1].mem ? scalar(X, &in->src[1], sp) : X->imm[0];
+    s.s1 = in->src[2].mem ? scalar(X, &in->src[2], sp) : X->imm[1];
+  }
+  const trnc_nc_ap *all[4] = {dst, rows[0], rows[1], rows[2]};
+  dims d;
+  bool fused = dims_of(all, nr + 1, &d) && X->fused;
+  bool sum = in->op == TRNC_NC_OP_ACTIVATION && in->dst2.mem;
+  int64_t n = trnc_nc_ap_free_elems(dst);
+  LLVMValueRef acc = NULL;
+  if (sum) {
+    acc = slot(X, X->f32);
+    store(X, cf(X, 0.0f), acc, 4);
+  }
+  LLVMValueRef v[3], val;
+  if (fused) {
+    LLVMValueRef base[4];
+    base[0] = row_ptr(X, dst, dp);
+    for (int r = 0; r < nr; r++) base[r + 1] = row_ptr(X, rows[r], sp);
+    nest N;
+    nest_open(X, &N, &d);
+    if (raw) {
+      int64_t es = esize(dst);
+      LLVMValueRef e = load(X, raw_type(X, es), gep8(X, base[1], nest_off(X, &N, &d, 1, es)), (unsigned)es);
+      store(X, e, gep8(X, base[0], nest_off(X, &N, &d, 0, es)), (unsigned)es);
+      nest_close(X, &N);
+      return true;
+    }
+    for (int r = 0; r < nr; r++)
+      v[r] = load_elem(X, gep8(X, base[r + 1], nest_off(X, &N, &d, r + 1, esize(rows[r]))), rows[r]->dtype);
+    if (!(val = ew_value(X, in, v, dp, N.k, &s))) return false;
+    if (sum) store(X, LLVMBuildFAdd(X->B, load(X, X->f32, acc, 4), val, ""), acc, 4);
+    store_elem(X, gep8(X, base[0], nest_off(X, &N, &d, 0, esize(dst))), dst->dtype, val);
+    nest_close(X, &N);
+  } else {
+    need_tmp(X, (nr + 1) * n);
+    if (raw) {
+      row_xfer(X, rows[0], sp, ci64(X, 0), 1, true, true);
+      row_xfer(X, dst, dp, ci64(X, 0), 1, false, true);
+      return true;
+    }
+    for (int r = 0; r < nr; r++) row_xfer(X, rows[r], sp, ci64(X, (r + 1) * n), 1, true, false);
+    loop L;
+    LLVMValueRef k = loop_open(X, &L, n);
+    for (int r = 0; r < nr; r++) v[r] = load(X, X->f32, gepf(X, add(X, k, ci64(X, (r + 1) * n))), 4);
+    if (!(val = ew_value(X, in, v, dp, k, &s))) return false;
+    if (sum) store(X, LLVMBuildFAdd(X->B, load(X, X->f32, acc, 4), val, ""), acc, 4);
+    store(X, val, gepf(X, k), 4);
+    loop_close(X, &L);
+    if (sum) store_elem(X, row_ptr(X, &in->dst2, dp), in->dst2.dtype, load(X, X->f32, acc, 4));
+    row_xfer(X, dst, dp, ci64(X, 0), 1, false, false);
+    return true;
+  }
+  if (sum) store_elem(X, row_ptr(X, &in->dst2, dp), in->dst2.dtype, load(X, X->f32, acc, 4));
+  return true;
+}
+
+static bool emit_elementwise(hx *X, const trnc_nc_instr *in) {
+  bool raw = in->op == TRNC_NC_OP_TENSOR_COPY && in->dst.dtype == in->src[0].dtype;
+  loop L;
+  LLVMValueRef p = loop_open(X, &L, in->dst.partitions);
+  bool ok = ew_partition(X, in, &in->dst, p, p, raw);
+  loop_close(X, &L);
+  return ok;
+}
+
+static bool emit_reduce(hx *X, const trnc_nc_instr *in) {
+  LLVMBuilderRef B = X->B;
+  const trnc_nc_ap *s = &in->src[0];
+  int64_t n = trnc_nc_ap_free_elems(&in->dst), nsrc = trnc_nc_ap_free_elems(s), inner = nsrc / (n ? n : 1);
+  int op = in->alu0;
+  need_tmp(X, nsrc + n);
+  LLVMValueRef r = slot(X, X->f32), nan = slot(X, X->i1);
+  loop Lp;
+  LLVMValueRef p = loop_open(X, &Lp, in->dst.partitions);
+  row_xfer(X, s, p, ci64(X, n), 1, true, false);
+  loop Lj;
+  LLVMValueRef j = loop_open(X, &Lj, n);
+  LLVMValueRef xb = add(X, ci64(X, n), mul(X, j, inner));
+  LLVMValueRef x0 = load(X, X->f32, gepf(X, xb), 4);
+  store(X, op == TRNC_NC_ALU_ABSMAX ? fabs_(X, x0) : x0, r, 4);
+  store(X, fcmp(X, LLVMRealUNO, x0, x0), nan, 1);
+  if (inner > 1) {
+    loop Li;
+    LLVMValueRef i = loop_open(X, &Li, inner - 1);
+    LLVMValueRef x = load(X, X->f32, gepf(X, add(X, xb, add(X, i, ci64(X, 1)))), 4);
+    LLVMValueRef rv = load(X, X->f32, r, 4), nv;
+    if (op == TRNC_NC_ALU_MAX || op == TRNC_NC_ALU_MIN) {
+      nv = LLVMBuildSelect(B, fcmp(X, op == TRNC_NC_ALU_MAX ? LLVMRealOGT : LLVMRealOLT, x, rv), x, rv, "");
+      store(X, LLVMBuildOr(B, load(X, X->i1, nan, 1), fcmp(X, LLVMRealUNO, x, x), ""), nan, 1);
+    } else if (!(nv = alu(X, op, rv, x))) {
+      return false;
+    }
+    store(X, nv, r, 4);
+    loop_close(X, &Li);
+  }
+  LLVMValueRef res = load(X, X->f32, r, 4);
+  if (op == TRNC_NC_ALU_MAX || op == TRNC_NC_ALU_MIN)
+    res = LLVMBuildSelect(B, load(X, X->i1, nan, 1), LLVMBuildBitCast(B, ci32(X, 0x7fc00000), X->f32, ""), res, "");
+  store(X, res, gepf(X, j), 4);
+  loop_close(X, &Lj);
+  row_xfer(X, &in->dst, p, ci64(X, 0), 1, false, false);
+  loop_close(X, &Lp);
+  return true;
+}
+
+/** All rows of ap into the workspace at row*rowlen + k (floats). */
+static void load_all(hx *X, const trnc_nc_ap *ap, int64_t base, int64_t rowlen) {
+  loop L;
+  LLVMValueRef p = loop_open(X, &L, ap->partitions);
+  row_xfer(X, ap, p, add(X, ci64(X, base), mul(X, p, rowlen)), 1, true, false);
+  loop_close(X, &L);
+}
+
+/** dst[f][p] = src[p][f] through the workspace (TensorE and DMA transposes). */
+static void emit_transpose(hx *X, const trnc_nc_ap *d, const trnc_nc_ap *s) {
+  int64_t F = trnc_nc_ap_free_elems(s);
+  need_tmp(X, s->partitions * F);
+  load_all(X, s, 0, F);
+  loop L;
+  LLVMValueRef f = loop_open(X, &L, d->partitions);
+  row_xfer(X, d, f, f, F, false, false);
+  loop_close(X, &L);
+}
+
+static void emit_gather(hx *X, const trnc_nc_instr *in) {
+  LLVMBuilderRef B = X->B;
+  bool gather = in->mode == TRNC_NC_DMA_GATHER;
+  const trnc_nc_ap *table = gather ? &in->src[0] : &in->dst, *tile = gather ? &in->dst : &in->src[0];
+  bool raw = in->dst.dtype == in->src[0].dtype;
+  loop L;
+  LLVMValueRef p = loop_open(X, &L, tile->partitions);
+  LLVMValueRef idx = load(X, X->i32, row_ptr(X, &in->src[1], p), 4);
+  LLVMValueRef bad = LLVMBuildOr(B, LLVMBuildICmp(B, LLVMIntSLT, idx, ci32(X, 0), ""),
+                                 LLVMBuildICmp(B, LLVMIntSGE, idx, ci32(X, table->partitions), ""), "");
+  LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "oob");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(X->C, X->fn, "ok");
+  LLVMBuildCondBr(B, bad, fail, ok);
+  LLVMPositionBuilderAtEnd(B, fail);
+  LLVMValueRef vals[4] = {X->instr_arg, LLVMBuildSExt(B, idx, X->i64, ""), p,
+                          ci64(X, table->partitions)};
+  for (int f = 0; f < 4; f++) {
+    LLVMValueRef at = ci64(X, f);
+    store(X, vals[f], LLVMBuildInBoundsGEP2(B, X->i64, X->err, &at, 1, ""), 8);
+  }
+  LLVMBuildRet(B, ci32(X, 1));
+  LLVMPositionBuilderAtEnd(B, ok);
+  LLVMValueRef i64idx = LLVMBuildSExt(B, idx, X->i64, "");
+  ew_partition(X, in, &in->dst, gather ? p : i64idx, gather ? i64idx : p, raw);
+  loop_close(X, &L);
+}
+
+static bool emit_dma(hx *X, const trnc_nc_instr *in) {
+  const trnc_nc_ap *d = &in->dst, *s = &in->src[0];
+  int64_t sf = trnc_nc_ap_free_elems(s), df = trnc_nc_ap_free_elems(d);
+  if (in->mode == TRNC_NC_DMA_GATHER || in->mode == TRNC_NC_DMA_SCATTER) {
+    emit_gather(X, in);
+  } else if (in->mode == TRNC_NC_DMA_TRANSPOSE) {
+    emit_transpose(X, d, s);
+  } else if (s->partitions == d->partitions && sf == df) {
+    loop L;
+    LLVMValueRef p = loop_open(X, &L, s->partitions);
+    ew_partition(X, in, d, p, p, d->dtype == s->dtype);
+    loop_close(X, &L);
+  } else { /* different shapes: flattened through the workspace, as values */
+    need_tmp(X, nc_ap_elems(s));
+    load_all(X, s, 0, sf);
+    loop L;
+    LLVMValueRef p = loop_open(X, &L, d->partitions);
+    row_xfer(X, d, p, mul(X, p, df), 1, false, false);
+    loop_close(X, &L);
+  }
+  return true;
+}
+
+/** dst[M,N] (+)= src0[K,M]^T src1[K,N]: A (K x Mp), B (K x Np) and C (Mp x Np)
+ *  in the workspace, padded to whole micro-kernel blocks; each block keeps
+ *  MB x NVB vectors of accumulators while k runs 0..K-1 in order. */
+static void emit_matmul(hx *X, const trnc_nc_instr *in) {
+  LLVMBuilderRef B = X->B;
+  const trnc_nc_ap *st = &in->src[0], *mv = &in->src[1], *d = &in->dst;
+  int64_t K = st->partitions, M = trnc_nc_ap_free_elems(st), N = trnc_nc_ap_free_elems(mv);
+  int64_t NB = VW * NVB, Mp = (M + MB - 1) / MB * MB, Np = (N + NB - 1) / NB * NB;
+  int64_t oA = 0, oB = K * Mp, oC = oB + K * Np;
+  need_tmp(X, oC + Mp * Np);
+  /* operands, their padding zeroed (padded rows/columns are never stored) */
+  loop Lk;
+  LLVMValueRef k = loop_open(X, &Lk, K);
+  row_xfer(X, st, k, add(X, ci64(X, oA), mul(X, k, Mp)), 1, true, false);
+  row_xfer(X, mv, k, add(X, ci64(X, oB), mul(X, k, Np)), 1, true, false);
+  for (int64_t m = M; m < Mp; m++) store(X, cf(X, 0.0f), gepf(X, add(X, ci64(X, oA + m), mul(X, k, Mp))), 4);
+  if (Np > N) {
+    loop Lz;
+    LLVMValueRef z = loop_open(X, &Lz, Np - N);
+    store(X, cf(X, 0.0f), gepf(X, add(X, add(X, ci64(X, oB + N), z), mul(X, k, Np))), 4);
+    loop_close(X, &Lz);
+  }
+  loop_close(X, &Lk);
+  if (in->mode) {
+    loop Lm;
+    LLVMValueRef m = loop_open(X, &Lm, M);
+    row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, true, false);
+    loop_close(X, &Lm);
+  }
+  LLVMValueRef acc[MB][NVB];
+  for (int j = 0; j < MB; j++)
+    for (int v = 0; v < NVB; v++) acc[j][v] = slot(X, X->vf);
+  loop Lm0, Ln0, Lkk;
+  LLVMValueRef m0 = mul(X, loop_open(X, &Lm0, Mp / MB), MB);
+  LLVMValueRef n0 = mul(X, loop_open(X, &Ln0, Np / NB), NB);
+  for (int j = 0; j < MB; j++)
+    for (int v = 0; v < NVB; v++) {
+      LLVMValueRef c = gepf(X, add(X, add(X, ci64(X, oC + v * VW), n0), mul(X, add(X, m0, ci64(X, j)), Np)));
+      store(X, in->mode ? load(X, X->vf, c, 4) : LLVMConstNull(X->vf), acc[j][v], 4);
+    }
+  LLVMValueRef kk = loop_open(X, &Lkk, K);
+  LLVMValueRef bv[NVB];
+  for (int v = 0; v < NVB; v++)
+    bv[v] = load(X, X->vf, gepf(X, add(X, add(X, ci64(X, oB + v * VW), n0), mul(X, kk, Np))), 4);
+  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(X->i32, VW));
+  for (int j = 0; j < MB; j++) {
+    LLVMValueRef a = load(X, X->f32, gepf(X, add(X, add(X, ci64(X, oA + j), m0), mul(X, kk, Mp))), 4);
+    LLVMValueRef av = LLVMBuildInsertElement(B, LLVMGetPoison(X->vf), a, ci32(X, 0), "");
+    av = LLVMBuildShuffleVector(B, av, LLVMGetPoison(X->vf), zeros, "");
+    for (int v = 0; v < NVB; v++)
+      store(X, LLVMBuildFAdd(B, load(X, X->vf, acc[j][v], 4), LLVMBuildFMul(B, av, bv[v], ""), ""), acc[j][v], 4);
+  }
+  loop_close(X, &Lkk);
+  for (int j = 0; j < MB; j++)
+    for (int v = 0; v < NVB; v++) {
+      LLVMValueRef c = gepf(X, add(X, add(X, ci64(X, oC + v * VW), n0), mul(X, add(X, m0, ci64(X, j)), Np)));
+      store(X, load(X, X->vf, acc[j][v], 4), c, 4);
+    }
+  loop_close(X, &Ln0);
+  loop_close(X, &Lm0);
+  loop Ls;
+  LLVMValueRef m = loop_open(X, &Ls, M);
+  row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, false, false);
+  loop_close(X, &Ls);
+}
+
+static bool emit_instr(hx *X, const trnc_nc_instr *in) {
+  switch (in->op) {
+    case TRNC_NC_OP_NOP: return true;
+    case TRNC_NC_OP_DMA_COPY: return emit_dma(X, in);
+    case TRNC_NC_OP_MATMUL: emit_matmul(X, in); return true;
+    case TRNC_NC_OP_TRANSPOSE: emit_transpose(X, &in->dst, &in->src[0]); return true;
+    case TRNC_NC_OP_TENSOR_REDUCE: return emit_reduce(X, in);
+    case TRNC_NC_OP_ACTIVATION:
+    case TRNC_NC_OP_TENSOR_TENSOR:
+    case TRNC_NC_OP_TENSOR_SCALAR:
+    case TRNC_NC_OP_TENSOR_COPY:
+    case TRNC_NC_OP_MEMSET:
+    case TRNC_NC_OP_IOTA:
+    case TRNC_NC_OP_SELECT:
+    case TRNC_NC_OP_AFFINE_SELECT: return emit_elementwise(X, in);
+    default: return false;
+  }
+}
+
+/* ---- module ---------------------------------------------------------------------------------- */
+
+static void declare_externs(hx *X) {
+  LLVMTypeRef f1 = LLVMFunctionType(X->f32, &X->f32, 1, 0);
+  LLVMTypeRef ff[2] = {X->f32, X->f32}, enc[2] = {X->i32, X->f32}, dec[2] = {X->i32, X->i32};
+  LLVMTypeRef f2 = LLVMFunctionType(X->f32, ff, 2, 0);
+  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+  for (int e = 0; e < EXT_COUNT; e++) {
+    LLVMTypeRef ty = e == EXT_POWF ? f2 : e == EXT_ENCODE ? LLVMFunctionType(X->i32, enc, 2, 0)
+                     : e == EXT_DECODE ? LLVMFunctionType(X->f32, dec, 2, 0) : f1;
+    X->extty[e] = ty;
+    X->ext[e] = LLVMAddFunction(X->M, trnc_host_externs[e].name, ty);
+    LLVMAddAttributeAtIndex(X->ext[e], LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(X->C, nounwind, 0));
+  }
+}
+
+/** Common start of a function: attributes, entry block current. */
+static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsigned last_noalias, bool noinline) {
+  X->fn = fn;
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (unsigned a = first_noalias; a <= last_noalias; a++) /* separate allocations */
+    LLVMAddAttributeAtIndex(fn, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
+  const char *fattr[2] = {"nounwind", "noinline"};
+  for (int f = 0; f < (noinline ? 2 : 1); f++)
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(X->C, LLVMGetEnumAttributeKindForName(fattr[f], strlen(fattr[f])), 0));
+  X->entry = LLVMAppendBasicBlockInContext(X->C, fn, "entry");
+  LLVMPositionBuilderAtEnd(X->B, X->entry);
+}
+
+/* ---- instruction functions, shared by instructions that differ only in where
+ * their operands are ------------------------------------------------------------- */
+
+/** An instruction as its function sees it: operands relative to their
+ *  slot base (offset, start partition and buffer zeroed), immediates as
+ *  arguments, no queue or semaphores. */
+static trnc_nc_instr normalized(const trnc_nc_instr *in) {
+  trnc_nc_instr n;
+  memset(&n, 0, sizeof n);
+  n.op = in->op;
+  n.alu0 = in->alu0;
+  n.alu1 = in->alu1;
+  n.act = in->act;
+  n.mode = in->mode;
+  memcpy(n.aff, in->aff, sizeof n.aff);
+  for (int sl = 0; sl < 5; sl++) {
+    const trnc_nc_ap *a = nc_slot(in, sl);
+    trnc_nc_ap *b = nc_slot_mut(&n, sl);
+    b->mem = a->mem;
+    b->dtype = a->dtype;
+    b->nfree = a->nfree;
+    b->partitions = a->partitions;
+    b->partition_stride = a->partition_stride;
+    for (int d = 0; d < a->nfree && d < TRNC_NC_MAX_FREE; d++) b->free[d] = a->free[d];
+  }
+  return n;
+}
+
+/** Field-by-field equality of two normalized instructions (no padding read). */
+static bool same_normalized(const trnc_nc_instr *a, const trnc_nc_instr *b) {
+  if (a->op != b->op || a->alu0 != b->alu0 || a->alu1 != b->alu1 || a->act != b->act || a->mode != b->mode ||
+      memcmp(a->aff, b->aff, sizeof a->aff))
+    return false;
+  for (int sl = 0; sl < 5; sl++) {
+    const trnc_nc_ap *x = nc_slot(a, sl), *y = nc_slot(b, sl);
+    if (x->mem != y->mem || x->dtype != y->dtype || x->nfree != y->nfree || x->partitions != y->partitions ||
+        x->partition_stride != y->partition_stride)
+      return false;
+    for (int d = 0; d < x->nfree; d++)
+      if (x->free[d].stride != y->free[d].stride || x->free[d].count != y->free[d].count) return false;
+  }
+  return true;
+}
+
+typedef struct ifn {
+  trnc_nc_instr norm;
+  bool fused;
+  LLVMValueRef fn;
+} ifn;
+
+/** The function of instruction in (an existing one when another
+ *  instruction of the program normalizes to the same), NULL if not
+ *  translated. fns/nfns: the program's functions so far. */
+static LLVMValueRef instr_function(hx *X, const trnc_nc_instr *in, ifn *fns, size_t *nfns, const char *prefix) {
+  trnc_nc_instr norm = normalized(in);
+  bool fused = ew_fusable(in);
+  for (size_t f = 0; f < *nfns; f++)
+    if (fns[f].fused == fused && same_normalized(&fns[f].norm, &norm)) return fns[f].fn;
+  char name[96];
+  snprintf(name, sizeof name, "%s_f%zu", prefix, *nfns);
+  ifn *F = &fns[(*nfns)++];
+  F->norm = norm;
+  F->fused = fused;
+  F->fn = LLVMAddFunction(X->M, name, X->ifn);
+  /* external linkage: no interprocedural constant propagation of the
+   * immediates (see hx.imm) */
+  begin_function(X, F->fn, 6, 7, true); /* tmp, err */
+  for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(F->fn, (unsigned)sl);
+  X->tmp = LLVMGetParam(F->fn, 5);
+  X->err = LLVMGetParam(F->fn, 6);
+  X->instr_arg = LLVMGetParam(F->fn, 7);
+  for (int i = 0; i < 3; i++) X->imm[i] = LLVMGetParam(F->fn, 8 + (unsigned)i);
+  X->cur = &F->norm;
+  X->fused = fused;
+  if (!emit_instr(X, &F->norm)) return NULL;
+  LLVMBuildRet(X->B, ci32(X, 0));
+  return F->fn;
+}
+
+/** Base pointer of program buffer b in the kernel function, loaded once in
+ *  its entry block. */
+static LLVMValueRef hbm_base(hx *X, int b) {
+  if (!X->hbm[b]) {
+    LLVMBuilderRef e = LLVMCreateBuilderInContext(X->C);
+    LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
+    if (first) LLVMPositionBuilderBefore(e, first);
+    else LLVMPositionBuilderAtEnd(e, X->entry);
+    LLVMValueRef at = ci64(X, b);
+    X->hbm[b] = LLVMBuildLoad2(e, X->ptr, LLVMBuildInBoundsGEP2(e, X->ptr, X->hbm_arg, &at, 1, ""), "");
+    LLVMSetAlignment(X->hbm[b], 8);
+    LLVMDisposeBuilder(e);
+  }
+  return X->hbm[b];
+}
+
+/** Base pointer of operand slot sl of in (element 0 of partition/row 0),
+ *  built in the kernel function. */
+static LLVMValueRef slot_base(hx *X, const trnc_nc_instr *in, int sl) {
+  const trnc_nc_ap *ap = nc_slot(in, sl);
+  switch (ap->mem) {
+    case TRNC_NC_MEM_NONE: return LLVMConstNull(X->ptr);
+    case TRNC_NC_MEM_SBUF: return gep8(X, X->sbuf, ci64(X, ap->start_partition * X->part_stride[0] + ap->offset));
+    case TRNC_NC_MEM_PSUM: return gep8(X, X->psum, ci64(X, ap->start_partition * X->part_stride[1] + ap->offset));
+    default: return gep8(X, hbm_base(X, ap->buffer), ci64(X, ap->offset));
+  }
+}
+
+/**
+ * One kernel: function "<prefix>_k<k>" calling, in schedule order, each
+ * instruction's function with its operands' base pointers, returning the
+ * first nonzero status. Instructions that differ only in where their
+ * operands are share one function, so a program of many same-shaped tiles
+ * compiles a handful of functions.
+ */
+static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, ifn *fns, size_t *nfns, trnc_diags *diags) {
+  nc_schedule sc;
+  trnc_status st = nc_schedule_build(X->p, k, &sc, diags);
+  if (st) return st;
+  const nc_kernel *kn = &X->p->kernels[k];
+  LLVMValueRef *calls = calloc(sc.n ? sc.n : 1, sizeof *calls);
+  if (!calls) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  for (size_t oi = 0; oi < sc.n && !st; oi++) {
+    const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
+    if (in->op == TRNC_NC_OP_NOP) continue;
+    if (!(calls[oi] = instr_function(X, in, fns, nfns, prefix))) {
+      char where[160];
+      st = trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
+                           nc_where(X->p, k, sc.order[oi], where, sizeof where),
+                           in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
+    }
+  }
+  if (!st) {
+    char name[96];
+    snprintf(name, sizeof name, "%s_k%zu", prefix, k);
+    begin_function(X, LLVMAddFunction(X->M, name, X->kfn), 2, 5, false); /* sbuf, psum, tmp, err */
+    X->hbm_arg = LLVMGetParam(X->fn, 0);
+    X->sbuf = LLVMGetParam(X->fn, 1);
+    X->psum = LLVMGetParam(X->fn, 2);
+    for (size_t b = 0; b < X->p->nbufs; b++) X->hbm[b] = NULL;
+    for (size_t oi = 0; oi < sc.n; oi++) {
+      if (!calls[oi]) continue;
+      const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
+      LLVMValueRef args[11];
+      for (int sl = 0; sl < 5; sl++) args[sl] = slot_base(X, in, sl);
+      args[5] = LLVMGetParam(X->fn, 3);
+      args[6] = LLVMGetParam(X->fn, 4);
+      args[7] = ci64(X, (int64_t)sc.order[oi]);
+      for (int i = 0; i < 3; i++) args[8 + i] = cf(X, in->imm[i]);
+      LLVMValueRef rc = LLVMBuildCall2(X->B, X->ifn, calls[oi], args, 11, "");
+      LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "fail");
+      LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(X->C, X->fn, "next");
+      LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntNE, rc, ci32(X, 0), ""), fail, next);
+      LLVMPositionBuilderAtEnd(X->B, fail);
+      LLVMBuildRet(X->B, rc);
+      LLVMPositionBuilderAtEnd(X->B, next);
+    }
+    LLVMBuildRet(X->B, ci32(X, 0));
+  }
+  free(calls);
+  nc_schedule_free(&sc);
+  return st;
+}
+
+trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_stride[2], LLVMContextRef C,
+                                const char *prefix, LLVMModuleRef *out, int64_t *tmp_floats,
+                                trnc_diags *diags) {
+  /* collective steps go through the caller's distributed engine, which
+   * only the interpreter drives (trnc_nc_simulate_with) */
+  for (size_t k = 0; k < p->nkernels; k++)
+    if (p->kernels[k].cc)
+      return trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED,
+                             "host backend: step %zu is a collective (%s over process group '%s'): a "
+                             "program with collective steps runs on the interpreter",
+                             k, trnc_nc_cc_op_name(p->kernels[k].cc->op), p->kernels[k].cc->group);
+  hx X;
+  memset(&X, 0, sizeof X);
+  X.C = C;
+  X.p = p;
+  X.t = p->target;
+  X.part_stride[0] = part_stride[0];
+  X.part_stride[1] = part_stride[1];
+  X.M = LLVMModuleCreateWithNameInContext(prefix, C);
+  X.B = LLVMCreateBuilderInContext(C);
+  X.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *X.hbm);
+  if (!X.hbm) {
+    LLVMDisposeBuilder(X.B);
+    LLVMDisposeModule(X.M);
+    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  }
+  X.i1 = LLVMInt1TypeInContext(C);
+  X.i8 = LLVMInt8TypeInContext(C);
+  X.i16 = LLVMInt16TypeInContext(C);
+  X.i32 = LLVMInt32TypeInContext(C);
+  X.i64 = LLVMInt64TypeInContext(C);
+  X.f32 = LLVMFloatTypeInContext(C);
+  X.ptr = LLVMPointerTypeInContext(C, 0);
+  X.vf = LLVMVectorType(X.f32, VW);
+  LLVMTypeRef args[5] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr};
+  X.kfn = LLVMFunctionType(X.i32, args, 5, 0);
+  LLVMTypeRef iargs[11] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.i64, X.f32, X.f32, X.f32};
+  X.ifn = LLVMFunctionType(X.i32, iargs, 11, 0);
+  declare_externs(&X);
+  ifn *fns = malloc((trnc_nc_program_instr_count(p) + 1) * sizeof *fns);
+  size_t nfns = 0;
+  trnc_status st = fns ? TRNC_OK : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  for (size_t k = 0; k < p->nkernels && !st; k++) st = emit_kernel(&X, k, prefix, fns, &nfns, diags);
+  free(fns);
+  LLVMDisposeBuilder(X.B);
+  free(X.hbm);
+  if (st) {
+    LLVMDisposeModule(X.M);
+    return st;
+  }
+  *out = X.M;
+  *tmp_floats = X.tmp_floats;
+  return TRNC_OK;
+}
