@@ -52,6 +52,8 @@ typedef struct sim_mem {
   float *jtmp; /* the JIT's workspace (trnc_host_tmp_floats) */
 } sim_mem;
 
+static bool jit_translates(const trnc_nc_program *p);
+
 struct trnc_nc_sim_plan {
   const trnc_nc_program *p;
   nc_schedule *sched;  /* one per kernel */
@@ -60,6 +62,7 @@ struct trnc_nc_sim_plan {
   pthread_mutex_t mu;  /* held by the run using mem */
   sim_mem mem;
   trnc_engine_slot jit; /* host code and run count (runtime/engine.c) */
+  bool interp_only;    /* jit_translates(p) is false */
 };
 
 typedef struct sim {
@@ -790,6 +793,7 @@ trnc_status trnc_nc_sim_plan_create(const trnc_nc_program *p, trnc_nc_sim_plan *
   trnc_nc_sim_plan *pl = calloc(1, sizeof *pl);
   if (!pl) return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: out of memory");
   pl->p = p;
+  pl->interp_only = !jit_translates(p);
   if (pthread_mutex_init(&pl->mu, NULL)) {
     free(pl);
     return trnc_diag_error(diags, TRNC_ERR_NOMEM, "simulator: cannot create a mutex");
@@ -998,9 +1002,24 @@ out:
   return st;
 }
 
+/* True if the host backend translates every instruction of p bit for bit:
+ * exact int32 arithmetic on GpSimd and the bitvec ALUs (bitwise ops,
+ * shifts) run on the interpreter only, as collective steps do. */
+static bool jit_translates(const trnc_nc_program *p) {
+  if (trnc_nc_program_collective_count(p) > 0) return false;
+  for (size_t k = 0; k < trnc_nc_program_kernel_count(p); k++)
+    for (size_t i = 0; i < trnc_nc_kernel_instr_count(p, k); i++) {
+      const trnc_nc_instr *in = trnc_nc_kernel_instr(p, k, i);
+      if (trnc_nc_instr_int_exact(in) || in->alu0 >= TRNC_NC_ALU_BIT_AND || in->alu1 >= TRNC_NC_ALU_BIT_AND)
+        return false;
+    }
+  return true;
+}
+
 /* A run of pl on the engine TRNC_SIM names (artifact: AUTO when unset);
- * programs with collective steps always interpret (the JIT does not
- * translate them: only the interpreter drives the distributed engine). */
+ * programs the JIT does not translate (collective steps: only the
+ * interpreter drives the distributed engine; exact integer instructions)
+ * always interpret. */
 static trnc_status run_engine(trnc_nc_sim_plan *pl, const void *const *inputs, void *const *outputs,
                               const trnc_collective_engine *engine, trnc_diags *diags, bool artifact,
                               bool fill) {
@@ -1008,9 +1027,9 @@ static trnc_status run_engine(trnc_nc_sim_plan *pl, const void *const *inputs, v
   trnc_status st = trnc_engine_from_env(&e, artifact, diags);
   if (st) return st;
   const trnc_host_code *code = NULL;
-  bool collectives = trnc_nc_program_collective_count(pl->p) > 0;
-  bool timed = e == TRNC_ENGINE_AUTO && !collectives;
-  if (!collectives) code = trnc_engine_pick(&pl->jit, pl->p, pl->stride, &e);
+  bool interp_only = pl->interp_only;
+  bool timed = e == TRNC_ENGINE_AUTO && !interp_only;
+  if (!interp_only) code = trnc_engine_pick(&pl->jit, pl->p, pl->stride, &e);
   if (code && e == TRNC_ENGINE_CHECK) return run_check(pl, code, inputs, outputs, diags, fill);
   if (!timed || code) return plan_run(pl, code, inputs, outputs, engine, diags, fill);
   /* AUTO on the interpreter: its time is what decides when to compile */

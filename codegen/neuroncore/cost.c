@@ -152,7 +152,7 @@ static double instr_cost(const trnc_nc_target *t, const trnc_nc_instr *in, pe_st
     double elems = (double)in->dst.partitions * (double)n * inputs;
     return (t->vector_fixed_cycles + ceil(elems / t->gpsimd_lanes)) / t->gpsimd_hz;
   }
-  return (t->vector_fixed_cycles + (double)n * inputs) / t->vector_hz;
+  return (t->vector_fixed_cycles + (double)n * inputs) / (in->engine == TRNC_NC_GPSIMD ? t->gpsimd_hz : t->vector_hz);
 }
 
 /* Bit 0: the instruction touches SBUF, bit 1: PSUM (any operand slot). */

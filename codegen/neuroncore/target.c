@@ -59,6 +59,7 @@ static const trnc_nc_target k_trn1 = {
     .vector_hz = 1.12e9,
     .scalar_hz = 1.4e9,
     .gpsimd_hz = 1.4e9,
+    .gpsimd_lanes = 128,                     /* [gpsimd] 8 cores x 512-bit SIMD (NeuronCore-v2) */
     .pe_rows = 128, .pe_cols = 128,          /* [arch1] 128 x 128 systolic array */
     .pe_fp32_slowdown = 4.0,                 /* [arch1] fp32 ~4x; 23 vs 92 TFLOPS */
     .pe_fp8_speedup = 1.0,                   /* [arch1] cFP8 at the bf16 rate; [isa] no perf mode on NC-v2 */
