@@ -206,6 +206,16 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
     }
     case TRNC_OP_ANY_DIM: case TRNC_OP_ALL_DIM: return iv(0, 1);
+    case TRNC_OP_SORT: case TRNC_OP_SORT_STABLE: case TRNC_OP_TOPK: {
+      /* values are a selection of the input's, indices lie within the dim */
+      if (k == 0) return arg_iv(g, vals, a0);
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = trnc_arg_int(n, n->op == TRNC_OP_SORT ? 1 : 2, -1);
+      if (d < 0) d += x->rank;
+      return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
+    }
+    case TRNC_OP_HISTC: /* counts (a float result, integer-valued) */
+      return iv(0, (double)trnc_type_numel(trnc_ref_type(g, a0->u.ref)));
     case TRNC_OP_MAX_POOL2D: {
       if (k == 0) break;
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
@@ -382,7 +392,11 @@ trnc_status trnc_graph_check_lowerable(const trnc_graph *g, trnc_diags *d) {
         continue;
       }
       if (v->is_none || !is_int_dtype(v->type.dtype)) {
-        vals[n->outs[k]] = v->type.dtype == TRNC_BOOL ? iv(0, 1) : iv_unknown();
+        /* a float result is bounded only where it counts (histc's bins feed
+         * the int32 offsets of MoE routing) */
+        vals[n->outs[k]] = v->type.dtype == TRNC_BOOL ? iv(0, 1)
+                           : n->op == TRNC_OP_HISTC   ? node_iv(g, n, k, vals)
+                                                      : iv_unknown();
         continue;
       }
       interval r = node_iv(g, n, k, vals);

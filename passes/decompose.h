@@ -105,5 +105,17 @@ trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
+/** sort / sort.stable(x, dim, descending) and topk(x, k, dim, largest):
+ *  stable ranks counted from a comparison matrix, values and indices placed
+ *  by a one-hot sum (passes/decomp_sort.c). */
+trnc_status decomp_sort(trnc_db *b, const trnc_node *n);
+trnc_status decomp_topk(trnc_db *b, const trnc_node *n);
+/** histc(x, bins, min, max): eager's float32 bin arithmetic, a one-hot
+ *  comparison with the bins and a sum. */
+trnc_status decomp_histc(trnc_db *b, const trnc_node *n);
+/** transformers::grouped_mm_fallback and its backward: every expert's
+ *  matmul over all rows, each row's own kept (passes/decomp_moe.c). */
+trnc_status decomp_grouped_mm(trnc_db *b, const trnc_node *n);
+trnc_status decomp_grouped_mm_bw(trnc_db *b, const trnc_node *n);
 
 #endif
