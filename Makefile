@@ -99,9 +99,9 @@ op-sweep: install
 	TRNC_OP_SWEEP=full $(VENV)/bin/pytest -q tests/python/test_op_sweep.py $(OP_SWEEP_ARGS)
 
 # The model suite in full: every architecture of tests/models/zoo.py trained
-# one step with its default and with eager attention, and run in inference
-# (`make test` trains every default, three eager ones and runs three in
-# inference). About 8 minutes on 2 cores.
+# one step and run in inference, each with its default and with eager
+# attention (`make test` trains every default and four eager ones, and runs
+# four defaults and Mixtral's eager attention in inference).
 models: install
 	TRNC_MODEL_SUITE=full $(VENV)/bin/pytest -q tests/models
 
