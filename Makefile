@@ -100,8 +100,8 @@ op-sweep: install
 
 # The model suite in full: every architecture of tests/models/zoo.py trained
 # one step and run in inference, each with its default and with eager
-# attention (`make test` trains every default and four eager ones, and runs
-# four defaults and Mixtral's eager attention in inference).
+# attention (`make test` trains every default and three eager ones, and
+# runs four defaults in inference).
 models: install
 	TRNC_MODEL_SUITE=full $(VENV)/bin/pytest -q tests/models
 

@@ -60,7 +60,9 @@ static interval dtype_range(trnc_dtype t) {
 static bool computes(const trnc_node *n) {
   if (n->op >= TRNC_OP_COUNT) return false;
   const char *cat = trnc_op_defs[n->op].category;
-  return !strcmp(cat, "elementwise") || !strcmp(cat, "compare") || !strcmp(cat, "reduction");
+  /* sort and topk compare and sum their values through fp32 (passes/decomp_sort.c) */
+  return !strcmp(cat, "elementwise") || !strcmp(cat, "compare") || !strcmp(cat, "reduction") ||
+         !strcmp(cat, "sort");
 }
 
 /* Interval of a graph input or constant of integer dtype. */

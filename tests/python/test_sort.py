@@ -168,6 +168,9 @@ def test_limits_are_refused_with_their_reason():
     assert "topk with k = 0" in _refusal(lambda x: torch.topk(x, 0), torch.randn(3, 4))
     assert "histc with min >= max" in _refusal(lambda x: torch.histc(x, 4), torch.randn(9))
     assert "histc with min >= max" in _refusal(lambda x: torch.histc(x, 4, 1, 1), torch.randn(9))
+    # integers are compared through fp32: exact within +-2^24 only
+    big = _refusal(lambda x: torch.sort(torch.tensor([2**30, 1, 5]))[0].float() + x, torch.ones(3))
+    assert "aten.sort.default" in big and "outside +-2^24" in big
 
 
 # ---- transformers::grouped_mm_fallback ------------------------------------- #
