@@ -42,12 +42,22 @@ static trnc_ref membership(trnc_db *b, trnc_ref offs, int64_t S, bool experts_la
   return DB(b, LOGICAL_AND, V(DB(b, GE, V(s), V(starts))), V(DB(b, LT, V(s), V(ends))));
 }
 
-/* The experts' matrices side by side: W permuted by perm, as [rows, E*cols]. */
-static trnc_ref side_by_side(trnc_db *b, trnc_ref w, const int64_t perm[3]) {
+/* The experts' matrices side by side as [C, E*O]: W[e] laid out with its
+ * axis c (K forward, N backward) as rows, the other axis o as columns. The
+ * copy runs along whichever axis has unit stride: a weight stored
+ * transposed (Mixtral's [E, N, K] parameter seen as [E, K, N]) with c unit
+ * stride is viewed as [E*O, C] and transposed, with no copy at all. */
+static trnc_ref side_by_side(trnc_db *b, trnc_ref w, int c) {
   const trnc_type *t = trnc_db_type(b, w);
-  int64_t r = t->shape[perm[0]], c = t->shape[perm[1]] * t->shape[perm[2]];
-  trnc_ref p = DB(b, PERMUTE, V(w), trnc_db_ints(b, perm, 3));
-  return trnc_db_view(b, DB(b, CLONE, V(p), NONE), 2, (const int64_t[]){r, c});
+  int o = 3 - c;
+  int64_t rows = t->shape[c], cols = t->shape[0] * t->shape[o];
+  if (t->stride[c] == 1 && t->stride[o] != 1) {
+    trnc_ref p = DB(b, PERMUTE, V(w), trnc_db_ints(b, (const int64_t[]){0, o, c}, 3));
+    trnc_ref v = trnc_db_view(b, DB(b, CLONE, V(p), NONE), 2, (const int64_t[]){cols, rows});
+    return DB(b, TRANSPOSE, V(v), I(0), I(1));
+  }
+  trnc_ref p = DB(b, PERMUTE, V(w), trnc_db_ints(b, (const int64_t[]){c, 0, o}, 3));
+  return trnc_db_view(b, DB(b, CLONE, V(p), NONE), 2, (const int64_t[]){rows, cols});
 }
 
 /* sum_e where(in[s, e], (a @ wide)[s, e, :], 0) with wide [*, E*C] */
@@ -66,7 +76,7 @@ trnc_status decomp_grouped_mm(trnc_db *b, const trnc_node *n) {
   const trnc_type wt = *trnc_db_type(b, w);
   int64_t S = trnc_db_type(b, x)->shape[0], E = wt.shape[0], N = wt.shape[2];
   trnc_ref in = membership(b, offs, S, true);
-  trnc_ref wide = side_by_side(b, w, (const int64_t[]){1, 0, 2}); /* [K, E*N] */
+  trnc_ref wide = side_by_side(b, w, 1); /* [K, E*N] */
   return trnc_db_result(b, 0, select_rows(b, DB(b, CLONE, V(x), NONE), wide, in, E, N));
 }
 
@@ -77,7 +87,7 @@ trnc_status decomp_grouped_mm_bw(trnc_db *b, const trnc_node *n) {
   trnc_ref g = DB(b, CLONE, V(n->args[3].u.ref), NONE);
   const trnc_type wt = *trnc_db_type(b, w);
   int64_t S = trnc_db_type(b, x)->shape[0], E = wt.shape[0], K = wt.shape[1], N = wt.shape[2];
-  trnc_ref wide = side_by_side(b, w, (const int64_t[]){2, 0, 1}); /* [N, E*K] */
+  trnc_ref wide = side_by_side(b, w, 2); /* [N, E*K] */
   trnc_status s = trnc_db_result(b, 0, select_rows(b, g, wide, membership(b, offs, S, true), E, K));
   if (s) return s;
   trnc_ref in = trnc_db_view(b, membership(b, offs, S, false), 3, (const int64_t[]){E, S, 1});
@@ -85,6 +95,13 @@ trnc_status decomp_grouped_mm_bw(trnc_db *b, const trnc_node *n) {
   trnc_ref gs = trnc_db_view(b, g, 3, (const int64_t[]){1, S, N});
   trnc_ref xm = DB(b, WHERE, V(in), V(xs), F(0.0)); /* [E, S, K] */
   trnc_ref gm = DB(b, WHERE, V(in), V(gs), F(0.0)); /* [E, S, N] */
+  /* grad_W in the layout the graph declares for it (the weight's own:
+   * [E, N, K] storage for a weight transposed as Mixtral's) */
+  const trnc_type *want = trnc_db_type(b, n->outs[1]);
+  if (want->stride[1] == 1 && want->stride[2] != 1) {
+    trnc_ref gwt = DB(b, BMM, V(DB(b, TRANSPOSE, V(gm), I(1), I(2))), V(xm)); /* [E, N, K] */
+    return trnc_db_result(b, 1, DB(b, TRANSPOSE, V(gwt), I(1), I(2)));
+  }
   trnc_ref gw = DB(b, BMM, V(DB(b, TRANSPOSE, V(xm), I(1), I(2))), V(gm));
   return trnc_db_result(b, 1, gw);
 }
