@@ -20,7 +20,7 @@ def test_ops_table_fields():
     assert ops
     for o in ops:
         assert set(o) == {"name", "fx_target", "category", "dtypes", "max_rank", "limits"}
-        assert o["name"] and o["fx_target"].startswith(("aten.", "_c10d_functional."))
+        assert o["name"] and o["fx_target"].startswith(("aten.", "_c10d_functional.", "transformers."))
         assert 0 <= o["max_rank"] <= _trnc.MAX_RANK
     names = [o["fx_target"] for o in ops]
     assert len(names) == len(set(names))
