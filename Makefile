@@ -118,9 +118,9 @@ opinfo: install
 	$(PY) tests/python/opinfo_report.py build/opinfo-*.jsonl; exit $$rc
 
 # The model suite in full: every architecture of tests/models/zoo.py trained
-# one step with its default and with eager attention, and run in inference
-# (`make test` trains every default, three eager ones and runs three in
-# inference). About 8 minutes on 2 cores.
+# one step and run in inference, each with its default and with eager
+# attention (`make test` trains every default and three eager ones, and
+# runs four defaults in inference).
 models: install
 	TRNC_MODEL_SUITE=full $(VENV)/bin/pytest -q tests/models
 

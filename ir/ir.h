@@ -42,6 +42,7 @@ typedef enum trnc_op {
 /* float64 is accepted and legalized to float32 (passes/legalize_f64.c); int64
  * is accepted where interval analysis proves values fit int32 (docs/dtypes.md). */
 #define TRNC_DTS_FLOAT (TRNC_DT(TRNC_F32) | TRNC_DT(TRNC_BF16) | TRNC_DT(TRNC_F16) | TRNC_DT(TRNC_F64))
+#define TRNC_DTS_SINGLE (TRNC_DT(TRNC_F32) | TRNC_DT(TRNC_F64)) /* f64 runs as f32 */
 #define TRNC_DTS_FP8   (TRNC_DT(TRNC_F8E4M3) | TRNC_DT(TRNC_F8E5M2))
 #define TRNC_DTS_INT   (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32) | TRNC_DT(TRNC_I16) | TRNC_DT(TRNC_I8) | TRNC_DT(TRNC_U8))
 #define TRNC_DTS_INDEX (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32))
@@ -53,12 +54,20 @@ typedef enum trnc_op {
 /* Float data plus integer index operands (embedding, nll_loss, pooling indices). */
 #define TRNC_DTS_FLOAT_IDX (TRNC_DTS_FLOAT | TRNC_DTS_INDEX | TRNC_DT(TRNC_BOOL))
 #define TRNC_DTS_EMBED TRNC_DTS_FLOAT_IDX
+/* float data with integer offsets (transformers' grouped expert matmul) */
+#define TRNC_DTS_GROUPED (TRNC_DTS_FLOAT | TRNC_DTS_INDEX)
 /* What a collective carries (torch.distributed's gloo has no fp8 reductions). */
 #define TRNC_DTS_CC (TRNC_DTS_FLOAT | TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
 
 /* Longest cumsum trnc lowers (passes/decomp_ops.c: a matmul with an N x N
  * ones matrix, 64 MiB of float32 at this length). */
 #define TRNC_CUMSUM_MAX 4096
+
+/* sort / topk (passes/decomp_sort.c) rank each element by counting the
+ * elements before it in a rows x N x N comparison: the longest row, and the
+ * most comparisons (rows x N x N; rows x N x bins for histc) in one op. */
+#define TRNC_SORT_MAX 4096
+#define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
 
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {

@@ -78,7 +78,9 @@ static interval dtype_range(trnc_dtype t, int64_t input_bound) {
 static bool computes(const trnc_node *n) {
   if (n->op >= TRNC_OP_COUNT) return false;
   const char *cat = trnc_op_defs[n->op].category;
-  return !strcmp(cat, "elementwise") || !strcmp(cat, "compare") || !strcmp(cat, "reduction");
+  /* sort and topk compare and sum their values through fp32 (passes/decomp_sort.c) */
+  return !strcmp(cat, "elementwise") || !strcmp(cat, "compare") || !strcmp(cat, "reduction") ||
+         !strcmp(cat, "sort");
 }
 
 /* Interval of a graph input or constant of integer dtype. */
@@ -238,6 +240,16 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
     }
     case TRNC_OP_ANY_DIM: case TRNC_OP_ALL_DIM: return iv(0, 1);
+    case TRNC_OP_SORT: case TRNC_OP_SORT_STABLE: case TRNC_OP_TOPK: {
+      /* values are a selection of the input's, indices lie within the dim */
+      if (k == 0) return arg_iv(g, vals, a0);
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = trnc_arg_int(n, n->op == TRNC_OP_SORT ? 1 : 2, -1);
+      if (d < 0) d += x->rank;
+      return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
+    }
+    case TRNC_OP_HISTC: /* counts (a float result, integer-valued) */
+      return iv(0, (double)trnc_type_numel(trnc_ref_type(g, a0->u.ref)));
     case TRNC_OP_MAX_POOL2D: {
       if (k == 0) break;
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
@@ -662,7 +674,9 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
         continue;
       }
       if (v->is_none || !is_int_dtype(v->type.dtype)) {
-        vals[o] = any_iv(g, n, k, vals);
+        /* a float result is bounded where it counts: histc's bins feed the
+         * int32 offsets of MoE routing */
+        vals[o] = n->op == TRNC_OP_HISTC ? node_iv(g, n, k, vals) : any_iv(g, n, k, vals);
         continue;
       }
       interval r = cleaned ? clean : node_iv(g, n, k, vals);

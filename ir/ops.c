@@ -3,6 +3,7 @@
  * public names of statuses, dtypes and ops.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,13 +163,24 @@ static const char *check_sdpa(const trnc_graph *g, const trnc_node *n) {
 
 /* passes/decomp_ops.c computes cumsum as x @ triu(ones(N, N)): the ones
  * matrix bounds the scan length. */
-static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
+/* Size of the dim (argument dim_arg, default dflt) of tensor argument 0; 1
+ * for a 0-d tensor or a dim out of range (the shape rule reports it), 0 if
+ * argument 0 is no tensor. */
+static const trnc_type *tensor0(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *x = arg(n, 0);
-  if (!x || x->kind != TRNC_ARG_VALUE) return NULL;
-  const trnc_type *t = trnc_ref_type(g, x->u.ref);
-  int64_t dim = trnc_arg_int(n, 1, 0);
+  return x && x->kind == TRNC_ARG_VALUE ? trnc_ref_type(g, x->u.ref) : NULL;
+}
+
+static int64_t dim_size(const trnc_graph *g, const trnc_node *n, uint32_t dim_arg, int64_t dflt) {
+  const trnc_type *t = tensor0(g, n);
+  if (!t) return 0;
+  int64_t dim = trnc_arg_int(n, dim_arg, dflt);
   if (dim < 0) dim += t->rank;
-  if (t->rank > 0 && dim >= 0 && dim < t->rank && t->shape[dim] > TRNC_CUMSUM_MAX)
+  return t->rank > 0 && dim >= 0 && dim < t->rank ? t->shape[dim] : 1;
+}
+
+static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
+  if (dim_size(g, n, 1, 0) > TRNC_CUMSUM_MAX)
     return "cumsum over more than 4096 elements is not lowered (trnc computes a scan as a "
            "matmul with a triangular ones matrix of the scan length squared)";
   return NULL;
@@ -184,6 +196,58 @@ static const char *check_repeat(const trnc_graph *g, const trnc_node *n) {
   return rank <= TRNC_MAX_RANK ? NULL
                                : "repeat: the dims plus the repeated dims exceed 8 (trnc lowers "
                                  "repeat as an expand over one extra dim per repeated dim)";
+}
+
+/* sort / topk along dim: rows of at most TRNC_SORT_MAX, at most
+ * TRNC_SORT_MAX_COMPARISONS comparisons in all (passes/decomp_sort.c). */
+static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *t = tensor0(g, n);
+  if (!t) return NULL;
+  int64_t numel = trnc_type_numel(t), len = dim_size(g, n, n->op == TRNC_OP_SORT ? 1 : 2, -1);
+  if (n->op == TRNC_OP_TOPK && trnc_arg_int(n, 1, -1) == 0)
+    return "topk with k = 0 (an empty result) is not lowered";
+  if (numel == 0) return "sort/topk of an empty tensor is not lowered";
+  if (len > TRNC_SORT_MAX)
+    return "sort/topk along a dim of more than 4096 elements is not lowered (trnc ranks each "
+           "element by comparing it with every other element of its row)";
+  if (numel > TRNC_SORT_MAX_COMPARISONS / len)
+    return "sort/topk needing more than 2^24 comparisons (rows x N x N) is not lowered (trnc "
+           "ranks each element by comparing it with every other element of its row)";
+  return NULL;
+}
+
+/* histc: a static range min < max (eager takes min == max from the data),
+ * elements x bins within the comparison budget. */
+static const char *check_histc(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *t = tensor0(g, n);
+  if (!t) return NULL;
+  double lo = trnc_arg_number(arg(n, 2), 0), hi = trnc_arg_number(arg(n, 3), 0);
+  int64_t bins = trnc_arg_int(n, 1, 100);
+  if (!isfinite(lo) || !isfinite(hi))
+    return "histc: min and max must be finite (eager refuses them too)";
+  if ((float)lo >= (float)hi)
+    return "histc with min >= max is not lowered (min == max takes the range from the data; "
+           "pass the range)";
+  int64_t numel = trnc_type_numel(t);
+  if (numel == 0) return "histc of an empty tensor is not lowered";
+  if (bins > 0 && numel > TRNC_SORT_MAX_COMPARISONS / bins)
+    return "histc of more than 2^24 elements x bins is not lowered (trnc compares every "
+           "element with every bin)";
+  return NULL;
+}
+
+/* grouped_mm_fallback(_backward): float input and weight, integer offs. */
+static const char *check_grouped_mm(const trnc_graph *g, const trnc_node *n) {
+  for (uint32_t i = 0; i < n->nargs; i++) {
+    const trnc_arg *a = arg(n, i);
+    if (!a || a->kind != TRNC_ARG_VALUE) continue;
+    trnc_dtype dt = trnc_ref_type(g, a->u.ref)->dtype;
+    bool is_float = dt == TRNC_F32 || dt == TRNC_F16 || dt == TRNC_BF16 || dt == TRNC_F64;
+    if (i == 2 ? dt != TRNC_I32 && dt != TRNC_I64 : !is_float)
+      return i == 2 ? "grouped_mm_fallback: offs must be int32 or int64"
+                    : "grouped_mm_fallback: input, weight and gradients must be floating point";
+  }
+  return NULL;
 }
 
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {

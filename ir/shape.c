@@ -91,6 +91,12 @@ static void copy_shape(trnc_type *t, const trnc_type *src, trnc_dtype dt) {
 
 static void set_none(trnc_type *t) { t->rank = TRNC_RANK_NONE; }
 
+/* out[1]: int64 indices of out[0]'s shape (max.dim, sort, topk). */
+static void with_indices(trnc_type *out) {
+  out[1] = out[0];
+  out[1].dtype = TRNC_I64;
+}
+
 void trnc_type_set_contiguous(trnc_type *t) {
   int64_t s = 1;
   for (int i = t->rank - 1; i >= 0; i--) {
@@ -406,6 +412,84 @@ trnc_status rule_vector_norm(const trnc_graph *g, const trnc_node *n, trnc_type 
   return reduce_shape(n, x, dims, nd, trnc_arg_bool(n, 3, false), &out[0], d);
 }
 
+/* sort / sort.stable (self, [stable,] dim, descending): (values: self's
+ * type, indices: int64), both self's shape. */
+trnc_status rule_sort(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, n->op == TRNC_OP_SORT_STABLE ? 2 : 1, -1);
+  CHECK(wrap_dim(&dim, x->rank), "%s: dim %lld out of range for rank %d", n->target,
+        (long long)dim, x->rank);
+  copy_shape(&out[0], x, x->dtype);
+  with_indices(out);
+  return TRNC_OK;
+}
+
+/* topk(self, k, dim, largest, sorted): (values, int64 indices) of self's
+ * shape with k in dim. */
+trnc_status rule_topk(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                      trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 2, -1), k = trnc_arg_int(n, 1, -1);
+  CHECK(wrap_dim(&dim, x->rank), "topk: dim %lld out of range for rank %d",
+        (long long)trnc_arg_int(n, 2, -1), x->rank);
+  int64_t len = x->rank ? x->shape[dim] : 1;
+  CHECK(k >= 0 && k <= len, "topk: k = %lld out of range for a dim of %lld", (long long)k,
+        (long long)len);
+  copy_shape(&out[0], x, x->dtype);
+  if (x->rank) out[0].shape[dim] = k;
+  with_indices(out);
+  return TRNC_OK;
+}
+
+/* histc(self, bins, min, max): [bins] of self's dtype. */
+trnc_status rule_histc(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t bins = trnc_arg_int(n, 1, 100);
+  CHECK(bins > 0, "histc: bins must be positive, got %lld", (long long)bins);
+  set_shape(&out[0], x->dtype, 1, &bins);
+  return TRNC_OK;
+}
+
+/* transformers::grouped_mm_fallback(input [S,K], weight [E,K,N], offs [E]):
+ * [S,N] of input's dtype. */
+trnc_status rule_grouped_mm(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *w = targ(g, n, 1), *o = targ(g, n, 2);
+  CHECK(x->rank == 2 && w->rank == 3 && o->rank == 1,
+        "grouped_mm_fallback: input must be 2-D, weight 3-D and offs 1-D, got ranks %d, %d, %d",
+        x->rank, w->rank, o->rank);
+  CHECK(w->shape[1] == x->shape[1] && o->shape[0] == w->shape[0],
+        "grouped_mm_fallback: input [%lld,%lld], weight [%lld,%lld,%lld] and offs [%lld] do not "
+        "match", (long long)x->shape[0], (long long)x->shape[1], (long long)w->shape[0],
+        (long long)w->shape[1], (long long)w->shape[2], (long long)o->shape[0]);
+  CHECK(x->dtype == w->dtype, "grouped_mm_fallback: input and weight dtypes differ");
+  int64_t s[2] = {x->shape[0], w->shape[2]};
+  set_shape(&out[0], x->dtype, 2, s);
+  return TRNC_OK;
+}
+
+/* grouped_mm_fallback_backward(input, weight, offs, grad_output): (grad of
+ * input, grad of weight), each of its operand's shape. */
+trnc_status rule_grouped_mm_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  trnc_type y = {0};
+  trnc_status s = rule_grouped_mm(g, n, &y, 1, d);
+  if (s) return s;
+  const trnc_type *go = targ(g, n, 3);
+  CHECK(go->rank == 2 && go->shape[0] == y.shape[0] && go->shape[1] == y.shape[1] &&
+            go->dtype == y.dtype,
+        "grouped_mm_fallback_backward: grad_output must be [%lld,%lld] of the input's dtype",
+        (long long)y.shape[0], (long long)y.shape[1]);
+  copy_shape(&out[0], targ(g, n, 0), y.dtype);
+  copy_shape(&out[1], targ(g, n, 1), y.dtype);
+  return TRNC_OK;
+}
+
 trnc_status rule_reduce_all(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
@@ -441,8 +525,7 @@ trnc_status rule_minmax_dim(const trnc_graph *g, const trnc_node *n, trnc_type *
   int64_t dim = trnc_arg_int(n, 1, 0);
   trnc_status s = reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, 2, false), &out[0], d);
   out[0].dtype = x->dtype;
-  out[1] = out[0];
-  out[1].dtype = TRNC_I64;
+  with_indices(out);
   return s;
 }
 

@@ -120,5 +120,17 @@ trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n);
  *  index hits without include_self), divided for 'mean' by the count of
  *  values reduced at each position (scatter_add of ones, plus 1 for self). */
 trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n);
+/** sort / sort.stable(x, dim, descending) and topk(x, k, dim, largest):
+ *  stable ranks counted from a comparison matrix, values and indices placed
+ *  by a one-hot sum (passes/decomp_sort.c). */
+trnc_status decomp_sort(trnc_db *b, const trnc_node *n);
+trnc_status decomp_topk(trnc_db *b, const trnc_node *n);
+/** histc(x, bins, min, max): eager's float32 bin arithmetic, a one-hot
+ *  comparison with the bins and a sum. */
+trnc_status decomp_histc(trnc_db *b, const trnc_node *n);
+/** transformers::grouped_mm_fallback and its backward: every expert's
+ *  matmul over all rows, each row's own kept (passes/decomp_moe.c). */
+trnc_status decomp_grouped_mm(trnc_db *b, const trnc_node *n);
+trnc_status decomp_grouped_mm_bw(trnc_db *b, const trnc_node *n);
 
 #endif

@@ -186,6 +186,18 @@ static const trnc_node *const_node(const run *r, uint32_t value) {
 
 /* ---- decompose ------------------------------------------------------------------- */
 
+/* The graph imports and the legality scan refuses it, saying why; frees b. */
+static void refused(tu_fx *b, const char *why) {
+  trnc_graph *g = NULL;
+  trnc_diags *d = trnc_diags_create();
+  assert_int_equal(tu_fx_import(b, NULL, &g, d), TRNC_OK);
+  assert_int_equal(trnc_graph_check_lowerable(g, d), TRNC_ERR_UNSUPPORTED);
+  assert_true(tu_diags_have(d, why));
+  trnc_graph_destroy(g);
+  trnc_diags_destroy(d);
+  tu_fx_free(b);
+}
+
 static Trnc__Fx__TensorMeta *m4(tu_fx *b, Trnc__Fx__DType dt, int64_t a, int64_t c, int64_t e,
                                 int64_t f) {
   return tu_meta(b, dt, 4, (int64_t[]){a, c, e, f});
@@ -241,14 +253,110 @@ static void test_decompose_sdpa(void **state) {
 static void test_decompose_sdpa_dropout_refused(void **state) {
   tu_fx *b = tu_fx_new(FWD);
   sdpa_graph(b, 0.1);
-  trnc_graph *g = NULL;
-  trnc_diags *d = trnc_diags_create();
-  assert_int_equal(tu_fx_import(b, NULL, &g, d), TRNC_OK);
-  assert_int_equal(trnc_graph_check_lowerable(g, d), TRNC_ERR_UNSUPPORTED);
-  assert_true(tu_diags_have(d, "dropout_p > 0"));
-  trnc_graph_destroy(g);
-  trnc_diags_destroy(d);
-  tu_fx_free(b);
+  refused(b, "dropout_p > 0");
+}
+
+/* topk(x [26,4], k=2) of Mixtral's router: ranks counted from a [26,4,4]
+ * comparison, values and indices summed over a [26,4,2] one-hot. */
+static void test_decompose_topk(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", m2(b, F32, 26, 4));
+  uint32_t n = tu_call(b, "topk", "aten.topk.default", m2(b, F32, 26, 2));
+  tu_add_output(b, n, m2(b, I64, 26, 2));
+  tu_node(b, n)->outputs_tuple = true;
+  tu_arg(b, n, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, n, tu_a_int(b, "k", 2));
+  tu_arg(b, n, tu_a_int(b, "dim", -1));
+  tu_arg(b, n, tu_a_bool(b, "largest", true));
+  tu_arg(b, n, tu_a_bool(b, "sorted", true));
+  tu_output_ref(b, n, 0);
+  tu_output_ref(b, n, 1);
+  run r = lower(b);
+  HASNT(r, "topk(");
+  HAS(r, "bool[26,4,4]");   /* element j before element i */
+  HAS(r, "isnan(");         /* NaN ranks as the largest */
+  HAS(r, "bool[26,4,2]");   /* rank == slot */
+  HAS(r, "sum(");
+  assert_int_equal(trnc_ref_type(r.g, r.g->outputs[1])->dtype, TRNC_I64);
+  done(&r, b);
+}
+
+/* histc(x [numel], bins, lo, hi) as the graph's output. */
+static tu_fx *histc_graph(int64_t numel, int64_t bins, double lo, double hi) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", m1(b, F32, numel));
+  uint32_t n = tu_call(b, "histc", "aten.histc.default", m1(b, F32, bins));
+  tu_arg(b, n, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, n, tu_a_int(b, "bins", bins));
+  tu_arg(b, n, tu_a_float(b, "min", lo));
+  tu_arg(b, n, tu_a_float(b, "max", hi));
+  tu_output_ref(b, n, 0);
+  return b;
+}
+
+/* histc of MoE expert ids: the bin arithmetic, a [52,4] one-hot, a sum. */
+static void test_decompose_histc(void **state) {
+  tu_fx *b = histc_graph(52, 4, 0.0, 3.0);
+  run r = lower(b);
+  HASNT(r, "histc(");
+  HAS(r, "trunc(");
+  HAS(r, "bool[52,4]");
+  HAS(r, "sum(");
+  done(&r, b);
+}
+
+/* histc's range and size limits are refused by the legality scan. */
+static void test_histc_refusals(void **state) {
+  const struct { double lo, hi; int64_t n, bins; const char *why; } cases[] = {
+      {1.0, 1.0, 9, 4, "min >= max"}, {0.0, 1.0, 1 << 22, 8, "2^24 elements x bins"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    refused(histc_graph(cases[c].n, cases[c].bins, cases[c].lo, cases[c].hi), cases[c].why);
+  }
+}
+
+/* transformers::grouped_mm_fallback(x [13,6], w [4,6,5], offs [4]): one
+ * [13,6] x [6,20] matmul over every expert, rows selected by group. */
+static void test_decompose_grouped_mm(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", m2(b, F32, 13, 6));
+  uint32_t w = tu_placeholder(b, "w", m3(b, F32, 4, 6, 5));
+  uint32_t o = tu_placeholder(b, "offs", m1(b, I32, 4));
+  uint32_t n = tu_call(b, "gmm", "transformers.grouped_mm_fallback.default", m2(b, F32, 13, 5));
+  tu_arg(b, n, tu_a_ref(b, "input", x, 0));
+  tu_arg(b, n, tu_a_ref(b, "weight", w, 0));
+  tu_arg(b, n, tu_a_ref(b, "offs", o, 0));
+  tu_output_ref(b, n, 0);
+  run r = lower(b);
+  HASNT(r, "grouped_mm");
+  HAS(r, "f32[13,20]");     /* x @ [K, E*N] */
+  HAS(r, "bool[13,4]");     /* row s in expert e's group */
+  HAS(r, "where(");
+  done(&r, b);
+}
+
+/* Its backward: grad_input by one [13,5] x [5,24] matmul, grad_weight by a
+ * [4] batched matmul of the rows masked to each group. */
+static void test_decompose_grouped_mm_backward(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", m2(b, F32, 13, 6));
+  uint32_t w = tu_placeholder(b, "w", m3(b, F32, 4, 6, 5));
+  uint32_t o = tu_placeholder(b, "offs", m1(b, I64, 4));
+  uint32_t g = tu_placeholder(b, "grad", m2(b, F32, 13, 5));
+  uint32_t n = tu_call(b, "gmm_bw", "transformers.grouped_mm_fallback_backward.default",
+                       m2(b, F32, 13, 6));
+  tu_add_output(b, n, m3(b, F32, 4, 6, 5));
+  tu_node(b, n)->outputs_tuple = true;
+  tu_arg(b, n, tu_a_ref(b, "input", x, 0));
+  tu_arg(b, n, tu_a_ref(b, "weight", w, 0));
+  tu_arg(b, n, tu_a_ref(b, "offs", o, 0));
+  tu_arg(b, n, tu_a_ref(b, "grad_output", g, 0));
+  tu_output_ref(b, n, 0);
+  tu_output_ref(b, n, 1);
+  run r = lower(b);
+  HASNT(r, "grouped_mm");
+  HAS(r, "f32[13,24]");
+  HAS(r, "bmm(");
+  done(&r, b);
 }
 
 /* ---- dce ------------------------------------------------------------------------ */
@@ -664,6 +772,11 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decompose_sdpa),
       cmocka_unit_test(test_decompose_sdpa_dropout_refused),
+      cmocka_unit_test(test_decompose_topk),
+      cmocka_unit_test(test_decompose_histc),
+      cmocka_unit_test(test_histc_refusals),
+      cmocka_unit_test(test_decompose_grouped_mm),
+      cmocka_unit_test(test_decompose_grouped_mm_backward),
       cmocka_unit_test(test_dce_removes_unused),
       cmocka_unit_test(test_dce_keeps_used_dropout),
       cmocka_unit_test(test_cse_merges_identical),

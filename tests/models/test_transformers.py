@@ -1,8 +1,10 @@
 """Hugging Face transformers models on trnc. Training: one training step
 (forward, loss, backward) of a tiny random model (zoo.py: decoders, encoders,
-encoder-decoders, Whisper, ViT, ResNet) compiled with backend="neuron",
+encoder-decoders, Whisper, ViT, ResNet, and Mixtral's mixture of experts
+with transformers' default grouped_mm experts) compiled with backend="neuron",
 against a deep copy run eagerly. Inference: the outputs (loss, logits, ...)
-of the model in eval mode under no_grad, in its default attention.
+of the model in eval mode under no_grad, in its default attention (and,
+for some, eager attention).
 
 Attention runs in the model's default implementation ("sdpa" where
 transformers has it: on CPU it reaches trnc as the fused flash-attention
@@ -69,8 +71,9 @@ def _grad_errors(model, ref):
 
 # `make test` trains every model in its default attention and three of them
 # (a decoder, an encoder-decoder, a grouped-query decoder) with eager
-# attention too, and runs three in inference; TRNC_MODEL_SUITE=full (`make
-# models`) trains all of them both ways and runs all of them in inference.
+# attention too, and runs four in inference (one of them the mixture of
+# experts); TRNC_MODEL_SUITE=full (`make models`) trains all of them both
+# ways and runs all of them in inference both ways.
 FULL = os.environ.get("TRNC_MODEL_SUITE", "").strip().lower() in ("1", "full", "all", "yes")
 EAGER_SUBSET = ("gpt2", "bart", "llama")
 CASES = [(name, "default") for name in zoo.NAMES] + [
@@ -98,12 +101,15 @@ def _outputs(out):
     return [v for v in out.values() if isinstance(v, torch.Tensor) and v.is_floating_point()]
 
 
-INFERENCE_SUBSET = ("llama", "bert", "vit")
+INFERENCE_SUBSET = ("llama", "bert", "vit", "mixtral")
+INFERENCE_CASES = [(name, "default") for name in zoo.NAMES if FULL or name in INFERENCE_SUBSET] + [
+    (name, "eager") for name in zoo.NAMES
+    if name != "resnet" and FULL]
 
 
-@pytest.mark.parametrize("name", [n for n in zoo.NAMES if FULL or n in INFERENCE_SUBSET])
-def test_inference(name):
-    model = zoo.build(name).eval()
+@pytest.mark.parametrize("name,attn", INFERENCE_CASES)
+def test_inference(name, attn):
+    model = zoo.build(name, attn=None if attn == "default" else attn).eval()
     inputs = zoo.batch(name)
     with torch.no_grad():
         want = _outputs(model(**inputs))

@@ -49,6 +49,9 @@ def config(name: str, attn: str | None):
             attention_types=[[["global", "local"], 1]], max_position_embeddings=64, window_size=8,
             embed_dropout=0.0, attention_dropout=0.0, resid_dropout=0.0, bos_token_id=0,
             eos_token_id=0)),
+        "mixtral": (T.MixtralForCausalLM, lambda: T.MixtralConfig(
+            **_common(T), num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+            bos_token_id=0, eos_token_id=0)),
         "gemma": (T.GemmaForCausalLM, lambda: T.GemmaConfig(
             **_common(T), num_key_value_heads=2, head_dim=16, bos_token_id=0, eos_token_id=0,
             pad_token_id=0)),
@@ -84,7 +87,7 @@ def config(name: str, attn: str | None):
 
 
 NAMES = ("gpt2", "bert", "roberta", "distilbert", "llama", "mistral", "qwen2", "opt", "gpt_neo",
-         "gemma", "bart", "t5", "whisper", "vit", "resnet")
+         "gemma", "mixtral", "bart", "t5", "whisper", "vit", "resnet")
 # what each model trains on (batch() builds it)
 KIND = {"bart": "seq2seq", "t5": "seq2seq", "whisper": "audio", "vit": "image", "resnet": "image"}
 

@@ -63,8 +63,10 @@ class OpLine:
 
     @property
     def overload(self) -> torch._ops.OpOverload:
-        _, name, ov = self.target.split(".")
-        return getattr(getattr(torch.ops.aten, name), ov)
+        ns, name, ov = self.target.split(".")
+        if ns == "transformers":  # its custom ops register on import
+            import transformers.integrations.moe  # noqa: F401
+        return getattr(getattr(getattr(torch.ops, ns), name), ov)
 
 
 _OP_RE = re.compile(r'^OP\((\w+),\s*"([^"]+)",\s*"([^"]*)",\s*"([^"]*)",\s*\w+,\s*\w+,\s*'
@@ -1723,6 +1725,147 @@ def _group_norm(dtype, full):
         out.append(Sample([mk.tensor(shape, dtype), w, b, shape[0], c, hw, groups, 1e-5],
                           tag=f"{st}-g{groups}-{'aff' if affine else 'plain'}"))
     return out
+
+
+# (shape, dim, layout): rows of 1, odd lengths and 127/128/129 (one partition
+# tile and more), along the last dim, a first dim and across a transpose.
+SORT_CASES = [((), 0, "c"), ((1,), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((3, 5), 0, "c"),
+              ((4, 9), 1, "c"), ((2, 127), 1, "c"), ((2, 128), -1, "S"), ((129, 3), 0, "c"),
+              ((2, 1, 129), -1, "c")]
+
+
+def _sort_values(mk, shape, dim, dtype, lay, ties):
+    """Ties (and NaN in float rows of 9) where eager's order is defined:
+    sort.stable, and rows of at most 16 (eager's sort is an insertion sort
+    there); otherwise distinct values (a permutation of the row)."""
+    if ties:
+        x = mk.tensor(shape, dtype, lay, ties=True)
+        if dtype in FLOATS and shape == (4, 9):
+            x = x.clone()
+            x[1, 3] = x[1, 7] = x[2, 0] = float("nan")
+            x[3, :] = float("nan")
+        return x
+    n = shape[dim] if shape else 1
+    vals = torch.stack([mk.perm(n) for _ in range(math.prod(shape) // max(n, 1))])
+    x = (vals - n // 2).to(dtype).reshape([s for i, s in enumerate(shape) if i != dim % len(shape)]
+                                          + [n]).movedim(-1, dim % len(shape)).contiguous()
+    if lay == "T":
+        x = x.transpose(-1, -2).contiguous().transpose(-1, -2)
+    elif lay == "S":
+        x = torch.stack([x, x], -1).flatten(-2)[..., ::2]
+    return x
+
+
+def _sort_samples(dtype, stable):
+    """sort (positional dim, descending) or sort.stable (keywords)."""
+    out = []
+    for shape, dim, lay in SORT_CASES:
+        st = shape_tag(shape)
+        n = shape[dim] if shape else 1
+        for desc in (False, True):
+            mk = _mk("sort", dtype, st, dim, lay, desc, stable)
+            x = (mk.tensor(shape, dtype, lay) if not shape else
+                 _sort_values(mk, shape, dim, dtype, lay, ties=stable or n <= 16))
+            tag = f"{st}-d{dim}-{'desc' if desc else 'asc'}-{lay}"
+            kind = "c" if lay == "c" else "nc"
+            if stable:
+                out.append(Sample([x], {"stable": True, "dim": dim, "descending": desc},
+                                  tag=tag, kind=kind))
+            else:
+                out.append(Sample([x, dim, desc], tag=tag, kind=kind))
+    return out
+
+
+OVERRIDES["SORT"] = lambda dtype, full: _sort_samples(dtype, False)
+OVERRIDES["SORT_STABLE"] = lambda dtype, full: _sort_samples(dtype, True)
+
+# (shape, k, dim, layout)
+TOPK_CASES = [((), 1, 0, "c"), ((1,), 1, 0, "c"), ((7,), 3, 0, "c"), ((3, 5), 2, 1, "T"),
+              ((26, 4), 2, -1, "c"), ((130, 3), 2, 0, "c"), ((2, 127), 5, -1, "c"),
+              ((2, 128), 128, -1, "S"), ((2, 1, 129), 1, -1, "c")]
+
+
+@override("TOPK")
+def _topk(dtype, full):
+    """Distinct values (eager leaves the order of equal values unspecified);
+    a float row with one NaN (the largest, in eager)."""
+    out = []
+    for shape, k, dim, lay in TOPK_CASES:
+        st = shape_tag(shape)
+        for largest in (True, False):
+            mk = _mk("topk", dtype, st, k, dim, lay, largest)
+            x = (mk.tensor(shape, dtype, lay) if not shape else
+                 _sort_values(mk, shape, dim, dtype, lay, ties=False))
+            out.append(Sample([x, k, dim, largest, True],
+                              tag=f"{st}-k{k}-d{dim}-{'max' if largest else 'min'}-{lay}",
+                              kind="c" if lay == "c" else "nc"))
+    if dtype in FLOATS:
+        mk = _mk("topk", dtype, "nan")
+        x = _sort_values(mk, (3, 9), 1, dtype, "c", ties=False).clone()
+        x[0, 4] = x[2, 8] = float("nan")
+        out.append(Sample([x, 3, 1, True, True], tag="3x9-nan-max", kind="x"))
+        out.append(Sample([x, 3, 1, False, True], tag="3x9-nan-min", kind="x"))
+    return out
+
+
+# (shape, bins, min, max, values): randn, values on the bin edges, MoE expert
+# ids (eager's routing: bins = experts over [0, experts - 1]), NaN and inf
+HISTC_CASES = [((1000,), 7, -1.3, 2.1, "randn"), ((3, 5), 4, -1.0, 1.0, "randn"),
+               ((52,), 4, 0, 3, "ids"), ((129,), 10, -2.0, 3.0, "edges"), ((), 3, 0, 1, "randn"),
+               ((1,), 1, -1.0, 1.0, "randn"), ((2, 64), 129, -3.0, 3.0, "randn"),
+               ((40,), 5, -1.0, 1.0, "nan")]
+
+
+@override("HISTC")
+def _histc(dtype, full):
+    out = []
+    for shape, bins, lo, hi, what in HISTC_CASES:
+        st = shape_tag(shape)
+        mk = _mk("histc", dtype, st, bins, what)
+        if what == "ids":
+            x = mk.index(shape, bins).to(dtype)
+        elif what == "edges":
+            x = torch.linspace(lo, hi, bins + 1, dtype=dtype).repeat(13)[:shape[0]]
+        else:
+            x = mk.tensor(shape, dtype)
+            if what == "nan":
+                x[::7] = float("nan")
+                x[1], x[2] = float("inf"), -float("inf")
+                x[3], x[4] = lo, hi
+        out.append(Sample([x, bins, lo, hi], tag=f"{st}-b{bins}-{what}"))
+        if len(shape) == 2:
+            out.append(Sample([mk.tensor(shape, dtype, "T"), bins, lo, hi],
+                              tag=f"{st}-b{bins}-{what}-T", kind="nc"))
+    return out
+
+
+# (rows, K, N, experts, counts per expert (None: random), weight layout):
+# an expert with no rows, rows past the last group (offs[-1] < rows), one
+# expert, 127/128/129 rows, and Mixtral's transposed [E, N, K] weight.
+GROUPED_CASES = [(13, 6, 5, 4, (3, 0, 6, 4), "c"), (13, 6, 5, 4, (2, 5, 0, 3), "c"),
+                 (9, 4, 3, 1, (9,), "c"), (52, 16, 8, 4, None, "T"), (127, 8, 4, 3, None, "c"),
+                 (129, 8, 4, 2, None, "T")]
+
+
+def _grouped_samples(dtype, backward):
+    data = _floaty(dtype)
+    offs_dt = dtype if dtype in INTS else torch.int32
+    out = []
+    for S_, K, N, E, counts, lay in GROUPED_CASES:
+        mk = _mk("grouped", dtype, S_, E, lay, backward)
+        if counts is None:
+            counts = torch.bincount(mk.index((S_,), E), minlength=E).tolist()
+        offs = torch.tensor(counts, dtype=torch.int64).cumsum(0).to(offs_dt)
+        x = mk.tensor((S_, K), data)
+        w = mk.tensor((E, K, N), data, lay)
+        args = [x, w, offs] + ([mk.tensor((S_, N), data)] if backward else [])
+        out.append(Sample(args, tag=f"{S_}x{K}x{N}-e{E}-{'-'.join(map(str, counts))}-{lay}",
+                          kind="c" if lay == "c" else "nc"))
+    return out
+
+
+OVERRIDES["GROUPED_MM"] = lambda dtype, full: _grouped_samples(dtype, False)
+OVERRIDES["GROUPED_MM_BACKWARD"] = lambda dtype, full: _grouped_samples(dtype, True)
 
 
 NLL_CASES = [(5, 3), (1, 1), (130, 7), (3, 129), (1, 4)]

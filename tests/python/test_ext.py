@@ -19,8 +19,8 @@ def test_ops_table_fields():
     ops = _trnc.ops()
     assert ops
     for o in ops:
-        assert set(o) == {"name", "fx_target", "category", "dtypes", "max_rank", "limits"}
-        assert o["name"] and o["fx_target"].startswith(("aten.", "_c10d_functional."))
+        assert set(o) == {"name", "fx_target", "category", "dtypes", "max_rank", "limits", "decomposition"}
+        assert o["name"] and o["fx_target"].startswith(("aten.", "_c10d_functional.", "transformers."))
         assert 0 <= o["max_rank"] <= _trnc.MAX_RANK
     names = [o["fx_target"] for o in ops]
     assert len(names) == len(set(names))

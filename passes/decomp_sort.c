@@ -1,0 +1,165 @@
+/*
+ * decomp_sort.c — sort, topk and histc as comparisons and sums (see
+ * decompose.h for the builder).
+ *
+ * sort(x, dim, descending) with dim moved last and x seen as rows [R, N]:
+ * element i's place in its row is its rank, the number of elements that
+ * come before it,
+ *   rank[r, i] = sum_j before(x[r, j], x[r, i]) or (x[r, j] == x[r, i] and j < i)
+ * over an [R, N, N] comparison (before is <, or > when descending; NaN
+ * compares equal to NaN and after every number ascending, before every
+ * number descending, as eager orders it). Ranks are distinct, so the order
+ * is stable and every value and index is exact: output slot p takes, over
+ * a one-hot [R, N, P] of rank == p, the sum of where(onehot, x, 0) (one
+ * term is x[i], the others are zeros; where keeps an infinity or a NaN
+ * from meeting a zero), and the index likewise. topk(k, largest) is the
+ * same ranking with slots 0..k-1 (largest: descending); equal values
+ * come lowest index first, where eager leaves their order unspecified.
+ * Limits: TRNC_SORT_MAX per row, TRNC_SORT_MAX_COMPARISONS in all (the op
+ * table's check_sort).
+ *
+ * histc(x, bins, min, max) follows eager's CPU kernel: an element counts if
+ * min <= x <= max (NaN does not), in bin
+ *   trunc((x - min) * bins / (max - min)),  the last bin taking x == max,
+ * computed in float32 as eager does for float32 input; the counts are the
+ * sum over elements of a one-hot [numel, bins] comparison.
+ */
+#include <math.h>
+
+#include "passes/decompose.h"
+
+#define V trnc_db_val
+#define I trnc_db_int
+#define F trnc_db_float
+#define NONE trnc_db_none()
+
+static trnc_arg dims1(trnc_db *b, int64_t d) { return trnc_db_ints(b, &d, 1); }
+
+static bool is_float(trnc_dtype dt) {
+  return dt == TRNC_F32 || dt == TRNC_F64 || dt == TRNC_F16 || dt == TRNC_BF16;
+}
+
+/* A row-major view of x with `dim` moved last: [rows, len]. */
+typedef struct rows {
+  trnc_ref x;                     /* [rows, len], contiguous */
+  int64_t rows, len;
+  int rank, dim;
+  int64_t moved[TRNC_MAX_RANK];   /* x's shape with dim and the last dim swapped */
+} rows;
+
+static rows as_rows(trnc_db *b, trnc_ref x, int64_t dim) {
+  const trnc_type t = *trnc_db_type(b, x);
+  rows r = {.rank = t.rank, .dim = (int)(dim < 0 ? dim + t.rank : dim), .rows = 1};
+  int last = t.rank - 1;
+  trnc_ref m = r.dim == last ? x : DB(b, TRANSPOSE, V(x), I(r.dim), I(last));
+  for (int i = 0; i < t.rank; i++) {
+    r.moved[i] = t.shape[i == r.dim ? last : i == last ? r.dim : i];
+    if (i != last) r.rows *= r.moved[i];
+  }
+  r.len = t.shape[r.dim];
+  r.x = trnc_db_view(b, DB(b, CLONE, V(m), NONE), 2, (const int64_t[]){r.rows, r.len});
+  return r;
+}
+
+/* [rows, p] back to the input's layout with p in dim. */
+static trnc_ref from_rows(trnc_db *b, const rows *r, trnc_ref y, int64_t p) {
+  int64_t shape[TRNC_MAX_RANK];
+  for (int i = 0; i < r->rank; i++) shape[i] = i == r->rank - 1 ? p : r->moved[i];
+  y = trnc_db_view(b, y, r->rank, shape);
+  return r->dim == r->rank - 1 ? y : DB(b, TRANSPOSE, V(y), I(r->dim), I(r->rank - 1));
+}
+
+/* rank[r, i] (int64): how many elements of row r come before element i. */
+static trnc_ref ranks(trnc_db *b, const rows *r, bool descending) {
+  int64_t n = r->len;
+  trnc_ref xi = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, n, 1});
+  trnc_ref xj = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, 1, n});
+  trnc_ref before = descending ? DB(b, GT, V(xj), V(xi)) : DB(b, LT, V(xj), V(xi));
+  trnc_ref eq = DB(b, EQ, V(xj), V(xi));
+  if (is_float(trnc_db_type(b, r->x)->dtype)) {
+    trnc_ref ni = DB(b, ISNAN, V(xi)), nj = DB(b, ISNAN, V(xj));
+    /* ascending: a number before a NaN; descending: a NaN before a number */
+    trnc_ref nan_first = descending ? DB(b, LOGICAL_AND, V(nj), V(DB(b, LOGICAL_NOT, V(ni))))
+                                    : DB(b, LOGICAL_AND, V(ni), V(DB(b, LOGICAL_NOT, V(nj))));
+    before = DB(b, LOGICAL_OR, V(before), V(nan_first));
+    eq = DB(b, LOGICAL_OR, V(eq), V(DB(b, LOGICAL_AND, V(ni), V(nj))));
+  }
+  trnc_arg i64 = trnc_db_dtype(TRNC_I64);
+  trnc_ref idx = DB(b, ARANGE, I(n), i64, NONE, NONE, NONE);
+  trnc_ref earlier = DB(b, LT, V(DB(b, UNSQUEEZE, V(idx), I(0))), V(DB(b, UNSQUEEZE, V(idx), I(1))));
+  before = DB(b, LOGICAL_OR, V(before), V(DB(b, LOGICAL_AND, V(eq), V(earlier))));
+  return DB(b, SUM, V(before), dims1(b, -1), trnc_db_bool(false), i64);
+}
+
+/* Slots 0..p-1 of every row: (values [rows, p], int64 indices [rows, p]). */
+static void place(trnc_db *b, const rows *r, trnc_ref rank, int64_t p, trnc_ref *vals,
+                  trnc_ref *idx) {
+  int64_t n = r->len;
+  trnc_arg i64 = trnc_db_dtype(TRNC_I64);
+  trnc_ref slot = trnc_db_view(b, DB(b, ARANGE, I(p), i64, NONE, NONE, NONE), 3,
+                               (const int64_t[]){1, 1, p});
+  trnc_ref hot = DB(b, EQ, V(trnc_db_view(b, rank, 3, (const int64_t[]){r->rows, n, 1})),
+                    V(slot));
+  trnc_ref xi = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, n, 1});
+  trnc_ref ii = trnc_db_view(b, DB(b, ARANGE, I(n), i64, NONE, NONE, NONE), 3,
+                             (const int64_t[]){1, n, 1});
+  trnc_dtype dt = trnc_db_type(b, r->x)->dtype;
+  trnc_arg zero = is_float(dt) ? F(0.0) : I(0);
+  *vals = DB(b, SUM, V(DB(b, WHERE, V(hot), V(xi), zero)), dims1(b, 1), trnc_db_bool(false),
+             trnc_db_dtype(dt));
+  *idx = DB(b, SUM, V(DB(b, WHERE, V(hot), V(ii), I(0))), dims1(b, 1), trnc_db_bool(false), i64);
+}
+
+/* values and indices of the first p ranks of x along dim */
+static trnc_status ranked(trnc_db *b, const trnc_node *n, int64_t dim, int64_t p,
+                          bool descending) {
+  trnc_ref x = n->args[0].u.ref;
+  if (trnc_db_type(b, x)->rank == 0) {
+    trnc_status s = trnc_db_result(b, 0, DB(b, CLONE, V(x), NONE));
+    if (s) return s;
+    return trnc_db_result(b, 1, DB(b, ZEROS, trnc_db_ints(b, NULL, 0), trnc_db_dtype(TRNC_I64),
+                                   NONE, NONE, NONE));
+  }
+  rows r = as_rows(b, x, dim);
+  trnc_ref vals, idx;
+  place(b, &r, ranks(b, &r, descending), p, &vals, &idx);
+  trnc_status s = trnc_db_result(b, 0, from_rows(b, &r, vals, p));
+  return s ? s : trnc_db_result(b, 1, from_rows(b, &r, idx, p));
+}
+
+/* sort(Tensor self, int dim=-1, bool descending=False)
+ * sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) */
+trnc_status decomp_sort(trnc_db *b, const trnc_node *n) {
+  uint32_t a = n->op == TRNC_OP_SORT_STABLE ? 2 : 1;
+  const trnc_type *t = trnc_db_type(b, n->args[0].u.ref);
+  int64_t dim = trnc_arg_int(n, a, -1);
+  int64_t len = t->rank ? t->shape[dim < 0 ? dim + t->rank : dim] : 1;
+  return ranked(b, n, dim, len, trnc_arg_bool(n, a + 1, false));
+}
+
+/* topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) */
+trnc_status decomp_topk(trnc_db *b, const trnc_node *n) {
+  return ranked(b, n, trnc_arg_int(n, 2, -1), trnc_arg_int(n, 1, 1), trnc_arg_bool(n, 3, true));
+}
+
+/* histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) */
+trnc_status decomp_histc(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type t = *trnc_db_type(b, x);
+  int64_t bins = trnc_arg_int(n, 1, 100), numel = trnc_type_numel(&t);
+  /* the edges as eager's kernel holds them: in the input's float type */
+  float lo = (float)trnc_arg_number(&n->args[2], 0), hi = (float)trnc_arg_number(&n->args[3], 0);
+  float width = hi - lo;
+  trnc_ref xf = trnc_db_view(b, DB(b, CLONE, V(x), NONE), 1, &numel);
+  trnc_ref in = DB(b, LOGICAL_AND, V(DB(b, GE_SCALAR, V(xf), F(lo))),
+                   V(DB(b, LE_SCALAR, V(xf), F(hi))));
+  trnc_ref pos = DB(b, SUB_SCALAR, V(xf), F(lo), I(1));
+  pos = DB(b, DIV_SCALAR, V(DB(b, MUL_SCALAR, V(pos), I(bins))), F(width));
+  pos = DB(b, CLAMP, V(DB(b, TRUNC, V(pos))), NONE, F((double)(bins - 1)));
+  trnc_ref bin = trnc_db_view(b, DB(b, ARANGE, I(bins), trnc_db_dtype(t.dtype), NONE, NONE, NONE),
+                              2, (const int64_t[]){1, bins});
+  trnc_ref hot = DB(b, EQ, V(trnc_db_view(b, pos, 2, (const int64_t[]){numel, 1})), V(bin));
+  hot = DB(b, LOGICAL_AND, V(hot), V(trnc_db_view(b, in, 2, (const int64_t[]){numel, 1})));
+  return trnc_db_result(b, 0, DB(b, SUM, V(hot), dims1(b, 0), trnc_db_bool(false),
+                                 trnc_db_dtype(t.dtype)));
+}
