@@ -281,6 +281,10 @@ static trnc_status store_part(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, 
 
 static trnc_status store_tiles(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
                                lw_tile *o, int64_t ooff, int parts, int role) {
+  /* parts of at least 8 KiB: below that a part's fixed DMA cost outweighs
+   * what it saves (attention's [37, 37] score tiles) */
+  int64_t bytes = rt * nt * ct * lw_esize(m->out->t.dtype);
+  if (parts > bytes / 8192) parts = (int)(bytes / 8192);
   if (parts < 2 || m->transposed || rt < parts) return store_part(L, m, bi, r0, rt, nt, c0, ct, o, ooff, 0, role);
   /* partition ranges over `parts` queues, so a store ends soon after its
    * evacuation */
