@@ -354,48 +354,42 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
  ('nn.functional.grid_sample', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
  ('nn.functional.grid_sample', 'grad'): 'no lowering for aten.grid_sampler_2d.default',
- ('nn.functional.interpolate.bicubic', 'forward'): 'aten.add.Tensor: i64 result 0 cannot be proven '
-                                                   'to stay within +-2^24, the integers NeuronCore '
-                                                   'engines compute exactly (through fp32): bound '
-                                                   'the values before this op; aten.sub.Tensor: '
-                                                   'i64 result 0 cannot be proven to stay within '
-                                                   '+-2^24, the integers NeuronCore engines '
-                                                   'compute exactly (through fp32): bound the '
-                                                   'values before this op',
- ('nn.functional.interpolate.bicubic', 'grad'): 'aten.add.Tensor: i64 result 0 cannot be proven to '
-                                                'stay within +-2^24, the integers NeuronCore '
-                                                'engines compute exactly (through fp32): bound the '
-                                                'values before this op; aten.sub.Tensor: i64 '
-                                                'result 0 cannot be proven to stay within +-2^24, '
-                                                'the integers NeuronCore engines compute exactly '
-                                                '(through fp32): bound the values before this op',
- ('nn.functional.interpolate.bilinear', 'forward'): 'aten.add.Tensor: i64 result 0 cannot be '
-                                                    'proven to stay within +-2^24, the integers '
-                                                    'NeuronCore engines compute exactly (through '
-                                                    'fp32): bound the values before this op',
- ('nn.functional.interpolate.bilinear', 'grad'): 'aten.add.Tensor: i64 result 0 cannot be proven '
-                                                 'to stay within +-2^24, the integers NeuronCore '
-                                                 'engines compute exactly (through fp32): bound '
-                                                 'the values before this op',
- ('nn.functional.interpolate.linear', 'forward'): 'aten.add.Tensor: i64 result 0 cannot be proven '
-                                                  'to stay within +-2^24, the integers NeuronCore '
-                                                  'engines compute exactly (through fp32): bound '
-                                                  'the values before this op',
- ('nn.functional.interpolate.linear', 'grad'): 'aten.add.Tensor: i64 result 0 cannot be proven to '
-                                               'stay within +-2^24, the integers NeuronCore '
-                                               'engines compute exactly (through fp32): bound the '
-                                               'values before this op',
- ('nn.functional.interpolate.trilinear', 'forward'): 'aten.add.Tensor: i64 result 0 cannot be '
-                                                     'proven to stay within +-2^24, the integers '
-                                                     'NeuronCore engines compute exactly (through '
-                                                     'fp32): bound the values before this op; '
-                                                     'aten.index.Tensor: at most 2 index tensors '
+ ('nn.functional.interpolate.bicubic', 'forward'): 'aten.sub.Tensor: i64 result cannot be proven '
+                                                   'to stay within int32, in which NeuronCore '
+                                                   'engines compute int64 tensors (exactly, on '
+                                                   'GpSimd): bound the values before this op',
+ ('nn.functional.interpolate.bicubic', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                                'stay within int32, in which NeuronCore engines '
+                                                'compute int64 tensors (exactly, on GpSimd): bound '
+                                                'the values before this op; aten.sub.Tensor: i64 '
+                                                'result cannot be proven to stay within int32, in '
+                                                'which NeuronCore engines compute int64 tensors '
+                                                '(exactly, on GpSimd): bound the values before '
+                                                'this op',
+ ('nn.functional.interpolate.bilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven '
+                                                    'to stay within int32, in which NeuronCore '
+                                                    'engines compute int64 tensors (exactly, on '
+                                                    'GpSimd): bound the values before this op',
+ ('nn.functional.interpolate.bilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                                 'stay within int32, in which NeuronCore engines '
+                                                 'compute int64 tensors (exactly, on GpSimd): '
+                                                 'bound the values before this op',
+ ('nn.functional.interpolate.linear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                                  'stay within int32, in which NeuronCore engines '
+                                                  'compute int64 tensors (exactly, on GpSimd): '
+                                                  'bound the values before this op',
+ ('nn.functional.interpolate.linear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                               'stay within int32, in which NeuronCore engines '
+                                               'compute int64 tensors (exactly, on GpSimd): bound '
+                                               'the values before this op',
+ ('nn.functional.interpolate.trilinear', 'forward'): 'aten.index.Tensor: at most 2 index tensors '
                                                      'are lowered',
- ('nn.functional.interpolate.trilinear', 'grad'): 'aten.add.Tensor: i64 result 0 cannot be proven '
-                                                  'to stay within +-2^24, the integers NeuronCore '
-                                                  'engines compute exactly (through fp32): bound '
-                                                  'the values before this op; aten.index.Tensor: '
-                                                  'at most 2 index tensors are lowered',
+ ('nn.functional.interpolate.trilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                                  'stay within int32, in which NeuronCore engines '
+                                                  'compute int64 tensors (exactly, on GpSimd): '
+                                                  'bound the values before this op; '
+                                                  'aten.index.Tensor: at most 2 index tensors are '
+                                                  'lowered',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
@@ -411,14 +405,14 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
  ('nn.functional.pdist', 'forward'): 'no lowering for aten._pdist_forward.default',
  ('nn.functional.pdist', 'grad'): 'no lowering for aten._pdist_forward.default',
- ('nn.functional.upsample_bilinear', 'forward'): 'aten.add.Tensor: i64 result 0 cannot be proven '
-                                                 'to stay within +-2^24, the integers NeuronCore '
-                                                 'engines compute exactly (through fp32): bound '
-                                                 'the values before this op',
- ('nn.functional.upsample_bilinear', 'grad'): 'aten.add.Tensor: i64 result 0 cannot be proven to '
-                                              'stay within +-2^24, the integers NeuronCore engines '
-                                              'compute exactly (through fp32): bound the values '
-                                              'before this op',
+ ('nn.functional.upsample_bilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                                 'stay within int32, in which NeuronCore engines '
+                                                 'compute int64 tensors (exactly, on GpSimd): '
+                                                 'bound the values before this op',
+ ('nn.functional.upsample_bilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
+                                              'stay within int32, in which NeuronCore engines '
+                                              'compute int64 tensors (exactly, on GpSimd): bound '
+                                              'the values before this op',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                          "in dim 0 (u0): the shape of this op's result depends on the values in "
                          'its input tensors, which a static-shape compiler cannot lower; keep '
