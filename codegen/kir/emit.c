@@ -675,6 +675,7 @@ static void reduce_layout(sched *S) {
  * a partition is a reduction index, not a result). */
 
 #define COL_MAX_REDUCES 3   /* 2 PSUM banks each of the 8 */
+#define COL_MIN_GROUP 16    /* fewer blocks accumulate in one PSUM chain */
 
 /* The space axis of smallest nonzero stride in the first load that walks
  * every axis (the one a DMA reads contiguously), -1 if it is a reduction
@@ -731,6 +732,10 @@ typedef struct col {
   int nlr, lr[KIR_MAX_AXES];           /* looped reduction axes */
   int64_t chunk;
   lw_pool psum[KIR_MAX_VALUES];        /* per reduce value: its PSUM rows */
+  lw_pool sums[KIR_MAX_VALUES];        /* per reduce value: fp32 SBUF sums of groups */
+  lw_tile *sum[KIR_MAX_VALUES];        /* the current space chunk's sum of groups */
+  int64_t group;                       /* partition blocks accumulated per PSUM group */
+  bool flushed;                        /* the current chunk has flushed a group */
   lw_tile *ones[TRNC_DTYPE_COUNT];     /* ones columns per moving dtype */
 } col;
 
@@ -798,10 +803,41 @@ static trnc_status col_chunk(sched *S, col *C, const cpos *c, bool first) {
   return TRNC_OK;
 }
 
+/* Moves reduce value v's PSUM row [1, fc] into SBUF tile dst: a copy while
+ * the chunk has flushed no group, else added to the sum of its groups. */
+static trnc_status col_fold(sched *S, const col *C, int v, int64_t fc, lw_tile *dst) {
+  lw *L = S->L;
+  bool add = C->flushed;
+  trnc_nc_instr in = lw_instr(add ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  in.alu0 = TRNC_NC_ALU_ADD;
+  in.src[0] = lw_tile_ap(S->acc[v], 1, 0, TRNC_F32, 1, &fc);
+  if (add) in.src[1] = lw_tile_ap(C->sum[v], 1, 0, TRNC_F32, 1, &fc);
+  in.dst = lw_tile_ap(dst, 1, 0, TRNC_F32, 1, &fc);
+  lw_tile *rd[2] = {S->acc[v], C->sum[v]};
+  L->ops_per_engine[1]++;
+  return lw_emit(L, &in, rd, add ? 2 : 1, &dst, 1);
+}
+
+/* Ends a group of C->group partition blocks: each PSUM row is folded into
+ * its SBUF sum, and the next block starts a new PSUM accumulation. Summing
+ * about sqrt(blocks) blocks per group and then the groups keeps the fp32
+ * rounding error near that of a pairwise sum (eager's), where one PSUM chain
+ * over all blocks grows with their number. */
+static trnc_status col_flush(sched *S, col *C, const cpos *c) {
+  const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code != KIR_REDUCE) continue;
+    trnc_status st = col_fold(S, C, o->dst, c->fc, C->sum[o->dst]);
+    if (st) return st;
+  }
+  C->flushed = true;
+  return TRNC_OK;
+}
+
 /* After the reduction of the space chunk at c: each sum leaves PSUM for an
  * fp32 SBUF row, then the epilogue's ops and stores run on [1, fc]. */
 static trnc_status col_epilogue(sched *S, const col *C, const cpos *c) {
-  lw *L = S->L;
   const kir_kernel *k = S->k;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
@@ -812,11 +848,7 @@ static trnc_status col_epilogue(sched *S, const col *C, const cpos *c) {
     if (o->code == KIR_STORE) {
       st = col_dma(S, C, o, c);
     } else if (o->code == KIR_REDUCE) {
-      trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
-      cp.src[0] = lw_tile_ap(S->acc[v], 1, 0, TRNC_F32, 1, &c->fc);
-      cp.dst = lw_tile_ap(S->cur[v], 1, 0, TRNC_F32, 1, &c->fc);
-      L->ops_per_engine[1]++;
-      st = lw_emit(L, &cp, &S->acc[v], 1, &S->cur[v], 1);
+      st = col_fold(S, C, v, c->fc, S->cur[v]);
     } else {
       st = compute(S, o, 1, c->fc);
     }
@@ -860,6 +892,7 @@ static trnc_status emit_col(sched *S) {
     if (!st && o->code == KIR_REDUCE) {
       trnc_dtype dt = k->values[o->src[0]].dtype;
       st = lw_pool_init(L, &C->psum[o->dst], TRNC_NC_MEM_PSUM, C->chunk * 4, 2);
+      if (!st) st = lw_pool_init(L, &C->sums[o->dst], TRNC_NC_MEM_SBUF, C->chunk * 4, 2);
       if (!st && !C->ones[dt]) {
         if (!(C->ones[dt] = lw_sbuf(L, 4))) return L->status;
         trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
@@ -872,18 +905,27 @@ static trnc_status emit_col(sched *S) {
     if (st) return st;
   }
   int64_t P = L->target->partitions, pext = C->pax >= 0 ? k->extent[C->pax] : 1;
+  int64_t blocks = (pext + P - 1) / P;
+  for (int i = 0; i < C->nlr; i++) blocks *= k->extent[C->lr[i]];
+  C->group = 1;
+  while (C->group * C->group < blocks) C->group++;
+  if (C->group < COL_MIN_GROUP) C->group = COL_MIN_GROUP;
   cpos c;
   memset(&c, 0, sizeof c);
   do {
     for (c.f0 = 0; c.f0 < n; c.f0 += C->chunk) {
       c.fc = n - c.f0 < C->chunk ? n - c.f0 : C->chunk;
       bool first = true;
+      int64_t b = 0;
+      C->flushed = false;
+      for (int i = 0; i < k->nops; i++)
+        if (k->ops[i].code == KIR_REDUCE) C->sum[k->ops[i].dst] = lw_pool_next(&C->sums[k->ops[i].dst]);
       for (int i = 0; i < C->nlr; i++) c.idx[C->lr[i]] = 0;
       do {
-        for (c.p0 = 0; c.p0 < pext; c.p0 += P) {
+        for (c.p0 = 0; c.p0 < pext; c.p0 += P, b++) {
           c.np = (int)(pext - c.p0 < P ? pext - c.p0 : P);
-          trnc_status st = col_chunk(S, C, &c, first);
-          if (st) return st;
+          trnc_status st = b > 0 && b % C->group == 0 ? col_flush(S, C, &c) : TRNC_OK;
+          if (st || (st = col_chunk(S, C, &c, first || b % C->group == 0))) return st;
           first = false;
         }
       } while (odometer(k, c.idx, C->lr, C->nlr));
