@@ -1169,6 +1169,67 @@ static bool is_reshape_view(const trnc_graph *g, const trnc_node *m) {
   return a->offset == 0 && b->offset == 0;
 }
 
+/* Row groups of at most this many nodes may end in a matmul: every value
+ * of the kernel then holds whole rows (up to 512 elements) in its tiles. */
+#define MM_GROUP_MAX 4
+
+/* The next live node at or after j (g->nnodes: none). */
+static uint32_t next_live(const trnc_graph *g, uint32_t j) {
+  while (j < g->nnodes && g->nodes[j].dead) j++;
+  return j;
+}
+
+/* A matmul that ends a row group's kernel (kir_mm_fuses): the group's last
+ * value v, or a reshape view of it used only there, is the left operand of
+ * the next node, an mm/addmm, whose result may go through one fused
+ * activation. *end: the index after the nodes the kernel then covers;
+ * *view: the reshape view's node (UINT32_MAX: none). */
+static bool mm_after_group(cstate *C, trnc_ref v, const trnc_type *space, uint32_t j, kir_mm_node *mn,
+                           uint32_t *end, uint32_t *view) {
+  lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  trnc_ref a = v;
+  uint32_t m = next_live(g, j);
+  *view = UINT32_MAX;
+  /* the reshape of v and transposes of values from before the group (W^T
+   * of a Linear weight) may come first: a transpose is strides only, so
+   * lowering it here, ahead of its turn, changes nothing */
+  for (int seen = 0; m < g->nnodes && seen < 4; seen++, m = next_live(g, m + 1)) {
+    const trnc_node *x = &g->nodes[m];
+    if (a == v && is_reshape_view(g, x) && x->args[0].u.ref == v) {
+      a = x->outs[0];
+      *view = m;
+    } else if ((x->op == TRNC_OP_T || x->op == TRNC_OP_TRANSPOSE || x->op == TRNC_OP_PERMUTE) && !C->virt[m] &&
+               x->args[0].kind == TRNC_ARG_VALUE && L->tv[x->args[0].u.ref].buffer >= 0) {
+      if (lower_view(C, x)) return false;
+    } else {
+      break;
+    }
+  }
+  if (m >= g->nnodes) return false;
+  const trnc_node *mm = &g->nodes[m];
+  if (!kir_mm_fuses(L, space, mm, a)) return false;
+  *mn = (kir_mm_node){mm, mm->outs[0], TRNC_NC_ACT_IDENTITY};
+  *end = m + 1;
+  /* an activation of the result (through a reshape view: GPT's
+   * view -> gelu -> view around the MLP) is applied by the evacuation */
+  trnc_ref r = mm->outs[0];
+  uint32_t f = next_live(g, m + 1);
+  if (f < g->nnodes && C->nuses[r] == 1 && C->firstuse[r] == f && !C->is_output[r] && is_reshape_view(g, &g->nodes[f])) {
+    r = g->nodes[f].outs[0];
+    f = next_live(g, f + 1);
+  }
+  if (f < g->nnodes && C->nuses[r] == 1 && C->firstuse[r] == f && !C->is_output[r]) {
+    trnc_ref o = g->nodes[f].outs[0];
+    int act = epilogue_act(&g->nodes[f], r);
+    if (act >= 0 && !C->is_output[o] && trnc_type_numel(&g->values[o].type) == trnc_type_numel(&g->values[mm->outs[0]].type)) {
+      *mn = (kir_mm_node){mm, o, act};
+      *end = f + 1;
+    }
+  }
+  return g->values[mn->out].type.rank >= 2;
+}
+
 /* HBM tensors a kernel of group[0..k) ending before node `end` reads and
  * writes: its distinct inputs from outside, and its values read at or after
  * `end` or that are graph outputs (stored), plus one for a reduction. */
@@ -1293,6 +1354,24 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       j = after + 1;
       if ((st = alloc_outputs_of(C, red))) return st;
     }
+    /* a matmul reading a short row group's result (layer norm before a
+     * projection) ends its kernel: the rows never go to HBM */
+    kir_mm_node mmn, *mmp = NULL;
+    uint32_t mend, view = UINT32_MAX;
+    bool view_later = false;
+    if (!L->opt.no_fusion && !red && k <= MM_GROUP_MAX && rows == 1u << (space->rank - 1) &&
+        mm_after_group(C, group[k - 1]->outs[0], space, j, &mmn, &mend, &view)) {
+      mmp = &mmn;
+      j = mend;
+      if ((st = alloc_outputs_of(C, &g->nodes[g->values[mmn.out].node]))) return st;
+      /* a view of the rows read after the kernel too (a training forward
+       * saves the matmul's input): the rows are stored, the view follows */
+      if (view != UINT32_MAX) {
+        trnc_ref vo = g->nodes[view].outs[0], last = group[k - 1]->outs[0];
+        view_later = C->nuses[vo] > 1 || C->is_output[vo];
+        if (view_later && L->tv[last].buffer < 0 && (st = lw_alloc_internal(L, last, "t"))) return st;
+      }
+    }
     /* a group value needs HBM only if it is read after the kernel or is a
      * graph output (which already has its OUTPUT buffer) */
     for (int a = 0; a < k; a++) {
@@ -1303,7 +1382,9 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       if ((st = lw_alloc_internal(L, r, "t"))) return st;
     }
     *i = j - 1;
-    return kir_emit_group(L, group, k, red);
+    if (mmp) L->ops_per_engine[0]++;
+    st = kir_emit_group(L, group, k, red, mmp);
+    return st || !view_later ? st : lower_view(C, &g->nodes[view]);
   }
   if (is_matmul(n->op) && !L->opt.no_fusion) {
     /* Epilogue fusion: follow the chain of single-use consumers of the
@@ -1354,7 +1435,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
     return lw_emit_matmul(L, n, &ep);
   }
-  if (kir_is_reduce(n->op)) return kir_emit_group(L, NULL, 0, n);
+  if (kir_is_reduce(n->op)) return kir_emit_group(L, NULL, 0, n, NULL);
   for (int f = 0; f < lw_nfamilies; f++)
     if (lw_families[f].handles(g, n)) return lw_families[f].emit(L, n);
   return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "no NeuronCore lowering for %s", n->target);

@@ -273,11 +273,6 @@ trnc_status lw_dma_parts(lw *L, lw_tile *t, const trnc_nc_ap *tile_aps, const tr
   return TRNC_OK;
 }
 
-/* A DMA moves at most one queue's bandwidth ([dma] in target.c: 23 B/ns per
- * engine on NC-v3), so a large tile is split by partition rows over several
- * queues, each part large enough to amortize the per-DMA fixed cost. */
-#define DMA_PART_BYTES (8 * 1024)
-#define DMA_MAX_PARTS 8
 
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm) {
   int64_t bytes = (int64_t)tile_ap.partitions * trnc_nc_ap_free_elems(&tile_ap) * lw_esize(tile_ap.dtype);

@@ -69,7 +69,80 @@ static trnc_status empty_reduction(lw *L, const trnc_node *red) {
   return lw_emit_fill(L, o, rr->empty, trnc_op_name(red->op));
 }
 
-trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red) {
+#define MM_MAX_K 512                 /* four 128-row K blocks (emit.c) */
+#define MM_MAX_RESIDENT (32 * 1024)  /* bytes per partition of W's resident tiles */
+
+bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc_ref a) {
+  const trnc_graph *g = L->g;
+  if (mm->op != TRNC_OP_MM && mm->op != TRNC_OP_ADDMM) return false;
+  int ai = mm->op == TRNC_OP_ADDMM ? 1 : 0;
+  if (mm->args[ai].kind != TRNC_ARG_VALUE || mm->args[ai].u.ref != a ||
+      mm->args[ai + 1].kind != TRNC_ARG_VALUE)
+    return false;
+  const trnc_type *at = &g->values[a].type;
+  const lw_tv *w = &L->tv[mm->args[ai + 1].u.ref];
+  if (space->rank < 1 || at->rank != 2 || w->buffer < 0 || w->t.rank != 2) return false;
+  int64_t K = space->shape[space->rank - 1], N = w->t.shape[1];
+  if (K < 2 || K > MM_MAX_K || at->shape[1] != K || at->shape[0] * K != trnc_type_numel(space) ||
+      w->t.shape[0] != K || N < 1)
+    return false;
+  trnc_dtype dt = at->dtype;
+  if ((dt != TRNC_F32 && dt != TRNC_BF16 && dt != TRNC_F16) || w->t.dtype != dt) return false;
+  if (L->opt.autocast_bf16 && dt == TRNC_F32) dt = TRNC_BF16;
+  if ((K + 127) / 128 * N * lw_esize(dt) > MM_MAX_RESIDENT) return false;
+  if (mm->op == TRNC_OP_ADDMM) {
+    if (mm->args[0].kind != TRNC_ARG_VALUE) return false;
+    const lw_tv *b = &L->tv[mm->args[0].u.ref];
+    bool along_n = b->t.rank >= 1 && b->t.shape[b->t.rank - 1] == N && (b->t.rank < 2 || b->t.shape[0] == 1);
+    if (b->buffer < 0 || !along_n || b->t.rank > 2 || trnc_arg_number(trnc_node_arg(mm, 4), 1) == 0) return false;
+  }
+  return true;
+}
+
+/* The mm op ending the kernel: its result [M, N] (and the bias [N]) seen
+ * over the kernel's axes, N along the reduction axis (the last one). */
+static trnc_status add_matmul(kir_env *E, const trnc_type *S, const kir_mm_node *mn, int x) {
+  lw *L = E->L;
+  kir_kernel *k = E->k;
+  const trnc_node *n = mn->mm;
+  bool has_bias = n->op == TRNC_OP_ADDMM;
+  int ai = has_bias ? 1 : 0, R = S->rank, axis_of[TRNC_MAX_RANK];
+  const lw_tv *w = &L->tv[n->args[ai + 1].u.ref], *out = &L->tv[mn->out];
+  for (int d = 0; d < R; d++) axis_of[d] = d;
+  /* the result: rows walk the row-major [S[0..R-1)] dims with the result's
+   * row stride, columns its column stride */
+  lw_tv ov = *out;
+  ov.t.rank = R;
+  int64_t rs = out->t.stride[out->t.rank - 2];
+  for (int d = R - 2; d >= 0; d--) {
+    ov.t.shape[d] = S->shape[d];
+    ov.t.stride[d] = rs;
+    rs *= S->shape[d];
+  }
+  ov.t.shape[R - 1] = w->t.shape[1];
+  ov.t.stride[R - 1] = out->t.stride[out->t.rank - 1];
+  int t = kir_tensor_add(k, &ov, axis_of);
+  k->mm = (kir_mm){w, -1, w->t.shape[1], 1.0f, 1.0f, (uint8_t)mn->act, w->t.dtype};
+  if (L->opt.autocast_bf16 && k->mm.in_dt == TRNC_F32) k->mm.in_dt = TRNC_BF16;
+  if (has_bias) {
+    const lw_tv *b = &L->tv[n->args[0].u.ref];
+    lw_tv bv = *b;
+    bv.t.rank = R;
+    for (int d = 0; d < R; d++) {
+      bv.t.shape[d] = d == R - 1 ? w->t.shape[1] : 1;
+      bv.t.stride[d] = d == R - 1 ? b->t.stride[b->t.rank - 1] : 0;
+    }
+    k->mm.bias = (int16_t)kir_tensor_add(k, &bv, axis_of);
+    k->mm.beta = (float)trnc_arg_number(trnc_node_arg(n, 3), 1);
+    k->mm.alpha = (float)trnc_arg_number(trnc_node_arg(n, 4), 1);
+    if (k->mm.bias < 0) t = -1;
+  }
+  if (t < 0 || !kir_matmul(k, t, x)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+  return TRNC_OK;
+}
+
+trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red,
+                           const kir_mm_node *mm) {
   const trnc_graph *g = L->g;
   /* the iteration space: the group's largest shape, which every group value
    * broadcasts to (codegen/lower.c forms the groups); else the reduction's
@@ -147,6 +220,10 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
     }
   if (red) {
     trnc_status st = add_reduction(&E, red, val[red->args[0].u.ref], rmask, keepdim);
+    if (st) return st;
+  }
+  if (mm) {
+    trnc_status st = add_matmul(&E, S, mm, val[nodes[n - 1]->outs[0]]);
     if (st) return st;
   }
   const char *bad = kir_verify(k);

@@ -70,6 +70,7 @@ typedef struct sched {
   int opass[KIR_MAX_OPS];         /* pass of each op */
   int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
   int def[KIR_MAX_VALUES];        /* op defining each value */
+  struct mmtail *mm;              /* the kernel's mm op (NULL: none) */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -398,28 +399,220 @@ static int64_t tile_counts(const sched *S, const rpos *r, int64_t *counts) {
   return n;
 }
 
+/* DMA of tile t (a value of dtype dt: one element per row if red) to or
+ * from tensor T at r. */
+static trnc_status dma_tile(sched *S, lw_tile *t, trnc_dtype dt, const kir_tensor *T, const rpos *r, bool red,
+                            bool store) {
+  const kir_kernel *k = S->k;
+  int64_t counts[3], one = 1;
+  tile_counts(S, r, counts);
+  trnc_nc_ap sb = red ? lw_tile_ap(t, r->np, 0, dt, 1, &one)
+                      : lw_tile_ap(t, r->np, 0, dt, S->nfree ? S->nfree : 1, counts);
+  if (!r->pack) return lw_dma(S->L, t, sb, tensor_ap(S, T, r, red), store);
+  /* packed rows: DMAs per index of the packed axis, into its block; a
+   * large block in row ranges of 8 KiB or more (one queue moves ~23 B/ns) */
+  trnc_nc_ap ta[LW_DMA_MAX_PARTS], ha[LW_DMA_MAX_PARTS];
+  rpos q = *r;
+  int rows = (int)k->extent[S->pax], n = 0;
+  int64_t bytes = (int64_t)rows * trnc_nc_ap_free_elems(&sb) * lw_esize(dt);
+  int sub = (int)(bytes / (8 * 1024));
+  if (sub > LW_DMA_MAX_PARTS / r->pack) sub = LW_DMA_MAX_PARTS / r->pack;
+  if (sub > rows) sub = rows;
+  if (sub < 1 || (store && !T->stride[S->pax])) sub = 1;
+  q.np = rows;
+  for (int j = 0; j < r->pack; j++) {
+    q.idx[S->qax] = r->idx[S->qax] + j;
+    trnc_nc_ap h = tensor_ap(S, T, &q, red);
+    for (int i = 0, p0 = 0; i < sub; i++, n++) {
+      int np = rows / sub + (i < rows % sub);
+      ha[n] = h;
+      ha[n].partitions = np;
+      ha[n].offset += p0 * h.partition_stride * lw_esize(T->dtype);
+      ta[n] = sb;
+      ta[n].start_partition += j * rows + p0;
+      ta[n].partitions = np;
+      p0 += np;
+    }
+  }
+  return lw_dma_parts(S->L, t, ta, ha, n, store);
+}
+
 static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
   const kir_kernel *k = S->k;
   int v = o->code == KIR_LOAD ? o->dst : o->src[0];
-  bool red = !full(k, v);
-  int64_t counts[3], one = 1;
-  tile_counts(S, r, counts);
-  trnc_nc_ap sb = red ? lw_tile_ap(S->cur[v], r->np, 0, k->values[v].dtype, 1, &one)
-                      : lw_tile_ap(S->cur[v], r->np, 0, k->values[v].dtype, S->nfree ? S->nfree : 1, counts);
-  const kir_tensor *T = &k->tensors[o->tensor];
-  if (!r->pack) return lw_dma(S->L, S->cur[v], sb, tensor_ap(S, T, r, red), o->code == KIR_STORE);
-  /* packed rows: one DMA per index of the packed axis, into its block */
-  trnc_nc_ap ta[LW_DMA_MAX_PARTS], ha[LW_DMA_MAX_PARTS];
-  rpos q = *r;
-  q.np = (int)k->extent[S->pax];
-  for (int j = 0; j < r->pack; j++) {
-    q.idx[S->qax] = r->idx[S->qax] + j;
-    ha[j] = tensor_ap(S, T, &q, red);
-    ta[j] = sb;
-    ta[j].start_partition += j * q.np;
-    ta[j].partitions = q.np;
+  return dma_tile(S, S->cur[v], k->values[v].dtype, &k->tensors[o->tensor], r, !full(k, v),
+                  o->code == KIR_STORE);
+}
+
+/* ==== a matmul ending a row kernel (the mm op) ==================================== */
+
+/* A row kernel's value x [rows, K] (rows on partitions, K the one free
+ * axis, whole in the tile) times W [K, N]: per row block, TensorE
+ * transposes x in 128-column blocks into PSUM, VectorE copies them into
+ * stationary tiles [k, rows] (in the TensorE dtype), and the PSUM result
+ * [rows, <= 512 columns] accumulates over the K blocks against W's tiles,
+ * which stay resident in SBUF for the whole kernel. The bias joins the
+ * accumulation as one more K row: ones [1, rows] (stationary) times the
+ * bias row [1, N] * beta / alpha (moving). ScalarE evacuates PSUM with
+ * alpha and the activation in one instruction, and the stores of each
+ * column block go out in row ranges over several queues. */
+#define MM_MAX_KB 4       /* K <= 512 (codegen/kir/build.c: kir_mm_fuses) */
+
+typedef struct mmtail {
+  int nkb;
+  lw_tile *w[MM_MAX_KB];           /* W's K block kb: [kt, N] */
+  lw_tile *ones, *bias;            /* [1, P] ones and the bias row [1, N] (NULL: none) */
+  lw_pool st, tp, ps, out;
+} mmtail;
+
+static trnc_status mm_setup(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  const kir_mm *M = &k->mm;
+  if (!S->single || S->nfree != 1 || S->cross)
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "the rows of a kernel ending in a matmul do not fit one tile");
+  mmtail *T = trnc_arena_alloc(&L->arena, sizeof *T);
+  if (!T) return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
+  memset(T, 0, sizeof *T);
+  S->mm = T;
+  int64_t K = k->extent[S->fax[0]], N = M->n, P = L->target->partitions, isz = lw_esize(M->in_dt);
+  T->nkb = (int)((K + 127) / 128);
+  if (T->nkb > MM_MAX_KB) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul contraction too long for a row kernel");
+  int64_t nc = N < L->target->mm_max_n ? N : L->target->mm_max_n;
+  trnc_status st;
+  if ((st = lw_pool_init(L, &T->st, TRNC_NC_MEM_SBUF, 128 * isz, 2 * T->nkb)) ||
+      (st = lw_pool_init(L, &T->tp, TRNC_NC_MEM_PSUM, 128 * 4, 2)) ||
+      (st = lw_pool_init(L, &T->ps, TRNC_NC_MEM_PSUM, nc * 4, 2)) ||
+      (st = lw_pool_init(L, &T->out, TRNC_NC_MEM_SBUF, nc * 4, 2)))
+    return st;
+  const lw_tv *w = M->w;
+  int64_t wsr = w->t.stride[0], wsc = w->t.stride[1];
+  for (int kb = 0; kb < T->nkb; kb++) {
+    int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
+    if (!(T->w[kb] = lw_sbuf(L, N * isz))) return L->status;
+    /* in column ranges of 8 KiB or more over several queues: W is on the
+     * critical path of a short row kernel */
+    int parts = (int)(kt * N * isz / (8 * 1024));
+    if (parts > LW_DMA_MAX_PARTS / 2) parts = LW_DMA_MAX_PARTS / 2;
+    if (parts > N) parts = (int)N;
+    if (parts < 1) parts = 1;
+    trnc_nc_instr ins[LW_DMA_MAX_PARTS / 2];
+    for (int i = 0, n0 = 0; i < parts; i++) {
+      int64_t nn = N / parts + (i < N % parts);
+      trnc_nc_instr *in = &ins[i];
+      *in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+      in->dst = lw_tile_ap(T->w[kb], (int)kt, n0 * isz, M->in_dt, 1, &nn);
+      trnc_nc_ap *a = &in->src[0];
+      a->mem = TRNC_NC_MEM_HBM;
+      a->dtype = (uint8_t)w->t.dtype;
+      a->buffer = w->buffer;
+      a->offset = (w->t.offset + 128 * kb * wsr + n0 * wsc) * lw_esize(w->t.dtype);
+      a->nfree = 1;
+      if (wsc != 1 && wsr == 1 && nn > 1 && kt > 1 && M->in_dt == w->t.dtype) {
+        /* W^T of a Linear weight: contiguous rows of W, flipped on the way */
+        in->mode = TRNC_NC_DMA_TRANSPOSE;
+        a->partitions = (int32_t)nn;
+        a->partition_stride = wsc;
+        a->free[0] = (trnc_nc_dim){1, kt};
+      } else {
+        a->partitions = (int32_t)kt;
+        a->partition_stride = wsr;
+        a->free[0] = (trnc_nc_dim){wsc, nn};
+      }
+      n0 += (int)nn;
+    }
+    if ((st = lw_emit_split(L, ins, parts, NULL, 0, T->w[kb]))) return st;
   }
-  return lw_dma_parts(S->L, S->cur[v], ta, ha, r->pack, o->code == KIR_STORE);
+  if (M->bias >= 0) {
+    const kir_tensor *B = &k->tensors[M->bias];
+    if (!(T->ones = lw_sbuf(L, P * isz)) || !(T->bias = lw_sbuf(L, N * isz))) return L->status;
+    trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+    ms.dst = lw_tile_ap(T->ones, 1, 0, M->in_dt, 1, &P);
+    ms.imm[0] = 1.0f;
+    if ((st = lw_emit(L, &ms, NULL, 0, &T->ones, 1))) return st;
+    trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+    in.dst = lw_tile_ap(T->bias, 1, 0, M->in_dt, 1, &N);
+    trnc_nc_ap *a = &in.src[0];
+    a->mem = TRNC_NC_MEM_HBM;
+    a->dtype = (uint8_t)B->dtype;
+    a->buffer = B->buffer;
+    a->offset = B->offset * lw_esize(B->dtype);
+    a->partitions = 1;
+    a->nfree = 1;
+    a->free[0] = (trnc_nc_dim){B->stride[S->fax[0]], N};
+    if ((st = lw_emit(L, &in, NULL, 0, &T->bias, 1))) return st;
+    if (M->beta != M->alpha) { /* the evacuation multiplies by alpha */
+      trnc_nc_instr sc = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+      sc.alu0 = TRNC_NC_ALU_MUL;
+      sc.imm[0] = M->beta / M->alpha;
+      sc.dst = sc.src[0] = in.dst;
+      if ((st = lw_emit(L, &sc, &T->bias, 1, &T->bias, 1))) return st;
+    }
+  }
+  return TRNC_OK;
+}
+
+/* The mm op o at row block r: x = o's value, whole rows in its tile. */
+static trnc_status mm_block(sched *S, const kir_op *o, const rpos *r) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  const kir_mm *M = &k->mm;
+  mmtail *T = S->mm;
+  lw_tile *x = S->cur[o->src[0]];
+  trnc_dtype xdt = k->values[o->src[0]].dtype;
+  int64_t K = k->extent[S->fax[0]], N = M->n, np = r->np, isz = lw_esize(M->in_dt);
+  lw_tile *stt[MM_MAX_KB];
+  trnc_status st;
+  for (int kb = 0; kb < T->nkb; kb++) {
+    int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
+    lw_tile *tp = lw_pool_next(&T->tp);
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+    tr.src[0] = lw_tile_ap(x, (int)np, 128 * kb * lw_esize(xdt), xdt, 1, &kt);
+    tr.dst = lw_tile_ap(tp, (int)kt, 0, TRNC_F32, 1, &np);
+    if ((st = lw_emit(L, &tr, &x, 1, &tp, 1))) return st;
+    stt[kb] = lw_pool_next(&T->st);
+    trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+    cp.src[0] = tr.dst;
+    cp.dst = lw_tile_ap(stt[kb], (int)kt, 0, M->in_dt, 1, &np);
+    if ((st = lw_emit(L, &cp, &tp, 1, &stt[kb], 1))) return st;
+  }
+  const kir_tensor *OT = &k->tensors[o->tensor];
+  int64_t cmax = L->target->mm_max_n;
+  for (int64_t c0 = 0; c0 < N; c0 += cmax) {
+    int64_t nc = N - c0 < cmax ? N - c0 : cmax;
+    lw_tile *ps = lw_pool_next(&T->ps);
+    for (int kb = 0; kb < T->nkb; kb++) {
+      int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
+      trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+      mm.mode = kb > 0;
+      mm.src[0] = lw_tile_ap(stt[kb], (int)kt, 0, M->in_dt, 1, &np);
+      mm.src[1] = lw_tile_ap(T->w[kb], (int)kt, c0 * isz, M->in_dt, 1, &nc);
+      mm.dst = lw_tile_ap(ps, (int)np, 0, TRNC_F32, 1, &nc);
+      lw_tile *rd[2] = {stt[kb], T->w[kb]};
+      if ((st = lw_emit(L, &mm, rd, 2, &ps, 1))) return st;
+    }
+    if (T->bias) { /* + ones^T . bias: one more K row */
+      trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+      mm.mode = 1;
+      mm.src[0] = lw_tile_ap(T->ones, 1, 0, M->in_dt, 1, &np);
+      mm.src[1] = lw_tile_ap(T->bias, 1, c0 * isz, M->in_dt, 1, &nc);
+      mm.dst = lw_tile_ap(ps, (int)np, 0, TRNC_F32, 1, &nc);
+      lw_tile *rd[2] = {T->ones, T->bias};
+      if ((st = lw_emit(L, &mm, rd, 2, &ps, 1))) return st;
+    }
+    lw_tile *out = lw_pool_next(&T->out);
+    trnc_nc_instr a = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+    a.act = M->act;
+    a.imm[0] = M->alpha;
+    a.src[0] = lw_tile_ap(ps, (int)np, 0, TRNC_F32, 1, &nc);
+    a.dst = lw_tile_ap(out, (int)np, 0, OT->dtype, 1, &nc);
+    if ((st = lw_emit(L, &a, &ps, 1, &out, 1))) return st;
+    rpos q = *r;
+    q.f0 = c0;
+    q.fc = nc;
+    if ((st = dma_tile(S, out, OT->dtype, OT, &q, false, true))) return st;
+  }
+  return TRNC_OK;
 }
 
 /* Passes. A full value is computed in pass p = the latest pass of its full
@@ -456,7 +649,8 @@ static void chunk_ops(const sched *S, int p, bool *need) {
   memset(need, 0, (size_t)k->nops * sizeof *need);
   for (int i = k->nops - 1; i >= 0; i--) {
     const kir_op *o = &k->ops[i];
-    bool chunked = o->code == KIR_REDUCE || (o->code == KIR_STORE ? full(k, o->src[0]) : full(k, o->dst));
+    bool sink = o->code == KIR_STORE || o->code == KIR_MM;
+    bool chunked = o->code == KIR_REDUCE || (sink ? full(k, o->src[0]) : full(k, o->dst));
     need[i] = chunked && (S->opass[i] == p || need[i]);
     if (!need[i]) continue;
     for (int s = 0; s < 3; s++) {
@@ -509,6 +703,8 @@ static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, 
       st = dma_value(S, o, r);
     } else if (o->code == KIR_STORE) {
       st = dma_value(S, o, r);
+    } else if (o->code == KIR_MM) {
+      st = mm_block(S, o, r);
     } else if (o->code == KIR_REDUCE) {
       L->ops_per_engine[1]++;
       st = fold_into(S, o->fn, S->cur[o->src[0]], vap(S, o->src[0], r->np, n), r->np, S->acc[o->dst], first);
@@ -546,7 +742,7 @@ static trnc_status between(sched *S, int p, const rpos *r) {
   const kir_kernel *k = S->k;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    int v = o->code == KIR_STORE ? o->src[0] : o->dst;
+    int v = o->code == KIR_STORE || o->code == KIR_MM ? o->src[0] : o->dst;
     if (S->opass[i] != p || full(k, v)) continue;
     trnc_status st = TRNC_OK;
     if (o->code == KIR_REDUCE) S->cur[v] = S->cross ? S->total[v] : S->acc[v];
@@ -706,7 +902,7 @@ static bool col_eligible(const sched *S) {
   int nred = 0;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    if (o->code == KIR_BCAST) return false;
+    if (o->code == KIR_BCAST || o->code == KIR_MM) return false;
     if ((o->code == KIR_TS || o->code == KIR_ACT) && (o->src[1] >= 0 || o->src[2] >= 0)) return false;
     if (o->code != KIR_REDUCE) continue;
     trnc_dtype dt = k->values[o->src[0]].dtype;
@@ -941,6 +1137,10 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
   S->max_free = tile_elems(S, numel);
+  for (int i = 0; i < k->nops; i++) /* an mm needs whole rows in one tile */
+    if (k->ops[i].code == KIR_MM)
+      for (int a = 0; a < k->naxes; a++)
+        if ((k->raxes & (1u << a)) && k->extent[a] > S->max_free) S->max_free = (k->extent[a] + 15) & ~(int64_t)15;
   if (S->max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "reduction kernel too large");
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
@@ -950,6 +1150,8 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   trnc_status st = make_pools(S, S->max_free);
   if (!st) st = lw_pool_init(L, &S->part, TRNC_NC_MEM_SBUF, 64, 2);
   if (!st && S->cross) st = lw_pool_init(L, &S->ps, TRNC_NC_MEM_PSUM, 512, 2);
+  for (int i = 0; i < k->nops && !st; i++)
+    if (k->ops[i].code == KIR_MM) st = mm_setup(S);
   if (st) return st;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
@@ -1061,8 +1263,10 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   *k = *kin;
+  bool mm = false;
+  for (int i = 0; i < k->nops; i++) mm |= k->ops[i].code == KIR_MM;
   merge_axes(k);
-  split_rows(k, L->target->partitions);
+  if (!mm) split_rows(k, L->target->partitions);
   memset(S, 0, sizeof *S);
   S->L = L;
   S->k = k;
@@ -1073,5 +1277,6 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
     reduces |= (k->raxes & (1u << a)) && k->extent[a] > 1;
   }
   S->map = !reduces;
+  if (mm && !reduces) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "a kernel ending in a matmul has no rows to contract");
   return reduces ? emit_reduce(S, numel) : emit_map(S);
 }

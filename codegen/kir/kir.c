@@ -6,7 +6,7 @@
 #include "codegen/kir/kir.h"
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
-    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast"};
+    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -80,6 +80,13 @@ bool kir_store(kir_kernel *k, int tensor, int v) {
   o.tensor = (int16_t)tensor;
   o.src[0] = (int16_t)v;
   return v >= 0 && kir_op_add(k, o);
+}
+
+bool kir_matmul(kir_kernel *k, int tensor, int a) {
+  kir_op o = blank(KIR_MM);
+  o.tensor = (int16_t)tensor;
+  o.src[0] = (int16_t)a;
+  return a >= 0 && kir_op_add(k, o);
 }
 
 int kir_act(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, float bias) {
@@ -235,6 +242,12 @@ void kir_print(const kir_kernel *k, FILE *f) {
     switch (o->code) {
       case KIR_LOAD: fprintf(f, " T%d", o->tensor); break;
       case KIR_STORE: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
+      case KIR_MM:
+        fprintf(f, " T%d, %%%d, buf%d [%lld,%lld] x %g", o->tensor, o->src[0], k->mm.w->buffer,
+                (long long)k->mm.w->t.stride[0], (long long)k->mm.w->t.stride[1], k->mm.alpha);
+        if (k->mm.bias >= 0) fprintf(f, " + T%d x %g", k->mm.bias, k->mm.beta);
+        if (k->mm.act != TRNC_NC_ACT_IDENTITY) fprintf(f, ", %s", trnc_nc_act_name(k->mm.act));
+        break;
       case KIR_ACT:
         fprintf(f, " %s, %%%d, %g, ", trnc_nc_act_name(o->fn), o->src[0], o->imm[0]);
         if (o->src[1] >= 0) fprintf(f, "%%%d", o->src[1]);
@@ -271,7 +284,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -288,14 +301,14 @@ const char *kir_verify(const kir_kernel *k) {
       if (used && (o->src[s] < 0 || o->src[s] >= k->nvalues || !defined[o->src[s]]))
         return "an operand is read before it is defined";
     }
-    if (o->code == KIR_STORE) {
+    if (o->code == KIR_STORE || o->code == KIR_MM) {
       if (o->dst != -1) return "a store defines a value";
     } else {
       if (o->dst < 0 || o->dst >= k->nvalues) return "an op defines no value";
       if (defined[o->dst]) return "a value is defined twice";
       defined[o->dst] = true;
     }
-    bool io = o->code == KIR_LOAD || o->code == KIR_STORE;
+    bool io = o->code == KIR_LOAD || o->code == KIR_STORE || o->code == KIR_MM;
     if (io != (o->tensor >= 0)) return "a tensor operand is set on the wrong op";
     if (io && o->tensor >= k->ntensors) return "tensor index out of range";
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
@@ -309,6 +322,15 @@ const char *kir_verify(const kir_kernel *k) {
         for (int a = 0; a < k->naxes; a++)
           if (!(vax & (1u << a)) && k->tensors[o->tensor].stride[a] != 0 && k->extent[a] > 1)
             return "a store's tensor varies along an axis its value does not span";
+        break;
+      }
+      case KIR_MM: {
+        int nred = 0;
+        for (int a = 0; a < k->naxes; a++) nred += (k->raxes >> a) & 1;
+        if (nred != 1) return "an mm contracts the kernel's one reduction axis";
+        if (k->values[o->src[0]].axes != all_axes(k)) return "an mm's operand spans every axis";
+        if (!k->mm.w || k->mm.n < 1) return "an mm without its matmul operand";
+        if (k->mm.bias >= k->ntensors) return "an mm's bias tensor is out of range";
         break;
       }
       case KIR_REDUCE:

@@ -31,6 +31,13 @@
  *   %v = select %m, %a, %b  %m != 0 ? %a : %b
  *   %v = reduce op, %a, R   %a folded with op over the axes in mask R
  *   %v = bcast %a           %a (over fewer axes) repeated over every axis
+ *        mm    T, %a         act(alpha * %a . W + beta * bias) into tensor T:
+ *                           %a (over every axis) contracted along the one
+ *                           reduction axis with the kernel's matmul operand
+ *                           W [K, N] (kir_mm) on TensorE; T and the bias
+ *                           tensor walk N along the reduction axis. A row
+ *                           kernel (layer norm) thus feeds the matmul that
+ *                           reads its result without an HBM round trip.
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -69,6 +76,7 @@ typedef enum kir_opcode {
   KIR_SELECT,
   KIR_REDUCE,
   KIR_BCAST,
+  KIR_MM,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -98,6 +106,18 @@ typedef struct kir_op {
   int32_t ival;                   /* const of an i32 value: its exact value */
 } kir_op;
 
+/** The matmul operand of a kernel's mm op: W [K, N] in HBM (K along the
+ *  kernel's reduction axis), the bias tensor (varying along N only, -1:
+ *  none), the scales and the activation applied after the bias. */
+typedef struct kir_mm {
+  const lw_tv *w;
+  int16_t bias;                   /* kir tensor, -1 none */
+  int64_t n;                      /* N: columns of W and of the result */
+  float alpha, beta;
+  uint8_t act;                    /* TRNC_NC_ACT_* (IDENTITY: none) */
+  trnc_dtype in_dt;               /* TensorE operand dtype */
+} kir_mm;
+
 typedef struct kir_kernel {
   const char *name;
   const trnc_node *node;          /* diagnostics: the node the kernel came from */
@@ -108,6 +128,7 @@ typedef struct kir_kernel {
   kir_tensor tensors[KIR_MAX_TENSORS];
   kir_value values[KIR_MAX_VALUES];
   kir_op ops[KIR_MAX_OPS];
+  kir_mm mm;                      /* the operand of its mm op (at most one) */
 } kir_kernel;
 
 /* ---- building (kir.c) ---------------------------------------------------------- */
@@ -149,6 +170,9 @@ int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c);
 int kir_const_i32(kir_kernel *k, uint32_t axes, int32_t c);
 int kir_select(kir_kernel *k, trnc_dtype dt, int m, int a, int b);
 int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
+/** The mm op: a (over every axis) times k->mm.w into tensor; false when
+ *  full or a is -1. */
+bool kir_matmul(kir_kernel *k, int tensor, int a);
 
 /** Value v at index 0 of every reduction axis (a value over the space axes):
  *  v's ops again over first-element loads; a value over the space axes
@@ -206,11 +230,30 @@ float kir_row_empty_value(const trnc_node *n, uint32_t k);
 
 /* ---- kernels of the graph (build.c) and their emission (emit.c) ---------------- */
 
+/** A matmul that reads a row group's last value as its left operand A
+ *  ([M, K] with K the group's last, folded dim; a contiguous reshape of
+ *  the group's value): node mm (mm or addmm), its result `out` (after a
+ *  fused activation `act`, TRNC_NC_ACT_IDENTITY: none). */
+typedef struct kir_mm_node {
+  const trnc_node *mm;
+  trnc_ref out;
+  int act;
+} kir_mm_node;
+
+/** True if matmul node mm (mm or addmm) with left operand a (a row group's
+ *  last value over `space`, or a contiguous [M, K] reshape of it) can end
+ *  that group's kernel: K = the last dim of space, 2..512; W [K, N] in HBM
+ *  of a's dtype with its resident tiles <= 32 KiB per partition; an addmm
+ *  bias along N only. */
+bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc_ref a);
+
 /** Emits a group nodes[0..n) of elementwise and row nodes (one output
  *  shape; every row node folds the same dims), optionally followed by a
  *  reduction `red` of the group's last value (NULL: none; it folds the row
- *  nodes' dims if there are any), as one kernel. */
-trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red);
+ *  nodes' dims if there are any), as one kernel; with mm (NULL: none), the
+ *  matmul reading the group's last value ends the kernel. */
+trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red,
+                           const kir_mm_node *mm);
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);
