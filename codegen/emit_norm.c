@@ -1,30 +1,20 @@
 /*
- * emit_norm.c — normalization, variance, argmax/argmin, max/min.dim and
- * NLL-loss kernels on the NeuronCore (softmax and its backward, and the
- * reductions, any/all included, are kernel IR: codegen/kir/rules.c).
+ * emit_norm.c — layer-norm backward, argmax/argmin, max/min.dim and NLL-loss
+ * kernels on the NeuronCore (softmax, log_softmax, their backwards, layer
+ * norm and the reductions, any/all included, are kernel IR:
+ * codegen/kir/rules.c; var, var_mean and batch norm with its backward are
+ * decomposed by trnc into reductions and elementwise ops: passes/decomp_norm.c).
  *
  * Row kernels. Every op here reduces a tensor x over a set of dims (the
- * "row": layer-norm normalized dims, var dims, batch-norm
- * N and spatial dims) and then, for most, rewrites x elementwise with the
- * per-row results. The emitter splits x's dims into kept dims (rows) and
- * reduced dims (row elements), coalescing each list where every operand is
- * contiguous across neighbours. Rows go on SBUF partitions (128 per tile,
- * the largest kept dim; other kept dims are looped), row elements on the
- * free axis, read through each operand's own strides (views are fine; batch
- * norm puts C on partitions and N x H x W on the free axis with a strided
- * DMA pattern). Per-row statistics live in [P, 1] fp32 columns, which are
- * the per-partition scalars of tensor_scalar and the per-partition bias of
- * activation — so a row normalization is one instruction per pass:
- *
- *   layer norm   ScalarE (x - K) add-reduce, K = the row's first element
- *                (shifted sum: mean = K + sum(x - K)/R is exact for constant
- *                rows and precise when |mean| >> std) -> ScalarE
- *                square(x - mean) add-reduce (two-pass variance, no
- *                cancellation) -> rsqrt -> ScalarE x - K (exact) -> VectorE
- *                (. - mean(x - K)) * rstd, * w, + b (w/b broadcast to all
- *                partitions by a partition-stride-0 DMA, loaded once per
- *                kernel). var, var_mean and batch-norm training statistics
- *                share this (mean_m2).
+ * "row": layer-norm normalized dims, the argmax dim) and then, for most,
+ * rewrites x elementwise with the per-row results. The emitter splits x's
+ * dims into kept dims (rows) and reduced dims (row elements), coalescing
+ * each list where every operand is contiguous across neighbours. Rows go on
+ * SBUF partitions (128 per tile, the largest kept dim; other kept dims are
+ * looped), row elements on the free axis, read through each operand's own
+ * strides (views are fine). Per-row statistics live in [P, 1] fp32 columns,
+ * which are the per-partition scalars of tensor_scalar and the per-partition
+ * bias of activation, so a row rewrite is one instruction per pass.
  *
  * Rows longer than one SBUF tile (max_free elements, ~4-8K fp32 depending on
  * how many row-sized tiles the op needs) are chunked: every pass streams the
@@ -52,10 +42,7 @@
  * table (nll_range_check): eager raises, the run fails with TRNC_ERR_LIMIT.
  *
  * Semantics follow eager PyTorch (torch/_decomp/decompositions.py and
- * torch/_refs): biased variance and rstd = 1/sqrt(var + eps) for
- * normalization, unbiased (n/(n-1)) running_var update with momentum,
- * var with correction (division by max(0, N - correction)), mean over an
- * all-ignored batch = 0/0 = NaN, argmax/argmin and max/min.dim return the
+ * torch/_refs): mean over an all-ignored batch = 0/0 = NaN, argmax/argmin and max/min.dim return the
  * first maximum (minimum) and treat NaN as the extremum (its index and NaN
  * value are reported.
  *
@@ -133,11 +120,6 @@ typedef struct rk {
 
 /* ---- small helpers --------------------------------------------------------- */
 
-
-static bool argb(const trnc_node *n, uint32_t i, bool dflt) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  return a && a->kind == TRNC_ARG_BOOL ? a->u.b : dflt;
-}
 
 static trnc_ref argref(const trnc_node *n, uint32_t i) {
   const trnc_arg *a = trnc_node_arg(n, i);
@@ -221,25 +203,6 @@ static trnc_status i_tt(lw *L, V d, V a, V b, int alu) {
   return em(L, &in, r, 2, &d, NULL);
 }
 
-/** dst = f(a*scale + bias) on ScalarE; bias per partition when non-NULL;
- *  acc (when non-NULL) receives the free-axis sum of the results. */
-static trnc_status i_act(lw *L, V d, V a, int f, float scale, const V *bias, float ibias, const V *acc) {
-  trnc_nc_instr in = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
-  in.act = (uint8_t)f;
-  in.imm[0] = scale;
-  in.imm[1] = ibias;
-  in.dst = d.ap;
-  in.src[0] = a.ap;
-  const V *r[2] = {&a};
-  int nr = 1;
-  if (bias) {
-    in.src[1] = bias->ap;
-    r[nr++] = bias;
-  }
-  if (acc) in.dst2 = acc->ap;
-  return em(L, &in, r, nr, &d, acc);
-}
-
 static trnc_status i_red(lw *L, V d, V a, int alu) {
   trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
   in.alu0 = (uint8_t)alu;
@@ -311,7 +274,7 @@ static void st_full(const lw_tv *tv, int rank, int64_t *st) {
 }
 
 /* One value per row: tv has x's rank (reduced dims of size 1) or only the
- * kept dims (keepdim=False; batch-norm [C] parameters). */
+ * kept dims (keepdim=False). */
 static void st_row(const lw_tv *tv, int rank, const bool *red, int64_t *st) {
   int j = 0;
   for (int i = 0; i < rank; i++) {
@@ -599,134 +562,15 @@ static trnc_status rk_run(rk *K, row_fn fn, void *ctx) {
   }
 }
 
-/* Reduces v (alu) into column acc; chunk c > 0 folds through column part. */
-static trnc_status fold_red(rk *K, lw_tile *stats, int acc, int part, V v, int alu, int64_t c) {
-  V a = vcol(stats, K->np, acc);
-  if (c == 0) return i_red(K->L, a, v, alu);
-  V p = vcol(stats, K->np, part);
-  trnc_status st = i_red(K->L, p, v, alu);
-  return st ? st : i_tt(K->L, a, a, p, alu);
-}
-
-static trnc_status fold_add(rk *K, lw_tile *stats, int acc, int part, int64_t c) {
-  if (c == 0) return TRNC_OK;
-  V a = vcol(stats, K->np, acc), p = vcol(stats, K->np, part);
-  return i_tt(K->L, a, a, p, TRNC_NC_ALU_ADD);
-}
-
 /* ==== statistics columns ============================================================= */
 
-enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2,
-       C_NSH,   /* mean_m2: -shift (minus the row's first element) */
-       C_MS };  /* mean_m2: mean of the shifted row, mean(x - shift) */
+enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2 };
 
 static int wrapdim(int64_t d, int rank) {
   if (d < 0) d += rank;
   if (rank == 0) return -1;
   return (int)d;
 }
-
-static trnc_status mean_m2(rk *K, lw_tile *S, int xo, lw_tile **xc) {
-  lw *L = K->L;
-  int np = K->np;
-  chunk ch;
-  V x;
-  trnc_status st;
-  V nsh = vcol(S, np, C_NSH), ms = vcol(S, np, C_MS), part = vcol(S, np, C_P1);
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, xo, &ch, &K->in[0], xc, &x))) return st;
-    /* chunk 0 starts at the row's first element */
-    if (k == 0 && (st = i_ts(L, nsh, vcol(x.t, np, 0), TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
-      return st;
-    V d = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = i_act(L, d, x, TRNC_NC_ACT_IDENTITY, 1, &nsh, 0, k ? &part : &ms))) return st;
-    if ((st = fold_add(K, S, C_MS, C_P1, k))) return st;
-  }
-  V mean = vcol(S, np, C_A), nmean = vcol(S, np, C_B), m2 = vcol(S, np, C_C);
-  if ((st = i_ts(L, ms, ms, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-      (st = i_ts(L, mean, ms, TRNC_NC_ALU_SUB, &nsh, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-      (st = i_ts(L, nmean, mean, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
-    return st;
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, xo, &ch, &K->in[0], xc, &x))) return st;
-    V sq = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = i_act(L, sq, x, TRNC_NC_ACT_SQUARE, 1, &nmean, 0, k ? &part : &m2))) return st;
-    if ((st = fold_add(K, S, C_C, C_P1, k))) return st;
-  }
-  return TRNC_OK;
-}
-
-/* d = ((x - K) - mean(x - K)) * rstd with the columns of mean_m2: x - K is
- * exact (ScalarE, into scratch t), so no rounding of the mean to fp32 near
- * a large K enters the output. t: an fp32 tile of x's shape (may be d). */
-static trnc_status normalize(rk *K, lw_tile *S, V d, V x, V t, V rstd) {
-  V nsh = vcol(S, K->np, C_NSH), ms = vcol(S, K->np, C_MS);
-  trnc_status st = i_act(K->L, t, x, TRNC_NC_ACT_IDENTITY, 1, &nsh, 0, NULL);
-  return st ? st : i_ts(K->L, d, t, TRNC_NC_ALU_SUB, &ms, 0, TRNC_NC_ALU_MUL, &rstd, 0);
-}
-
-/* Outputs of a row kernel over an empty input: each non-empty output k is
- * filled with fill[k] (eager's value for statistics of no elements). */
-static trnc_status fill_empty_outs(lw *L, const trnc_node *n, const float *fill, uint32_t nfill) {
-  for (uint32_t k = 0; k < n->nouts && k < nfill; k++) {
-    const lw_tv *o = tvof(L, n->outs[k]);
-    trnc_status st = o ? lw_emit_fill(L, o, fill[k], trnc_op_name(n->op)) : TRNC_OK;
-    if (st) return st;
-  }
-  return TRNC_OK;
-}
-
-typedef struct var_ctx {
-  int x, var, mean;
-  float denom;
-} var_ctx;
-
-static trnc_status var_row(rk *K, lw_tile *S, void *vctx) {
-  var_ctx *c = vctx;
-  lw_tile *xc = NULL;
-  trnc_status st = mean_m2(K, S, c->x, &xc);
-  if (st) return st;
-  V mean = vcol(S, K->np, C_A), m2 = vcol(S, K->np, C_C), var = vcol(S, K->np, C_D);
-  if ((st = i_ts(K->L, var, m2, TRNC_NC_ALU_DIV, NULL, c->denom, TRNC_NC_ALU_BYPASS, NULL, 0))) return st;
-  if ((st = stcol(K, c->var, var))) return st;
-  return stcol(K, c->mean, mean);
-}
-
-static trnc_status emit_var(lw *L, const trnc_node *n) {
-  trnc_ref xr = argref(n, 0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  const lw_tv *x = tvof(L, xr);
-  /* no elements: var (and var_mean's mean) of an empty dim is NaN */
-  if (!x || trnc_type_numel(xt) == 0) return fill_empty_outs(L, n, (const float[]){NAN, NAN}, 2);
-  bool red[RMAX] = {false};
-  const trnc_arg *dl = trnc_node_arg(n, 1);
-  bool all = !dl || dl->kind != TRNC_ARG_LIST || dl->u.list.n == 0;
-  for (int i = 0; i < xt->rank; i++) red[i] = all;
-  for (uint32_t k = 0; !all && k < dl->u.list.n; k++) {
-    int d = wrapdim(dl->u.list.items[k].u.i, xt->rank);
-    if (d >= 0 && d < xt->rank) red[d] = true;
-  }
-  rk K;
-  rk_init(&K, L, n, xt, red);
-  var_ctx c;
-  c.x = add_full(&K, x);
-  c.var = add_row(&K, tvof(L, n->outs[0]));
-  c.mean = add_row(&K, n->nouts > 1 ? tvof(L, n->outs[1]) : NULL);
-  int64_t R = 1;
-  for (int i = 0; i < xt->rank; i++)
-    if (red[i]) R *= xt->shape[i];
-  double corr = trnc_arg_number(trnc_node_arg(n, 2), 1.0);
-  double den = (double)R - corr;
-  c.denom = (float)(den > 0 ? den : 0);
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (!st) st = rk_pools(&K, 1, 1, false, 0, MAX_FREE_CAP);
-  L->ops_per_engine[1]++;
-  return st ? st : rk_run(&K, var_row, &c);
-}
-
-/* ==== layer norm backward ============================================================= */
 
 typedef struct lnb_ctx {
   int g, x, mean, rstd, w, dx, dw, db;
@@ -895,216 +739,7 @@ static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
   return TRNC_OK;
 }
 
-/* ==== batch norm ========================================================================= */
-
-typedef struct bn_ctx {
-  int x, w, b, rm, rv, o, smean, srstd, nrm, nrv;
-  int g, gw, gb, sm, si; /* backward */
-  bool training, bw;
-  float eps, momentum, unbias, norm;
-  trnc_dtype odt;
-} bn_ctx;
-
-static bool has(rk *K, int o) { return o >= 0 && K->op[o].tv != NULL; }
-
-static trnc_status bn_row(rk *K, lw_tile *S, void *vctx) {
-  bn_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *xc = NULL;
-  trnc_status st;
-  V mean = vcol(S, np, C_A), var = vcol(S, np, C_E), rstd = vcol(S, np, C_D);
-  V w = vcol(S, np, C_F), b = vcol(S, np, C_G), t1 = vcol(S, np, C_H), t2 = vcol(S, np, C_I);
-  if (c->training) {
-    if ((st = mean_m2(K, S, c->x, &xc))) return st;
-    V m2 = vcol(S, np, C_C);
-    if ((st = i_ts(L, var, m2, TRNC_NC_ALU_DIV, NULL, (float)K->R, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_ts(L, rstd, var, TRNC_NC_ALU_ADD, NULL, c->eps, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_act(L, rstd, rstd, TRNC_NC_ACT_RSQRT, 1, NULL, 0, NULL)))
-      return st;
-  } else {
-    /* invstd = 1 / sqrt(running_var + eps) */
-    if ((st = ldcol(K, c->rm, S, C_A)) || (st = ldcol(K, c->rv, S, C_E))) return st;
-    if ((st = i_ts(L, rstd, var, TRNC_NC_ALU_ADD, NULL, c->eps, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_act(L, rstd, rstd, TRNC_NC_ACT_SQRT, 1, NULL, 0, NULL)) ||
-        (st = i_act(L, rstd, rstd, TRNC_NC_ACT_RECIPROCAL, 1, NULL, 0, NULL)))
-      return st;
-  }
-  bool hw = has(K, c->w), hb = has(K, c->b);
-  if (hw && (st = ldcol(K, c->w, S, C_F))) return st;
-  if (hb && (st = ldcol(K, c->b, S, C_G))) return st;
-  chunk ch;
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    V x;
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    V t = (hw || hb || c->training) ? vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32) : o;
-    if (c->training) st = normalize(K, S, (hw || hb) ? t : o, x, t, rstd);
-    else st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &rstd, 0);
-    if (st) return st;
-    if (hw || hb) {
-      st = i_ts(L, o, t, hw ? TRNC_NC_ALU_MUL : TRNC_NC_ALU_ADD, hw ? &w : &b, 0,
-                hw && hb ? TRNC_NC_ALU_ADD : TRNC_NC_ALU_BYPASS, hw && hb ? &b : NULL, 0);
-      if (st) return st;
-    }
-    if ((st = stfull(K, c->o, &ch, o))) return st;
-  }
-  if (!c->training) {
-    /* functional eval: running stats pass through */
-    if (has(K, c->nrm) && (st = stcol(K, c->nrm, mean))) return st;
-    if (has(K, c->nrv) && (st = stcol(K, c->nrv, var))) return st;
-    return TRNC_OK;
-  }
-  if ((st = stcol(K, c->smean, mean)) || (st = stcol(K, c->srstd, rstd))) return st;
-  if (has(K, c->nrm)) {
-    /* momentum * mean + (1 - momentum) * running_mean */
-    if ((st = ldcol(K, c->rm, S, C_H)) ||
-        (st = i_ts(L, t1, t1, TRNC_NC_ALU_MUL, NULL, 1.0f - c->momentum, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_ts(L, t1, mean, TRNC_NC_ALU_MUL, NULL, c->momentum, TRNC_NC_ALU_ADD, &t1, 0)) ||
-        (st = stcol(K, c->nrm, t1)))
-      return st;
-  }
-  if (has(K, c->nrv)) {
-    /* momentum * var * n/(n-1) + (1 - momentum) * running_var */
-    V uv = vcol(S, np, C_J);
-    if ((st = ldcol(K, c->rv, S, C_I)) ||
-        (st = i_ts(L, t2, t2, TRNC_NC_ALU_MUL, NULL, 1.0f - c->momentum, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_ts(L, uv, var, TRNC_NC_ALU_MUL, NULL, c->unbias, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_ts(L, uv, uv, TRNC_NC_ALU_MUL, NULL, c->momentum, TRNC_NC_ALU_ADD, &t2, 0)) ||
-        (st = stcol(K, c->nrv, uv)))
-      return st;
-  }
-  return TRNC_OK;
-}
-
-static trnc_status bnb_row(rk *K, lw_tile *S, void *vctx) {
-  bn_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *xc = NULL, *gc = NULL;
-  trnc_status st;
-  V mean = vcol(S, np, C_A), inv = vcol(S, np, C_B), sg = vcol(S, np, C_C), dot = vcol(S, np, C_D);
-  V gmean = vcol(S, np, C_E), proj = vcol(S, np, C_F), gscale = vcol(S, np, C_G), w = vcol(S, np, C_H);
-  V tmpc = vcol(S, np, C_I);
-  if (c->training) {
-    if ((st = ldcol(K, c->sm, S, C_A)) || (st = ldcol(K, c->si, S, C_B))) return st;
-  } else {
-    if ((st = ldcol(K, c->rm, S, C_A)) || (st = ldcol(K, c->rv, S, C_B)) ||
-        (st = i_ts(L, inv, inv, TRNC_NC_ALU_ADD, NULL, c->eps, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_act(L, inv, inv, TRNC_NC_ACT_RSQRT, 1, NULL, 0, NULL)))
-      return st;
-  }
-  bool need_sums = c->training || has(K, c->gw) || has(K, c->gb);
-  chunk ch;
-  V g, x;
-  for (int64_t k = 0; need_sums && k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g)) || (st = ld(K, c->x, &ch, &K->in[1], &xc, &x)))
-      return st;
-    if ((st = fold_red(K, S, C_C, C_P0, g, TRNC_NC_ALU_ADD, k))) return st;
-    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_tt(L, t, g, t, TRNC_NC_ALU_MUL)) ||
-        (st = fold_red(K, S, C_D, C_P1, t, TRNC_NC_ALU_ADD, k)))
-      return st;
-  }
-  if (has(K, c->w)) {
-    if ((st = ldcol(K, c->w, S, C_H)) || (st = i_tt(L, gscale, inv, w, TRNC_NC_ALU_MUL))) return st;
-  } else if ((st = i_ts(L, gscale, inv, TRNC_NC_ALU_MUL, NULL, 1.0f, TRNC_NC_ALU_BYPASS, NULL, 0))) {
-    return st;
-  }
-  if (c->training &&
-      ((st = i_ts(L, gmean, sg, TRNC_NC_ALU_MUL, NULL, c->norm, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-       (st = i_ts(L, proj, dot, TRNC_NC_ALU_MUL, NULL, c->norm, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-       (st = i_tt(L, tmpc, inv, inv, TRNC_NC_ALU_MUL)) || (st = i_tt(L, proj, proj, tmpc, TRNC_NC_ALU_MUL))))
-    return st;
-  for (int64_t k = 0; has(K, c->o) && k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    if ((st = ld(K, c->g, &ch, &K->in[0], &gc, &g))) return st;
-    V o = vbig(lw_pool_next(&K->out), np, ch.n, c->odt);
-    if (c->training) {
-      if ((st = ld(K, c->x, &ch, &K->in[1], &xc, &x))) return st;
-      V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-      if ((st = i_ts(L, t, x, TRNC_NC_ALU_SUB, &mean, 0, TRNC_NC_ALU_MUL, &proj, 0)) ||
-          (st = i_tt(L, t, g, t, TRNC_NC_ALU_SUB)) ||
-          (st = i_ts(L, o, t, TRNC_NC_ALU_SUB, &gmean, 0, TRNC_NC_ALU_MUL, &gscale, 0)))
-        return st;
-    } else if ((st = i_ts(L, o, g, TRNC_NC_ALU_MUL, &gscale, 0, TRNC_NC_ALU_BYPASS, NULL, 0))) {
-      return st;
-    }
-    if ((st = stfull(K, c->o, &ch, o))) return st;
-  }
-  if (has(K, c->gw)) {
-    V gwv = vcol(S, np, C_J);
-    if ((st = i_tt(L, gwv, dot, inv, TRNC_NC_ALU_MUL)) || (st = stcol(K, c->gw, gwv))) return st;
-  }
-  if (has(K, c->gb) && (st = stcol(K, c->gb, sg))) return st;
-  return TRNC_OK;
-}
-
-static trnc_status emit_batch_norm(lw *L, const trnc_node *n) {
-  bool bw = n->op == TRNC_OP_BATCH_NORM_BACKWARD;
-  trnc_ref xr = argref(n, bw ? 1 : 0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  bool red[RMAX] = {false};
-  for (int i = 0; i < xt->rank; i++) red[i] = i != 1;
-  rk K;
-  rk_init(&K, L, n, xt, red);
-  bn_ctx c;
-  memset(&c, 0, sizeof c);
-  c.bw = bw;
-  c.smean = c.srstd = c.nrm = c.nrv = c.g = c.gw = c.gb = c.sm = c.si = -1;
-  int64_t R = 1;
-  for (int i = 0; i < xt->rank; i++)
-    if (i != 1) R *= xt->shape[i];
-  if (bw) {
-    c.g = add_full(&K, tvof(L, argref(n, 0)));
-    c.x = add_full(&K, tvof(L, xr));
-    c.w = add_row(&K, tvof(L, argref(n, 2)));
-    c.rm = add_row(&K, tvof(L, argref(n, 3)));
-    c.rv = add_row(&K, tvof(L, argref(n, 4)));
-    c.sm = add_row(&K, tvof(L, argref(n, 5)));
-    c.si = add_row(&K, tvof(L, argref(n, 6)));
-    c.training = argb(n, 7, true);
-    c.eps = (float)trnc_arg_number(trnc_node_arg(n, 8), 1e-5);
-    c.o = add_full(&K, tvof(L, n->outs[0]));
-    c.gw = add_row(&K, tvof(L, n->outs[1]));
-    c.gb = add_row(&K, tvof(L, n->outs[2]));
-    c.norm = (float)(1.0 / (double)R);
-    if ((c.training && (!has(&K, c.sm) || !has(&K, c.si))) ||
-        (!c.training && (!has(&K, c.rm) || !has(&K, c.rv))))
-      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "batch_norm_backward: missing saved or running statistics");
-  } else {
-    bool functional = n->op == TRNC_OP_BATCH_NORM_TRAIN;
-    c.x = add_full(&K, tvof(L, xr));
-    c.w = add_row(&K, tvof(L, argref(n, 1)));
-    c.b = add_row(&K, tvof(L, argref(n, 2)));
-    c.rm = add_row(&K, tvof(L, argref(n, 3)));
-    c.rv = add_row(&K, tvof(L, argref(n, 4)));
-    c.training = functional && argb(n, 5, true);
-    c.momentum = (float)trnc_arg_number(trnc_node_arg(n, functional ? 6 : 5), 0.1);
-    c.eps = (float)trnc_arg_number(trnc_node_arg(n, functional ? 7 : 6), 1e-5);
-    c.o = add_full(&K, tvof(L, n->outs[0]));
-    c.smean = add_row(&K, trnc_type_numel(&L->g->values[n->outs[1]].type) ? tvof(L, n->outs[1]) : NULL);
-    c.srstd = add_row(&K, trnc_type_numel(&L->g->values[n->outs[2]].type) ? tvof(L, n->outs[2]) : NULL);
-    if (functional) {
-      c.nrm = add_row(&K, tvof(L, n->outs[3]));
-      c.nrv = add_row(&K, tvof(L, n->outs[4]));
-    }
-    c.unbias = (float)((double)R / ((double)R - 1.0));
-    if (!c.training && (!has(&K, c.rm) || !has(&K, c.rv)))
-      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "batch_norm in eval mode needs running statistics");
-  }
-  if (!has(&K, c.x) || trnc_type_numel(xt) == 0) return TRNC_OK;
-  c.odt = has(&K, c.o) ? K.op[c.o].tv->t.dtype : TRNC_F32;
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (!st) st = rk_pools(&K, bw ? 2 : 1, 1, true, 0, MAX_FREE_CAP);
-  L->ops_per_engine[1]++;
-  return st ? st : rk_run(&K, bw ? bnb_row : bn_row, &c);
-}
-
-/* ==== argmax / argmin / max.dim / min.dim ==================================================== */
+/* ==== argmax, argmin, max.dim, min.dim ================================================= */
 
 /* x: input, o: indices, v: values (max/min.dim; -1 or absent for argmax/argmin);
  * mn: minimum instead of maximum. */
@@ -1499,12 +1134,6 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
 
 bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_VAR:
-    case TRNC_OP_VAR_MEAN:
-    case TRNC_OP_BATCH_NORM_TRAIN:
-    case TRNC_OP_BATCH_NORM_INFER:
-    case TRNC_OP_BATCH_NORM_BACKWARD:
-      return true;
     case TRNC_OP_LAYER_NORM_BACKWARD: {
       const trnc_type *x = trnc_ref_type(g, n->args[1].u.ref);
       const trnc_arg *ns = trnc_node_arg(n, 2);
@@ -1543,11 +1172,6 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
 trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_LAYER_NORM_BACKWARD: return emit_layer_norm_bw(L, n);
-    case TRNC_OP_VAR:
-    case TRNC_OP_VAR_MEAN: return emit_var(L, n);
-    case TRNC_OP_BATCH_NORM_TRAIN:
-    case TRNC_OP_BATCH_NORM_INFER:
-    case TRNC_OP_BATCH_NORM_BACKWARD: return emit_batch_norm(L, n);
     case TRNC_OP_ARGMAX:
     case TRNC_OP_ARGMIN:
     case TRNC_OP_MAX_DIM:

@@ -102,3 +102,182 @@ trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n) {
   if (!st) st = trnc_db_result(b, 2, trnc_db_view(b, rstd, 1, &C));
   return st;
 }
+
+/* Shifted two-pass moments of x (float32) over dims[0..nd): K = x at index
+ * 0 of every reduced dim, xs = x - K (exact for a constant row, and precise
+ * when |mean| >> std), ms = mean(xs), d = xs - ms; returns d, and the mean
+ * ms + K (kept dims) in *mean. */
+static trnc_ref shifted(trnc_db *b, trnc_ref x, const int64_t *dims, int nd, trnc_ref *mean) {
+  if (!trnc_type_numel(trnc_db_type(b, x))) { /* no first element: mean(x) is 0 / 0 */
+    *mean = DB(b, MEAN, V(x), trnc_db_ints(b, dims, nd), trnc_db_bool(true), NONE);
+    return DB(b, SUB, V(x), V(*mean), I(1));
+  }
+  trnc_ref k = x;
+  for (int i = 0; i < nd; i++) k = DB(b, SLICE, V(k), I(dims[i]), I(0), I(1), I(1));
+  trnc_ref xs = DB(b, SUB, V(x), V(k), I(1));
+  trnc_ref ms = DB(b, MEAN, V(xs), trnc_db_ints(b, dims, nd), trnc_db_bool(true), NONE);
+  *mean = DB(b, ADD, V(ms), V(k), I(1));
+  return DB(b, SUB, V(xs), V(ms), I(1));
+}
+
+/* var.correction / var_mean.correction(Tensor self, int[1]? dim, *, Scalar? correction=None,
+ * bool keepdim=False), in float32 with shifted two-pass moments:
+ *   var = sum(d^2) / max(0, N - correction)
+ * (an empty or too short reduction divides by 0: NaN or inf, as eager). */
+trnc_status decomp_var(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[0].u.ref);
+  const trnc_type *o = trnc_db_type(b, n->outs[0]);
+  double correction = n->args[2].kind == TRNC_ARG_NONE ? 1.0 : trnc_arg_number(&n->args[2], 1.0);
+  int64_t on = trnc_type_numel(o), N = on ? trnc_type_numel(&t) / on : 0;
+  double denom = (double)N - correction > 0 ? (double)N - correction : 0.0;
+  int64_t dims[TRNC_MAX_RANK];
+  int nd = 0;
+  const trnc_arg *dl = &n->args[1];
+  uint32_t m = 0;
+  if (dl->kind == TRNC_ARG_LIST && dl->u.list.n)
+    for (uint32_t i = 0; i < dl->u.list.n; i++) {
+      int64_t d = dl->u.list.items[i].u.i;
+      m |= 1u << (d < 0 ? d + t.rank : d);
+    }
+  else m = (1u << t.rank) - 1;
+  for (int i = 0; i < t.rank; i++)
+    if (m & (1u << i)) dims[nd++] = i;
+  trnc_ref x = trnc_db_f32(b, n->args[0].u.ref), mean;
+  if (!nd) { /* a 0-d input: one element, variance 0 / max(0, 1 - correction) */
+    x = trnc_db_view(b, x, 1, (const int64_t[]){1});
+    dims[nd++] = 0;
+  }
+  trnc_ref d = shifted(b, x, dims, nd, &mean);
+  trnc_ref m2 = DB(b, SUM, V(DB(b, MUL, V(d), V(d))), trnc_db_ints(b, dims, nd), trnc_db_bool(true), NONE);
+  trnc_ref var = trnc_db_view(b, DB(b, DIV_SCALAR, V(m2), F(denom)), o->rank, o->shape);
+  trnc_status st = trnc_db_result(b, 0, var);
+  if (!st && n->op == TRNC_OP_VAR_MEAN) st = trnc_db_result(b, 1, trnc_db_view(b, mean, o->rank, o->shape));
+  return st;
+}
+
+/* The batch-norm layout of x [N, C, *]: the dims but C, and [C, 1, ...]
+ * right-aligned to x (a per-channel vector's view). */
+static int bn_layout(const trnc_type *t, int64_t *dims, int64_t *pshape) {
+  int nd = 0;
+  for (int i = 0; i < t->rank; i++) {
+    if (i != 1) dims[nd++] = i;
+    pshape[i] = i == 1 ? t->shape[1] : 1;
+  }
+  return nd;
+}
+
+static trnc_ref per_channel(trnc_db *b, trnc_ref v, const trnc_type *t, const int64_t *pshape) {
+  return trnc_db_view(b, trnc_db_f32(b, v), t->rank - 1, pshape + 1);
+}
+
+/* Output k of a batch norm: v (float32 [C]) in the dtype the node declares,
+ * or an empty [0] tensor where it declares no elements. */
+static trnc_status bn_result(trnc_db *b, const trnc_node *n, uint32_t k, trnc_ref v) {
+  if (trnc_db_status(b) || trnc_db_graph(b)->values[n->outs[k]].is_none) return trnc_db_status(b);
+  const trnc_type *o = trnc_db_type(b, n->outs[k]);
+  if (trnc_type_numel(o) == 0) {
+    int64_t zero = 0;
+    v = DB(b, EMPTY, trnc_db_ints(b, &zero, 1), trnc_db_dtype(o->dtype), NONE, NONE, NONE, NONE);
+  }
+  return trnc_db_result(b, k, v);
+}
+
+/* _native_batch_norm_legit_functional(input, weight, bias, running_mean, running_var, bool training,
+ * float momentum, float eps) -> (out, save_mean, save_invstd, new_running_mean, new_running_var)
+ * and _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
+ * momentum, eps) -> (out, [0], [0]), in float32 as torch's decomposition
+ * (torch/_decomp/decompositions.py, native_batch_norm_helper):
+ *   training:  mean, var over every dim but C (biased, two-pass); rstd = rsqrt(var + eps);
+ *              running_mean' = m * mean + (1 - m) * running_mean,
+ *              running_var'  = m * var * n / (n - 1) + (1 - m) * running_var  (n = numel / C)
+ *   inference: mean = running_mean, rstd = 1 / sqrt(running_var + eps)
+ *   out = (x - mean) * rstd * weight[c] + bias[c]. */
+trnc_status decomp_batch_norm(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[0].u.ref);
+  bool infer = n->op == TRNC_OP_BATCH_NORM_INFER;
+  bool training = !infer && trnc_arg_bool(n, 5, true);
+  double momentum = trnc_arg_number(&n->args[infer ? 5 : 6], 0.1), eps = trnc_arg_number(&n->args[infer ? 6 : 7], 1e-5);
+  int64_t dims[TRNC_MAX_RANK], pshape[TRNC_MAX_RANK], C = t.shape[1];
+  int nd = bn_layout(&t, dims, pshape);
+  trnc_arg over = trnc_db_ints(b, dims, nd), keep = trnc_db_bool(true);
+  bool has_rm = n->args[3].kind == TRNC_ARG_VALUE, has_rv = n->args[4].kind == TRNC_ARG_VALUE;
+  trnc_ref x = trnc_db_f32(b, n->args[0].u.ref), mean, rstd, d;
+  if (training) {
+    d = shifted(b, x, dims, nd, &mean);
+    trnc_ref var = DB(b, MEAN, V(DB(b, MUL, V(d), V(d))), over, keep, NONE);
+    rstd = DB(b, RSQRT, V(DB(b, ADD_SCALAR, V(var), F(eps), I(1))));
+    mean = trnc_db_view(b, mean, 1, &C);
+    rstd = trnc_db_view(b, rstd, 1, &C);
+    var = trnc_db_view(b, var, 1, &C);
+    if (!infer && has_rm) {
+      trnc_ref rm = trnc_db_f32(b, n->args[3].u.ref);
+      trnc_ref nm = DB(b, ADD, V(DB(b, MUL_SCALAR, V(mean), F(momentum))), V(DB(b, MUL_SCALAR, V(rm), F(1 - momentum))), I(1));
+      bn_result(b, n, 3, nm);
+    }
+    if (!infer && has_rv) {
+      double cnt = (double)trnc_type_numel(&t) / (double)(C ? C : 1);
+      trnc_ref rv = trnc_db_f32(b, n->args[4].u.ref);
+      trnc_ref unb = DB(b, MUL_SCALAR, V(var), F(cnt / (cnt - 1)));
+      trnc_ref nv = DB(b, ADD, V(DB(b, MUL_SCALAR, V(unb), F(momentum))), V(DB(b, MUL_SCALAR, V(rv), F(1 - momentum))), I(1));
+      bn_result(b, n, 4, nv);
+    }
+  } else {
+    if (!has_rm || !has_rv) return trnc_db_fail(b, "batch norm in inference needs running_mean and running_var");
+    mean = trnc_db_f32(b, n->args[3].u.ref);
+    rstd = DB(b, RECIPROCAL, V(DB(b, SQRT, V(DB(b, ADD_SCALAR, V(trnc_db_f32(b, n->args[4].u.ref)), F(eps), I(1))))));
+    d = DB(b, SUB, V(x), V(trnc_db_view(b, mean, t.rank - 1, pshape + 1)), I(1));
+    if (!infer) { /* the functional form in eval: the running stats pass through */
+      if (has_rm) bn_result(b, n, 3, mean);
+      if (has_rv) bn_result(b, n, 4, trnc_db_f32(b, n->args[4].u.ref));
+    }
+  }
+  trnc_ref y = DB(b, MUL, V(d), V(trnc_db_view(b, rstd, t.rank - 1, pshape + 1)));
+  if (n->args[1].kind == TRNC_ARG_VALUE) y = DB(b, MUL, V(y), V(per_channel(b, n->args[1].u.ref, &t, pshape)));
+  if (n->args[2].kind == TRNC_ARG_VALUE) y = DB(b, ADD, V(y), V(per_channel(b, n->args[2].u.ref, &t, pshape)), I(1));
+  trnc_status st = trnc_db_result(b, 0, y);
+  if (!st) st = bn_result(b, n, 1, mean);
+  if (!st) st = bn_result(b, n, 2, rstd);
+  return st;
+}
+
+/* native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+ * save_invstd, bool train, float eps, bool[3] output_mask) in float32, as torch's
+ * decomposition: over every dim but C,
+ *   gsum = sum(g);  dot = sum(g * (x - mean));  n = numel / C
+ *   train: dx = (g - (x - mean) * dot / n * rstd^2 - gsum / n) * rstd * w
+ *   eval:  dx = g * rstd * w   (mean, rstd from the running stats)
+ *   dw = dot * rstd;  db = gsum. */
+trnc_status decomp_batch_norm_bw(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[1].u.ref);
+  bool train = trnc_arg_bool(n, 7, true);
+  double eps = trnc_arg_number(&n->args[8], 1e-5);
+  int64_t dims[TRNC_MAX_RANK], pshape[TRNC_MAX_RANK], C = t.shape[1];
+  int nd = bn_layout(&t, dims, pshape);
+  double cnt = (double)trnc_type_numel(&t) / (double)(C ? C : 1);
+  uint32_t mi = train ? 5 : 3, ri = train ? 6 : 4;
+  if (n->args[mi].kind != TRNC_ARG_VALUE || n->args[ri].kind != TRNC_ARG_VALUE)
+    return trnc_db_fail(b, "batch norm backward needs the saved (or running) statistics");
+  trnc_ref mean = trnc_db_f32(b, n->args[mi].u.ref), rstd = trnc_db_f32(b, n->args[ri].u.ref);
+  if (!train) rstd = DB(b, RSQRT, V(DB(b, ADD_SCALAR, V(rstd), F(eps), I(1))));
+  trnc_ref g = trnc_db_f32(b, n->args[0].u.ref), x = trnc_db_f32(b, n->args[1].u.ref);
+  trnc_arg over = trnc_db_ints(b, dims, nd), nokeep = trnc_db_bool(false);
+  trnc_ref d = DB(b, SUB, V(x), V(trnc_db_view(b, mean, t.rank - 1, pshape + 1)), I(1));
+  trnc_ref gsum = DB(b, SUM, V(g), over, nokeep, NONE);
+  trnc_ref dot = DB(b, SUM, V(DB(b, MUL, V(g), V(d))), over, nokeep, NONE);
+  trnc_ref scale = n->args[2].kind == TRNC_ARG_VALUE ? DB(b, MUL, V(rstd), V(trnc_db_f32(b, n->args[2].u.ref))) : rstd;
+  trnc_ref dx;
+  if (train) {
+    trnc_ref proj = DB(b, MUL, V(DB(b, MUL_SCALAR, V(dot), F(1.0 / cnt))), V(DB(b, MUL, V(rstd), V(rstd))));
+    trnc_ref p = DB(b, MUL, V(d), V(trnc_db_view(b, proj, t.rank - 1, pshape + 1)));
+    trnc_ref gm = trnc_db_view(b, DB(b, MUL_SCALAR, V(gsum), F(1.0 / cnt)), t.rank - 1, pshape + 1);
+    dx = DB(b, SUB, V(DB(b, SUB, V(g), V(p), I(1))), V(gm), I(1));
+    dx = DB(b, MUL, V(dx), V(trnc_db_view(b, scale, t.rank - 1, pshape + 1)));
+  } else {
+    dx = DB(b, MUL, V(g), V(trnc_db_view(b, scale, t.rank - 1, pshape + 1)));
+  }
+  const trnc_graph *gr = trnc_db_graph(b);
+  trnc_status st = gr->values[n->outs[0]].is_none ? TRNC_OK : trnc_db_result(b, 0, dx);
+  if (!st && !gr->values[n->outs[1]].is_none) st = trnc_db_result(b, 1, DB(b, MUL, V(dot), V(rstd)));
+  if (!st && !gr->values[n->outs[2]].is_none) st = trnc_db_result(b, 2, gsum);
+  return st;
+}

@@ -115,6 +115,13 @@ trnc_status decomp_pad(trnc_db *b, const trnc_node *n);
  *  two-pass float32 mean and variance over every dim but 1, then the affine
  *  weight and bias per channel (passes/decomp_norm.c). */
 trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n);
+/* var.correction, var_mean.correction: float32 two-pass moments. */
+trnc_status decomp_var(trnc_db *b, const trnc_node *n);
+/* _native_batch_norm_legit_functional, _native_batch_norm_legit_no_training:
+ * float32 statistics over every dim but C, as torch's decomposition. */
+trnc_status decomp_batch_norm(trnc_db *b, const trnc_node *n);
+/* native_batch_norm_backward, as torch's decomposition. */
+trnc_status decomp_batch_norm_bw(trnc_db *b, const trnc_node *n);
 /** scatter_reduce.two(x, dim, index, src, reduce, include_self), reduce
  *  'sum' or 'mean': scatter_add of src (onto x, or onto x zeroed where
  *  index hits without include_self), divided for 'mean' by the count of
