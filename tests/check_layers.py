@@ -213,17 +213,27 @@ def symbols(nm: str, obj: str) -> tuple[set[str], set[str]]:
     return defined, undefined
 
 
-def check_calls(objdir: str, nm: str, crossings: dict[tuple[str, str], int] | None = None
-                ) -> list[str]:
+def has_source(src: str, rel: str) -> bool:
+    """Whether the object for rel (a source path, or gen/<x>.pb-c.c generated
+    from <x>.proto) still has its source in the tree: a build directory keeps
+    the objects of files since moved or deleted."""
+    if rel.startswith("gen/") and rel.endswith(".pb-c.c"):
+        rel = rel[4:-len(".pb-c.c")] + ".proto"
+    return os.path.isfile(os.path.join(src, rel))
+
+
+def check_calls(objdir: str, nm: str, crossings: dict[tuple[str, str], int] | None = None,
+                src: str | None = None) -> list[str]:
     """Errors for calls from an object of libtrnc into a layer its own may not
     use. crossings (if given) receives, per (caller layer, callee layer), how
-    many distinct (object, function) references cross between the two."""
+    many distinct (object, function) references cross between the two. src:
+    the source tree, to skip stale objects whose source is gone."""
     objs = {}
     for dirpath, _, files in os.walk(objdir):
         for f in files:
             if f.endswith(".o"):
                 rel = os.path.relpath(os.path.join(dirpath, f), objdir)[:-2]
-                if layer_of(rel):
+                if layer_of(rel) and (src is None or has_source(src, rel)):
                     objs[rel] = symbols(nm, os.path.join(dirpath, f))
     if not objs:
         return [f"no objects of libtrnc under {objdir}"]
@@ -250,7 +260,7 @@ def main(argv: list[str]) -> int:
     src, objdir = argv[1], argv[2]
     nm = argv[3] if len(argv) == 4 else "nm"
     crossings: dict[tuple[str, str], int] = {}
-    errors = check_order() + check_includes(src) + check_calls(objdir, nm, crossings)
+    errors = check_order() + check_includes(src) + check_calls(objdir, nm, crossings, src)
     for e in errors:
         print(f"check_layers: {e}", file=sys.stderr)
     if not errors:
