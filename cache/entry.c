@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include "cache/internal.h"
+#include "codegen/neuroncore/artifact.h"
 #include "ir/diag.h"
 
 static void put32(uint8_t *p, uint32_t v) {
@@ -84,7 +85,8 @@ trnc_status trnc_entry_check(const uint8_t *bytes, size_t len, const uint8_t *ex
 }
 
 trnc_status trnc_entry_load(const uint8_t *bytes, size_t len, const uint8_t *expect_key,
-                            uint8_t key_out[16], trnc_compiled **out, char *why, size_t nwhy) {
+                            bool verify_program, uint8_t key_out[16], trnc_compiled **out,
+                            char *why, size_t nwhy) {
   if (out) *out = NULL;
   const uint8_t *p = NULL;
   size_t n = 0;
@@ -92,7 +94,7 @@ trnc_status trnc_entry_load(const uint8_t *bytes, size_t len, const uint8_t *exp
   if (st) return st;
   trnc_diags *d = trnc_diags_create();
   trnc_compiled *c = NULL;
-  st = trnc_compiled_deserialize(p, n, &c, d);
+  st = trnc_artifact_deserialize(p, n, verify_program, &c, d);
   if (st) {
     /* the first error diagnostic is the reason */
     const char *msg = "cannot deserialize the artifact";

@@ -74,10 +74,15 @@ trnc_status trnc_entry_check(const uint8_t *bytes, size_t len, const uint8_t *ex
                              uint8_t key_out[16], const uint8_t **payload, size_t *plen,
                              char *why, size_t nwhy);
 
-/** trnc_entry_check, then trnc_compiled_deserialize (which verifies the
- *  program). *out (may be NULL: check only) receives the artifact. The
- *  reason of a failure goes to why. */
+/** trnc_entry_check, then the artifact's deserialization, which runs the
+ *  hardware verifier on its program when verify_program: bytes from
+ *  outside the store (remote cache, MegaCache, a bundle) and the full check
+ *  of `trnc cache verify` verify; a hit in the store does not (every entry
+ *  was verified before it was written, and its checksum covers every byte).
+ *  *out (may be NULL: check only) receives the artifact. The reason of a
+ *  failure goes to why. */
 trnc_status trnc_entry_load(const uint8_t *bytes, size_t len, const uint8_t *expect_key,
-                            uint8_t key_out[16], trnc_compiled **out, char *why, size_t nwhy);
+                            bool verify_program, uint8_t key_out[16], trnc_compiled **out,
+                            char *why, size_t nwhy);
 
 #endif

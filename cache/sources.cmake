@@ -1,10 +1,9 @@
-# cache/: artifact serialization, key derivation, the on-disk store.
+# cache/: key derivation, entry files, the on-disk store (the artifact's bytes
+# come from its owner, codegen/neuroncore/artifact_serialize.c).
 list(APPEND TRNC_SOURCES
-  ${CMAKE_CURRENT_SOURCE_DIR}/cache/artifact.c
   ${CMAKE_CURRENT_SOURCE_DIR}/cache/key.c
   ${CMAKE_CURRENT_SOURCE_DIR}/cache/entry.c
   ${CMAKE_CURRENT_SOURCE_DIR}/cache/store.c)
-list(APPEND TRNC_PROTOS cache/artifact.proto)
 
 # The compiler build id (part of every cache key): a hash of every source
 # file of the stages that decide what an artifact contains. Paths are
@@ -20,7 +19,6 @@ file(GLOB_RECURSE _trnc_bid_files CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOU
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.c ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.h
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.def ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.proto
   ${CMAKE_CURRENT_SOURCE_DIR}/cache/*.c ${CMAKE_CURRENT_SOURCE_DIR}/cache/*.h
-  ${CMAKE_CURRENT_SOURCE_DIR}/cache/*.proto
   ${CMAKE_CURRENT_SOURCE_DIR}/include/trnc/*.h)
 list(SORT _trnc_bid_files)
 string(REPLACE ";" "\n" _trnc_bid_text "${_trnc_bid_files}")

@@ -816,9 +816,10 @@ static trnc_status read_entry(int sd, const char *name, const uint8_t *expect_ke
 }
 
 /**
- * read_entry, then the full check and deserialization (trnc_entry_load).
- * *out (may be NULL: check only) receives the artifact; statuses as
- * read_entry.
+ * read_entry, then the checksums and deserialization (trnc_entry_load)
+ * of an entry of this store: its program was verified before it was
+ * written, so it is not verified again. *out (may be NULL: check only)
+ * receives the artifact; statuses as read_entry.
  */
 static trnc_status load_entry(int sd, const char *name, const uint8_t *expect_key,
                               trnc_compiled **out, int *fd_out, struct stat *st, char *why,
@@ -828,7 +829,7 @@ static trnc_status load_entry(int sd, const char *name, const uint8_t *expect_ke
   int fd = -1;
   trnc_status s = read_entry(sd, name, expect_key, &buf, &len, &fd, st, why, nwhy);
   if (s) return s;
-  s = trnc_entry_load(buf, len, expect_key, NULL, out, why, nwhy);
+  s = trnc_entry_load(buf, len, expect_key, false, NULL, out, why, nwhy);
   free(buf);
   if (s || !fd_out) close(fd);
   else *fd_out = fd;
@@ -1173,7 +1174,8 @@ trnc_status trnc_cache_put_entry(trnc_cache *c, const uint8_t *bytes, size_t len
   uint8_t key[16];
   char why[256];
   trnc_compiled *art = NULL;
-  trnc_status s = trnc_entry_load(bytes, len, expect_key, key, out ? &art : NULL, why, sizeof why);
+  trnc_status s = trnc_entry_load(bytes, len, expect_key, true, key, out ? &art : NULL, why,
+                                  sizeof why);
   if (s == TRNC_ERR_NOMEM) return trnc_diag_error(diags, s, "trnc cache: out of memory");
   if (s) return WARN(diags, s, "trnc cache: rejected an entry: %s", why);
   if (key_out) memcpy(key_out, key, sizeof key);
@@ -1268,7 +1270,7 @@ static trnc_status check_listed(const trnc_cache *c, const uint8_t key[16], uint
   size_t n = 0;
   trnc_status s = read_entry(fd, name, key, &buf, &n, NULL, st, why, nwhy);
   if (!sd) close(fd);
-  if (!s) s = trnc_entry_load(buf, n, key, NULL, NULL, why, nwhy);
+  if (!s) s = trnc_entry_load(buf, n, key, true, NULL, NULL, why, nwhy);
   if (!s && bytes) {
     *bytes = buf;
     *len = n;
@@ -1514,7 +1516,7 @@ trnc_status trnc_cache_import(trnc_cache *c, const char *path, size_t *imported,
     }
     uint8_t key[16];
     char why[256];
-    if (trnc_entry_load(buf, (size_t)len, NULL, key, NULL, why, sizeof why) != TRNC_OK) {
+    if (trnc_entry_load(buf, (size_t)len, NULL, true, key, NULL, why, sizeof why) != TRNC_OK) {
       WARN(diags, TRNC_ERR_MALFORMED, "trnc cache import: rejected record %" PRIu64 ": %s", i, why);
       nrej++;
     } else if (write_entry(c, key, buf, buf + TRNC_ENTRY_HEADER_BYTES,

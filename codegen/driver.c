@@ -8,22 +8,38 @@
 #include "ir/diag.h"
 #include "ir/ir.h"
 
-const char *trnc_stage_name(trnc_stage s) {
-  static const char *const names[] = {"import", "legality", "legalize", "verify", "compile", "done"};
-  return (unsigned)s <= TRNC_STAGE_DONE ? names[s] : "?";
+static trnc_status run_import(trnc_pipeline *p, trnc_diags *d) {
+  return trnc_graph_import(p->bytes, p->len, p->limits, &p->graph, d);
+}
+static trnc_status run_legality(trnc_pipeline *p, trnc_diags *d) {
+  return trnc_graph_check_bound(p->graph, d);
+}
+static trnc_status run_legalize(trnc_pipeline *p, trnc_diags *d) {
+  return trnc_graph_legalize(p->graph, d);
+}
+static trnc_status run_verify(trnc_pipeline *p, trnc_diags *d) { return trnc_graph_verify(p->graph, d); }
+static trnc_status run_compile(trnc_pipeline *p, trnc_diags *d) {
+  return trnc_compile(p->graph, p->options, &p->compiled, d);
 }
 
-/* Runs one stage on p. */
-static trnc_status run_stage(trnc_pipeline *p, trnc_stage s, trnc_diags *d) {
-  switch (s) {
-    case TRNC_STAGE_IMPORT: return trnc_graph_import(p->bytes, p->len, p->limits, &p->graph, d);
-    case TRNC_STAGE_LEGALITY: return trnc_graph_check_bound(p->graph, d);
-    case TRNC_STAGE_LEGALIZE: return trnc_graph_legalize(p->graph, d);
-    case TRNC_STAGE_VERIFY: return trnc_graph_verify(p->graph, d);
-    case TRNC_STAGE_COMPILE: return trnc_compile(p->graph, p->options, &p->compiled, d);
-    case TRNC_STAGE_DONE: break;
-  }
-  return TRNC_OK;
+/* The stages in the order they run, indexed by trnc_stage: the one place
+ * the pipeline is written (the graph passes inside legalize are listed in
+ * passes/passes.def). */
+static const struct {
+  const char *name;
+  trnc_status (*run)(trnc_pipeline *p, trnc_diags *d);
+} stages[] = {
+    [TRNC_STAGE_IMPORT] = {"import", run_import},
+    [TRNC_STAGE_LEGALITY] = {"legality", run_legality},
+    [TRNC_STAGE_LEGALIZE] = {"legalize", run_legalize},
+    [TRNC_STAGE_VERIFY] = {"verify", run_verify},
+    [TRNC_STAGE_COMPILE] = {"compile", run_compile},
+};
+_Static_assert(sizeof stages / sizeof stages[0] == TRNC_STAGE_DONE, "one table row per stage");
+
+const char *trnc_stage_name(trnc_stage s) {
+  if (s == TRNC_STAGE_DONE) return "done";
+  return (unsigned)s < TRNC_STAGE_DONE ? stages[s].name : "?";
 }
 
 trnc_status trnc_pipeline_run(trnc_pipeline *p, trnc_stage last, trnc_diags *diags) {
@@ -34,7 +50,7 @@ trnc_status trnc_pipeline_run(trnc_pipeline *p, trnc_stage last, trnc_diags *dia
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT, "trnc_pipeline_run: %s",
                            p->graph ? "a graph before import" : "no graph to run on");
   for (; p->next <= last; p->next++) {
-    trnc_status st = run_stage(p, p->next, diags);
+    trnc_status st = stages[p->next].run(p, diags);
     if (st) return st;
   }
   return TRNC_OK;

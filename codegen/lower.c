@@ -1460,8 +1460,8 @@ trnc_status trnc_compiled_dump(const trnc_graph *g, const trnc_compiled *c, trnc
   char trace[4096];
   const char *path = trnc_profile_path(g, trace, sizeof trace);
   if (!path) return TRNC_OK;
-  trnc_nc_cost cost;
-  return trnc_nc_cost_estimate(c->prog, path, &cost, diags);
+  trnc_nc_cost cost; /* c's program was verified when it was compiled or stored */
+  return trnc_nc_cost_estimate_verified(c->prog, path, &cost, diags);
 }
 
 trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,

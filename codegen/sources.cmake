@@ -1,5 +1,6 @@
 # codegen/neuroncore/: the NeuronCore contract (target tables, instruction set,
-# program format, verifier and schedule, cost model, the compiled artifact).
+# program format, verifier and schedule, cost model, the compiled artifact:
+# its memory, bindings and bytes).
 list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/target.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/isa.c
@@ -10,8 +11,9 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify_cc.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/verify_race.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/cost.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/artifact.c)
-list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto)
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/artifact.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/neuroncore/artifact_serialize.c)
+list(APPEND TRNC_PROTOS codegen/neuroncore/program.proto codegen/neuroncore/artifact.proto)
 # codegen/: the emitter (IR -> NeuronCore program).
 list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lower.c

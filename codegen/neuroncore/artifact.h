@@ -3,8 +3,9 @@
  * program plus how the torch-side inputs and outputs bind to its HBM
  * buffers. Part of the NeuronCore contract: codegen builds it
  * (codegen/lower.c, trnc_compile), runtime runs it (runtime/exec.c,
- * trnc_compiled_run) and cache serializes it (cache/artifact.c); this module
- * (codegen/neuroncore/artifact.c) owns its memory and its binding contract.
+ * trnc_compiled_run) and cache stores its bytes (cache/store.c); this module
+ * owns its memory and its binding contract (codegen/neuroncore/artifact.c)
+ * and its bytes (artifact_serialize.c, artifact.proto).
  *
  * Ownership (trnc_compiled_destroy frees exactly this):
  *  - `prog` is owned by the artifact (trnc_nc_program_destroy).
@@ -35,7 +36,10 @@
  *    elements, from copy_offset >= 0 with the output's strides, lie inside
  *    the input's extent).
  * A compiled or loaded artifact's program has passed trnc_nc_program_verify
- * (in trnc_compile, resp. trnc_compiled_deserialize): runs do not verify.
+ * once: in trnc_compile, or in trnc_compiled_deserialize when its bytes
+ * came from outside, or before it entered the local cache (a hit there
+ * loads it with trnc_artifact_deserialize without verifying again). Runs
+ * do not verify.
  */
 #ifndef TRNC_CODEGEN_NEURONCORE_ARTIFACT_H
 #define TRNC_CODEGEN_NEURONCORE_ARTIFACT_H
@@ -48,7 +52,7 @@
 
 /** Host machine code of an artifact's program: the relocatable object file
  *  runtime/'s JIT compiled (runtime/llvm.c), kept with the artifact so that
- *  the cache stores it (cache/artifact.c) and a later process on the same
+ *  the cache stores it (artifact_serialize.c) and a later process on the same
  *  kind of host loads it without LLVM's optimizer. Opaque here: codegen and
  *  cache never look inside the bytes. All strings and bytes malloc'd. */
 typedef struct trnc_host_object {
@@ -157,6 +161,17 @@ trnc_status trnc_artifact_bind_map(const trnc_compiled *c, bool loaded, trnc_art
  * TRNC_ERR_NOMEM.
  */
 trnc_status trnc_compiled_check_bindings(const trnc_compiled *c, trnc_diags *diags);
+
+/**
+ * trnc_compiled_deserialize (trnc/cache.h: every field, the load limits and
+ * the binding contract checked), with the hardware verifier only when
+ * verify_program. false is for bytes whose program was verified before
+ * they were stored and that are known unchanged since: an entry of the
+ * local cache whose payload checksum matched (cache/entry.c). Errors: as
+ * trnc_compiled_deserialize.
+ */
+trnc_status trnc_artifact_deserialize(const uint8_t *bytes, size_t len, bool verify_program,
+                                      trnc_compiled **out, trnc_diags *diags);
 
 /** Number of elements of a boundary tensor (1 for rank 0). */
 int64_t trnc_io_numel(const trnc_io *io);

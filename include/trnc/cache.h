@@ -4,7 +4,8 @@
  * Three layers:
  *  1. Artifact serialization: a whole trnc_compiled (NeuronCore program,
  *     boundary descriptors and bindings, constants, compile report, target)
- *     to versioned bytes and back (cache/artifact.proto, protobuf-c).
+ *     to versioned bytes and back (codegen/neuroncore/artifact.proto,
+ *     protobuf-c; the artifact's owner module writes and reads them).
  *  2. Key derivation: XXH3-128 over an explicit, length-prefixed,
  *     little-endian encoding of everything that can change the artifact.
  *  3. The on-disk store: $TRNC_CACHE_DIR (default $XDG_CACHE_HOME/trnc, else
@@ -12,9 +13,13 @@
  *     a temporary file in the same directory, fsync'd and renamed (a reader
  *     sees a whole entry or none; no lock files). Every read checks magic,
  *     format version, key, length and two XXH3-64 checksums (header and
- *     payload), deserializes and runs the hardware verifier before the
- *     artifact is used; anything wrong is a miss, the entry is removed and
- *     one warning diagnostic says so. LRU eviction (mtime, refreshed on
+ *     payload) and deserializes (every field and binding checked) before
+ *     the artifact is used; anything wrong is a miss, the entry is removed
+ *     and one warning diagnostic says so. Only verified programs enter the
+ *     store (a fresh compile verified its program; bytes taken in from
+ *     elsewhere, trnc_cache_put_entry and trnc_cache_import, run the
+ *     hardware verifier first), so a hit whose checksums match is not
+ *     verified again; `trnc cache verify` (trnc_cache_verify) does. LRU eviction (mtime, refreshed on
  *     every hit) keeps the store under a byte bound.
  *     Trust: every directory on the way (DIR, DIR/ab, DIR/ab/cd, DIR/stats)
  *     and every entry or stats file must be owned by this user, not
@@ -39,7 +44,7 @@
 extern "C" {
 #endif
 
-/** Version of the serialized artifact (cache/artifact.proto) and of the
+/** Version of the serialized artifact (codegen/neuroncore/artifact.proto) and of the
  *  cache entry header. Bump it whenever either changes meaning; it is part
  *  of every key, so old entries simply stop matching. */
 #define TRNC_ARTIFACT_FORMAT_VERSION 1
@@ -198,9 +203,10 @@ uint64_t trnc_cache_max_bytes(const trnc_cache *c);
 
 /**
  * Looks key up: first in the in-process table (the same key loads from disk
- * once per process), then on disk. A disk hit is fully checked (header,
- * checksums, deserialization, hardware verification), refreshes the entry's
- * mtime (LRU) and enters the table.
+ * once per process), then on disk. A disk hit is checked (header,
+ * checksums, deserialization with every field and binding; not the
+ * hardware verifier, which every program passed before its entry was
+ * written), refreshes the entry's mtime (LRU) and enters the table.
  * *out: the artifact, owned by the cache and valid until
  * trnc_cache_destroy (runs are thread-safe), or NULL for a miss.
  * The header is read and checked before the payload is read. A corrupt,
@@ -296,8 +302,8 @@ trnc_status trnc_cache_list(trnc_cache *c, trnc_cache_entry **entries, size_t *n
                             trnc_diags *diags);
 
 /**
- * Fully checks every entry (as trnc_cache_get would, without loading it
- * into the table). *good / *bad receive the counts; one WARNING diagnostic
+ * Fully checks every entry (as trnc_cache_get would, and the hardware
+ * verifier on its program too, without loading it into the table). *good / *bad receive the counts; one WARNING diagnostic
  * per bad entry names it and the reason. remove_bad: delete bad entries.
  * Returns TRNC_OK when the directory could be read (bad entries included);
  * TRNC_ERR_IO, TRNC_ERR_NOMEM otherwise.
@@ -379,8 +385,8 @@ trnc_status trnc_cache_entry_bytes(trnc_cache *c, const uint8_t key[TRNC_CACHE_K
 
 /**
  * Stores entry bytes that came from another store (as trnc_cache_entry_bytes
- * returns them) after the full check of trnc_cache_get: header, checksums,
- * deserialization and hardware verification, and, when expect_key is
+ * returns them) after the checks of trnc_cache_get (header, checksums,
+ * deserialization) and the hardware verifier, and, when expect_key is
  * non-NULL, that the entry's key is expect_key (an entry cannot stand in for
  * another key). The entry is written atomically as trnc_cache_put writes.
  * key_out (may be NULL) receives the entry's key. *out (may be NULL: check

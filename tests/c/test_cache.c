@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "cache/artifact.pb-c.h"
+#include "codegen/neuroncore/artifact.pb-c.h"
 #include "cache/internal.h"
 #include "codegen/neuroncore/artifact.h"
 #include "ir/ir.h"
@@ -530,7 +530,7 @@ static void test_entry_hostile(void **state) {
   char why[256];
   uint8_t got[16];
   trnc_compiled *r = NULL;
-  assert_int_equal(trnc_entry_load(e, len, NULL, got, &r, why, sizeof why), TRNC_OK);
+  assert_int_equal(trnc_entry_load(e, len, NULL, true, got, &r, why, sizeof why), TRNC_OK);
   assert_memory_equal(got, key, 16);
   run_and_check(r);
   trnc_compiled_destroy(r);
@@ -581,7 +581,7 @@ static void test_entry_hostile(void **state) {
   /* a valid header around bytes that are not an artifact */
   uint8_t *bogus = make_entry(key, (const uint8_t *)"not an artifact", 15, &len);
   assert_int_equal(check(bogus, len, key), TRNC_OK);
-  assert_int_equal(trnc_entry_load(bogus, len, key, NULL, NULL, why, sizeof why), TRNC_ERR_MALFORMED);
+  assert_int_equal(trnc_entry_load(bogus, len, key, true, NULL, NULL, why, sizeof why), TRNC_ERR_MALFORMED);
   free(bogus);
   free(e);
   trnc_free(b);
@@ -590,21 +590,12 @@ static void test_entry_hostile(void **state) {
 
 /* ---- the store ---------------------------------------------------------------------------------- */
 
-static int rm_fn(const char *p, const struct stat *st, int flag, struct FTW *f) {
-  chmod(p, 0700);
-  return remove(p);
-}
-
 static char *tmpdir(void) {
-  char *t = strdup("/tmp/trnc_test_cache_XXXXXX");
-  assert_non_null(mkdtemp(t));
+  char *t = tu_tmpdir("trnc_test_cache");
+  assert_non_null(t);
   return t;
 }
-
-static void rmtree(char *t) {
-  nftw(t, rm_fn, 16, FTW_DEPTH | FTW_PHYS);
-  free(t);
-}
+static void rmtree(char *t) { tu_rmtree(t); }
 
 static trnc_cache *open_at(const char *dir, uint64_t max) {
   trnc_cache_config cfg = {dir, max};

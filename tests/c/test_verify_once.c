@@ -2,8 +2,11 @@
  * test_verify_once.c — the hardware verifier runs exactly once per fresh
  * compile (trnc_compile verifies, then costs the verified program without
  * verifying it again), never on a run, and once more on a load from bytes
- * (trnc_compiled_deserialize: the cache's trust boundary). Counted with
- * trnc_nc_verify_count (per thread).
+ * (trnc_compiled_deserialize: the trust boundary). The artifact cache
+ * verifies what it takes in from elsewhere (trnc_cache_put_entry, a
+ * bundle's import) and in `trnc cache verify`, but not a hit in its own
+ * store whose checksums match: every program there was verified before its
+ * entry was written. Counted with trnc_nc_verify_count (per thread).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +36,15 @@ static tu_fx *add_relu(void) {
   return b;
 }
 
+/** Runs c on x = i - 16, y = 1 and checks relu(x + y). */
+static void run_add_relu(const trnc_compiled *c) {
+  float x[32], y[8], out[32];
+  for (int i = 0; i < 32; i++) x[i] = (float)i - 16.0f;
+  for (int j = 0; j < 8; j++) y[j] = 1.0f;
+  assert_int_equal(trnc_compiled_run(c, (const void *[]){x, y}, (void *[]){out}, NULL), TRNC_OK);
+  for (int i = 0; i < 32; i++) assert_true(out[i] == (x[i] + 1.0f > 0 ? x[i] + 1.0f : 0.0f));
+}
+
 static void test_compile_verifies_once(void **state) {
   (void)state;
   tu_fx *b = add_relu();
@@ -45,13 +57,9 @@ static void test_compile_verifies_once(void **state) {
   assert_int_equal(trnc_nc_verify_count() - before, 1);
 
   /* a run trusts the compile's verification */
-  float x[32], y[8], out[32];
-  for (int i = 0; i < 32; i++) x[i] = (float)i - 16.0f;
-  for (int j = 0; j < 8; j++) y[j] = 1.0f;
   before = trnc_nc_verify_count();
-  assert_int_equal(trnc_compiled_run(c, (const void *[]){x, y}, (void *[]){out}, d), TRNC_OK);
+  run_add_relu(c);
   assert_int_equal(trnc_nc_verify_count() - before, 0);
-  for (int i = 0; i < 32; i++) assert_true(out[i] == (x[i] + 1.0f > 0 ? x[i] + 1.0f : 0.0f));
 
   /* bytes are a trust boundary: a load verifies (once), a store does not */
   uint8_t *bytes = NULL;
@@ -70,9 +78,84 @@ static void test_compile_verifies_once(void **state) {
   tu_fx_free(b);
 }
 
+static trnc_cache *open_cache(const char *dir) {
+  trnc_cache *cache = NULL;
+  assert_int_equal(trnc_cache_open(&(trnc_cache_config){dir, 0}, &cache, NULL), TRNC_OK);
+  return cache;
+}
+
+static void test_cache_hit_trusts_its_store(void **state) {
+  (void)state;
+  tu_fx *b = add_relu();
+  trnc_diags *d = trnc_diags_create();
+  trnc_compiled *c = NULL;
+  assert_int_equal(tu_fx_compile(b, NULL, &c, d), TRNC_OK);
+  char *dir = tu_tmpdir("trnc_test_verify_once"), *other = tu_tmpdir("trnc_test_verify_once");
+  assert_non_null(dir);
+  assert_non_null(other);
+  const uint8_t key[TRNC_CACHE_KEY_BYTES] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+  /* a fresh compile's program was verified: storing it verifies nothing */
+  trnc_cache *cache = open_cache(dir);
+  size_t before = trnc_nc_verify_count();
+  assert_int_equal(trnc_cache_put(cache, key, c, NULL, d), TRNC_OK);
+  assert_int_equal(trnc_nc_verify_count() - before, 0);
+  uint8_t *entry = NULL;
+  size_t len = 0;
+  assert_int_equal(trnc_cache_entry_bytes(cache, key, &entry, &len, d), TRNC_OK);
+  assert_non_null(entry);
+  trnc_cache_destroy(cache);
+
+  /* another process (a new handle: nothing in memory) hits the disk entry
+   * and trusts it, checksums matched; the artifact runs as compiled */
+  cache = open_cache(dir);
+  const trnc_compiled *hit = NULL;
+  before = trnc_nc_verify_count();
+  assert_int_equal(trnc_cache_get(cache, key, &hit, d), TRNC_OK);
+  assert_non_null(hit);
+  assert_int_equal(trnc_nc_verify_count() - before, 0);
+  run_add_relu(hit);
+  assert_int_equal(trnc_compiled_report(hit)->kernels, 1);
+
+  /* `trnc cache verify` checks the program in full */
+  size_t good = 0, bad = 0;
+  before = trnc_nc_verify_count();
+  assert_int_equal(trnc_cache_verify(cache, false, &good, &bad, d), TRNC_OK);
+  assert_int_equal(good, 1);
+  assert_int_equal(bad, 0);
+  assert_int_equal(trnc_nc_verify_count() - before, 1);
+  trnc_cache_destroy(cache);
+
+  /* the same bytes from elsewhere (remote cache, MegaCache) are verified
+   * before they are stored; that store's hits then trust them */
+  cache = open_cache(other);
+  const trnc_compiled *taken = NULL;
+  before = trnc_nc_verify_count();
+  assert_int_equal(trnc_cache_put_entry(cache, entry, len, key, NULL, &taken, d), TRNC_OK);
+  assert_non_null(taken);
+  assert_int_equal(trnc_nc_verify_count() - before, 1);
+  run_add_relu(taken);
+  trnc_cache_destroy(cache);
+  cache = open_cache(other);
+  before = trnc_nc_verify_count();
+  assert_int_equal(trnc_cache_get(cache, key, &hit, d), TRNC_OK);
+  assert_non_null(hit);
+  assert_int_equal(trnc_nc_verify_count() - before, 0);
+  trnc_cache_destroy(cache);
+
+  if (trnc_diags_error_count(d)) tu_diags_dump(d);
+  assert_int_equal(trnc_diags_count(d), 0);
+  trnc_free(entry);
+  tu_rmtree(dir);
+  tu_rmtree(other);
+  trnc_diags_destroy(d);
+  tu_fx_free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_compile_verifies_once),
+      cmocka_unit_test(test_cache_hit_trusts_its_store),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

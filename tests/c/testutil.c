@@ -1,5 +1,7 @@
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "testutil.h"
+
+#include <ftw.h>
 
 #include <dirent.h>
 #include <stdio.h>
@@ -409,4 +411,26 @@ trnc_status tu_fx_compile(tu_fx *b, const trnc_compile_options *opts, trnc_compi
   trnc_graph_destroy(p.graph);
   *out = p.compiled;
   return st;
+}
+
+/* ---- scratch directories ---------------------------------------------------------- */
+
+char *tu_tmpdir(const char *prefix) {
+  char *t = malloc(strlen(prefix) + 16);
+  if (!t) return NULL;
+  sprintf(t, "/tmp/%s_XXXXXX", prefix);
+  if (mkdtemp(t)) return t;
+  free(t);
+  return NULL;
+}
+
+static int rm_fn(const char *p, const struct stat *st, int flag, struct FTW *f) {
+  (void)st, (void)flag, (void)f;
+  chmod(p, 0700);
+  return remove(p);
+}
+
+void tu_rmtree(char *t) {
+  nftw(t, rm_fn, 16, FTW_DEPTH | FTW_PHYS);
+  free(t);
 }

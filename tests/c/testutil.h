@@ -45,6 +45,15 @@ bool tu_diags_have_node(const trnc_diags *d, trnc_status st, const char *node);
 /** Prints every diagnostic to stderr (for failing tests). */
 void tu_diags_dump(const trnc_diags *d);
 
+/* ---- scratch directories ---------------------------------------------------------- */
+
+/** A new empty directory under /tmp named after prefix (malloc'd path), or
+ *  NULL if it cannot be made. */
+char *tu_tmpdir(const char *prefix);
+/** Removes directory t and everything under it (whatever the modes), then
+ *  frees t. */
+void tu_rmtree(char *t);
+
 /* ---- fx.proto builder ------------------------------------------------------------ */
 
 typedef struct tu_fx tu_fx;

@@ -1,18 +1,21 @@
 /*
- * artifact.c — struct trnc_compiled <-> trnc.cache.Artifact bytes
- * (cache/artifact.proto).
+ * artifact_serialize.c — struct trnc_compiled <-> trnc.cache.Artifact bytes
+ * (codegen/neuroncore/artifact.proto): the artifact's owner module
+ * (artifact.h) maps it to bytes and back, for the cache and MegaCache.
  *
  * Serialization is deterministic (protobuf-c packs fields in number order;
  * the wall-clock compile_s is left out). Deserialization trusts nothing:
  * protobuf-c unpacks with a capped allocator, then every field is range
  * checked, every extent recomputed from shape and strides, every binding
  * index checked against the program, and the program passes the hardware
- * verifier before the artifact is returned. The load limits (instructions
+ * verifier before the artifact is returned (trnc_compiled_deserialize; a
+ * store that took in only verified programs and whose checksum matched
+ * skips the verifier: trnc_artifact_deserialize). The load limits (instructions
  * per kernel, scratch bytes) are checked first, and the binding contract of
  * codegen/neuroncore/artifact.h (trnc_compiled_check_bindings) before the
  * verifier, so a loaded artifact that passes never fails it at run time.
- * The artifact is created, allocated and destroyed by its owner module
- * (codegen/neuroncore/artifact.c); this file maps it to and from bytes.
+ * The artifact is created, allocated and destroyed in artifact.c; this
+ * file maps it to and from bytes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -21,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/artifact.pb-c.h"
+#include "codegen/neuroncore/artifact.pb-c.h"
 #include "codegen/neuroncore/artifact.h"
 #include "ir/arena.h"
 #include "ir/diag.h"
@@ -311,6 +314,11 @@ static bool bind_from_pb(const Trnc__Cache__Binding *m, size_t nbufs, size_t nin
 
 trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_compiled **out,
                                       trnc_diags *diags) {
+  return trnc_artifact_deserialize(bytes, len, true, out, diags);
+}
+
+trnc_status trnc_artifact_deserialize(const uint8_t *bytes, size_t len, bool verify_program,
+                                      trnc_compiled **out, trnc_diags *diags) {
   if (out) *out = NULL;
   if (!out || (!bytes && len))
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
@@ -458,9 +466,10 @@ trnc_status trnc_compiled_deserialize(const uint8_t *bytes, size_t len, trnc_com
   }
   /* the run-time binding contract, so a loaded artifact never fails it */
   if ((st = trnc_compiled_check_bindings(c, diags))) goto done;
-  /* last: the hardware verifier (the expensive check) */
+  /* last: the hardware verifier (the expensive check), unless the bytes
+   * come from a store that only takes in verified programs */
   mark = trnc_diags_count(diags);
-  if (trnc_nc_program_verify(prog, diags) != TRNC_OK) {
+  if (verify_program && trnc_nc_program_verify(prog, diags) != TRNC_OK) {
     st = trnc_diag_error(diags, TRNC_ERR_MALFORMED,
                          "compiled artifact bytes: the program fails hardware verification "
                          "(%zu diagnostics above)",
