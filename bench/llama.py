@@ -23,7 +23,8 @@ MFU = model FLOPs / (estimated time x trn2 bf16 TensorE peak). Then the
 kernels that dominate the estimate, from the ``TRNC_PROFILE`` Chrome traces
 (each event's ``args.kernel``; kernels run one after another in the cost
 model, so a kernel's time is the span from the previous kernel's end to its
-last instruction's end). Writes OUT/llama-results.md and OUT/llama-results.json.
+last instruction's end). Writes OUT/llama-results.md (with the notes of
+bench/llama-analysis.md at the end) and OUT/llama-results.json.
 Every time in it is a cost-model estimate except the compile times.
 """
 
@@ -238,6 +239,10 @@ def render(res: dict, top: int) -> str:
             w(f"| {len(small)} kinds under 0.5% each | {sum(f['n'] for f in small)} | "
               f"{rt / 1e3:.3f} ms | {100 * rt / total:.1f}% | |")
         w("")
+    notes = os.path.join(HERE, "llama-analysis.md")  # hand-written reading of the tables
+    if os.path.exists(notes):
+        with open(notes) as f:
+            w(f.read().rstrip() + "\n")
     return "\n".join(L)
 
 
