@@ -151,7 +151,8 @@ bench: install
 # instructions, C compile time, estimated time, model-FLOP utilization and the
 # kernels that dominate; writes bench/llama-results.md and .json. Several
 # minutes (the C compile of two large programs); LLAMA_ARGS="--size small" for
-# the test's size.
+# the test's size, "--autocast-bf16" to add trnc's autocast_bf16 option
+# (bench/llama-results-autocast-bf16.md).
 .PHONY: bench-llama
 LLAMA_ARGS ?=
 bench-llama: install
