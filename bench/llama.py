@@ -138,6 +138,29 @@ def fmt_ms(s: float) -> str:
     return f"{s * 1e3:.3f} ms"
 
 
+def summary(res: dict) -> dict:
+    """Totals of one run's programs (forward + backward): kernels, instructions,
+    C compile seconds, estimated seconds, TensorE peak-equivalent FLOPs ("pe"),
+    time-weighted DMA bandwidth utilization x seconds ("dma"), model FLOPs and
+    MFU. bench/run.py shows them beside the suite."""
+    import llama_model as lm
+    tot = {"kernels": 0, "instructions": 0, "compile_s": 0.0, "est_time_s": 0.0, "pe": 0.0,
+           "dma": 0.0}
+    for g in res["graphs"]:
+        r = g["report"]
+        tot["kernels"] += r["kernels"]
+        tot["instructions"] += r["instructions"]
+        tot["compile_s"] += r["compile_s"]
+        tot["est_time_s"] += r["est_time_s"]
+        tot["pe"] += r["tensor_flop_util"] * r["est_time_s"] * PEAK
+        tot["dma"] += r["dma_bw_util"] * r["est_time_s"]
+        tot[f"{g['kind']}_est_s"] = r["est_time_s"]
+    tot["model_flops"] = lm.model_flops(lm.LlamaConfig(**res["config"]))["step"]
+    t = tot["est_time_s"]
+    tot["mfu"] = tot["model_flops"] / (t * PEAK) if t else 0.0
+    return tot
+
+
 def render(res: dict, top: int) -> str:
     import llama_model as lm
     cfg = lm.LlamaConfig(**res["config"])
@@ -176,18 +199,11 @@ def render(res: dict, top: int) -> str:
     w("| program | kernels | instructions | C compile (wall) | C compile per 1k instr. | "
       "est. time (trn2) | TensorE util | DMA BW util | model FLOPs | MFU | TensorE FLOPs |")
     w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    tot = {"kernels": 0, "instructions": 0, "compile_s": 0.0, "est_time_s": 0.0, "pe": 0.0,
-           "dma": 0.0}
+    tot = summary(res)
     for g in res["graphs"]:
         r = g["report"]
         mf = fl["forward"] if g["kind"] == "forward" else fl["backward"]
         pe = r["tensor_flop_util"] * r["est_time_s"] * PEAK
-        tot["kernels"] += r["kernels"]
-        tot["instructions"] += r["instructions"]
-        tot["compile_s"] += r["compile_s"]
-        tot["est_time_s"] += r["est_time_s"]
-        tot["pe"] += pe
-        tot["dma"] += r["dma_bw_util"] * r["est_time_s"]
         w(f"| {g['kind']} | {r['kernels']} | {r['instructions']:,} | {r['compile_s']:.2f} s | "
           f"{r['compile_s'] * 1e6 / max(1, r['instructions']):.1f} ms | {fmt_ms(r['est_time_s'])} | "
           f"{100 * r['tensor_flop_util']:.1f}% | {100 * r['dma_bw_util']:.1f}% | "
