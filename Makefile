@@ -145,3 +145,15 @@ clean:
 BENCH_ARGS ?=
 bench: install
 	$(PY) bench/run.py $(BENCH_ARGS)
+
+# A Llama-style decoder block training step at realistic size (width 2048,
+# sequence 2048, bf16 autocast), compiled only and costed on trn2: kernels,
+# instructions, C compile time, estimated time, model-FLOP utilization and the
+# kernels that dominate; writes bench/llama-results.md and .json. Several
+# minutes (the C compile of two large programs); LLAMA_ARGS="--size small" for
+# the test's size, "--autocast-bf16" to add trnc's autocast_bf16 option
+# (bench/llama-results-autocast-bf16.md).
+.PHONY: bench-llama
+LLAMA_ARGS ?=
+bench-llama: install
+	$(PY) bench/llama.py $(LLAMA_ARGS)

@@ -474,6 +474,29 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
           f"{rcell} | {fmt_ratio(c['est_time_s'], rl.get('bound_s'))} |")
     w("")
 
+    llama_js = os.path.join(HERE, "llama-results.json")
+    if os.path.exists(llama_js):
+        import llama
+        with open(llama_js) as f:
+            lr = json.load(f)
+        if "error" not in lr:
+            ls = llama.summary(lr)
+            w("### Llama-style block at realistic size (`make bench-llama`, compile only)\n")
+            w(f"From `bench/llama-results.json` ({lr['date']}, commit {lr['commit']}; not rerun "
+              "by `make bench`): width 2048, 16 heads, SwiGLU 5632, sequence 2048, bf16 "
+              "autocast, forward + backward, compiled but not run (the simulator would take "
+              "hours). MFU = model FLOPs / (estimate × bf16 TensorE peak); details in "
+              "`bench/llama-results.md`.\n")
+            w("| entry | kernels | instructions | C compile (wall) | C compile (thread CPU) | "
+              "est. forward | est. backward | est. step | model FLOPs | MFU |")
+            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            w(f"| llama-block-2048 | {ls['kernels']} | {ls['instructions']:,} | "
+              f"{fmt_s(ls['compile_s'])} | {fmt_s(lr.get('c_compile_cpu_s'))} | "
+              f"{fmt_s(ls.get('forward_est_s'))} | "
+              f"{fmt_s(ls.get('backward_est_s'))} | {fmt_s(ls['est_time_s'])} | "
+              f"{ls['model_flops'] / 1e9:.3g} G | {100 * ls['mfu']:.1f}% |")
+            w("")
+
     w("## Per-call overhead: one add on 8 elements\n")
     if "fatal" in overhead:
         w(f"FAILED: {overhead['fatal']['first_line']}\n")
