@@ -926,7 +926,8 @@ static trnc_status bind_inputs(cstate *C) {
     trnc_io_binding *b = &c->in_bind[k];
     k++;
     io_from_type(io, v);
-    if (io->dtype == TRNC_I64 || io->dtype == TRNC_I32) io->int_bound = g->int_input_bound;
+    io->rng_seed = n->role && !strcmp(n->role, TRNC_RNG_SEED_ROLE);
+    if ((io->dtype == TRNC_I64 || io->dtype == TRNC_I32) && !io->rng_seed) io->int_bound = g->int_input_bound;
     b->buffer = -1;
     b->copy_of_input = b->copy_of_output = -1;
     b->copy_view = false;
