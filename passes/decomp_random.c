@@ -95,14 +95,19 @@ static void mulhilo(trnc_db *b, word x, uint32_t m, word *hi, word *lo) {
 /* Philox4x32-10 of counters (c0, 0, 0, 0), c0 an int32 [nb] tensor, under
  * key (k0, k1) ([1] tensors): the four output words, each [nb]. */
 static void philox(trnc_db *b, trnc_ref c0, trnc_ref k0, trnc_ref k1, int64_t nb, trnc_ref out[4]) {
-  word c[4] = {wv(c0), ZERO, ZERO, ZERO};
+  word c[4] = {wv(c0), ZERO, ZERO, ZERO}, key[10][2];
+  /* the round keys first: a [1] node between the counter's nodes would end
+   * their fused kernel (codegen/lower.c keeps a broadcast value in a group
+   * only if no later kernel reads it) */
   for (int r = 0; r < 10; r++) {
-    word key0 = wv(r ? DB(b, ADD, V(k0), u32(PHILOX_W0 * (uint32_t)r), I(1)) : k0);
-    word key1 = wv(r ? DB(b, ADD, V(k1), u32(PHILOX_W1 * (uint32_t)r), I(1)) : k1);
+    key[r][0] = wv(r ? DB(b, ADD, V(k0), u32(PHILOX_W0 * (uint32_t)r), I(1)) : k0);
+    key[r][1] = wv(r ? DB(b, ADD, V(k1), u32(PHILOX_W1 * (uint32_t)r), I(1)) : k1);
+  }
+  for (int r = 0; r < 10; r++) {
     word hi0, lo0, hi1, lo1;
     mulhilo(b, c[0], PHILOX_M0, &hi0, &lo0);
     mulhilo(b, c[2], PHILOX_M1, &hi1, &lo1);
-    word n0 = wxor(b, wxor(b, hi1, c[1]), key0), n2 = wxor(b, wxor(b, hi0, c[3]), key1);
+    word n0 = wxor(b, wxor(b, hi1, c[1]), key[r][0]), n2 = wxor(b, wxor(b, hi0, c[3]), key[r][1]);
     c[0] = n0;
     c[1] = lo1;
     c[2] = n2;
@@ -136,16 +141,19 @@ static trnc_ref uniforms(trnc_db *b, int rank, const int64_t *shape) {
   }
   trnc_ref k0 = DB(b, SLICE, V(seed), I(0), I(0), I(1), I(1));
   trnc_ref k1 = DB(b, SLICE, V(seed), I(0), I(1), I(2), I(1));
-  trnc_ref c0 = DB(b, ARANGE_START, I(first), I(first + nb), trnc_db_dtype(TRNC_I32), NONE, NONE, NONE);
+  /* blocks computed: whole 128-partition tiles (the tail's counters belong
+   * to the next op's range, but their words are discarded) */
+  int64_t nc = nb > 128 ? (nb + 127) / 128 * 128 : nb;
+  trnc_ref c0 = DB(b, ARANGE_START, I(first), I(first + nc), trnc_db_dtype(TRNC_I32), NONE, NONE, NONE);
   trnc_ref w[4], top[4];
-  philox(b, c0, k0, k1, nb, w);
+  philox(b, c0, k0, k1, nc, w);
   for (int i = 0; i < 4; i++) {
     top[i] = lshr(b, w[i], 8);       /* the word's top 24 bits */
     if (top[i] == TRNC_NO_REF) return TRNC_NO_REF;
   }
   trnc_ref all = DB(b, STACK, trnc_db_vals(b, top, 4), I(1)); /* [nb, 4]: element 4 j + i */
-  trnc_ref flat = trnc_db_view(b, all, 1, (const int64_t[]){nb * 4});
-  if (nb * 4 != n) flat = DB(b, SLICE, V(flat), I(0), I(0), I(n), I(1));
+  trnc_ref flat = trnc_db_view(b, all, 1, (const int64_t[]){nc * 4});
+  if (nc * 4 != n) flat = DB(b, SLICE, V(flat), I(0), I(0), I(n), I(1));
   trnc_ref u = DB(b, MUL_SCALAR, V(trnc_db_cast(b, flat, TRNC_F32)), trnc_db_float(0x1p-24));
   return rank == 1 && shape[0] == n ? u : trnc_db_view(b, DB(b, CLONE, V(u), NONE), rank, shape);
 }

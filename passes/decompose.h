@@ -86,7 +86,7 @@ trnc_status trnc_db_fail(trnc_db *b, const char *what);
 /* ---- the random stream (passes/decomp_random.c) ------------------------------ */
 /** Philox blocks one call may draw: block counters stay below 2^31 (the
  *  counter's int32 iota), 2^33 random elements. */
-#define TRNC_RNG_MAX_BLOCKS ((int64_t)1 << 31)
+#define TRNC_RNG_MAX_BLOCKS (((int64_t)1 << 31) - 128)
 /** The rng_seed input (TRNC_NO_REF when the graph has no random op). */
 trnc_ref trnc_db_rng_seed(const trnc_db *b);
 /** Reserves nblocks consecutive 128-bit blocks of the call's Philox stream

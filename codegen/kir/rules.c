@@ -730,6 +730,13 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
     case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
       int alu = n->op == TRNC_OP_BITWISE_AND ? TRNC_NC_ALU_BIT_AND
                 : n->op == TRNC_OP_BITWISE_OR ? TRNC_NC_ALU_BIT_OR : TRNC_NC_ALU_BIT_XOR;
+      const trnc_arg *c = trnc_node_arg(n, 1);
+      if (c && c->kind == TRNC_ARG_INT && c->u.i >= -(1 << 24) && c->u.i <= (1 << 24)) {
+        /* a constant exact in the instruction's fp32 immediate: tensor_scalar */
+        int x = int_arg(E, n, 0, ax, xt);
+        r = x < 0 ? x : kir_ts(k, TRNC_I32, x, alu, (float)c->u.i, TRNC_NC_ALU_BYPASS, 0);
+        break;
+      }
       r = int_tt(k, alu, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
       break;
     }
