@@ -174,5 +174,5 @@ def test_backward_uses_forward_mask():
 
 def test_too_many_random_elements_is_a_clear_error():
     fn = compile_(lambda x: torch.rand(2 ** 17, 2 ** 17) + x)
-    with pytest.raises(Exception, match=r"Philox blocks|too large|exceed"):
+    with pytest.raises(Exception, match=r"128-bit Philox blocks per call"):
         fn(torch.zeros(()))
