@@ -583,9 +583,25 @@ static bool broadcasts_to(const trnc_type *a, const trnc_type *b) {
  * before the masked_fill of the scores, a bias's activation) is computed in
  * the larger space, which is cheap next to a kernel and an HBM round trip
  * (group_prefix keeps it only if nothing outside needs its value). */
-static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node *n, int size,
+/* A group's share of one kernel's KIR_MAX_OPS / KIR_MAX_VALUES: an exact
+ * int32 add, sub, multiply, bitwise op or shift is one kir op plus at most
+ * one constant (codegen/kir/rules.c int_exact), anything else up to eight
+ * (a group held at most 24 such nodes). Philox's chains of int32 ops
+ * (passes/decomp_random.c) fuse 64 nodes to a kernel this way. */
+#define GROUP_WEIGHT (24 * 8)
+static int fusion_weight(const trnc_graph *g, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_ADD: case TRNC_OP_SUB: case TRNC_OP_MUL: case TRNC_OP_BITWISE_AND:
+    case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT:
+    case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR:
+      return vtype(g, n->outs[0])->dtype == TRNC_I32 ? 3 : 8;
+    default: return 8;
+  }
+}
+
+static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node *n, int weight,
                   uint32_t *rows) {
-  if (size >= 24 || !groups(g, n)) return false;
+  if (weight + fusion_weight(g, n) > GROUP_WEIGHT || !groups(g, n)) return false;
   const trnc_type *b = vtype(g, n->outs[0]);
   if (!same_shape(*space, b)) {
     if (*rows || kir_is_row(n->op) || !trnc_type_numel(*space) || !trnc_type_numel(b)) return false;
@@ -926,7 +942,8 @@ static trnc_status bind_inputs(cstate *C) {
     trnc_io_binding *b = &c->in_bind[k];
     k++;
     io_from_type(io, v);
-    if (io->dtype == TRNC_I64 || io->dtype == TRNC_I32) io->int_bound = g->int_input_bound;
+    io->rng_seed = n->role && !strcmp(n->role, TRNC_RNG_SEED_ROLE);
+    if ((io->dtype == TRNC_I64 || io->dtype == TRNC_I32) && !io->rng_seed) io->int_bound = g->int_input_bound;
     b->buffer = -1;
     b->copy_of_input = b->copy_of_output = -1;
     b->copy_view = false;
@@ -1312,6 +1329,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     bool kd;
     uint32_t rows = kir_is_row(n->op) ? kir_reduced_dims(n, vtype(g, n->outs[0])->rank, &kd) : 0;
     group[k++] = n;
+    int weight = fusion_weight(g, n);
     const trnc_type *space = vtype(g, n->outs[0]);
     uint32_t j = *i + 1;
     while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
@@ -1322,13 +1340,14 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       }
       uint32_t keep = rows;
       const trnc_type *keep_space = space;
-      if (C->virt[j] || !fuses(g, &space, m, k, &rows)) break;
+      if (C->virt[j] || !fuses(g, &space, m, weight, &rows)) break;
       group[k] = m;
       if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS) { /* one kernel's operands */
         rows = keep;
         space = keep_space;
         break;
       }
+      weight += fusion_weight(g, m);
       k++;
       j++;
     }

@@ -138,12 +138,17 @@ typedef struct trnc_node {
   uint32_t nouts;
   trnc_loc loc;
   /* PLACEHOLDER */
-  const char *role;          /* "primal", "tangent", ... */
+  const char *role;          /* "primal", "tangent", ..., TRNC_RNG_SEED_ROLE */
   /* CONSTANT */
   const uint8_t *data;       /* numel * dtype size bytes, contiguous LE */
   size_t data_len;
   bool dead;                 /* set by passes that remove nodes */
 } trnc_node;
+
+/** Role and name of the input the decompose pass adds to a graph with random
+ *  ops (passes/decomp_random.c): int32 [2], the call's 64-bit seed as its
+ *  low and high 32-bit words, which the caller draws for every call. */
+#define TRNC_RNG_SEED_ROLE "rng_seed"
 
 typedef struct trnc_value {
   uint32_t node;             /* producing node */

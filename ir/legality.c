@@ -190,6 +190,12 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
         return (interval){0, a.lo >= 0 && b.lo >= 0 ? fmin(a.hi, b.hi) : a.lo >= 0 ? a.hi : b.hi, p};
       return (interval){I32_LO, I32_HI, p};
     }
+    case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR: { /* floor(x / 2^s), s in [0, 31] */
+      interval a = arg_iv(g, vals, a0);
+      if (!fits_i32(a)) return iv_unknown();
+      double p2 = ldexp(1.0, (int)trnc_arg_int(n, 1, 0));
+      return (interval){floor(a.lo / p2), floor(a.hi / p2), a.poison};
+    }
     case TRNC_OP_BITWISE_NOT: { /* ~x = -x - 1 */
       interval a = arg_iv(g, vals, a0);
       return (interval){-a.hi - 1, -a.lo - 1, a.poison};
@@ -368,7 +374,8 @@ static bool int_form(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_RSUB_SCALAR: case TRNC_OP_MUL: case TRNC_OP_MUL_SCALAR: case TRNC_OP_MAXIMUM:
     case TRNC_OP_MINIMUM: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_CLAMP:
     case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
-    case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
+    case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR:
+    case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
     case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE:
       break;
     default: return false;

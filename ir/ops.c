@@ -161,6 +161,16 @@ static const char *check_sdpa(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* x >> s runs as GpSimd's arithmetic shift, whose count is taken mod 32:
+ * eager's counts outside [0, 31] (a sign fill) are not that. */
+static const char *check_shift_scalar(const trnc_graph *g, const trnc_node *n) {
+  (void)g;
+  const trnc_arg *s = arg(n, 1);
+  if (!s || s->kind != TRNC_ARG_INT || s->u.i < 0 || s->u.i > 31)
+    return "the shift count must be an integer in [0, 31]";
+  return NULL;
+}
+
 /* passes/decomp_ops.c computes cumsum as x @ triu(ones(N, N)): the ones
  * matrix bounds the scan length. */
 /* Size of the dim (argument dim_arg, default dflt) of tensor argument 0; 1

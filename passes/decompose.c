@@ -40,6 +40,8 @@ struct trnc_db {
   trnc_ref from[MAX_OUTS], to[MAX_OUTS]; /* emitted values re-bound to src's outputs */
   uint32_t nremap;
   trnc_status st;
+  trnc_ref seed;             /* the rng_seed input (TRNC_NO_REF: no random op) */
+  int64_t next_block;        /* first unused 128-bit Philox block of this call */
 };
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -53,16 +55,31 @@ trnc_arg trnc_db_dtype(trnc_dtype dt) {
   return (trnc_arg){.kind = TRNC_ARG_DTYPE, .name = "", .u.dtype = dt};
 }
 
-trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) {
+/* A list argument of n items in the graph's arena (its items in *items);
+ * None after running out of memory. */
+static trnc_arg list_arg(trnc_db *b, int n, trnc_arg **items) {
   trnc_arg a = {.kind = TRNC_ARG_LIST, .name = ""};
-  trnc_arg *it = trnc_arena_array(&b->g->arena, n > 0 ? (size_t)n : 1, sizeof *it);
-  if (!it) {
+  *items = trnc_arena_array(&b->g->arena, n > 0 ? (size_t)n : 1, sizeof **items);
+  if (!*items) {
     if (!b->st) b->st = trnc_diag_error(b->d, TRNC_ERR_NOMEM, "out of memory in decompose");
     return trnc_db_none();
   }
-  for (int i = 0; i < n; i++) it[i] = trnc_db_int(items[i]);
-  a.u.list.items = it;
+  a.u.list.items = *items;
   a.u.list.n = (uint32_t)n;
+  return a;
+}
+
+trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) {
+  trnc_arg *it;
+  trnc_arg a = list_arg(b, n, &it);
+  for (int i = 0; it && i < n; i++) it[i] = trnc_db_int(items[i]);
+  return a;
+}
+
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *refs, int n) {
+  trnc_arg *it;
+  trnc_arg a = list_arg(b, n, &it);
+  for (int i = 0; it && i < n; i++) it[i] = trnc_db_val(refs[i]);
   return a;
 }
 
@@ -303,6 +320,58 @@ trnc_status trnc_db_result(trnc_db *b, uint32_t k, trnc_ref r) {
   return b->st;
 }
 
+/* ---- the random stream ------------------------------------------------------------ */
+
+trnc_ref trnc_db_rng_seed(const trnc_db *b) { return b->seed; }
+
+int64_t trnc_db_rng_blocks(trnc_db *b, int64_t nblocks) {
+  int64_t first = b->next_block;
+  if (nblocks > TRNC_RNG_MAX_BLOCKS - first) {
+    trnc_diag_loc loc = trnc_node_loc(b->src);
+    if (!b->st)
+      b->st = trnc_diag_add(b->d, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, NULL,
+                            "%s: the graph's random ops draw more than %lld 128-bit Philox "
+                            "blocks per call (%lld random elements); split the graph",
+                            b->src->target, (long long)TRNC_RNG_MAX_BLOCKS,
+                            (long long)TRNC_RNG_MAX_BLOCKS * 4);
+    return -1;
+  }
+  b->next_block += nblocks;
+  return first;
+}
+
+/* True if n draws from the random stream (the table's random ops but the
+ * dropout backward, which reuses the forward's mask). */
+static bool draws(const trnc_node *n) {
+  return !n->dead && (unsigned)n->op < TRNC_OP_COUNT && n->op != TRNC_OP_DROPOUT_BACKWARD &&
+         trnc_pu_op_in_category(n->op, "random");
+}
+
+/* Appends the rng_seed input: int32 [2], the call's 64-bit seed as its low
+ * and high 32-bit words (python/trnc/backend.py draws it). */
+static trnc_status push_seed(trnc_db *b) {
+  trnc_type t;
+  memset(&t, 0, sizeof t);
+  t.dtype = TRNC_I32;
+  t.rank = 1;
+  t.shape[0] = 2;
+  trnc_type_set_contiguous(&t);
+  trnc_ref *outs = trnc_arena_array(&b->g->arena, 1, sizeof *outs);
+  trnc_node *n = outs ? push_node(b) : NULL;
+  if (!n) return nomem(b);
+  b->seed = push_value(b, &t, b->nnodes - 1);
+  if (b->seed == TRNC_NO_REF) return nomem(b);
+  n->op = TRNC_OP_PLACEHOLDER;
+  n->target = "";
+  n->name = TRNC_RNG_SEED_ROLE;
+  n->role = TRNC_RNG_SEED_ROLE;
+  n->outs = outs;
+  n->nouts = 1;
+  n->loc.file = n->loc.code = n->loc.function = "";
+  outs[0] = b->seed;
+  return TRNC_OK;
+}
+
 /* ---- the pass -------------------------------------------------------------------- */
 
 static void remap_arg(trnc_db *b, trnc_arg *a) {
@@ -346,11 +415,19 @@ trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
   for (uint32_t i = 0; i < g->nnodes && !any; i++)
     any = !g->nodes[i].dead && (unsigned)g->nodes[i].op < TRNC_OP_COUNT && decomps[g->nodes[i].op];
   if (!any) return TRNC_OK;
-  trnc_db b = {.g = g, .d = d, .vcap = g->nvalues, .cap = g->nnodes + 64};
+  trnc_db b = {.g = g, .d = d, .vcap = g->nvalues, .cap = g->nnodes + 64, .seed = TRNC_NO_REF};
   b.nodes = malloc(sizeof *b.nodes * b.cap);
   if (!b.nodes) return trnc_diag_error(d, TRNC_ERR_NOMEM, "out of memory in decompose");
-  trnc_status st = TRNC_OK;
+  /* random ops: the seed input goes after the graph's own inputs */
+  bool random = false;
+  uint32_t seed_at = 0;
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    random = random || draws(&g->nodes[i]);
+    if (g->nodes[i].op == TRNC_OP_PLACEHOLDER) seed_at = i + 1;
+  }
+  trnc_status st = random && seed_at == 0 ? push_seed(&b) : TRNC_OK;
   for (uint32_t i = 0; i < g->nnodes && !st; i++) {
+    if (random && seed_at && i == seed_at && (st = push_seed(&b))) break;
     const trnc_node *n = &g->nodes[i];
     if (!n->dead && (unsigned)n->op < TRNC_OP_COUNT && decomps[n->op]) {
       st = expand(&b, n);

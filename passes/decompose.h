@@ -34,6 +34,8 @@ trnc_arg trnc_db_none(void);
 trnc_arg trnc_db_dtype(trnc_dtype dt);
 /** An int[] argument of n items (copied into the graph's arena). */
 trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n);
+/** A Tensor[] argument of values refs[0..n) (copied into the graph's arena). */
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *refs, int n);
 
 /* ---- emission --------------------------------------------------------------- */
 /** The graph being rewritten (for types of existing values). */
@@ -80,6 +82,18 @@ trnc_ref trnc_db_view(trnc_db *b, trnc_ref x, int n, const int64_t *shape);
 trnc_status trnc_db_status(const trnc_db *b);
 /** Records an internal error at the decomposed node and returns its status. */
 trnc_status trnc_db_fail(trnc_db *b, const char *what);
+
+/* ---- the random stream (passes/decomp_random.c) ------------------------------ */
+/** Philox blocks one call may draw: block counters stay below 2^31 (the
+ *  counter's int32 iota), 2^33 random elements. */
+#define TRNC_RNG_MAX_BLOCKS (((int64_t)1 << 31) - 128)
+/** The rng_seed input (TRNC_NO_REF when the graph has no random op). */
+trnc_ref trnc_db_rng_seed(const trnc_db *b);
+/** Reserves nblocks consecutive 128-bit blocks of the call's Philox stream
+ *  for the node being decomposed; returns the first (random ops take
+ *  consecutive ranges in graph order, so no two share bits), or -1 after
+ *  an error (TRNC_ERR_UNSUPPORTED past TRNC_RNG_MAX_BLOCKS). */
+int64_t trnc_db_rng_blocks(trnc_db *b, int64_t nblocks);
 
 /* ---- the decompositions named in ir/ops.def --------------------------------- */
 /** _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp) from
@@ -139,5 +153,16 @@ trnc_status decomp_histc(trnc_db *b, const trnc_node *n);
  *  matmul over all rows, each row's own kept (passes/decomp_moe.c). */
 trnc_status decomp_grouped_mm(trnc_db *b, const trnc_node *n);
 trnc_status decomp_grouped_mm_bw(trnc_db *b, const trnc_node *n);
+/** native_dropout(x, p, train), rand(size), bernoulli(x), bernoulli.p(x, p):
+ *  Philox4x32-10 uniforms (w >> 8) * 2^-24 computed on the device in exact
+ *  int32 arithmetic from the rng_seed input, then u < 1 - p (dropout's
+ *  keep mask, out = where(keep, x / (1 - p), 0)), u itself, u < x or u < p
+ *  (passes/decomp_random.c). */
+trnc_status decomp_dropout(trnc_db *b, const trnc_node *n);
+trnc_status decomp_rand(trnc_db *b, const trnc_node *n);
+trnc_status decomp_bernoulli(trnc_db *b, const trnc_node *n);
+/** native_dropout_backward(grad, mask, scale): where(mask, grad * scale, 0),
+ *  the forward's mask (no draw). */
+trnc_status decomp_dropout_bw(trnc_db *b, const trnc_node *n);
 
 #endif

@@ -164,6 +164,12 @@ int kir_const(kir_kernel *k, trnc_dtype dt, uint32_t axes, float c) {
 }
 
 int kir_const_i32(kir_kernel *k, uint32_t axes, int32_t c) {
+  for (int i = 0; i < k->nops; i++) { /* one value per constant (pure, defined once) */
+    const kir_op *p = &k->ops[i];
+    if (p->code == KIR_CONST && p->ival == c && p->dst >= 0 && k->values[p->dst].dtype == TRNC_I32 &&
+        k->values[p->dst].axes == axes)
+      return p->dst;
+  }
   kir_op o = blank(KIR_CONST);
   o.imm[0] = (float)c;
   o.ival = c;

@@ -673,7 +673,7 @@ static trnc_dtype operand_dt(const kir_env *E, const trnc_node *n) {
 
 /* Node n with an integer result (or a comparison of integers) as exact int32
  * ops: add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
- * division, bitwise ops, comparisons and integer casts; narrow dtypes wrap
+ * division, bitwise ops and right shifts, comparisons and integer casts; narrow dtypes wrap
  * as eager. NOT_INT when
  * n has another form (a float operand, division, ...): the fp32 rules. */
 static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
@@ -730,12 +730,25 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
     case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
       int alu = n->op == TRNC_OP_BITWISE_AND ? TRNC_NC_ALU_BIT_AND
                 : n->op == TRNC_OP_BITWISE_OR ? TRNC_NC_ALU_BIT_OR : TRNC_NC_ALU_BIT_XOR;
+      const trnc_arg *c = trnc_node_arg(n, 1);
+      if (c && c->kind == TRNC_ARG_INT && c->u.i >= -(1 << 24) && c->u.i <= (1 << 24)) {
+        /* a constant exact in the instruction's fp32 immediate: tensor_scalar */
+        int x = int_arg(E, n, 0, ax, xt);
+        r = x < 0 ? x : kir_ts(k, TRNC_I32, x, alu, (float)c->u.i, TRNC_NC_ALU_BYPASS, 0);
+        break;
+      }
       r = int_tt(k, alu, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
       break;
     }
     case TRNC_OP_BITWISE_NOT: {
       int x = int_arg(E, n, 0, ax, xt);
       r = x < 0 ? x : kir_ts(k, TRNC_I32, x, TRNC_NC_ALU_BIT_XOR, -1, TRNC_NC_ALU_BYPASS, 0);
+      break;
+    }
+    case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR: { /* count in [0, 31] (the table's check) */
+      int x = int_arg(E, n, 0, ax, xt);
+      float sh = (float)trnc_arg_int(n, 1, 0);
+      r = x < 0 ? x : kir_ts(k, TRNC_I32, x, TRNC_NC_ALU_SHR, sh, TRNC_NC_ALU_BYPASS, 0);
       break;
     }
     case TRNC_OP_DIV_MODE: { /* div(a, b, rounding_mode="floor" | "trunc") */

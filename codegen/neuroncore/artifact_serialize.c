@@ -77,6 +77,7 @@ static bool io_to_pb(trnc_arena *a, const trnc_io *io, Trnc__Cache__Io *m) {
   m->is_none = io->is_none;
   m->extent_bytes = io->extent_bytes;
   m->int_bound = io->int_bound;
+  m->rng_seed = io->rng_seed;
   int rank = io->is_none ? 0 : io->rank;
   m->rank = (uint32_t)rank;
   if (rank > 0) {
@@ -268,6 +269,8 @@ static bool io_from_pb(const Trnc__Cache__Io *m, trnc_io *io) {
   io->dtype = (trnc_dtype)m->dtype;
   io->rank = (int)m->rank;
   io->int_bound = m->int_bound;
+  io->rng_seed = m->rng_seed;
+  if (io->rng_seed && (io->dtype != TRNC_I32 || io->rank != 1 || m->shape[0] != 2)) return false;
   int64_t extent = 1;
   bool empty = false;
   for (uint32_t d = 0; d < m->rank; d++) {

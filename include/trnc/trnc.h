@@ -249,6 +249,9 @@ typedef struct trnc_io {
   bool is_none;           /* outputs: a None slot (no tensor) */
   int64_t int_bound;      /* int32/int64 inputs: values lie in [-int_bound, int_bound]
                              (checked at run time); 0: anywhere in int32 */
+  bool rng_seed;          /* inputs: the random seed of a graph with random ops (int32 [2],
+                             a 64-bit seed as low and high words), which the caller draws
+                             anew for every call (the graph's other inputs come first) */
 } trnc_io;
 
 /** What a compile produced, for the compile report (trnc.last_report()). */

@@ -298,7 +298,7 @@ static PyObject *int64_list(const int64_t *v, int n) {
   return list;
 }
 
-/* {"dtype", "shape", "stride", "extent_bytes", "is_none"} of one boundary
+/* {"dtype", "shape", "stride", "extent_bytes", "is_none", "rng_seed"} of one boundary
  * tensor; dtype is the short name ("f32", "i64", ...; "none" for None). */
 static PyObject *io_to_dict(const trnc_io *io) {
   PyObject *d = PyDict_New();
@@ -309,7 +309,8 @@ static PyObject *io_to_dict(const trnc_io *io) {
       dict_set_new(d, "shape", int64_list(io->shape, rank)) < 0 ||
       dict_set_new(d, "stride", int64_list(io->stride, rank)) < 0 ||
       dict_set_size(d, "extent_bytes", io->extent_bytes) < 0 ||
-      dict_set_new(d, "is_none", PyBool_FromLong(io->is_none)) < 0) {
+      dict_set_new(d, "is_none", PyBool_FromLong(io->is_none)) < 0 ||
+      dict_set_new(d, "rng_seed", PyBool_FromLong(io->rng_seed)) < 0) {
     Py_DECREF(d);
     return NULL;
   }
@@ -557,7 +558,7 @@ static PyObject *Compiled_asm(PyObject *obj, PyObject *Py_UNUSED(a)) {
 
 static PyMethodDef Compiled_methods[] = {
     {"inputs", Compiled_inputs, METH_NOARGS,
-     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none)."},
+     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none, rng_seed)."},
     {"outputs", Compiled_outputs, METH_NOARGS,
      "outputs() -> list[dict]: graph outputs, None slots with is_none=True."},
     {"run", Compiled_run, METH_VARARGS,

@@ -16,7 +16,7 @@ graph cache. trnc plugs in that way (``backend.make_aot_backend``):
 * :class:`TrncOutputCode` is what trnc's forward, backward and inference
   compilers return: the boxed callable, plus what rebuilds it in another
   process — the fx.proto bytes, the artifact's key in trnc's own cache, the
-  graph's placeholder names, its random inputs and what its ``GraphRecord``
+  graph's placeholder names and what its ``GraphRecord``
   shows. ``prepare_for_serialization`` drops the callable; ``post_compile``
   (run by the cache on a hit) loads the artifact by key (verified, as every
   cache load), or, when trnc's cache lost it, compiles the stored bytes again
@@ -61,7 +61,6 @@ class TrncOutputCode(OutputCode):
     key: bytes | None                 # the artifact's key in trnc's cache
     names: list[str]                  # placeholder names (error messages)
     opaque: list[tuple[int, int]]     # backend._opaque_outputs: (output, input) passed through
-    rng_shapes: tuple[tuple[int, ...], ...] | None  # random.RandomInputs.shapes
     record: dict[str, Any]            # text, hash, summary, warnings of the GraphRecord
     mutated: tuple[int, ...] | None   # inference: inputs it writes to (None: unknown)
     run: Callable[[list[Any]], Any] | None = None

@@ -38,7 +38,6 @@ import torch
 
 from . import aliasing, cache, errors, fallback, pipeline
 from . import megacache  # noqa: F401  (registers torch's "trnc" MegaCache artifact type)
-from . import random as trnc_random
 from .serialize import dynamo_inputs, serialize
 
 __all__ = ["neuron", "decompositions", "last_graphs", "last_report", "stats", "reset",
@@ -350,7 +349,7 @@ def _fast_layout(spec: _Spec) -> tuple[torch.dtype | None, torch.Size, tuple[int
 
 
 def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
-                compiled: Any, rng: trnc_random.RandomInputs | None = None) -> Callable[..., Any]:
+                compiled: Any) -> Callable[..., Any]:
     """The boxed callable aot_autograd runs for one graph.
 
     It takes the list of inputs (and clears it, per the boxed convention),
@@ -358,17 +357,35 @@ def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
     shapes), allocates every output with the dtype, shape and strides of the
     output node's ``meta["val"]`` (``torch.empty_strided``), runs the program on
     the NeuronCore simulator with the tensors' addresses and returns the
-    outputs (None slots stay None). A graph with random ops (``rng``, see
-    random.py) gets its uniforms appended to the inputs, one seed drawn from
-    torch's default generator per call.
+    outputs (None slots stay None). A graph with random ops gets its seed
+    input (``_draw_seed``) appended to the inputs at every call.
     """
     return _boxed_runner(lowered.name, lowered.kind, compiled,
-                         [n.name for n in gm.graph.nodes if n.op == "placeholder"], rng,
+                         [n.name for n in gm.graph.nodes if n.op == "placeholder"],
                          _opaque_outputs(gm))
 
 
+def _draw_seed() -> torch.Tensor:
+    """The seed input of a graph with random ops (``Compiled.inputs()`` marks
+    it ``rng_seed``; passes/decomp_random.c generates Philox4x32-10 from it on
+    the device): one 64-bit seed from ``torch.default_generator``, so
+    ``torch.manual_seed`` reproduces every mask, as int32 [2] (low word, high
+    word)."""
+    seed = torch.randint(0, 2 ** 63 - 1, (1,), dtype=torch.int64)
+    return seed.view(torch.int32) if sys.byteorder == "little" else seed.view(torch.int32).flip(0)
+
+
+def _with_seed_example(lowered: pipeline.LoweredGraph,
+                       example_inputs: Sequence[Any]) -> list[Any]:
+    """The example inputs plus a stand-in for the seed input the decompose
+    pass adds to a graph with random ops (its own storage: no alias group)."""
+    out = list(example_inputs)
+    if lowered.summary().get("inputs", -1) == len(out) + 1:
+        out.append(torch.zeros(2, dtype=torch.int32))
+    return out
+
+
 def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
-                  rng: trnc_random.RandomInputs | None,
                   opaque: Sequence[tuple[int, int]] = ()) -> Callable[..., Any]:
     """``_executable`` from what it needs of the graph (its name, kind,
     placeholder names and ``_opaque_outputs``): what a cached entry rebuilds
@@ -381,7 +398,10 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     gets saved tensors and tangents, which no guard covers), and only a
     tensor that differs goes through the full check and its error message.
     """
-    ins = [_Spec.of(d, name) for d in compiled.inputs()]
+    descs = compiled.inputs()
+    ins = [_Spec.of(d, name) for d in descs]
+    # the seed input of a graph with random ops comes after the graph's own
+    draws = bool(descs) and bool(descs[-1].get("rng_seed"))
     outs = [_Spec.of(d, name) for d in compiled.outputs()]
     fast_ins = [(i, _fast_layout(spec), spec, all(spec.shape))
                 for i, spec in enumerate(ins)]
@@ -397,8 +417,8 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     def run(args: list[Any]) -> list[torch.Tensor | None]:
         inputs = list(args)
         args.clear()
-        if rng:
-            inputs += rng.draw()
+        if draws:
+            inputs.append(_draw_seed())
         if len(inputs) != n_in:
             raise errors.InputMismatchError(
                 f"trnc: {name} takes {n_in} inputs, got {len(inputs)}", graph=name)
@@ -575,8 +595,6 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
     (``mutated``: the inference graph's written inputs, for the cached entry)."""
     t0 = time.perf_counter()
     try:
-        # random ops -> host uniforms as extra inputs (random.py)
-        rng = trnc_random.functionalize(gm) if opts["execute"] else None
         data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
         lowered = pipeline.lower(data, name, kind, warn=opts["warn_float64"])
         rec = GraphRecord(name=name, kind=kind, text=lowered.text(), hash=lowered.hash(),
@@ -585,20 +603,19 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
         _dump(opts, rec)
         if opts["execute"]:
             compiled, outcome = cache.compile_program(
-                lowered, opts, list(example_inputs) + (rng.examples() if rng else []))
+                lowered, opts, _with_seed_example(lowered, example_inputs))
             rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
             rec.compiled = weakref.ref(compiled)
             names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
             opaque = _opaque_outputs(gm)
             fn = (_compile_only(lowered, compiled) if opts["compile_only"]
-                  else _boxed_runner(name, kind, compiled, names, rng, opaque))
+                  else _boxed_runner(name, kind, compiled, names, opaque))
             if aot_cached and not opts["compile_only"]:
                 from . import aot_cache
 
                 fn = aot_cache.TrncOutputCode(
                     kind=kind, opts={k: v for k, v in opts.items() if k != "user_inputs"},
                     data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
-                    rng_shapes=rng.shapes if rng else None,
                     mutated=None if mutated is None else tuple(sorted(mutated)),
                     record={"text": rec.text, "hash": rec.hash, "summary": rec.summary,
                             "warnings": rec.warnings},
@@ -649,8 +666,7 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
         raise
     rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
     rec.compiled = weakref.ref(compiled)
-    rng = trnc_random.RandomInputs(oc.rng_shapes) if oc.rng_shapes else None
-    fn = _boxed_runner(name, kind, compiled, oc.names, rng, oc.opaque)
+    fn = _boxed_runner(name, kind, compiled, oc.names, oc.opaque)
     _finish(rec, t0)
     return fn
 

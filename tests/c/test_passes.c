@@ -382,15 +382,20 @@ static void test_dce_removes_unused(void **state) {
   done(&r, b);
 }
 
-/* A used dropout is kept (only its mask used is enough). */
+/* A used dropout is kept (only its mask used is enough): decomposed into
+ * Philox on the rng_seed input the pass adds, the mask u < 1 - p. */
 static void test_dce_keeps_used_dropout(void **state) {
   tu_fx *b = tu_fx_new(FWD);
   uint32_t x = tu_placeholder(b, "x", m1(b, F32, 4));
   uint32_t dr = dropout(b, "drop", x, m1(b, F32, 4), m1(b, BOOL_, 4));
   tu_output_ref(b, dr, 1);
   run r = lower(b);
-  HAS(r, "%1, %2 = dropout(%0, p=0.5, train=True) : f32[4], bool[4]  # drop\n");
+  HAS(r, "%0 = placeholder input : f32[4]  # x\n");
+  HAS(r, "%3 = placeholder rng_seed : i32[2]  # rng_seed\n");
+  HAS(r, "%2 = lt_scalar(");
+  HAS(r, ", 0.5) : bool[4]  # drop\n");
   HAS(r, "output(%2)");
+  HASNT(r, "= dropout(");
   done(&r, b);
 }
 

@@ -105,7 +105,9 @@ class Sample:
     kwargs: dict = field(default_factory=dict)
     tag: str = ""                 # case id fragment: shape, layout, variant
     kind: str = "c"               # c contiguous | nc non-contiguous | bc broadcast | x other
-    compare: str = "close"        # close | meta (uninitialized results: shape/dtype only)
+    # close | meta (uninitialized results: shape/dtype only) | dropout |
+    # uniform / bernoulli (random results: shape, dtype, range, mean)
+    compare: str = "close"
     # ints are clamped in the graph before the op (see test_op_sweep.bound_ints)
     bound_ints: bool = True
     tol: tuple | None = None      # (rtol, atol) for float results, if not the dtype's
@@ -1926,19 +1928,55 @@ def _dropout(dtype, full):
     return out
 
 
-@override("DROPOUT_BACKWARD")
-def _dropout_bw(dtype, full):
-    if dtype not in FLOATS:
-        return []
+def _per_layout(key, dtype, full, variants, build, **kw):
+    """One sample per shape x layout x variant: build(mk, shape, layout,
+    variant) gives the args (tag shape-layout[-variant])."""
     out = []
     for shape in _shapes(full):
         st = shape_tag(shape)
         for lay in layouts_for(shape):
-            mk = _mk("dropout_bw", dtype, st, lay)
-            out.append(Sample([mk.tensor(shape, dtype, lay), mk.tensor(shape, torch.bool, lay),
-                               2.0], tag=f"{st}-{lay}", kind="c" if lay == "c" else "nc",
-                              bound_ints=False))
+            for v in variants:
+                mk = _mk(key, dtype, st, lay, *([] if v is None else [v]))
+                out.append(Sample(build(mk, shape, lay, v),
+                                  tag=f"{st}-{lay}" + ("" if v is None else f"-{v}"),
+                                  kind="c" if lay == "c" else "nc", bound_ints=False, **kw))
     return out
+
+
+@override("DROPOUT_BACKWARD")
+def _dropout_bw(dtype, full):
+    if dtype not in FLOATS:
+        return []
+    return _per_layout("dropout_bw", dtype, full, [None], lambda mk, shape, lay, _: [
+        mk.tensor(shape, dtype, lay), mk.tensor(shape, torch.bool, lay), 2.0])
+
+
+@override("RAND")
+def _rand(dtype, full):
+    if dtype not in FLOATS:
+        return []
+    return [Sample([list(shape)], {"dtype": dtype}, tag=shape_tag(shape), compare="uniform",
+                   bound_ints=False) for shape in _shapes(full)]
+
+
+def _bernoulli(op_id, dtype, full):
+    if dtype not in FLOATS:
+        return []
+    p = [] if op_id == "BERNOULLI" else [0.25]
+    return _per_layout(op_id, dtype, full, [None], lambda mk, shape, lay, _: [
+        mk.tensor(shape, dtype, lay, lo=0.0, hi=1.0)] + p, compare="bernoulli")
+
+
+for _id in ("BERNOULLI", "BERNOULLI_P"):
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _bernoulli(_id, dtype, full)
+
+
+@override("BITWISE_RIGHT_SHIFT_SCALAR")
+def _rshift(dtype, full):
+    if dtype not in INTS:
+        return []
+    return _per_layout("rshift", dtype, full, (0, 3, 31), lambda mk, shape, lay, sh: [
+        mk.tensor(shape, dtype, lay, lo=-2 ** 31, hi=2 ** 31 - 1), sh])
 
 
 # post-processing of shared generators: op id -> fn(op_id, sample) -> sample
@@ -2038,8 +2076,6 @@ REFUSALS: dict[str, list[str]] = {
 # reaches trnc instead (the case still must compile and match eager).
 NOT_REACHED: dict[str, str] = {
     "aten.reshape.default": "CompositeImplicitAutograd: aot_autograd traces it as view/_unsafe_view",
-    "aten.native_dropout.default": "python/trnc/random.py rewrites it to host uniforms, lt, mul and where",
-    "aten.native_dropout_backward.default": "python/trnc/random.py rewrites it to where and mul",
     "aten.var.dim": "CompositeImplicitAutograd: dynamo traces it as var.correction (torch.export's "
                     "Core ATen graphs carry it)",
 }

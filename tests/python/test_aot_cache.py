@@ -162,6 +162,28 @@ def test_in_process_hit_records_graphs(dirs):
     assert rec.kind == "inference" and "gelu" in rec.text and rec.report["cache"] == "hit"
 
 
+def test_in_process_hit_keeps_the_random_seed_input(dirs):
+    # the cached entry's runner finds the rng_seed input in the stored
+    # artifact's descriptors: same seed, same mask as the cold compile
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, True)
+
+    x = torch.ones(6, 50)
+    torch.manual_seed(3)
+    cold = torch.compile(f, backend="trnc", dynamic=False)(x)
+    torch._dynamo.reset()
+    trnc.reset()
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    torch.manual_seed(3)
+    warm = torch.compile(f, backend="trnc", dynamic=False)(x)
+    assert counters["aot_autograd"]["autograd_cache_hit"] == 1
+    assert trnc.stats()["compiles"] == 0
+    assert torch.equal(cold, warm) and 0 < int((warm == 0).sum()) < warm.numel()
+    assert trnc.last_graphs()[-1].compiled().inputs()[-1]["rng_seed"]
+
+
 def test_cache_off_traces(dirs, monkeypatch):
     monkeypatch.setenv("TRNC_CACHE", "0")
     from torch._dynamo.utils import counters

@@ -140,6 +140,17 @@ def _outputs(r):
 def _compare(op, s: S.Sample, got, want, inputs):
     g_all, w_all = _outputs(got), _outputs(want)
     assert len(g_all) == len(w_all), f"{len(g_all)} outputs, eager {len(w_all)}"
+    if s.compare in ("uniform", "bernoulli"):
+        (g,), (w,) = g_all, w_all
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
+        u = g.float()
+        if s.compare == "uniform":
+            assert bool((u >= 0).all() and (u <= 1).all()), "rand outside [0, 1]"
+        else:
+            assert set(u.unique().tolist()) <= {0.0, 1.0}, "bernoulli not 0/1"
+        if g.numel() >= 128 and s.compare == "uniform":
+            assert 0.3 < u.mean().item() < 0.7, f"rand mean {u.mean().item():.2f}"
+        return
     if s.compare == "dropout":
         out, mask = g_all
         x, p = inputs[0], s.args[1]
