@@ -69,6 +69,10 @@ typedef enum trnc_op {
 #define TRNC_SORT_MAX 4096
 #define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
 
+/* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
+ * per depth tap of its kernel: the most depth taps it is lowered for. */
+#define TRNC_CONV_MAX_DEPTH_TAPS 64
+
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {
   trnc_dtype dtype;

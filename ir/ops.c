@@ -101,13 +101,32 @@ static const char *check_softmax(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* Convolutions lowered directly are 1-D/2-D and not transposed; the
+ * decomposition of the rest (passes/decomp_conv.c) computes a transposed
+ * convolution as the input gradient of the convolution it transposes, which
+ * maps the output's shape back onto the input's only when output_padding <
+ * stride, and a 3-D one as one 2-D convolution per kernel depth tap. */
 static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
-  const trnc_arg *x = arg(n, n->op == TRNC_OP_CONVOLUTION ? 0 : 1);
-  const trnc_arg *tr = arg(n, n->op == TRNC_OP_CONVOLUTION ? 6 : 7);
-  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b) return "transposed convolution is not lowered";
+  bool bw = n->op == TRNC_OP_CONVOLUTION_BACKWARD;
+  const trnc_arg *x = arg(n, bw ? 1 : 0), *w = arg(n, bw ? 2 : 1);
+  const trnc_arg *tr = arg(n, bw ? 7 : 6), *op = arg(n, bw ? 8 : 7), *st = arg(n, bw ? 4 : 3);
   if (x && x->kind == TRNC_ARG_VALUE) {
     int r = trnc_ref_type(g, x->u.ref)->rank;
-    if (r != 3 && r != 4) return "only 1-D and 2-D convolutions are lowered";
+    if (r < 3 || r > 5) return "only 1-D, 2-D and 3-D convolutions are lowered";
+    if (r == 5 && w && w->kind == TRNC_ARG_VALUE && trnc_ref_type(g, w->u.ref)->rank == 5 &&
+        trnc_ref_type(g, w->u.ref)->shape[2] > TRNC_CONV_MAX_DEPTH_TAPS)
+      return "3-D convolution with a kernel depth above 64 is not lowered (trnc sums one 2-D "
+             "convolution per depth tap)";
+  }
+  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST &&
+      st && st->kind == TRNC_ARG_LIST) {
+    for (uint32_t j = 0; j < op->u.list.n; j++) {
+      uint32_t k = st->u.list.n == 1 ? 0 : j;
+      int64_t s = k < st->u.list.n ? st->u.list.items[k].u.i : 1;
+      if (op->u.list.items[j].u.i >= s)
+        return "transposed convolution with output_padding >= stride (possible with dilation) is "
+               "not lowered";
+    }
   }
   return NULL;
 }

@@ -34,6 +34,8 @@ trnc_arg trnc_db_none(void);
 trnc_arg trnc_db_dtype(trnc_dtype dt);
 /** An int[] argument of n items (copied into the graph's arena). */
 trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n);
+/** A Tensor[] argument of the n values items (copied into the graph's arena). */
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n);
 
 /* ---- emission --------------------------------------------------------------- */
 /** The graph being rewritten (for types of existing values). */
@@ -50,6 +52,19 @@ const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r);
  * rejects the operands, out of memory).
  */
 trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs);
+
+/** Most outputs of one node emitted by trnc_db_op_outs. */
+#define TRNC_DB_MAX_OUTS 8
+
+/**
+ * trnc_db_op for an op with a tuple result of nouts outputs (nouts must be
+ * the op's output count, at most TRNC_DB_MAX_OUTS): fills outs[0..nouts)
+ * with its values; a slot the shape rule makes None (a masked-off gradient)
+ * is a value marked is_none, which nothing may use. Returns TRNC_OK or the
+ * builder's status (outs are TRNC_NO_REF then).
+ */
+trnc_status trnc_db_op_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs,
+                            uint32_t nouts, trnc_ref *outs);
 
 /** trnc_db_op with the arguments written inline:
  *  DB(b, MUL_SCALAR, trnc_db_val(x), trnc_db_float(0.5)). */
@@ -132,5 +147,18 @@ trnc_status decomp_histc(trnc_db *b, const trnc_node *n);
  *  matmul over all rows, each row's own kept (passes/decomp_moe.c). */
 trnc_status decomp_grouped_mm(trnc_db *b, const trnc_node *n);
 trnc_status decomp_grouped_mm_bw(trnc_db *b, const trnc_node *n);
+
+/** convolution / convolution_backward, transposed or 3-D (the code generator
+ *  lowers 1-D/2-D non-transposed ones itself: decomp_conv_lowered_directly):
+ *  a transposed convolution is the input gradient of the convolution it
+ *  transposes (its backward: that convolution and its weight gradient with
+ *  the roles of input and grad_output swapped); a 3-D one is a sum over the
+ *  kernel's depth taps of 2-D convolutions with the output depth folded into
+ *  the batch (passes/decomp_conv.c). */
+trnc_status decomp_conv(trnc_db *b, const trnc_node *n);
+trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n);
+/** True if n (convolution or convolution_backward) is 1-D/2-D and not
+ *  transposed, the forms the code generator lowers without decomposition. */
+bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
 
 #endif

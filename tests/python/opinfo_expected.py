@@ -333,22 +333,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('nn.functional.avg_pool3d', 'grad'): 'no lowering for aten.avg_pool3d.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
  ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
- ('nn.functional.conv3d', 'forward'): 'aten.convolution.default: an operand has rank 5; this op is '
-                                      'lowered up to rank 4',
- ('nn.functional.conv3d', 'grad'): 'aten.convolution.default: an operand has rank 5; this op is '
-                                   'lowered up to rank 4',
- ('nn.functional.conv_transpose1d', 'forward'): 'aten.convolution.default: transposed convolution '
-                                                'is not lowered',
- ('nn.functional.conv_transpose1d', 'grad'): 'aten.convolution.default: transposed convolution is '
-                                             'not lowered',
- ('nn.functional.conv_transpose2d', 'forward'): 'aten.convolution.default: transposed convolution '
-                                                'is not lowered',
- ('nn.functional.conv_transpose2d', 'grad'): 'aten.convolution.default: transposed convolution is '
-                                             'not lowered',
- ('nn.functional.conv_transpose3d', 'forward'): 'aten.convolution.default: an operand has rank 5; '
-                                                'this op is lowered up to rank 4',
- ('nn.functional.conv_transpose3d', 'grad'): 'aten.convolution.default: an operand has rank 5; '
-                                             'this op is lowered up to rank 4',
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
                                              'aten._embedding_bag_forward_only.default',
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
