@@ -109,7 +109,7 @@ static const char *check_softmax(const trnc_graph *g, const trnc_node *n) {
 static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
   bool bw = n->op == TRNC_OP_CONVOLUTION_BACKWARD;
   const trnc_arg *x = arg(n, bw ? 1 : 0), *w = arg(n, bw ? 2 : 1);
-  const trnc_arg *tr = arg(n, bw ? 7 : 6), *op = arg(n, bw ? 8 : 7), *st = arg(n, bw ? 4 : 3);
+  const trnc_arg *tr = arg(n, bw ? 7 : 6), *op = arg(n, bw ? 8 : 7);
   if (x && x->kind == TRNC_ARG_VALUE) {
     int r = trnc_ref_type(g, x->u.ref)->rank;
     if (r < 3 || r > 5) return "only 1-D, 2-D and 3-D convolutions are lowered";
@@ -118,15 +118,11 @@ static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
       return "3-D convolution with a kernel depth above 64 is not lowered (trnc sums one 2-D "
              "convolution per depth tap)";
   }
-  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST &&
-      st && st->kind == TRNC_ARG_LIST) {
-    for (uint32_t j = 0; j < op->u.list.n; j++) {
-      uint32_t k = st->u.list.n == 1 ? 0 : j;
-      int64_t s = k < st->u.list.n ? st->u.list.items[k].u.i : 1;
-      if (op->u.list.items[j].u.i >= s)
+  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST) {
+    for (uint32_t j = 0; j < op->u.list.n; j++)
+      if (op->u.list.items[j].u.i >= trnc_arg_spatial(n, bw ? 4 : 3, (int)j, 1))
         return "transposed convolution with output_padding >= stride (possible with dilation) is "
                "not lowered";
-    }
   }
   return NULL;
 }
@@ -215,6 +211,27 @@ static const char *check_repeat(const trnc_graph *g, const trnc_node *n) {
   return rank <= TRNC_MAX_RANK ? NULL
                                : "repeat: the dims plus the repeated dims exceed 8 (trnc lowers "
                                  "repeat as an expand over one extra dim per repeated dim)";
+}
+
+/* passes/decomp_pool.c gathers every tap of a window separately: at most
+ * TRNC_WINDOW_MAX_TAPS of them (the kernel's volume; for adaptive pooling
+ * the widest window's). */
+static const char *check_window_max(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor0(g, n);
+  if (!x) return NULL;
+  int sp = n->op == TRNC_OP_ADAPTIVE_MAX_POOL2D ? 2 : 3;
+  if (x->rank < sp) return NULL; /* the shape rule reports it */
+  int64_t taps = 1;
+  for (int j = 0; j < sp; j++) {
+    int64_t k = n->op == TRNC_OP_MAX_POOL3D
+                    ? trnc_arg_spatial(n, 1, j, 1)
+                    : trnc_adaptive_window(x->shape[x->rank - sp + j], trnc_arg_spatial(n, 1, j, 1));
+    taps *= k > 0 ? k : 1;
+    if (taps > TRNC_WINDOW_MAX_TAPS)
+      return "max pooling with windows of more than 256 elements is not lowered for 3-D or adaptive "
+             "pooling (trnc gathers each window tap separately)";
+  }
+  return NULL;
 }
 
 /* sort / topk along dim: rows of at most TRNC_SORT_MAX, at most

@@ -45,12 +45,8 @@ typedef struct conv_geom {
   int64_t st[3], pad[3], dil[3], groups;
 } conv_geom;
 
-/* A spatial int[] argument: one entry for every dim or one for all. */
 static void spatial(const trnc_node *n, uint32_t i, int sp, int64_t dflt, int64_t *out) {
-  const trnc_arg *a = trnc_node_arg(n, i);
-  uint32_t k = a && a->kind == TRNC_ARG_LIST ? a->u.list.n : 0;
-  for (int j = 0; j < sp; j++)
-    out[j] = k == 0 ? dflt : k == 1 ? a->u.list.items[0].u.i : (uint32_t)j < k ? a->u.list.items[j].u.i : dflt;
+  for (int j = 0; j < sp; j++) out[j] = trnc_arg_spatial(n, i, j, dflt);
 }
 
 /* The geometry of n, whose stride list is argument a_stride. */

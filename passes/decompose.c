@@ -287,6 +287,45 @@ trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs
   return emit(b, op, args, nargs, TRNC_NO_REF);
 }
 
+trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data) {
+  if (b->st) return TRNC_NO_REF;
+  trnc_graph *g = b->g;
+  trnc_type t;
+  memset(&t, 0, sizeof t);
+  t.dtype = TRNC_I64;
+  t.rank = (uint8_t)rank;
+  size_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    t.shape[i] = shape[i];
+    numel *= (size_t)shape[i];
+  }
+  trnc_type_set_contiguous(&t);
+  uint8_t *bytes = trnc_arena_array(&g->arena, numel ? numel : 1, sizeof(int64_t));
+  trnc_ref *outs = trnc_arena_array(&g->arena, 1, sizeof *outs);
+  if (!bytes || !outs) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  memcpy(bytes, data, numel * sizeof(int64_t)); /* little-endian hosts, as fx.proto's bytes */
+  uint32_t idx = b->nnodes;
+  trnc_ref r = push_value(b, &t, idx);
+  trnc_node *n = r == TRNC_NO_REF ? NULL : push_node(b);
+  if (!n) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  n->op = TRNC_OP_CONSTANT;
+  n->target = "";
+  n->name = b->src->name;
+  n->loc = b->src->loc;
+  n->outs = outs;
+  n->nouts = 1;
+  n->data = bytes;
+  n->data_len = numel * sizeof(int64_t);
+  outs[0] = r;
+  return r;
+}
+
 trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt) {
   return DB(b, TO_COPY, trnc_db_val(x), trnc_db_dtype(dt), trnc_db_none(), trnc_db_none(),
             trnc_db_none(), trnc_db_bool(false), trnc_db_none());

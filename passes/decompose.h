@@ -66,6 +66,11 @@ trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs
 trnc_status trnc_db_op_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs,
                             uint32_t nouts, trnc_ref *outs);
 
+/** A constant int64 tensor of the given shape (contiguous) holding
+ *  data[0..numel), copied into the graph's arena. Returns its value or
+ *  TRNC_NO_REF after an error. */
+trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data);
+
 /** trnc_db_op with the arguments written inline:
  *  DB(b, MUL_SCALAR, trnc_db_val(x), trnc_db_float(0.5)). */
 #define DB(b, OP, ...)                                                        \
@@ -160,5 +165,13 @@ trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n);
 /** True if n (convolution or convolution_backward) is 1-D/2-D and not
  *  transposed, the forms the code generator lowers without decomposition. */
 bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
+
+/** max_pool3d_with_indices, adaptive_max_pool2d, adaptive_max_pool3d: the
+ *  running maximum (eager's order and NaN rule) over every tap of the
+ *  windows, each tap gathered by an index_select per spatial dim; their
+ *  backward ops: grad_output scatter-added at the saved indices
+ *  (passes/decomp_pool.c). */
+trnc_status decomp_window_max(trnc_db *b, const trnc_node *n);
+trnc_status decomp_window_max_bw(trnc_db *b, const trnc_node *n);
 
 #endif

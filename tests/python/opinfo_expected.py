@@ -320,15 +320,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('nn.functional.adaptive_avg_pool3d', 'forward'): 'no lowering for '
                                                    'aten._adaptive_avg_pool3d.default',
  ('nn.functional.adaptive_avg_pool3d', 'grad'): 'no lowering for aten._adaptive_avg_pool3d.default',
- ('nn.functional.adaptive_max_pool1d', 'forward'): 'no lowering for '
-                                                   'aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool1d', 'grad'): 'no lowering for aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool2d', 'forward'): 'no lowering for '
-                                                   'aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool2d', 'grad'): 'no lowering for aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool3d', 'forward'): 'no lowering for '
-                                                   'aten.adaptive_max_pool3d.default',
- ('nn.functional.adaptive_max_pool3d', 'grad'): 'no lowering for aten.adaptive_max_pool3d.default',
  ('nn.functional.avg_pool3d', 'forward'): 'no lowering for aten.avg_pool3d.default',
  ('nn.functional.avg_pool3d', 'grad'): 'no lowering for aten.avg_pool3d.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
@@ -382,8 +373,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                                                  'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
  ('nn.functional.linear_cross_entropy.chunked_none', 'grad'): 'no lowering for '
                                                               'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
- ('nn.functional.max_pool3d', 'forward'): 'no lowering for aten.max_pool3d_with_indices.default',
- ('nn.functional.max_pool3d', 'grad'): 'no lowering for aten.max_pool3d_with_indices.default',
  ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
  ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
