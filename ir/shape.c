@@ -1048,6 +1048,19 @@ trnc_status rule_adaptive_maxpool(const trnc_graph *g, const trnc_node *n, trnc_
   return s;
 }
 
+/* avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+ * divisor_override) */
+trnc_status rule_avgpool3d(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  return pool_nd(n, targ(g, n, 0), 3, 1, false, trnc_arg_bool(n, 4, false), &out[0], d);
+}
+
+/* _adaptive_avg_pool3d(self, output_size) */
+trnc_status rule_adaptive_avgpool3d(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                    uint32_t nout, trnc_diags *d) {
+  return adaptive_out(n, targ(g, n, 0), 3, &out[0], d);
+}
+
 /* adaptive_max_pool{2,3}d_backward(grad_output, self, indices) */
 trnc_status rule_adaptive_maxpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                                      uint32_t nout, trnc_diags *d) {
@@ -1088,16 +1101,23 @@ trnc_status rule_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out
   return pool2d(n, targ(g, n, 0), 1, false, trnc_arg_bool(n, 4, false), &out[0], d);
 }
 
-trnc_status rule_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
-                            uint32_t nout, trnc_diags *d) {
+/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, ...) */
+static trnc_status avgpool_bw(const trnc_graph *g, const trnc_node *n, int sp, trnc_type *out,
+                              trnc_diags *d) {
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
   trnc_type pooled = {0};
-  trnc_status s = pool2d(n, x, 2, false, trnc_arg_bool(n, 5, false), &pooled, d);
+  trnc_status s = pool_nd(n, x, sp, 2, false, trnc_arg_bool(n, 5, false), &pooled, d);
   if (s) return s;
   CHECK(go->rank == pooled.rank && !memcmp(go->shape, pooled.shape, sizeof(int64_t) * go->rank),
-        "avg_pool2d backward: grad_output shape does not match the pooled shape");
+        "avg_pool%dd backward: grad_output shape does not match the pooled shape", sp);
   copy_shape(&out[0], x, go->dtype);
   return TRNC_OK;
+}
+
+/* avg_pool2d_backward / avg_pool3d_backward */
+trnc_status rule_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  return avgpool_bw(g, n, n->op == TRNC_OP_AVG_POOL3D_BACKWARD ? 3 : 2, out, d);
 }
 
 trnc_status rule_adaptive_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
@@ -1113,14 +1133,21 @@ trnc_status rule_adaptive_avgpool(const trnc_graph *g, const trnc_node *n, trnc_
   return TRNC_OK;
 }
 
-trnc_status rule_adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
-                                     uint32_t nout, trnc_diags *d) {
+/* _adaptive_avg_pool{2,3}d_backward(grad_output, self) */
+static trnc_status adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, int sp,
+                                       trnc_type *out, trnc_diags *d) {
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
-  CHECK(go->rank == x->rank && go->rank >= 3 &&
-            !memcmp(go->shape, x->shape, sizeof(int64_t) * (size_t)(x->rank - 2)),
-        "adaptive_avg_pool2d backward: grad_output and input differ in batch/channel dims");
+  CHECK(go->rank == x->rank && go->rank >= sp + 1 &&
+            !memcmp(go->shape, x->shape, sizeof(int64_t) * (size_t)(x->rank - sp)),
+        "adaptive_avg_pool%dd backward: grad_output and input differ in batch/channel dims", sp);
   copy_shape(&out[0], x, go->dtype);
   return TRNC_OK;
+}
+
+/* _adaptive_avg_pool2d_backward / _adaptive_avg_pool3d_backward */
+trnc_status rule_adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                     uint32_t nout, trnc_diags *d) {
+  return adaptive_avgpool_bw(g, n, n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D_BACKWARD ? 3 : 2, out, d);
 }
 
 trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,

@@ -153,18 +153,14 @@ static trnc_ref conv_dx(trnc_db *b, trnc_ref gy, trnc_ref w, const int64_t *xs, 
                         const conv_geom *q) {
   trnc_dtype dt = trnc_db_type(b, gy)->dtype;
   if (q->sp <= 2) {
-    static const int64_t ones[5] = {1, 1, 1, 1, 1};
-    trnc_ref z = DB(b, FULL, trnc_db_ints(b, ones, r), I(0), trnc_db_dtype(dt), NONE, NONE, NONE);
-    trnc_ref like = DB(b, EXPAND, V(z), trnc_db_ints(b, xs, r), trnc_db_bool(false));
-    return conv_bw2d(b, gy, like, w, q, 0);
+    return conv_bw2d(b, gy, trnc_db_shape_only(b, dt, r, xs), w, q, 0);
   }
   const int64_t N = xs[0], C = xs[1], D = xs[2], H = xs[3], W = xs[4];
   const trnc_type gt = *trnc_db_type(b, gy);
   int64_t Do = gt.shape[2], KD = trnc_db_type(b, w)->shape[2], Dp = D + 2 * q->pad[0];
   conv_geom p = plane_geom(q);
   trnc_ref g2 = fold_depth(b, gy);
-  trnc_ref acc = DB(b, ZEROS, trnc_db_ints(b, (const int64_t[]){N, Dp, C, H, W}, 5), trnc_db_dtype(dt),
-                    NONE, NONE, NONE);
+  trnc_ref acc = trnc_db_zeros(b, dt, 5, (const int64_t[]){N, Dp, C, H, W});
   for (int64_t kd = 0; kd < KD; kd++) {
     trnc_ref d2 = conv_dx(b, g2, DB(b, SELECT, V(w), I(2), I(kd)),
                           (const int64_t[]){N * Do, C, H, W}, 4, &p);

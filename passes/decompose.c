@@ -287,12 +287,14 @@ trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs
   return emit(b, op, args, nargs, TRNC_NO_REF);
 }
 
-trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data) {
+/* A CONSTANT node of dtype dt (elements of esize bytes) holding data. */
+static trnc_ref db_const(trnc_db *b, trnc_dtype dt, size_t esize, int rank, const int64_t *shape,
+                         const void *data) {
   if (b->st) return TRNC_NO_REF;
   trnc_graph *g = b->g;
   trnc_type t;
   memset(&t, 0, sizeof t);
-  t.dtype = TRNC_I64;
+  t.dtype = dt;
   t.rank = (uint8_t)rank;
   size_t numel = 1;
   for (int i = 0; i < rank; i++) {
@@ -300,13 +302,13 @@ trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int
     numel *= (size_t)shape[i];
   }
   trnc_type_set_contiguous(&t);
-  uint8_t *bytes = trnc_arena_array(&g->arena, numel ? numel : 1, sizeof(int64_t));
+  uint8_t *bytes = trnc_arena_array(&g->arena, numel ? numel : 1, esize);
   trnc_ref *outs = trnc_arena_array(&g->arena, 1, sizeof *outs);
   if (!bytes || !outs) {
     nomem(b);
     return TRNC_NO_REF;
   }
-  memcpy(bytes, data, numel * sizeof(int64_t)); /* little-endian hosts, as fx.proto's bytes */
+  memcpy(bytes, data, numel * esize); /* little-endian hosts, as fx.proto's bytes */
   uint32_t idx = b->nnodes;
   trnc_ref r = push_value(b, &t, idx);
   trnc_node *n = r == TRNC_NO_REF ? NULL : push_node(b);
@@ -321,9 +323,30 @@ trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int
   n->outs = outs;
   n->nouts = 1;
   n->data = bytes;
-  n->data_len = numel * sizeof(int64_t);
+  n->data_len = numel * esize;
   outs[0] = r;
   return r;
+}
+
+trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data) {
+  return db_const(b, TRNC_I64, sizeof(int64_t), rank, shape, data);
+}
+
+trnc_ref trnc_db_const_f32(trnc_db *b, int rank, const int64_t *shape, const float *data) {
+  return db_const(b, TRNC_F32, sizeof(float), rank, shape, data);
+}
+
+trnc_ref trnc_db_shape_only(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape) {
+  int64_t ones[TRNC_MAX_RANK];
+  for (int i = 0; i < rank; i++) ones[i] = 1;
+  trnc_ref z = DB(b, FULL, trnc_db_ints(b, ones, rank), trnc_db_int(0), trnc_db_dtype(dt),
+                  trnc_db_none(), trnc_db_none(), trnc_db_none());
+  return DB(b, EXPAND, trnc_db_val(z), trnc_db_ints(b, shape, rank), trnc_db_bool(false));
+}
+
+trnc_ref trnc_db_zeros(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape) {
+  return DB(b, ZEROS, trnc_db_ints(b, shape, rank), trnc_db_dtype(dt), trnc_db_none(),
+            trnc_db_none(), trnc_db_none());
 }
 
 trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt) {

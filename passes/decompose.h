@@ -70,6 +70,8 @@ trnc_status trnc_db_op_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint32
  *  data[0..numel), copied into the graph's arena. Returns its value or
  *  TRNC_NO_REF after an error. */
 trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data);
+/** The same for a float32 constant. */
+trnc_ref trnc_db_const_f32(trnc_db *b, int rank, const int64_t *shape, const float *data);
 
 /** trnc_db_op with the arguments written inline:
  *  DB(b, MUL_SCALAR, trnc_db_val(x), trnc_db_float(0.5)). */
@@ -93,6 +95,11 @@ trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt);
 /** x as a contiguous float32 tensor (clone, or _to_copy from another dtype);
  *  the simplify pass drops the clone when x is contiguous already. */
 trnc_ref trnc_db_f32(trnc_db *b, trnc_ref x);
+/** A broadcast zero of dtype dt and the given shape (an expanded one-element
+ *  full): the operand of a backward op that reads only its shape. */
+trnc_ref trnc_db_shape_only(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape);
+/** zeros(shape, dtype=dt), contiguous. */
+trnc_ref trnc_db_zeros(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape);
 /** view(x, shape[0..n)) (x must be viewable, e.g. contiguous). */
 trnc_ref trnc_db_view(trnc_db *b, trnc_ref x, int n, const int64_t *shape);
 
@@ -173,5 +180,10 @@ bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
  *  (passes/decomp_pool.c). */
 trnc_status decomp_window_max(trnc_db *b, const trnc_node *n);
 trnc_status decomp_window_max_bw(trnc_db *b, const trnc_node *n);
+/** avg_pool3d, _adaptive_avg_pool3d and their backward ops: per kernel depth
+ *  tap, the 2-D pooling (or its backward) of the planes at that tap's depths,
+ *  weighted by eager's depth share of the divisor and summed (backward:
+ *  scatter-added back to those depths). */
+trnc_status decomp_avg_pool3d(trnc_db *b, const trnc_node *n);
 
 #endif

@@ -953,6 +953,112 @@ def _adaptive_bw(dtype, full):
     return out
 
 
+POOL3D_CASES = [
+    ("k2", (1, 2, 4, 6, 6), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False),
+    ("k3s2p1", (2, 3, 5, 7, 6), [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True),
+    ("rect-dil", (1, 2, 6, 5, 7), [3, 2, 3], [1, 2, 1], [1, 0, 1], [2, 1, 1], False),
+    ("4d-input", (2, 5, 4, 6), [2, 3, 2], [1, 1, 2], [0, 1, 1], [1, 1, 1], True),
+]
+ADAPTIVE3D_CASES = [((1, 2, 5, 4, 7), [2, 3, 3]), ((2, 3, 4, 4, 4), [1, 1, 1]), ((3, 6, 5, 4), [4, 2, 3])]
+
+
+@override("MAX_POOL3D")
+def _maxpool3d(dtype, full):
+    if dtype not in FLOATS:
+        return []
+    return [Sample([_distinct(_mk("maxpool3d", dtype, tag), xs, dtype), k, s, p, d, ceil], tag=tag)
+            for tag, xs, k, s, p, d, ceil in POOL3D_CASES]
+
+
+@override("MAX_POOL3D_BACKWARD")
+def _maxpool3d_bw(dtype, full):
+    if dtype not in FLOATS:
+        return []
+    out = []
+    for tag, xs, k, s, p, d, ceil in POOL3D_CASES:
+        mk = _mk("maxpool3dbw", dtype, tag)
+        x = _distinct(mk, xs, dtype)
+        y, idx = A.max_pool3d_with_indices.default(x, k, s, p, d, ceil)
+        out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, d, ceil, idx], tag=tag))
+    return out
+
+
+def _adaptive_max_cases(sp):
+    return ADAPTIVE_CASES if sp == 2 else ADAPTIVE3D_CASES
+
+
+# adaptive_max_pool{2,3}d and their backward: one sample maker per spatial rank
+for _sp in (2, 3):
+    def _amax(dtype, full, sp=_sp):
+        if dtype not in FLOATS:
+            return []
+        return [Sample([_distinct(_mk("amax", dtype, xs, os_), xs, dtype), os_],
+                       tag=f"{shape_tag(xs)}-o{shape_tag(os_)}") for xs, os_ in _adaptive_max_cases(sp)]
+
+    def _amax_bw(dtype, full, sp=_sp):
+        if dtype not in FLOATS:
+            return []
+        out = []
+        for xs, os_ in _adaptive_max_cases(sp):
+            mk = _mk("amaxbw", dtype, xs, os_)
+            x = _distinct(mk, xs, dtype)
+            fn = A.adaptive_max_pool2d.default if sp == 2 else A.adaptive_max_pool3d.default
+            y, idx = fn(x, os_)
+            out.append(Sample([mk.tensor(y.shape, dtype), x, idx], tag=f"{shape_tag(xs)}-o{shape_tag(os_)}"))
+        return out
+
+    override(f"ADAPTIVE_MAX_POOL{_sp}D")(_amax)
+    override(f"ADAPTIVE_MAX_POOL{_sp}D_BACKWARD")(_amax_bw)
+
+
+@override("AVG_POOL3D")
+def _avgpool3d(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    out = []
+    for tag, xs, k, s, p, d, ceil in POOL3D_CASES:
+        for cip, div in ((True, None), (False, None), (True, 3)):
+            mk = _mk("avgpool3d", dtype, tag, cip, div)
+            out.append(Sample([mk.tensor(xs, dtype), k, s, p, ceil, cip, div],
+                              tag=f"{tag}-cip{int(cip)}-div{div}"))
+    return out
+
+
+@override("AVG_POOL3D_BACKWARD")
+def _avgpool3d_bw(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    out = []
+    for tag, xs, k, s, p, d, ceil in POOL3D_CASES:
+        for cip, div in ((True, None), (False, None), (True, 3)):
+            mk = _mk("avgpool3dbw", dtype, tag, cip, div)
+            x = mk.tensor(xs, dtype)
+            y = A.avg_pool3d.default(x, k, s, p, ceil, cip, div)
+            out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, ceil, cip, div],
+                              tag=f"{tag}-cip{int(cip)}-div{div}"))
+    return out
+
+
+@override("ADAPTIVE_AVG_POOL3D")
+def _adaptive3d(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    return [Sample([_mk("adaptive3d", dtype, xs, os_).tensor(xs, dtype), os_],
+                   tag=f"{shape_tag(xs)}-o{shape_tag(os_)}") for xs, os_ in ADAPTIVE3D_CASES]
+
+
+@override("ADAPTIVE_AVG_POOL3D_BACKWARD")
+def _adaptive3d_bw(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    out = []
+    for xs, os_ in ADAPTIVE3D_CASES:
+        mk = _mk("adaptive3dbw", dtype, xs, os_)
+        g = mk.tensor(tuple(xs[:-3]) + tuple(os_), dtype)
+        out.append(Sample([g, mk.tensor(xs, dtype)], tag=f"{shape_tag(xs)}-o{shape_tag(os_)}"))
+    return out
+
+
 # --- data movement and views ----------------------------------------------- #
 
 @override("CONSTANT_PAD_ND")

@@ -317,11 +317,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
- ('nn.functional.adaptive_avg_pool3d', 'forward'): 'no lowering for '
-                                                   'aten._adaptive_avg_pool3d.default',
- ('nn.functional.adaptive_avg_pool3d', 'grad'): 'no lowering for aten._adaptive_avg_pool3d.default',
- ('nn.functional.avg_pool3d', 'forward'): 'no lowering for aten.avg_pool3d.default',
- ('nn.functional.avg_pool3d', 'grad'): 'no lowering for aten.avg_pool3d.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
  ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '

@@ -1,9 +1,12 @@
-"""max_pool3d, adaptive_max_pool1d/2d/3d with indices (passes/decomp_pool.c)
+"""max_pool3d, adaptive_max_pool1d/2d/3d with indices, avg_pool3d and
+adaptive_avg_pool3d (passes/decomp_pool.c)
 compiled with trnc against eager PyTorch: values and indices exactly
 (eager's order and NaN rule: ties keep the first tap, the last NaN of a
 window wins), padding, dilation and ceil_mode, uneven adaptive windows, the
 input gradients through the saved indices (overlapping windows add up),
-and the window-size limit, refused as an UnsupportedOperatorError."""
+the average poolings' divisors (count_include_pad, ceil_mode,
+divisor_override, uneven adaptive windows) and their gradients, and the
+window-size limit, refused as an UnsupportedOperatorError."""
 
 from __future__ import annotations
 
@@ -43,16 +46,23 @@ def _forward(fn, x):
     assert torch.equal(got[1], want[1])
 
 
-def _grad(fn, x):
+def _train(fn, x, tol=1e-6, value=lambda r: r):
+    """fn's result (value picks the tensor) and the input gradient under a random
+    cotangent, compiled against eager; trnc compiles a forward and a backward."""
     _fresh()
     a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
-    want, got = fn(a)[0], torch.compile(fn, backend="neuron", dynamic=False)(b)[0]
+    want, got = value(fn(a)), value(torch.compile(fn, backend="neuron", dynamic=False)(b))
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol)
     g = torch.randn_like(want)
     want.backward(g)
     got.backward(g)
     s = trnc.stats()
     assert s["forward"] == 1 and s["backward"] == 1, s
-    torch.testing.assert_close(b.grad, a.grad, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(b.grad, a.grad, rtol=tol, atol=tol)
+
+
+def _grad(fn, x):
+    _train(fn, x, value=lambda r: r[0])
 
 
 MP3 = [dict(kernel_size=3, stride=2, ceil_mode=True), dict(kernel_size=2),
@@ -101,3 +111,34 @@ def test_too_wide_windows_are_refused():
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
     assert "windows of more than 256 elements" in str(err)
+
+
+def _close(fn, x):
+    _train(fn, x, tol=1e-5)
+
+
+AP3 = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+       dict(kernel_size=3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
+       dict(kernel_size=(3, 2, 3), stride=(2, 1, 2), padding=(1, 1, 0), ceil_mode=True),
+       dict(kernel_size=3, stride=2, padding=1, divisor_override=5)]
+
+
+@pytest.mark.parametrize("kw", AP3)
+def test_avg_pool3d(kw):
+    torch.manual_seed(5)
+    x = torch.randn(2, 3, 5, 7, 6)
+    _close(lambda x: F.avg_pool3d(x, **kw), x)
+    _close(lambda x: F.avg_pool3d(x, **kw), x[0])  # unbatched
+
+
+@pytest.mark.parametrize("out", [(2, 3, 2), (1, 1, 1), (5, 7, 6), (3, 4, 4)])
+def test_adaptive_avg_pool3d(out):
+    torch.manual_seed(6)
+    _close(lambda x: F.adaptive_avg_pool3d(x, out), torch.randn(2, 3, 5, 7, 6))
+
+
+def test_avg_pool3d_empty_batch():
+    x = torch.randn(0, 2, 4, 4, 4)
+    got = torch.compile(lambda x: F.adaptive_avg_pool3d(x, (2, 2, 2)) + 1, backend="neuron",
+                        dynamic=False)(x)
+    assert got.shape == (0, 2, 2, 2, 2)
