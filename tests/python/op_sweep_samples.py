@@ -891,42 +891,46 @@ def _maxpool(dtype, full):
     return out
 
 
-@override("MAX_POOL2D_BACKWARD")
-def _maxpool_bw(dtype, full):
+def _max_bw_samples(dtype, cases, name, pool):
+    """max_pool*_with_indices_backward samples over cases (pool: eager's forward)."""
     if dtype not in FLOATS:
         return []
     out = []
-    for tag, xs, k, s, p, d, ceil in POOL_CASES:
-        mk = _mk("maxpoolbw", dtype, tag)
+    for tag, xs, k, s, p, d, ceil in cases:
+        mk = _mk(name, dtype, tag)
         x = _distinct(mk, xs, dtype)
-        y, idx = A.max_pool2d_with_indices.default(x, k, s, p, d, ceil)
-        g = mk.tensor(y.shape, dtype)
-        out.append(Sample([g, x, k, s, p, d, ceil, idx], tag=tag))
+        y, idx = pool(x, k, s, p, d, ceil)
+        out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, d, ceil, idx], tag=tag))
+    return out
+
+
+@override("MAX_POOL2D_BACKWARD")
+def _maxpool_bw(dtype, full):
+    return _max_bw_samples(dtype, POOL_CASES, "maxpoolbw", A.max_pool2d_with_indices.default)
+
+
+def _avg_samples(dtype, cases, name, pool=None):
+    """avg_pool samples over cases (with pool, eager's op: its backward's)."""
+    out = []
+    for tag, xs, k, s, p, d, ceil in cases:
+        for cip, div in ((True, None), (False, None), (True, 3)):
+            mk = _mk(name, dtype, tag, cip, div)
+            x = mk.tensor(xs, dtype)
+            args = [x, k, s, p, ceil, cip, div]
+            if pool is not None:
+                args = [mk.tensor(pool(*args).shape, dtype)] + args
+            out.append(Sample(args, tag=f"{tag}-cip{int(cip)}-div{div}"))
     return out
 
 
 @override("AVG_POOL2D")
 def _avgpool(dtype, full):
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL_CASES:
-        for cip, div in ((True, None), (False, None), (True, 3)):
-            mk = _mk("avgpool", dtype, tag, cip, div)
-            out.append(Sample([mk.tensor(xs, dtype), k, s, p, ceil, cip, div],
-                              tag=f"{tag}-cip{int(cip)}-div{div}"))
-    return out
+    return _avg_samples(dtype, POOL_CASES, "avgpool")
 
 
 @override("AVG_POOL2D_BACKWARD")
 def _avgpool_bw(dtype, full):
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL_CASES:
-        for cip, div in ((True, None), (False, None), (True, 3)):
-            mk = _mk("avgpoolbw", dtype, tag, cip, div)
-            x = mk.tensor(xs, dtype)
-            y = A.avg_pool2d.default(x, k, s, p, ceil, cip, div)
-            out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, ceil, cip, div],
-                              tag=f"{tag}-cip{int(cip)}-div{div}"))
-    return out
+    return _avg_samples(dtype, POOL_CASES, "avgpoolbw", A.avg_pool2d.default)
 
 
 ADAPTIVE_CASES = [((1, 2, 6, 6), [2, 2]), ((2, 3, 7, 5), [3, 2]), ((1, 4, 5, 5), [1, 1]),
@@ -972,15 +976,7 @@ def _maxpool3d(dtype, full):
 
 @override("MAX_POOL3D_BACKWARD")
 def _maxpool3d_bw(dtype, full):
-    if dtype not in FLOATS:
-        return []
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL3D_CASES:
-        mk = _mk("maxpool3dbw", dtype, tag)
-        x = _distinct(mk, xs, dtype)
-        y, idx = A.max_pool3d_with_indices.default(x, k, s, p, d, ceil)
-        out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, d, ceil, idx], tag=tag))
-    return out
+    return _max_bw_samples(dtype, POOL3D_CASES, "maxpool3dbw", A.max_pool3d_with_indices.default)
 
 
 def _adaptive_max_cases(sp):
@@ -1015,28 +1011,14 @@ for _sp in (2, 3):
 def _avgpool3d(dtype, full):
     if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
         return []
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL3D_CASES:
-        for cip, div in ((True, None), (False, None), (True, 3)):
-            mk = _mk("avgpool3d", dtype, tag, cip, div)
-            out.append(Sample([mk.tensor(xs, dtype), k, s, p, ceil, cip, div],
-                              tag=f"{tag}-cip{int(cip)}-div{div}"))
-    return out
+    return _avg_samples(dtype, POOL3D_CASES, "avgpool3d")
 
 
 @override("AVG_POOL3D_BACKWARD")
 def _avgpool3d_bw(dtype, full):
-    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+    if dtype != torch.float32:
         return []
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL3D_CASES:
-        for cip, div in ((True, None), (False, None), (True, 3)):
-            mk = _mk("avgpool3dbw", dtype, tag, cip, div)
-            x = mk.tensor(xs, dtype)
-            y = A.avg_pool3d.default(x, k, s, p, ceil, cip, div)
-            out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, ceil, cip, div],
-                              tag=f"{tag}-cip{int(cip)}-div{div}"))
-    return out
+    return _avg_samples(dtype, POOL3D_CASES, "avgpool3dbw", A.avg_pool3d.default)
 
 
 @override("ADAPTIVE_AVG_POOL3D")
