@@ -289,16 +289,14 @@ static const char *check_grouped_mm(const trnc_graph *g, const trnc_node *n) {
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;
-  uint32_t k = 0;
   for (uint32_t i = 0; i < l->u.list.n; i++) {
     const trnc_arg *a = &l->u.list.items[i];
     if (a->kind != TRNC_ARG_VALUE) continue;
-    k++;
     if (trnc_ref_type(g, a->u.ref)->dtype == TRNC_BOOL)
       return "boolean mask indices are not lowered (torch.where(mask, value, x) computes "
              "x[mask] = value)";
   }
-  return k <= 2 ? NULL : "at most 2 index tensors are lowered";
+  return NULL; /* more than 2 index tensors: passes/decomp_ops.c linearizes them */
 }
 
 /* ---- the table ------------------------------------------------------------- */

@@ -73,6 +73,13 @@ trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) {
   return a;
 }
 
+trnc_arg trnc_db_list(trnc_db *b, const trnc_arg *items, int n) {
+  trnc_arg *it;
+  trnc_arg a = list_arg(b, n, &it);
+  for (int i = 0; it && i < n; i++) it[i] = items[i];
+  return a;
+}
+
 trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n) {
   trnc_arg *it;
   trnc_arg a = list_arg(b, n, &it);
@@ -164,6 +171,8 @@ typedef bool (*lowered_directly_fn)(const trnc_graph *g, const trnc_node *n);
 static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
     [TRNC_OP_CONVOLUTION] = decomp_conv_lowered_directly,
     [TRNC_OP_CONVOLUTION_BACKWARD] = decomp_conv_lowered_directly,
+    [TRNC_OP_INDEX] = decomp_index_lowered_directly,
+    [TRNC_OP_INDEX_PUT] = decomp_index_lowered_directly,
 };
 
 /* True if node n (of a table op) is rewritten by its op's decomposition. */

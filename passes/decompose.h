@@ -34,6 +34,9 @@ trnc_arg trnc_db_none(void);
 trnc_arg trnc_db_dtype(trnc_dtype dt);
 /** An int[] argument of n items (copied into the graph's arena). */
 trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n);
+/** A list argument of the n arguments items (a Tensor?[] mixes values and
+ *  none), copied into the graph's arena. */
+trnc_arg trnc_db_list(trnc_db *b, const trnc_arg *items, int n);
 /** A Tensor[] argument of the n values items (copied into the graph's arena). */
 trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n);
 
@@ -173,6 +176,12 @@ trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n);
  *  transposed, the forms the code generator lowers without decomposition. */
 bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
 
+/** index.Tensor / index_put with more than two index tensors (those with at
+ *  most two, or a boolean mask, the code generator lowers itself:
+ *  decomp_index_lowered_directly): one index tensor, the row-major linear
+ *  index into the indexed dims merged into one (passes/decomp_ops.c). */
+trnc_status decomp_index_many(trnc_db *b, const trnc_node *n);
+bool decomp_index_lowered_directly(const trnc_graph *g, const trnc_node *n);
 /** max_pool3d_with_indices, adaptive_max_pool2d, adaptive_max_pool3d: the
  *  running maximum (eager's order and NaN rule) over every tap of the
  *  windows, each tap gathered by an index_select per spatial dim; their

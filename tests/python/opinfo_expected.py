@@ -352,14 +352,14 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                                'stay within int32, in which NeuronCore engines '
                                                'compute int64 tensors (exactly, on GpSimd): bound '
                                                'the values before this op',
- ('nn.functional.interpolate.trilinear', 'forward'): 'aten.index.Tensor: at most 2 index tensors '
-                                                     'are lowered',
+ ('nn.functional.interpolate.trilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven '
+                                                     'to stay within int32, in which NeuronCore '
+                                                     'engines compute int64 tensors (exactly, on '
+                                                     'GpSimd): bound the values before this op',
  ('nn.functional.interpolate.trilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
                                                   'stay within int32, in which NeuronCore engines '
                                                   'compute int64 tensors (exactly, on GpSimd): '
-                                                  'bound the values before this op; '
-                                                  'aten.index.Tensor: at most 2 index tensors are '
-                                                  'lowered',
+                                                  'bound the values before this op',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
