@@ -125,6 +125,23 @@ int64_t trnc_arg_int(const trnc_node *n, uint32_t i, int64_t dflt) {
   return dflt;
 }
 
+int64_t trnc_arg_spatial(const trnc_node *n, uint32_t i, int j, int64_t dflt) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  if (!a || a->kind != TRNC_ARG_LIST || a->u.list.n == 0 || j < 0) return dflt;
+  if (a->u.list.n != 1 && (uint32_t)j >= a->u.list.n) return dflt;
+  const trnc_arg *e = &a->u.list.items[a->u.list.n == 1 ? 0 : (uint32_t)j];
+  return e->kind == TRNC_ARG_INT ? e->u.i : dflt;
+}
+
+int64_t trnc_adaptive_window(int64_t in, int64_t out) {
+  int64_t widest = 0;
+  for (int64_t o = 0; o < out; o++) {
+    int64_t w = ((o + 1) * in + out - 1) / out - o * in / out;
+    if (w > widest) widest = w;
+  }
+  return widest;
+}
+
 bool trnc_arg_bool(const trnc_node *n, uint32_t i, bool dflt) {
   const trnc_arg *a = trnc_node_arg(n, i);
   if (!a) return dflt;

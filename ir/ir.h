@@ -69,6 +69,14 @@ typedef enum trnc_op {
 #define TRNC_SORT_MAX 4096
 #define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
 
+/* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
+ * per depth tap of its kernel: the most depth taps it is lowered for. */
+#define TRNC_CONV_MAX_DEPTH_TAPS 64
+
+/* Max pooling with indices that passes/decomp_pool.c gathers tap by tap
+ * (3-D, adaptive): the most taps (elements of a window) it is lowered for. */
+#define TRNC_WINDOW_MAX_TAPS 256
+
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {
   trnc_dtype dtype;
@@ -247,6 +255,13 @@ char *trnc_node_operands_str(const trnc_graph *g, const trnc_node *n, char *buf,
 /** Argument i of n as an int (INT, or BOOL as 0/1); dflt if absent or of
  *  another kind. */
 int64_t trnc_arg_int(const trnc_node *n, uint32_t i, int64_t dflt);
+/** Entry j of the int[] argument i of n, a per-spatial-dim list (kernel,
+ *  stride, padding, ...): its only entry if it has one (it applies to every
+ *  dim), dflt if the list is empty, absent or shorter. */
+int64_t trnc_arg_spatial(const trnc_node *n, uint32_t i, int j, int64_t dflt);
+/** The widest window of adaptive pooling from in to out positions (windows
+ *  [floor(o*in/out), ceil((o+1)*in/out))); 0 if out is 0. */
+int64_t trnc_adaptive_window(int64_t in, int64_t out);
 /** Argument i of n as a bool (BOOL, or INT != 0); dflt if absent/other. */
 bool trnc_arg_bool(const trnc_node *n, uint32_t i, bool dflt);
 /** A Scalar argument (INT, FLOAT or BOOL) as a double; dflt if a is NULL

@@ -101,13 +101,28 @@ static const char *check_softmax(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* Convolutions lowered directly are 1-D/2-D and not transposed; the
+ * decomposition of the rest (passes/decomp_conv.c) computes a transposed
+ * convolution as the input gradient of the convolution it transposes, which
+ * maps the output's shape back onto the input's only when output_padding <
+ * stride, and a 3-D one as one 2-D convolution per kernel depth tap. */
 static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
-  const trnc_arg *x = arg(n, n->op == TRNC_OP_CONVOLUTION ? 0 : 1);
-  const trnc_arg *tr = arg(n, n->op == TRNC_OP_CONVOLUTION ? 6 : 7);
-  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b) return "transposed convolution is not lowered";
+  bool bw = n->op == TRNC_OP_CONVOLUTION_BACKWARD;
+  const trnc_arg *x = arg(n, bw ? 1 : 0), *w = arg(n, bw ? 2 : 1);
+  const trnc_arg *tr = arg(n, bw ? 7 : 6), *op = arg(n, bw ? 8 : 7);
   if (x && x->kind == TRNC_ARG_VALUE) {
     int r = trnc_ref_type(g, x->u.ref)->rank;
-    if (r != 3 && r != 4) return "only 1-D and 2-D convolutions are lowered";
+    if (r < 3 || r > 5) return "only 1-D, 2-D and 3-D convolutions are lowered";
+    if (r == 5 && w && w->kind == TRNC_ARG_VALUE && trnc_ref_type(g, w->u.ref)->rank == 5 &&
+        trnc_ref_type(g, w->u.ref)->shape[2] > TRNC_CONV_MAX_DEPTH_TAPS)
+      return "3-D convolution with a kernel depth above 64 is not lowered (trnc sums one 2-D "
+             "convolution per depth tap)";
+  }
+  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST) {
+    for (uint32_t j = 0; j < op->u.list.n; j++)
+      if (op->u.list.items[j].u.i >= trnc_arg_spatial(n, bw ? 4 : 3, (int)j, 1))
+        return "transposed convolution with output_padding >= stride (possible with dilation) is "
+               "not lowered";
   }
   return NULL;
 }
@@ -208,6 +223,27 @@ static const char *check_repeat(const trnc_graph *g, const trnc_node *n) {
                                  "repeat as an expand over one extra dim per repeated dim)";
 }
 
+/* passes/decomp_pool.c gathers every tap of a window separately: at most
+ * TRNC_WINDOW_MAX_TAPS of them (the kernel's volume; for adaptive pooling
+ * the widest window's). */
+static const char *check_window_max(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor0(g, n);
+  if (!x) return NULL;
+  int sp = n->op == TRNC_OP_ADAPTIVE_MAX_POOL2D ? 2 : 3;
+  if (x->rank < sp) return NULL; /* the shape rule reports it */
+  int64_t taps = 1;
+  for (int j = 0; j < sp; j++) {
+    int64_t k = n->op == TRNC_OP_MAX_POOL3D
+                    ? trnc_arg_spatial(n, 1, j, 1)
+                    : trnc_adaptive_window(x->shape[x->rank - sp + j], trnc_arg_spatial(n, 1, j, 1));
+    taps *= k > 0 ? k : 1;
+    if (taps > TRNC_WINDOW_MAX_TAPS)
+      return "max pooling with windows of more than 256 elements is not lowered for 3-D or adaptive "
+             "pooling (trnc gathers each window tap separately)";
+  }
+  return NULL;
+}
+
 /* sort / topk along dim: rows of at most TRNC_SORT_MAX, at most
  * TRNC_SORT_MAX_COMPARISONS comparisons in all (passes/decomp_sort.c). */
 static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
@@ -263,16 +299,14 @@ static const char *check_grouped_mm(const trnc_graph *g, const trnc_node *n) {
 static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *l = arg(n, 1);
   if (!l || l->kind != TRNC_ARG_LIST) return NULL;
-  uint32_t k = 0;
   for (uint32_t i = 0; i < l->u.list.n; i++) {
     const trnc_arg *a = &l->u.list.items[i];
     if (a->kind != TRNC_ARG_VALUE) continue;
-    k++;
     if (trnc_ref_type(g, a->u.ref)->dtype == TRNC_BOOL)
       return "boolean mask indices are not lowered (torch.where(mask, value, x) computes "
              "x[mask] = value)";
   }
-  return k <= 2 ? NULL : "at most 2 index tensors are lowered";
+  return NULL; /* more than 2 index tensors: passes/decomp_ops.c linearizes them */
 }
 
 /* ---- the table ------------------------------------------------------------- */

@@ -958,28 +958,118 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t st, int64_t 
   return o;
 }
 
-/* max/avg pool 2-D output; arg layout: self, kernel, stride, padding, [dilation]. */
-static trnc_status pool2d(const trnc_node *n, const trnc_type *x, uint32_t a_k, bool has_dil,
-                          bool ceil, trnc_type *out, trnc_diags *d) {
-  CHECK(x->rank == 3 || x->rank == 4, "pool2d: input must be 3-D or 4-D, got rank %d", x->rank);
-  int64_t k[2], st[2], pad[2], dil[2] = {1, 1};
-  CHECK(spatial_list(n, a_k, 2, 1, k), "pool2d: kernel_size must have 1 or 2 entries");
+/* max/avg pool output over the last sp (2 or 3) dims; arg layout: self,
+ * kernel, stride, padding, [dilation]. */
+static trnc_status pool_nd(const trnc_node *n, const trnc_type *x, int sp, uint32_t a_k,
+                           bool has_dil, bool ceil, trnc_type *out, trnc_diags *d) {
+  const char *name = sp == 2 ? "pool2d" : "pool3d";
+  CHECK(x->rank == sp + 1 || x->rank == sp + 2, "%s: input must be %d-D or %d-D, got rank %d",
+        name, sp + 1, sp + 2, x->rank);
+  int64_t k[3], st[3], pad[3], dil[3] = {1, 1, 1};
+  CHECK(spatial_list(n, a_k, sp, 1, k), "%s: kernel_size must have 1 or %d entries", name, sp);
   int64_t tmp[TRNC_MAX_RANK];
   if (ilist(n, a_k + 1, tmp, TRNC_MAX_RANK) == 0) memcpy(st, k, sizeof st);
-  else CHECK(spatial_list(n, a_k + 1, 2, 1, st), "pool2d: stride must have 1 or 2 entries");
-  CHECK(spatial_list(n, a_k + 2, 2, 0, pad), "pool2d: padding must have 1 or 2 entries");
-  if (has_dil) CHECK(spatial_list(n, a_k + 3, 2, 1, dil), "pool2d: dilation must have 1 or 2 entries");
-  for (int j = 0; j < 2; j++) {
+  else CHECK(spatial_list(n, a_k + 1, sp, 1, st), "%s: stride must have 1 or %d entries", name, sp);
+  CHECK(spatial_list(n, a_k + 2, sp, 0, pad), "%s: padding must have 1 or %d entries", name, sp);
+  if (has_dil)
+    CHECK(spatial_list(n, a_k + 3, sp, 1, dil), "%s: dilation must have 1 or %d entries", name, sp);
+  for (int j = 0; j < sp; j++) {
     CHECK(k[j] >= 1 && st[j] >= 1 && dil[j] >= 1 && pad[j] >= 0 && pad[j] * 2 <= k[j],
-          "pool2d: need kernel, stride, dilation >= 1 and padding <= kernel/2");
+          "%s: need kernel, stride, dilation >= 1 and padding <= kernel/2", name);
   }
   copy_shape(out, x, x->dtype);
-  for (int j = 0; j < 2; j++) {
-    int64_t o = pool_out(x->shape[x->rank - 2 + j], k[j], pad[j], st[j], dil[j], ceil);
-    CHECK(o > 0, "pool2d: output size would be %lld", (long long)o);
-    out->shape[x->rank - 2 + j] = o;
+  for (int j = 0; j < sp; j++) {
+    int64_t o = pool_out(x->shape[x->rank - sp + j], k[j], pad[j], st[j], dil[j], ceil);
+    CHECK(o > 0, "%s: output size would be %lld", name, (long long)o);
+    out->shape[x->rank - sp + j] = o;
   }
   return TRNC_OK;
+}
+
+static trnc_status pool2d(const trnc_node *n, const trnc_type *x, uint32_t a_k, bool has_dil,
+                          bool ceil, trnc_type *out, trnc_diags *d) {
+  return pool_nd(n, x, 2, a_k, has_dil, ceil, out, d);
+}
+
+/* max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) */
+trnc_status rule_maxpool3d(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  CHECK(nout == 2, "max_pool3d_with_indices has 2 outputs, the graph declares %u", nout);
+  trnc_status s = pool_nd(n, targ(g, n, 0), 3, 1, true, trnc_arg_bool(n, 5, false), &out[0], d);
+  with_indices(out);
+  return s;
+}
+
+/* The input gradient of a pooling with indices: grad_output and indices of
+ * the pooled shape (computed by the caller), the result of self's shape. */
+static trnc_status pool_grad_by_indices(const trnc_node *n, const trnc_type *go, const trnc_type *x,
+                                        const trnc_type *idx, const trnc_type *pooled,
+                                        trnc_type *out, trnc_diags *d) {
+  CHECK(go->rank == pooled->rank && !memcmp(go->shape, pooled->shape, sizeof(int64_t) * go->rank),
+        "pooling backward: grad_output shape does not match the pooled shape");
+  CHECK(idx->rank == go->rank && !memcmp(idx->shape, go->shape, sizeof(int64_t) * go->rank),
+        "pooling backward: indices shape differs from grad_output");
+  copy_shape(out, x, go->dtype);
+  return TRNC_OK;
+}
+
+/* max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
+ * dilation, ceil_mode, indices) */
+trnc_status rule_maxpool3d_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                              uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *idx = targ(g, n, 7);
+  trnc_type pooled = {0};
+  trnc_status s = pool_nd(n, x, 3, 2, true, trnc_arg_bool(n, 6, false), &pooled, d);
+  return s ? s : pool_grad_by_indices(n, go, x, idx, &pooled, &out[0], d);
+}
+
+/* adaptive_max_pool2d / adaptive_max_pool3d output over the last sp dims. */
+static trnc_status adaptive_out(const trnc_node *n, const trnc_type *x, int sp, trnc_type *out,
+                                trnc_diags *d) {
+  CHECK(x->rank == sp + 1 || x->rank == sp + 2, "adaptive pooling: input must be %d-D or %d-D",
+        sp + 1, sp + 2);
+  int64_t os[3];
+  CHECK(spatial_list(n, 1, sp, 1, os), "adaptive pooling: output_size must have 1 or %d entries", sp);
+  copy_shape(out, x, x->dtype);
+  for (int j = 0; j < sp; j++) {
+    CHECK(os[j] >= 0, "adaptive pooling: output_size must be non-negative");
+    out->shape[x->rank - sp + j] = os[j];
+  }
+  return TRNC_OK;
+}
+
+/* adaptive_max_pool2d / adaptive_max_pool3d(self, output_size) -> (values, indices) */
+trnc_status rule_adaptive_maxpool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                  uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 2, "adaptive_max_pool has 2 outputs, the graph declares %u", nout);
+  int sp = n->op == TRNC_OP_ADAPTIVE_MAX_POOL3D ? 3 : 2;
+  trnc_status s = adaptive_out(n, targ(g, n, 0), sp, &out[0], d);
+  with_indices(out);
+  return s;
+}
+
+/* avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+ * divisor_override) */
+trnc_status rule_avgpool3d(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  return pool_nd(n, targ(g, n, 0), 3, 1, false, trnc_arg_bool(n, 4, false), &out[0], d);
+}
+
+/* _adaptive_avg_pool3d(self, output_size) */
+trnc_status rule_adaptive_avgpool3d(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                    uint32_t nout, trnc_diags *d) {
+  return adaptive_out(n, targ(g, n, 0), 3, &out[0], d);
+}
+
+/* adaptive_max_pool{2,3}d_backward(grad_output, self, indices) */
+trnc_status rule_adaptive_maxpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                     uint32_t nout, trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *idx = targ(g, n, 2);
+  CHECK(go->rank == x->rank, "adaptive_max_pool backward: grad_output and input ranks differ");
+  int sp = n->op == TRNC_OP_ADAPTIVE_MAX_POOL3D_BACKWARD ? 3 : 2;
+  CHECK(x->rank >= sp + 1 && !memcmp(go->shape, x->shape, sizeof(int64_t) * (size_t)(x->rank - sp)),
+        "adaptive_max_pool backward: grad_output and input differ in batch/channel dims");
+  return pool_grad_by_indices(n, go, x, idx, go, &out[0], d);
 }
 
 trnc_status rule_maxpool(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
@@ -1011,16 +1101,23 @@ trnc_status rule_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out
   return pool2d(n, targ(g, n, 0), 1, false, trnc_arg_bool(n, 4, false), &out[0], d);
 }
 
-trnc_status rule_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
-                            uint32_t nout, trnc_diags *d) {
+/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, ...) */
+static trnc_status avgpool_bw(const trnc_graph *g, const trnc_node *n, int sp, trnc_type *out,
+                              trnc_diags *d) {
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
   trnc_type pooled = {0};
-  trnc_status s = pool2d(n, x, 2, false, trnc_arg_bool(n, 5, false), &pooled, d);
+  trnc_status s = pool_nd(n, x, sp, 2, false, trnc_arg_bool(n, 5, false), &pooled, d);
   if (s) return s;
   CHECK(go->rank == pooled.rank && !memcmp(go->shape, pooled.shape, sizeof(int64_t) * go->rank),
-        "avg_pool2d backward: grad_output shape does not match the pooled shape");
+        "avg_pool%dd backward: grad_output shape does not match the pooled shape", sp);
   copy_shape(&out[0], x, go->dtype);
   return TRNC_OK;
+}
+
+/* avg_pool2d_backward / avg_pool3d_backward */
+trnc_status rule_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                            uint32_t nout, trnc_diags *d) {
+  return avgpool_bw(g, n, n->op == TRNC_OP_AVG_POOL3D_BACKWARD ? 3 : 2, out, d);
 }
 
 trnc_status rule_adaptive_avgpool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
@@ -1036,14 +1133,21 @@ trnc_status rule_adaptive_avgpool(const trnc_graph *g, const trnc_node *n, trnc_
   return TRNC_OK;
 }
 
-trnc_status rule_adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
-                                     uint32_t nout, trnc_diags *d) {
+/* _adaptive_avg_pool{2,3}d_backward(grad_output, self) */
+static trnc_status adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, int sp,
+                                       trnc_type *out, trnc_diags *d) {
   const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
-  CHECK(go->rank == x->rank && go->rank >= 3 &&
-            !memcmp(go->shape, x->shape, sizeof(int64_t) * (size_t)(x->rank - 2)),
-        "adaptive_avg_pool2d backward: grad_output and input differ in batch/channel dims");
+  CHECK(go->rank == x->rank && go->rank >= sp + 1 &&
+            !memcmp(go->shape, x->shape, sizeof(int64_t) * (size_t)(x->rank - sp)),
+        "adaptive_avg_pool%dd backward: grad_output and input differ in batch/channel dims", sp);
   copy_shape(&out[0], x, go->dtype);
   return TRNC_OK;
+}
+
+/* _adaptive_avg_pool2d_backward / _adaptive_avg_pool3d_backward */
+trnc_status rule_adaptive_avgpool_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                     uint32_t nout, trnc_diags *d) {
+  return adaptive_avgpool_bw(g, n, n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D_BACKWARD ? 3 : 2, out, d);
 }
 
 trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,

@@ -150,3 +150,78 @@ trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n) {
   trnc_ref denom = DB(b, CLAMP, V(DB(b, ADD_SCALAR, V(count), I(self ? 1 : 0), I(1))), I(1), NONE);
   return trnc_db_result(b, 0, DB(b, DIV, V(sum), V(denom)));
 }
+
+/* ---- index / index_put with more than two index tensors ------------------- */
+
+/* Index tensors of n's list argument (argument 1): their list positions. */
+static int index_positions(const trnc_node *n, int *pos) {
+  const trnc_arg *l = &n->args[1];
+  int k = 0;
+  for (uint32_t i = 0; i < l->u.list.n; i++)
+    if (l->u.list.items[i].kind == TRNC_ARG_VALUE) pos[k++] = (int)i;
+  return k;
+}
+
+bool decomp_index_lowered_directly(const trnc_graph *g, const trnc_node *n) {
+  int pos[TRNC_MAX_RANK];
+  const trnc_arg *l = trnc_node_arg(n, 1);
+  if (!l || l->kind != TRNC_ARG_LIST || l->u.list.n > TRNC_MAX_RANK) return true;
+  int k = index_positions(n, pos);
+  for (int j = 0; j < k; j++)
+    if (trnc_ref_type(g, l->u.list.items[pos[j]].u.ref)->dtype == TRNC_BOOL) return true;
+  return k <= 2;
+}
+
+/* index.Tensor(self, indices) / index_put(self, indices, values, accumulate) with
+ * k > 2 index tensors: the indexed dims (moved to the front when they are not
+ * adjacent, which is where torch puts the broadcast dims then) merged into one
+ * of size prod(S), indexed by the row-major linear index
+ *   sum_j (i_j < 0 ? i_j + S_j : i_j) * prod(S_{j+1..k})
+ * (int64, exact: below numel). */
+trnc_status decomp_index_many(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type xt = *trnc_db_type(b, x);
+  int pos[TRNC_MAX_RANK], k = index_positions(n, pos), q = pos[0];
+  bool adjacent = pos[k - 1] - pos[0] == k - 1;
+  int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shape[TRNC_MAX_RANK];
+  for (int i = 0; i < xt.rank; i++) perm[i] = i;
+  if (!adjacent) {
+    int r = 0;
+    for (int j = 0; j < k; j++) perm[r++] = pos[j];
+    for (int i = 0; i < xt.rank; i++) {
+      bool indexed = false;
+      for (int j = 0; j < k; j++) indexed |= pos[j] == i;
+      if (!indexed) perm[r++] = i;
+    }
+    q = 0;
+    x = DB(b, PERMUTE, V(x), trnc_db_ints(b, perm, xt.rank));
+  }
+  for (int i = 0; i < xt.rank; i++) inv[perm[i]] = i;
+  const trnc_type pt = *trnc_db_type(b, x);
+  int64_t merged = 1, stride = 1;
+  for (int j = 0; j < k; j++) merged *= pt.shape[q + j];
+  int rank = 0;
+  for (int i = 0; i < pt.rank; i++) {
+    if (i == q) shape[rank++] = merged;
+    if (i < q || i >= q + k) shape[rank++] = pt.shape[i];
+  }
+  trnc_ref lin = TRNC_NO_REF;
+  for (int j = k - 1; j >= 0; j--) {
+    int64_t size = pt.shape[q + j];
+    trnc_ref i = trnc_db_cast(b, n->args[1].u.list.items[pos[j]].u.ref, TRNC_I64);
+    i = DB(b, WHERE, V(DB(b, LT_SCALAR, V(i), I(0))), V(DB(b, ADD_SCALAR, V(i), I(size), I(1))), V(i));
+    if (stride != 1) i = DB(b, MUL_SCALAR, V(i), I(stride));
+    lin = lin == TRNC_NO_REF ? i : DB(b, ADD, V(lin), V(i), I(1));
+    stride *= size;
+  }
+  trnc_arg items[TRNC_MAX_RANK];
+  for (int i = 0; i < q; i++) items[i] = NONE;
+  items[q] = V(lin);
+  trnc_arg list = trnc_db_list(b, items, q + 1);
+  trnc_ref flat = trnc_db_view(b, DB(b, CLONE, V(x), NONE), rank, shape);
+  if (n->op == TRNC_OP_INDEX) return trnc_db_result(b, 0, DB(b, INDEX, V(flat), list));
+  trnc_ref put = DB(b, INDEX_PUT, V(flat), list, n->args[2], n->args[3]);
+  trnc_ref y = trnc_db_view(b, put, pt.rank, pt.shape);
+  if (!adjacent) y = DB(b, PERMUTE, V(y), trnc_db_ints(b, inv, xt.rank));
+  return trnc_db_result(b, 0, y);
+}

@@ -55,8 +55,7 @@ trnc_arg trnc_db_dtype(trnc_dtype dt) {
   return (trnc_arg){.kind = TRNC_ARG_DTYPE, .name = "", .u.dtype = dt};
 }
 
-/* A list argument of n items in the graph's arena (its items in *items);
- * None after running out of memory. */
+/* A list argument of n items, uninitialized (none after running out of memory). */
 static trnc_arg list_arg(trnc_db *b, int n, trnc_arg **items) {
   trnc_arg a = {.kind = TRNC_ARG_LIST, .name = ""};
   *items = trnc_arena_array(&b->g->arena, n > 0 ? (size_t)n : 1, sizeof **items);
@@ -76,10 +75,17 @@ trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) {
   return a;
 }
 
-trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *refs, int n) {
+trnc_arg trnc_db_list(trnc_db *b, const trnc_arg *items, int n) {
   trnc_arg *it;
   trnc_arg a = list_arg(b, n, &it);
-  for (int i = 0; it && i < n; i++) it[i] = trnc_db_val(refs[i]);
+  for (int i = 0; it && i < n; i++) it[i] = items[i];
+  return a;
+}
+
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n) {
+  trnc_arg *it;
+  trnc_arg a = list_arg(b, n, &it);
+  for (int i = 0; it && i < n; i++) it[i] = trnc_db_val(items[i]);
   return a;
 }
 
@@ -160,106 +166,198 @@ static bool lowerable_type(const trnc_op_def *def, const trnc_type *t) {
   return (def->dtypes & TRNC_DT(t->dtype)) && t->rank <= def->max_rank;
 }
 
-/* Emits op(args) with output `into` (an existing value whose declared type
- * the rule must accept) or, if into is TRNC_NO_REF, a new value typed by the
- * rule. Returns the output value. */
-static trnc_ref emit(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs, trnc_ref into) {
-  if (b->st) return TRNC_NO_REF;
+/* Ops with a decomposition that the code generator still lowers itself in
+ * some forms (the decomposition covers the rest): a node in such a form is
+ * copied, and a decomposition may emit it. */
+typedef bool (*lowered_directly_fn)(const trnc_graph *g, const trnc_node *n);
+static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
+    [TRNC_OP_CONVOLUTION] = decomp_conv_lowered_directly,
+    [TRNC_OP_CONVOLUTION_BACKWARD] = decomp_conv_lowered_directly,
+    [TRNC_OP_INDEX] = decomp_index_lowered_directly,
+    [TRNC_OP_INDEX_PUT] = decomp_index_lowered_directly,
+};
+
+/* True if node n (of a table op) is rewritten by its op's decomposition. */
+static bool decomposed(const trnc_graph *g, const trnc_node *n) {
+  if ((unsigned)n->op >= TRNC_OP_COUNT || !decomps[n->op]) return false;
+  return !lowered_directly[n->op] || !lowered_directly[n->op](g, n);
+}
+
+/* Emits op(args) with nouts outputs, written to outs[0..nouts): output 0 is
+ * `into` (an existing value whose declared type the rule must accept; only
+ * for nouts == 1) or, if into is TRNC_NO_REF, a new value typed by the rule;
+ * a None slot of a tuple result (nouts > 1) is a new value with is_none.
+ * Returns TRNC_OK or the builder's status (outs are TRNC_NO_REF then). */
+static trnc_status emit_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs,
+                             trnc_ref into, uint32_t nouts, trnc_ref *res) {
+  for (uint32_t k = 0; k < nouts; k++) res[k] = TRNC_NO_REF;
+  if (b->st) return b->st;
   trnc_graph *g = b->g;
   char why[256];
-  if ((unsigned)op >= TRNC_OP_COUNT || decomps[op]) {
-    trnc_db_fail(b, "emitted an op that is not lowered directly");
-    return TRNC_NO_REF;
-  }
+  if ((unsigned)op >= TRNC_OP_COUNT || nouts < 1 || nouts > TRNC_DB_MAX_OUTS ||
+      (nouts > 1 && into != TRNC_NO_REF))
+    return trnc_db_fail(b, "emitted an op that is not in the table or with a bad output count");
   const trnc_op_def *def = &trnc_op_defs[op];
   if (nargs != strlen(def->args)) {
     snprintf(why, sizeof why, "%s takes %zu arguments, emitted with %u", def->target,
              strlen(def->args), nargs);
-    trnc_db_fail(b, why);
-    return TRNC_NO_REF;
+    return trnc_db_fail(b, why);
   }
   refs_ok ok = {true};
   for (uint32_t a = 0; a < nargs; a++) trnc_arg_visit_refs(&args[a], check_emitted_ref, &ok);
-  if (!ok.ok) return TRNC_NO_REF; /* an earlier emission failed */
+  if (!ok.ok) return trnc_db_fail(b, "an argument is the result of a failed emission");
   for (uint32_t a = 0; a < nargs; a++)
     if (!trnc_arg_kind_ok(def->args[a], &args[a])) {
       snprintf(why, sizeof why, "%s argument %u must be %s", def->target, a,
                trnc_arg_spec_name(def->args[a]));
-      trnc_db_fail(b, why);
-      return TRNC_NO_REF;
+      return trnc_db_fail(b, why);
     }
   trnc_arg *copy = trnc_arena_array(&g->arena, nargs ? nargs : 1, sizeof *copy);
-  trnc_ref *outs = trnc_arena_array(&g->arena, 1, sizeof *outs);
-  if (!copy || !outs) {
-    nomem(b);
-    return TRNC_NO_REF;
-  }
+  trnc_ref *outs = trnc_arena_array(&g->arena, nouts, sizeof *outs);
+  if (!copy || !outs) return nomem(b);
   memcpy(copy, args, sizeof *copy * nargs);
   trnc_node tmp = {.op = op, .target = def->target, .name = b->src->name, .args = copy,
-                   .nargs = nargs, .outs = outs, .nouts = 1, .loc = b->src->loc};
-  trnc_type want;
-  memset(&want, 0, sizeof want);
-  want.offset = -1;
-  if (def->rule(g, &tmp, &want, 1, b->d)) {
+                   .nargs = nargs, .outs = outs, .nouts = nouts, .loc = b->src->loc};
+  if (decomposed(g, &tmp)) return trnc_db_fail(b, "emitted an op that is not lowered directly");
+  trnc_type want[TRNC_DB_MAX_OUTS];
+  memset(want, 0, sizeof want);
+  for (uint32_t k = 0; k < nouts; k++) want[k].offset = -1;
+  if (def->rule(g, &tmp, want, nouts, b->d)) {
     /* the rule's own diagnostic precedes this one */
     snprintf(why, sizeof why, "the emitted %s is rejected by its shape rule", def->target);
-    trnc_db_fail(b, why);
-    return TRNC_NO_REF;
+    return trnc_db_fail(b, why);
   }
-  if (want.rank == 0xFF) {
-    trnc_db_fail(b, "emitted an op whose result is None");
-    return TRNC_NO_REF;
-  }
-  if (want.dtype == TRNC_DTYPE_INVALID) want.dtype = TRNC_F32;
-  for (int i = 0; i < want.rank; i++)
-    if (want.shape[i] < 0) {
-      trnc_db_fail(b, "emitted an op whose result shape the rule leaves open");
-      return TRNC_NO_REF;
+  operands_ok lo = {g, def, true};
+  for (uint32_t k = 0; k < nouts; k++) {
+    if (want[k].rank == TRNC_RANK_NONE) {
+      if (nouts == 1) return trnc_db_fail(b, "emitted an op whose result is None");
+      continue;
     }
-  operands_ok lo = {g, def, lowerable_type(def, &want)};
+    if (want[k].dtype == TRNC_DTYPE_INVALID) want[k].dtype = TRNC_F32;
+    for (int i = 0; i < want[k].rank; i++)
+      if (want[k].shape[i] < 0)
+        return trnc_db_fail(b, "emitted an op whose result shape the rule leaves open");
+    lo.ok = lo.ok && lowerable_type(def, &want[k]);
+  }
   for (uint32_t a = 0; a < nargs; a++) trnc_arg_visit_refs(&copy[a], check_emitted_operand, &lo);
   if (!lo.ok) {
     snprintf(why, sizeof why, "emitted %s outside the dtypes or rank it is lowered for",
              def->target);
-    trnc_db_fail(b, why);
-    return TRNC_NO_REF;
+    return trnc_db_fail(b, why);
   }
-  trnc_type rule_t = want;
-  if (want.offset < 0) trnc_type_set_contiguous(&want);
   uint32_t idx = b->nnodes;
-  trnc_ref r = into;
-  if (into != TRNC_NO_REF) {
-    if (!trnc_pu_rule_accepts(&rule_t, &g->values[into].type)) {
-      trnc_db_fail(b, "an output's declared type does not match what the decomposition computes");
-      return TRNC_NO_REF;
+  for (uint32_t k = 0; k < nouts; k++) {
+    trnc_type rule_t = want[k];
+    bool none = want[k].rank == TRNC_RANK_NONE;
+    if (none) {
+      memset(&want[k], 0, sizeof want[k]);
+      want[k].dtype = TRNC_DTYPE_INVALID;
+    } else if (want[k].offset < 0) {
+      trnc_type_set_contiguous(&want[k]);
     }
-    g->values[into].node = idx;
-    g->values[into].index = 0;
-  } else if ((r = push_value(b, &want, idx)) == TRNC_NO_REF) {
-    nomem(b);
-    return TRNC_NO_REF;
+    trnc_ref r = into;
+    if (into != TRNC_NO_REF) {
+      if (!trnc_pu_rule_accepts(&rule_t, &g->values[into].type))
+        return trnc_db_fail(b, "an output's declared type does not match what the decomposition "
+                               "computes");
+      g->values[into].node = idx;
+      g->values[into].index = 0;
+    } else if ((r = push_value(b, &want[k], idx)) == TRNC_NO_REF) {
+      return nomem(b);
+    }
+    g->values[r].index = k;
+    g->values[r].is_none = none;
+    outs[k] = r;
   }
   trnc_node *n = push_node(b);
-  if (!n) {
-    nomem(b);
-    return TRNC_NO_REF;
-  }
+  if (!n) return nomem(b);
   *n = tmp;
-  outs[0] = r;
   /* The result must be lowerable as the legality scan would see it. */
   if (def->check) {
     const char *reason = def->check(g, n);
     if (reason) {
       snprintf(why, sizeof why, "emitted %s, which is not lowerable here: %s", def->target, reason);
-      trnc_db_fail(b, why);
-      return TRNC_NO_REF;
+      return trnc_db_fail(b, why);
     }
   }
-  return r;
+  memcpy(res, outs, sizeof *res * nouts);
+  return TRNC_OK;
+}
+
+static trnc_ref emit(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs, trnc_ref into) {
+  trnc_ref r;
+  return emit_outs(b, op, args, nargs, into, 1, &r) ? TRNC_NO_REF : r;
+}
+
+trnc_status trnc_db_op_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs,
+                            uint32_t nouts, trnc_ref *outs) {
+  return emit_outs(b, op, args, nargs, TRNC_NO_REF, nouts, outs);
 }
 
 trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs) {
   return emit(b, op, args, nargs, TRNC_NO_REF);
+}
+
+/* A CONSTANT node of dtype dt (elements of esize bytes) holding data. */
+static trnc_ref db_const(trnc_db *b, trnc_dtype dt, size_t esize, int rank, const int64_t *shape,
+                         const void *data) {
+  if (b->st) return TRNC_NO_REF;
+  trnc_graph *g = b->g;
+  trnc_type t;
+  memset(&t, 0, sizeof t);
+  t.dtype = dt;
+  t.rank = (uint8_t)rank;
+  size_t numel = 1;
+  for (int i = 0; i < rank; i++) {
+    t.shape[i] = shape[i];
+    numel *= (size_t)shape[i];
+  }
+  trnc_type_set_contiguous(&t);
+  uint8_t *bytes = trnc_arena_array(&g->arena, numel ? numel : 1, esize);
+  trnc_ref *outs = trnc_arena_array(&g->arena, 1, sizeof *outs);
+  if (!bytes || !outs) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  memcpy(bytes, data, numel * esize); /* little-endian hosts, as fx.proto's bytes */
+  uint32_t idx = b->nnodes;
+  trnc_ref r = push_value(b, &t, idx);
+  trnc_node *n = r == TRNC_NO_REF ? NULL : push_node(b);
+  if (!n) {
+    nomem(b);
+    return TRNC_NO_REF;
+  }
+  n->op = TRNC_OP_CONSTANT;
+  n->target = "";
+  n->name = b->src->name;
+  n->loc = b->src->loc;
+  n->outs = outs;
+  n->nouts = 1;
+  n->data = bytes;
+  n->data_len = numel * esize;
+  outs[0] = r;
+  return r;
+}
+
+trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data) {
+  return db_const(b, TRNC_I64, sizeof(int64_t), rank, shape, data);
+}
+
+trnc_ref trnc_db_const_f32(trnc_db *b, int rank, const int64_t *shape, const float *data) {
+  return db_const(b, TRNC_F32, sizeof(float), rank, shape, data);
+}
+
+trnc_ref trnc_db_shape_only(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape) {
+  int64_t ones[TRNC_MAX_RANK];
+  for (int i = 0; i < rank; i++) ones[i] = 1;
+  trnc_ref z = DB(b, FULL, trnc_db_ints(b, ones, rank), trnc_db_int(0), trnc_db_dtype(dt),
+                  trnc_db_none(), trnc_db_none(), trnc_db_none());
+  return DB(b, EXPAND, trnc_db_val(z), trnc_db_ints(b, shape, rank), trnc_db_bool(false));
+}
+
+trnc_ref trnc_db_zeros(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape) {
+  return DB(b, ZEROS, trnc_db_ints(b, shape, rank), trnc_db_dtype(dt), trnc_db_none(),
+            trnc_db_none(), trnc_db_none());
 }
 
 trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt) {
@@ -413,7 +511,7 @@ static trnc_status expand(trnc_db *b, const trnc_node *n) {
 trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
   bool any = false;
   for (uint32_t i = 0; i < g->nnodes && !any; i++)
-    any = !g->nodes[i].dead && (unsigned)g->nodes[i].op < TRNC_OP_COUNT && decomps[g->nodes[i].op];
+    any = !g->nodes[i].dead && decomposed(g, &g->nodes[i]);
   if (!any) return TRNC_OK;
   trnc_db b = {.g = g, .d = d, .vcap = g->nvalues, .cap = g->nnodes + 64, .seed = TRNC_NO_REF};
   b.nodes = malloc(sizeof *b.nodes * b.cap);
@@ -429,7 +527,7 @@ trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
   for (uint32_t i = 0; i < g->nnodes && !st; i++) {
     if (random && seed_at && i == seed_at && (st = push_seed(&b))) break;
     const trnc_node *n = &g->nodes[i];
-    if (!n->dead && (unsigned)n->op < TRNC_OP_COUNT && decomps[n->op]) {
+    if (!n->dead && decomposed(g, n)) {
       st = expand(&b, n);
       continue;
     }

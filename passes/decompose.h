@@ -34,8 +34,11 @@ trnc_arg trnc_db_none(void);
 trnc_arg trnc_db_dtype(trnc_dtype dt);
 /** An int[] argument of n items (copied into the graph's arena). */
 trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n);
-/** A Tensor[] argument of values refs[0..n) (copied into the graph's arena). */
-trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *refs, int n);
+/** A list argument of the n arguments items (a Tensor?[] mixes values and
+ *  none), copied into the graph's arena. */
+trnc_arg trnc_db_list(trnc_db *b, const trnc_arg *items, int n);
+/** A Tensor[] argument of the n values items (copied into the graph's arena). */
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n);
 
 /* ---- emission --------------------------------------------------------------- */
 /** The graph being rewritten (for types of existing values). */
@@ -52,6 +55,26 @@ const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r);
  * rejects the operands, out of memory).
  */
 trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs);
+
+/** Most outputs of one node emitted by trnc_db_op_outs. */
+#define TRNC_DB_MAX_OUTS 8
+
+/**
+ * trnc_db_op for an op with a tuple result of nouts outputs (nouts must be
+ * the op's output count, at most TRNC_DB_MAX_OUTS): fills outs[0..nouts)
+ * with its values; a slot the shape rule makes None (a masked-off gradient)
+ * is a value marked is_none, which nothing may use. Returns TRNC_OK or the
+ * builder's status (outs are TRNC_NO_REF then).
+ */
+trnc_status trnc_db_op_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs,
+                            uint32_t nouts, trnc_ref *outs);
+
+/** A constant int64 tensor of the given shape (contiguous) holding
+ *  data[0..numel), copied into the graph's arena. Returns its value or
+ *  TRNC_NO_REF after an error. */
+trnc_ref trnc_db_const_i64(trnc_db *b, int rank, const int64_t *shape, const int64_t *data);
+/** The same for a float32 constant. */
+trnc_ref trnc_db_const_f32(trnc_db *b, int rank, const int64_t *shape, const float *data);
 
 /** trnc_db_op with the arguments written inline:
  *  DB(b, MUL_SCALAR, trnc_db_val(x), trnc_db_float(0.5)). */
@@ -75,6 +98,11 @@ trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt);
 /** x as a contiguous float32 tensor (clone, or _to_copy from another dtype);
  *  the simplify pass drops the clone when x is contiguous already. */
 trnc_ref trnc_db_f32(trnc_db *b, trnc_ref x);
+/** A broadcast zero of dtype dt and the given shape (an expanded one-element
+ *  full): the operand of a backward op that reads only its shape. */
+trnc_ref trnc_db_shape_only(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape);
+/** zeros(shape, dtype=dt), contiguous. */
+trnc_ref trnc_db_zeros(trnc_db *b, trnc_dtype dt, int rank, const int64_t *shape);
 /** view(x, shape[0..n)) (x must be viewable, e.g. contiguous). */
 trnc_ref trnc_db_view(trnc_db *b, trnc_ref x, int n, const int64_t *shape);
 
@@ -164,5 +192,37 @@ trnc_status decomp_bernoulli(trnc_db *b, const trnc_node *n);
 /** native_dropout_backward(grad, mask, scale): where(mask, grad * scale, 0),
  *  the forward's mask (no draw). */
 trnc_status decomp_dropout_bw(trnc_db *b, const trnc_node *n);
+
+/** convolution / convolution_backward, transposed or 3-D (the code generator
+ *  lowers 1-D/2-D non-transposed ones itself: decomp_conv_lowered_directly):
+ *  a transposed convolution is the input gradient of the convolution it
+ *  transposes (its backward: that convolution and its weight gradient with
+ *  the roles of input and grad_output swapped); a 3-D one is a sum over the
+ *  kernel's depth taps of 2-D convolutions with the output depth folded into
+ *  the batch (passes/decomp_conv.c). */
+trnc_status decomp_conv(trnc_db *b, const trnc_node *n);
+trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n);
+/** True if n (convolution or convolution_backward) is 1-D/2-D and not
+ *  transposed, the forms the code generator lowers without decomposition. */
+bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
+
+/** index.Tensor / index_put with more than two index tensors (those with at
+ *  most two, or a boolean mask, the code generator lowers itself:
+ *  decomp_index_lowered_directly): one index tensor, the row-major linear
+ *  index into the indexed dims merged into one (passes/decomp_ops.c). */
+trnc_status decomp_index_many(trnc_db *b, const trnc_node *n);
+bool decomp_index_lowered_directly(const trnc_graph *g, const trnc_node *n);
+/** max_pool3d_with_indices, adaptive_max_pool2d, adaptive_max_pool3d: the
+ *  running maximum (eager's order and NaN rule) over every tap of the
+ *  windows, each tap gathered by an index_select per spatial dim; their
+ *  backward ops: grad_output scatter-added at the saved indices
+ *  (passes/decomp_pool.c). */
+trnc_status decomp_window_max(trnc_db *b, const trnc_node *n);
+trnc_status decomp_window_max_bw(trnc_db *b, const trnc_node *n);
+/** avg_pool3d, _adaptive_avg_pool3d and their backward ops: per kernel depth
+ *  tap, the 2-D pooling (or its backward) of the planes at that tap's depths,
+ *  weighted by eager's depth share of the divisor and summed (backward:
+ *  scatter-added back to those depths). */
+trnc_status decomp_avg_pool3d(trnc_db *b, const trnc_node *n);
 
 #endif

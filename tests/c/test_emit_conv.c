@@ -155,15 +155,17 @@ static void conv_shapes(const conv *q, int64_t *xs, int64_t *ws, int64_t *ys) {
                 BODY;                                                                            \
               }
 
-static void conv_args(tu_fx *b, uint32_t node, const conv *q, int first_attr_stride) {
-  (void)first_attr_stride;
+/* stride .. groups of q's convolution; outpad: the output_padding (H, W) of
+ * the transposed convolution, NULL for the convolution itself. */
+static void conv_args(tu_fx *b, uint32_t node, const conv *q, const int64_t *outpad) {
   int k = q->sp;
   int64_t st[2] = {q->s[2 - k], q->s[1]}, pd[2] = {q->p[2 - k], q->p[1]}, dl[2] = {q->d[2 - k], q->d[1]};
+  int64_t op[2] = {outpad ? outpad[2 - k] : 0, outpad ? outpad[1] : 0};
   tu_arg(b, node, tu_a_ints(b, "stride", (size_t)k, st));
   tu_arg(b, node, tu_a_ints(b, "padding", (size_t)k, pd));
   tu_arg(b, node, tu_a_ints(b, "dilation", (size_t)k, dl));
-  tu_arg(b, node, tu_a_bool(b, "transposed", false));
-  tu_arg(b, node, tu_a_ints(b, "output_padding", (size_t)k, (int64_t[]){0, 0}));
+  tu_arg(b, node, tu_a_bool(b, "transposed", outpad != NULL));
+  tu_arg(b, node, tu_a_ints(b, "output_padding", (size_t)k, op));
   tu_arg(b, node, tu_a_int(b, "groups", q->G));
 }
 
@@ -180,7 +182,7 @@ static void check_conv_fwd(conv q) {
   tu_arg(b, c, tu_a_ref(b, "input", x, 0));
   tu_arg(b, c, tu_a_ref(b, "weight", w, 0));
   tu_arg(b, c, q.bias ? tu_a_ref(b, "bias", bb, 0) : tu_a_none(b, "bias"));
-  conv_args(b, c, &q, 3);
+  conv_args(b, c, &q, NULL);
   tu_output_ref(b, c, 0);
   trnc_compiled *cc = compile_ok(b);
   tu_fx_free(b);
@@ -200,6 +202,50 @@ static void check_conv_fwd(conv q) {
   free(hb);
   free(hy);
   free(ref);
+}
+
+/* conv_transpose of X [N, O, OH, OW] with w [O, C/G, KH, KW] to [N, C, H, W]: the
+ * adjoint of q's convolution (passes/decomp_conv.c rewrites it into the input
+ * gradient of that convolution); output_padding makes the output H x W. */
+static void check_conv_transposed(conv q) {
+  conv_finish(&q);
+  int r = q.sp + 2;
+  int64_t xs[4], ws[4], ys[4];
+  conv_shapes(&q, xs, ws, ys);
+  int64_t op[2] = {q.H - ((q.OH - 1) * q.s[0] - 2 * q.p[0] + q.d[0] * (q.KH - 1) + 1),
+                   q.W - ((q.OW - 1) * q.s[1] - 2 * q.p[1] + q.d[1] * (q.KW - 1) + 1)};
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", meta(b, r, ys));
+  uint32_t w = tu_placeholder(b, "w", meta(b, r, ws));
+  uint32_t c = tu_call(b, "conv", "aten.convolution.default", meta(b, r, xs));
+  tu_arg(b, c, tu_a_ref(b, "input", x, 0));
+  tu_arg(b, c, tu_a_ref(b, "weight", w, 0));
+  tu_arg(b, c, tu_a_none(b, "bias"));
+  conv_args(b, c, &q, op);
+  tu_output_ref(b, c, 0);
+  trnc_compiled *cc = compile_ok(b);
+  tu_fx_free(b);
+  int64_t nx = numel(r, xs), nw = numel(r, ws), ny = numel(r, ys);
+  float *hx = rnd((size_t)ny), *hw = rnd((size_t)nw), *hy = calloc((size_t)nx, sizeof *hy);
+  double *ref = dalloc(nx);
+  CONV_LOOP(&q, ref[xi] += (double)hx[yi] * hw[wi]);
+  const void *in[2] = {hx, hw};
+  void *out[1] = {hy};
+  run_ok(cc, in, out);
+  expect_close("conv_transpose", hy, ref, nx);
+  trnc_compiled_destroy(cc);
+  free(hx);
+  free(hw);
+  free(hy);
+  free(ref);
+}
+
+static void test_conv_transposed(void **state) {
+  (void)state;
+  check_conv_transposed((conv){.sp = 2, .N = 2, .C = 4, .H = 9, .W = 8, .O = 6, .KH = 3, .KW = 2, .G = 2,
+                               .s = {2, 3}, .p = {1, 0}, .d = {1, 1}});
+  check_conv_transposed((conv){.sp = 1, .N = 1, .C = 3, .W = 11, .O = 2, .KW = 4, .G = 1,
+                               .s = {1, 2}, .p = {0, 2}, .d = {1, 2}});
 }
 
 static void test_conv2d_pad1(void **state) {
@@ -254,7 +300,7 @@ static void check_conv_bwd(conv q, const bool mask[3]) {
   tu_arg(b, c, tu_a_ref(b, "input", x, 0));
   tu_arg(b, c, tu_a_ref(b, "weight", w, 0));
   tu_arg(b, c, tu_a_ints(b, "bias_sizes", 1, &q.O));
-  conv_args(b, c, &q, 4);
+  conv_args(b, c, &q, NULL);
   Trnc__Fx__Arg *m[3] = {tu_a_bool(b, "", mask[0]), tu_a_bool(b, "", mask[1]), tu_a_bool(b, "", mask[2])};
   tu_arg(b, c, tu_a_list(b, "output_mask", 3, m));
   for (int k = 0; k < 3; k++) {
@@ -643,7 +689,7 @@ static void test_unlowered_is_an_error(void **state) {
   tu_arg(b, c, tu_a_ref(b, "weight", w, 0));
   tu_arg(b, c, tu_a_none(b, "bias"));
   conv q = {.sp = 1, .G = 1, .s = {1, 1}, .d = {1, 1}};
-  conv_args(b, c, &q, 3);
+  conv_args(b, c, &q, NULL);
   tu_output_ref(b, c, 0);
   trnc_diags *d = trnc_diags_create();
   trnc_status st;
@@ -672,7 +718,7 @@ static void test_conv_cost(void **state) {
   tu_arg(b, c, tu_a_ref(b, "input", x, 0));
   tu_arg(b, c, tu_a_ref(b, "weight", w, 0));
   tu_arg(b, c, tu_a_ref(b, "bias", bb, 0));
-  conv_args(b, c, &q, 3);
+  conv_args(b, c, &q, NULL);
   tu_output_ref(b, c, 0);
   double flops = 2.0 * 8 * 64 * 32 * 32 * 64 * 9;
   for (int bf16 = 0; bf16 < 2; bf16++) {
@@ -699,6 +745,7 @@ int main(void) {
       cmocka_unit_test(test_conv2d_pad1),
       cmocka_unit_test(test_conv2d_stride_dilation),
       cmocka_unit_test(test_conv2d_groups),
+      cmocka_unit_test(test_conv_transposed),
       cmocka_unit_test(test_conv2d_tiles),
       cmocka_unit_test(test_conv1d),
       cmocka_unit_test(test_conv_backward),

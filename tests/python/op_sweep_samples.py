@@ -893,42 +893,46 @@ def _maxpool(dtype, full):
     return out
 
 
-@override("MAX_POOL2D_BACKWARD")
-def _maxpool_bw(dtype, full):
+def _max_bw_samples(dtype, cases, name, pool):
+    """max_pool*_with_indices_backward samples over cases (pool: eager's forward)."""
     if dtype not in FLOATS:
         return []
     out = []
-    for tag, xs, k, s, p, d, ceil in POOL_CASES:
-        mk = _mk("maxpoolbw", dtype, tag)
+    for tag, xs, k, s, p, d, ceil in cases:
+        mk = _mk(name, dtype, tag)
         x = _distinct(mk, xs, dtype)
-        y, idx = A.max_pool2d_with_indices.default(x, k, s, p, d, ceil)
-        g = mk.tensor(y.shape, dtype)
-        out.append(Sample([g, x, k, s, p, d, ceil, idx], tag=tag))
+        y, idx = pool(x, k, s, p, d, ceil)
+        out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, d, ceil, idx], tag=tag))
+    return out
+
+
+@override("MAX_POOL2D_BACKWARD")
+def _maxpool_bw(dtype, full):
+    return _max_bw_samples(dtype, POOL_CASES, "maxpoolbw", A.max_pool2d_with_indices.default)
+
+
+def _avg_samples(dtype, cases, name, pool=None):
+    """avg_pool samples over cases (with pool, eager's op: its backward's)."""
+    out = []
+    for tag, xs, k, s, p, d, ceil in cases:
+        for cip, div in ((True, None), (False, None), (True, 3)):
+            mk = _mk(name, dtype, tag, cip, div)
+            x = mk.tensor(xs, dtype)
+            args = [x, k, s, p, ceil, cip, div]
+            if pool is not None:
+                args = [mk.tensor(pool(*args).shape, dtype)] + args
+            out.append(Sample(args, tag=f"{tag}-cip{int(cip)}-div{div}"))
     return out
 
 
 @override("AVG_POOL2D")
 def _avgpool(dtype, full):
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL_CASES:
-        for cip, div in ((True, None), (False, None), (True, 3)):
-            mk = _mk("avgpool", dtype, tag, cip, div)
-            out.append(Sample([mk.tensor(xs, dtype), k, s, p, ceil, cip, div],
-                              tag=f"{tag}-cip{int(cip)}-div{div}"))
-    return out
+    return _avg_samples(dtype, POOL_CASES, "avgpool")
 
 
 @override("AVG_POOL2D_BACKWARD")
 def _avgpool_bw(dtype, full):
-    out = []
-    for tag, xs, k, s, p, d, ceil in POOL_CASES:
-        for cip, div in ((True, None), (False, None), (True, 3)):
-            mk = _mk("avgpoolbw", dtype, tag, cip, div)
-            x = mk.tensor(xs, dtype)
-            y = A.avg_pool2d.default(x, k, s, p, ceil, cip, div)
-            out.append(Sample([mk.tensor(y.shape, dtype), x, k, s, p, ceil, cip, div],
-                              tag=f"{tag}-cip{int(cip)}-div{div}"))
-    return out
+    return _avg_samples(dtype, POOL_CASES, "avgpoolbw", A.avg_pool2d.default)
 
 
 ADAPTIVE_CASES = [((1, 2, 6, 6), [2, 2]), ((2, 3, 7, 5), [3, 2]), ((1, 4, 5, 5), [1, 1]),
@@ -952,6 +956,90 @@ def _adaptive_bw(dtype, full):
         x = mk.tensor(xs, dtype)
         g = mk.tensor(tuple(xs[:-2]) + tuple(os_), dtype)
         out.append(Sample([g, x], tag=f"{shape_tag(xs)}-o{shape_tag(os_)}"))
+    return out
+
+
+POOL3D_CASES = [
+    ("k2", (1, 2, 4, 6, 6), [2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False),
+    ("k3s2p1", (2, 3, 5, 7, 6), [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True),
+    ("rect-dil", (1, 2, 6, 5, 7), [3, 2, 3], [1, 2, 1], [1, 0, 1], [2, 1, 1], False),
+    ("4d-input", (2, 5, 4, 6), [2, 3, 2], [1, 1, 2], [0, 1, 1], [1, 1, 1], True),
+]
+ADAPTIVE3D_CASES = [((1, 2, 5, 4, 7), [2, 3, 3]), ((2, 3, 4, 4, 4), [1, 1, 1]), ((3, 6, 5, 4), [4, 2, 3])]
+
+
+@override("MAX_POOL3D")
+def _maxpool3d(dtype, full):
+    if dtype not in FLOATS:
+        return []
+    return [Sample([_distinct(_mk("maxpool3d", dtype, tag), xs, dtype), k, s, p, d, ceil], tag=tag)
+            for tag, xs, k, s, p, d, ceil in POOL3D_CASES]
+
+
+@override("MAX_POOL3D_BACKWARD")
+def _maxpool3d_bw(dtype, full):
+    return _max_bw_samples(dtype, POOL3D_CASES, "maxpool3dbw", A.max_pool3d_with_indices.default)
+
+
+def _adaptive_max_cases(sp):
+    return ADAPTIVE_CASES if sp == 2 else ADAPTIVE3D_CASES
+
+
+# adaptive_max_pool{2,3}d and their backward: one sample maker per spatial rank
+for _sp in (2, 3):
+    def _amax(dtype, full, sp=_sp):
+        if dtype not in FLOATS:
+            return []
+        return [Sample([_distinct(_mk("amax", dtype, xs, os_), xs, dtype), os_],
+                       tag=f"{shape_tag(xs)}-o{shape_tag(os_)}") for xs, os_ in _adaptive_max_cases(sp)]
+
+    def _amax_bw(dtype, full, sp=_sp):
+        if dtype not in FLOATS:
+            return []
+        out = []
+        for xs, os_ in _adaptive_max_cases(sp):
+            mk = _mk("amaxbw", dtype, xs, os_)
+            x = _distinct(mk, xs, dtype)
+            fn = A.adaptive_max_pool2d.default if sp == 2 else A.adaptive_max_pool3d.default
+            y, idx = fn(x, os_)
+            out.append(Sample([mk.tensor(y.shape, dtype), x, idx], tag=f"{shape_tag(xs)}-o{shape_tag(os_)}"))
+        return out
+
+    override(f"ADAPTIVE_MAX_POOL{_sp}D")(_amax)
+    override(f"ADAPTIVE_MAX_POOL{_sp}D_BACKWARD")(_amax_bw)
+
+
+@override("AVG_POOL3D")
+def _avgpool3d(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    return _avg_samples(dtype, POOL3D_CASES, "avgpool3d")
+
+
+@override("AVG_POOL3D_BACKWARD")
+def _avgpool3d_bw(dtype, full):
+    if dtype != torch.float32:
+        return []
+    return _avg_samples(dtype, POOL3D_CASES, "avgpool3dbw", A.avg_pool3d.default)
+
+
+@override("ADAPTIVE_AVG_POOL3D")
+def _adaptive3d(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    return [Sample([_mk("adaptive3d", dtype, xs, os_).tensor(xs, dtype), os_],
+                   tag=f"{shape_tag(xs)}-o{shape_tag(os_)}") for xs, os_ in ADAPTIVE3D_CASES]
+
+
+@override("ADAPTIVE_AVG_POOL3D_BACKWARD")
+def _adaptive3d_bw(dtype, full):
+    if dtype != torch.float32:  # eager's CPU kernels: float32/float64 only
+        return []
+    out = []
+    for xs, os_ in ADAPTIVE3D_CASES:
+        mk = _mk("adaptive3dbw", dtype, xs, os_)
+        g = mk.tensor(tuple(xs[:-3]) + tuple(os_), dtype)
+        out.append(Sample([g, mk.tensor(xs, dtype)], tag=f"{shape_tag(xs)}-o{shape_tag(os_)}"))
     return out
 
 

@@ -317,38 +317,8 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
- ('nn.functional.adaptive_avg_pool3d', 'forward'): 'no lowering for '
-                                                   'aten._adaptive_avg_pool3d.default',
- ('nn.functional.adaptive_avg_pool3d', 'grad'): 'no lowering for aten._adaptive_avg_pool3d.default',
- ('nn.functional.adaptive_max_pool1d', 'forward'): 'no lowering for '
-                                                   'aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool1d', 'grad'): 'no lowering for aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool2d', 'forward'): 'no lowering for '
-                                                   'aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool2d', 'grad'): 'no lowering for aten.adaptive_max_pool2d.default',
- ('nn.functional.adaptive_max_pool3d', 'forward'): 'no lowering for '
-                                                   'aten.adaptive_max_pool3d.default',
- ('nn.functional.adaptive_max_pool3d', 'grad'): 'no lowering for aten.adaptive_max_pool3d.default',
- ('nn.functional.avg_pool3d', 'forward'): 'no lowering for aten.avg_pool3d.default',
- ('nn.functional.avg_pool3d', 'grad'): 'no lowering for aten.avg_pool3d.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
  ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
- ('nn.functional.conv3d', 'forward'): 'aten.convolution.default: an operand has rank 5; this op is '
-                                      'lowered up to rank 4',
- ('nn.functional.conv3d', 'grad'): 'aten.convolution.default: an operand has rank 5; this op is '
-                                   'lowered up to rank 4',
- ('nn.functional.conv_transpose1d', 'forward'): 'aten.convolution.default: transposed convolution '
-                                                'is not lowered',
- ('nn.functional.conv_transpose1d', 'grad'): 'aten.convolution.default: transposed convolution is '
-                                             'not lowered',
- ('nn.functional.conv_transpose2d', 'forward'): 'aten.convolution.default: transposed convolution '
-                                                'is not lowered',
- ('nn.functional.conv_transpose2d', 'grad'): 'aten.convolution.default: transposed convolution is '
-                                             'not lowered',
- ('nn.functional.conv_transpose3d', 'forward'): 'aten.convolution.default: an operand has rank 5; '
-                                                'this op is lowered up to rank 4',
- ('nn.functional.conv_transpose3d', 'grad'): 'aten.convolution.default: an operand has rank 5; '
-                                             'this op is lowered up to rank 4',
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
                                              'aten._embedding_bag_forward_only.default',
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
@@ -382,14 +352,14 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                                'stay within int32, in which NeuronCore engines '
                                                'compute int64 tensors (exactly, on GpSimd): bound '
                                                'the values before this op',
- ('nn.functional.interpolate.trilinear', 'forward'): 'aten.index.Tensor: at most 2 index tensors '
-                                                     'are lowered',
+ ('nn.functional.interpolate.trilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven '
+                                                     'to stay within int32, in which NeuronCore '
+                                                     'engines compute int64 tensors (exactly, on '
+                                                     'GpSimd): bound the values before this op',
  ('nn.functional.interpolate.trilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
                                                   'stay within int32, in which NeuronCore engines '
                                                   'compute int64 tensors (exactly, on GpSimd): '
-                                                  'bound the values before this op; '
-                                                  'aten.index.Tensor: at most 2 index tensors are '
-                                                  'lowered',
+                                                  'bound the values before this op',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
@@ -398,8 +368,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                                                  'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
  ('nn.functional.linear_cross_entropy.chunked_none', 'grad'): 'no lowering for '
                                                               'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
- ('nn.functional.max_pool3d', 'forward'): 'no lowering for aten.max_pool3d_with_indices.default',
- ('nn.functional.max_pool3d', 'grad'): 'no lowering for aten.max_pool3d_with_indices.default',
  ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
  ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
