@@ -26,7 +26,7 @@ import torch
 
 from . import errors
 
-__all__ = ["mutated_inputs", "mutated_in_graph", "guard", "MAX_PATTERNS"]
+__all__ = ["mutated_inputs", "mutated_in_graph", "plain_inference", "guard", "MAX_PATTERNS"]
 
 Pattern = tuple[tuple[Any, ...], ...]
 MAX_PATTERNS = 16   # programs per compiled function for different input aliasing
@@ -72,6 +72,57 @@ def mutated_in_graph(gm: torch.fx.GraphModule) -> frozenset[int] | None:
                 return None
             mutated.add(d.mutated_input.idx)
     return frozenset(mutated)
+
+
+def _returns_alias(node: torch.fx.Node) -> bool:
+    """Whether the op of ``node`` may return a view of (or the same tensor as)
+    one of its arguments: a schema return with alias info, or any target that
+    is not an aten OpOverload (unknown: assumed so). A ``getitem`` asks the op
+    whose result it indexes."""
+    import operator
+
+    if node.target is operator.getitem and node.args and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None:
+        return True
+    return any(r.alias_info is not None for r in schema.returns)
+
+
+def plain_inference(gm: torch.fx.GraphModule) -> bool:
+    """Whether aot_autograd's runtime wrappers do nothing for this inference
+    graph, so that its compiled program can be called directly: every
+    placeholder is plain input i in order (no lifted parameter, synthetic
+    base, effect token or subclass part), every output is plain user output
+    i (no input mutation, no intermediate base), each output is a distinct
+    tensor computed by an op that returns a fresh tensor (not an input, not a
+    view: nothing for the wrappers to regenerate as an alias), and no node
+    writes to its arguments. Anything else (and any graph aot_autograd's
+    descriptors do not describe) is False: the wrappers stay."""
+    from torch._functorch._aot_autograd.descriptors import PlainAOTInput, PlainAOTOutput
+
+    nodes = list(gm.graph.nodes)
+    descs = [n.meta.get("desc") for n in nodes if n.op == "placeholder"]
+    if not all(isinstance(d, PlainAOTInput) and d.idx == i for i, d in enumerate(descs)):
+        return False
+    outs = [n for n in nodes if n.op == "output"]
+    if len(outs) != 1 or not outs[0].args:
+        return False
+    vals, out_descs = outs[0].args[0], outs[0].meta.get("desc")
+    if not isinstance(vals, (list, tuple)) or not isinstance(out_descs, (list, tuple)) or \
+            len(vals) != len(out_descs):
+        return False
+    if not all(isinstance(d, PlainAOTOutput) and d.idx == i for i, d in enumerate(out_descs)):
+        return False
+    if len({id(v) for v in vals}) != len(vals):
+        return False
+    for v in vals:
+        if not isinstance(v, torch.fx.Node) or v.op != "call_function" or _returns_alias(v):
+            return False
+        if type(v.meta.get("val")).__name__ != "FakeTensor":
+            return False
+    return not any(getattr(getattr(n.target, "_schema", None), "is_mutable", False)
+                   for n in nodes if n.op == "call_function")
 
 
 def _storage(t: Any) -> Any:

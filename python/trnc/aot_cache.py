@@ -64,6 +64,7 @@ class TrncOutputCode(OutputCode):
     rng_shapes: tuple[tuple[int, ...], ...] | None  # random.RandomInputs.shapes
     record: dict[str, Any]            # text, hash, summary, warnings of the GraphRecord
     mutated: tuple[int, ...] | None   # inference: inputs it writes to (None: unknown)
+    plain: bool                       # inference: aliasing.plain_inference (called directly)
     run: Callable[[list[Any]], Any] | None = None
 
     def __post_init__(self) -> None:
