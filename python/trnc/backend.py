@@ -202,6 +202,37 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
     return {op: fn for op, fn in table.items() if str(op) not in keep}
 
 
+class _DecompositionsOnUse(dict):  # type: ignore[type-arg]
+    """``decompositions()``, built the first time anything reads it.
+
+    aot_autograd needs the table only to trace; a warm start that
+    torch's AOTAutogradCache serves never traces, and building the table
+    (torch's Core ATen list walks every CompositeImplicitAutograd op of every
+    namespace) is most of a second of it. Every read goes through one of
+    these methods, so a trace sees the full table."""
+
+    def _fill(self) -> None:
+        if not getattr(self, "_filled", False):
+            self._filled = True
+            dict.update(self, decompositions())
+
+    def _reader(name: str):  # noqa: N805  (builds the methods below)
+        def method(self, *args, **kwargs):
+            self._fill()
+            return getattr(dict, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    for _name in ("__getitem__", "__contains__", "__iter__", "__len__", "__bool__", "__eq__",
+                  "__ne__", "__repr__", "__or__", "__ror__", "__reversed__", "get", "keys",
+                  "values", "items", "copy", "pop", "popitem", "setdefault", "update",
+                  "__setitem__", "__delitem__", "__ior__", "__reduce__", "__reduce_ex__"):
+        if hasattr(dict, _name):
+            locals()[_name] = _reader(_name)
+    del _name, _reader
+    __hash__ = None  # type: ignore[assignment]
+
+
 # --------------------------------------------------------------------------- #
 # options
 
@@ -742,7 +773,8 @@ def make_aot_backend(graph_compiler: GraphCompiler,
         return aot_autograd(fw_compiler=compiler("forward", cached),
                             bw_compiler=compiler("backward", cached),
                             inference_compiler=compiler("inference", cached),
-                            decompositions=decompositions())
+                            decompositions=_DecompositionsOnUse() if cached
+                            else decompositions())
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
         cached = opts is not None and aot_cache.enabled(opts, example_inputs)
