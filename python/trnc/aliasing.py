@@ -125,11 +125,11 @@ def plain_inference(gm: torch.fx.GraphModule) -> bool:
                    for n in nodes if n.op == "call_function")
 
 
-def _storage(t: Any) -> Any:
-    if not isinstance(t, torch.Tensor):
-        return None
+def _storage_id(t: Any) -> int | None:
+    """The identity of t's storage (its StorageImpl), or None for anything
+    without one (not a tensor, or a tensor without storage)."""
     try:
-        return t.untyped_storage()
+        return t.untyped_storage()._cdata
     except Exception:  # noqa: BLE001  (tensors without storage alias nothing)
         return None
 
@@ -140,10 +140,13 @@ def pattern(args: Sequence[Any], mutated: frozenset[int] | None) -> Pattern:
     each input in it, its index, storage offset and strides. aot_autograd
     bakes these into the program it compiles for aliased inputs (a synthetic
     base with each view's offset), so any change needs another program;
-    inputs that share storage with no other input key as ()."""
-    st = [_storage(t) for t in args]
-    ids = [s._cdata if s is not None else None for s in st]
+    inputs that share storage with no other input key as (). One storage
+    lookup per input; the key is built only when two inputs share one."""
+    ids = [_storage_id(t) for t in args]
     which = range(len(args)) if mutated is None else sorted(mutated)
+    present = [i for i in ids if i is not None]
+    if len(set(present)) == len(present):  # the common case: no two inputs share a storage
+        return ((),) * len(which)
     out = []
     for i in which:
         s = ids[i] if i < len(ids) else None
@@ -151,7 +154,7 @@ def pattern(args: Sequence[Any], mutated: frozenset[int] | None) -> Pattern:
         if len(group) < 2:
             out.append(())
             continue
-        out.append((st[i].nbytes(),) + tuple(
+        out.append((args[i].untyped_storage().nbytes(),) + tuple(
             (j, args[j].storage_offset(), tuple(args[j].stride())) for j in group))
     return tuple(out)
 
