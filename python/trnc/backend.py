@@ -729,7 +729,7 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
     rec.compiled = weakref.ref(compiled)
     rng = trnc_random.RandomInputs(oc.rng_shapes) if oc.rng_shapes else None
     fn = _boxed_runner(name, kind, compiled, oc.names, rng, oc.opaque)
-    _note_direct(kind, _direct_of(fn) if oc.plain else None)
+    _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
     _finish(rec, t0)
     return fn
 
