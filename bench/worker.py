@@ -314,6 +314,8 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
     x, y = torch.randn(8), torch.randn(8)
     fns = {"eager": f}
     os.environ["TRNC_SIM"] = "interp"
+    # compiled, warmed up and timed under no_grad: no recompile in the first round
+    torch.set_grad_enabled(False)
     errors = {}
     # "dynamo" (backend="eager": guards + frame, the graph run by torch) and
     # "dynamo+aot" (backend="aot_eager": plus aot_autograd's runtime wrappers)
@@ -328,14 +330,22 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
                 got = cm(x, y)
             assert torch.allclose(got, ref)
             fns[b] = cm
+            if b == "trnc":
+                trnc_cm = cm
         except Exception as ex:  # noqa: BLE001
             errors[b] = _error(ex)
     res: dict = {}
     _add_jit(fns, res, lambda fn: fn(x, y))
+    # the engine is set once per round, outside the timed calls (_engine sets it per call)
+    engines = {"trnc": "interp", "trnc-jit": "jit"}
+    if "trnc" in fns:
+        fns["trnc-jit"] = fns["trnc"] = trnc_cm
     per_call: dict[str, list[float]] = {k: [] for k in fns}
     with torch.no_grad():
         for _ in range(a.rounds):
             for name, fn in fns.items():
+                if name in engines:
+                    os.environ["TRNC_SIM"] = engines[name]
                 t0 = time.perf_counter()
                 for _ in range(a.calls):
                     fn(x, y)

@@ -352,10 +352,10 @@ static PyObject *Compiled_outputs(PyObject *obj, PyObject *Py_UNUSED(a)) {
   return c ? io_list(obj, trnc_compiled_output_count(c), trnc_compiled_output) : NULL;
 }
 
-/* Reads a list (or tuple) of exactly n addresses (ints; 0 = NULL) into a new
- * PyMem array (free with PyMem_Free). NULL with an exception set on a bad
- * list. */
-static void **pointer_array(PyObject *seq, size_t n, const char *what) {
+/* Reads a list (or tuple) of exactly n addresses (ints; 0 = NULL) into
+ * `storage` (n entries) or, when it is NULL, a new PyMem array (free with
+ * PyMem_Free). NULL with an exception set on a bad list. */
+static void **pointer_array(PyObject *seq, size_t n, const char *what, void **storage) {
   if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
     PyErr_Format(PyExc_TypeError, "run(): %s must be a list of ints (addresses)", what);
     return NULL;
@@ -366,7 +366,7 @@ static void **pointer_array(PyObject *seq, size_t n, const char *what) {
                  what, len, n, what[0] == 'i' ? "inputs" : "outputs");
     return NULL;
   }
-  void **arr = PyMem_Calloc(n ? n : 1, sizeof *arr);
+  void **arr = storage ? storage : PyMem_Calloc(n ? n : 1, sizeof *arr);
   if (arr == NULL) {
     PyErr_NoMemory();
     return NULL;
@@ -376,12 +376,12 @@ static void **pointer_array(PyObject *seq, size_t n, const char *what) {
     if (!PyLong_Check(items[i])) {
       PyErr_Format(PyExc_TypeError, "run(): %s[%zu] is %s, not an int address", what, i,
                    Py_TYPE(items[i])->tp_name);
-      PyMem_Free(arr);
+      if (arr != storage) PyMem_Free(arr);
       return NULL;
     }
     arr[i] = PyLong_AsVoidPtr(items[i]);
     if (arr[i] == NULL && PyErr_Occurred()) {
-      PyMem_Free(arr);
+      if (arr != storage) PyMem_Free(arr);
       return NULL;
     }
   }
@@ -463,35 +463,69 @@ static trnc_status py_cc_wait(void *ctx, void *handle, trnc_diags *d) {
 
 static const trnc_collective_engine k_py_engine = {py_cc_start, py_cc_wait, NULL};
 
+/* Pointer arrays of up to this many entries live on the stack of a run. */
+#define RUN_STACK_PTRS 16
+
+/* Runs c with the addresses in ins and outs (lists of ints, checked). Returns
+ * the status and fills *diags_out (owned by the caller); -1 with a Python
+ * exception set for bad arguments or no memory. */
+static int run_addresses(trnc_compiled *c, PyObject *ins, PyObject *outs, trnc_status *st_out,
+                         trnc_diags **diags_out) {
+  size_t nin = trnc_compiled_input_count(c), nout = trnc_compiled_output_count(c);
+  void *in_stack[RUN_STACK_PTRS], *out_stack[RUN_STACK_PTRS];
+  void **in = pointer_array(ins, nin, "in_ptrs", nin <= RUN_STACK_PTRS ? in_stack : NULL);
+  if (in == NULL)
+    return -1;
+  void **out = pointer_array(outs, nout, "out_ptrs", nout <= RUN_STACK_PTRS ? out_stack : NULL);
+  int rc = -1;
+  trnc_diags *diags = out ? trnc_diags_create() : NULL;
+  if (out && diags == NULL)
+    PyErr_NoMemory();
+  if (diags) {
+    trnc_status st;
+    /* the caller keeps the tensors (and this object) alive during the call */
+    Py_BEGIN_ALLOW_THREADS
+    st = trnc_compiled_run_with(c, (const void *const *)in, out, &k_py_engine, diags);
+    Py_END_ALLOW_THREADS
+    *st_out = st;
+    *diags_out = diags;
+    rc = 0;
+  }
+  if (in != in_stack) PyMem_Free(in);
+  if (out && out != out_stack) PyMem_Free(out);
+  return rc;
+}
+
 /* run(in_ptrs, out_ptrs) -> (status, diags) */
 static PyObject *Compiled_run(PyObject *obj, PyObject *args) {
   PyObject *ins, *outs;
   if (!PyArg_ParseTuple(args, "OO:run", &ins, &outs))
     return NULL;
   trnc_compiled *c = compiled_get(obj);
-  if (c == NULL)
-    return NULL;
-  void **in = pointer_array(ins, trnc_compiled_input_count(c), "in_ptrs");
-  if (in == NULL)
-    return NULL;
-  void **out = pointer_array(outs, trnc_compiled_output_count(c), "out_ptrs");
-  if (out == NULL) {
-    PyMem_Free(in);
-    return NULL;
-  }
-  trnc_diags *diags = trnc_diags_create();
-  if (diags == NULL) {
-    PyMem_Free(in);
-    PyMem_Free(out);
-    return PyErr_NoMemory();
-  }
   trnc_status st;
-  /* the caller keeps the tensors (and this object) alive during the call */
-  Py_BEGIN_ALLOW_THREADS
-  st = trnc_compiled_run_with(c, (const void *const *)in, out, &k_py_engine, diags);
-  Py_END_ALLOW_THREADS
-  PyMem_Free(in);
-  PyMem_Free(out);
+  trnc_diags *diags;
+  if (c == NULL || run_addresses(c, ins, outs, &st, &diags) < 0)
+    return NULL;
+  return status_result(st, diags);
+}
+
+/* execute(in_ptrs, out_ptrs) -> None, or (status, diags) when the run failed
+ * (the per-call path: nothing is built for a run that succeeded) */
+static PyObject *Compiled_execute(PyObject *obj, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "execute() takes 2 arguments (in_ptrs, out_ptrs), got %zd",
+                 nargs);
+    return NULL;
+  }
+  trnc_compiled *c = compiled_get(obj);
+  trnc_status st;
+  trnc_diags *diags;
+  if (c == NULL || run_addresses(c, args[0], args[1], &st, &diags) < 0)
+    return NULL;
+  if (st == TRNC_OK) { /* as run(): a run's notes are not kept */
+    trnc_diags_destroy(diags);
+    Py_RETURN_NONE;
+  }
   return status_result(st, diags);
 }
 
@@ -561,6 +595,9 @@ static PyMethodDef Compiled_methods[] = {
      "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none, rng_seed)."},
     {"outputs", Compiled_outputs, METH_NOARGS,
      "outputs() -> list[dict]: graph outputs, None slots with is_none=True."},
+    {"execute", (PyCFunction)(void (*)(void))Compiled_execute, METH_FASTCALL,
+     "execute(in_ptrs: list[int], out_ptrs: list[int]) -> None | (status, diags)\n"
+     "run() for the per-call path: None when the run succeeded."},
     {"run", Compiled_run, METH_VARARGS,
      "run(in_ptrs: list[int], out_ptrs: list[int]) -> (status, diags)\n"
      "Runs the program on the NeuronCore simulator. Addresses point at element 0 of\n"

@@ -26,7 +26,7 @@ import torch
 
 from . import errors
 
-__all__ = ["mutated_inputs", "mutated_in_graph", "guard", "MAX_PATTERNS"]
+__all__ = ["mutated_inputs", "mutated_in_graph", "plain_inference", "guard", "MAX_PATTERNS"]
 
 Pattern = tuple[tuple[Any, ...], ...]
 MAX_PATTERNS = 16   # programs per compiled function for different input aliasing
@@ -74,11 +74,62 @@ def mutated_in_graph(gm: torch.fx.GraphModule) -> frozenset[int] | None:
     return frozenset(mutated)
 
 
-def _storage(t: Any) -> Any:
-    if not isinstance(t, torch.Tensor):
-        return None
+def _returns_alias(node: torch.fx.Node) -> bool:
+    """Whether the op of ``node`` may return a view of (or the same tensor as)
+    one of its arguments: a schema return with alias info, or any target that
+    is not an aten OpOverload (unknown: assumed so). A ``getitem`` asks the op
+    whose result it indexes."""
+    import operator
+
+    if node.target is operator.getitem and node.args and isinstance(node.args[0], torch.fx.Node):
+        node = node.args[0]
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None:
+        return True
+    return any(r.alias_info is not None for r in schema.returns)
+
+
+def plain_inference(gm: torch.fx.GraphModule) -> bool:
+    """Whether aot_autograd's runtime wrappers do nothing for this inference
+    graph, so that its compiled program can be called directly: every
+    placeholder is plain input i in order (no lifted parameter, synthetic
+    base, effect token or subclass part), every output is plain user output
+    i (no input mutation, no intermediate base), each output is a distinct
+    tensor computed by an op that returns a fresh tensor (not an input, not a
+    view: nothing for the wrappers to regenerate as an alias), and no node
+    writes to its arguments. Anything else (and any graph aot_autograd's
+    descriptors do not describe) is False: the wrappers stay."""
+    from torch._functorch._aot_autograd.descriptors import PlainAOTInput, PlainAOTOutput
+
+    nodes = list(gm.graph.nodes)
+    descs = [n.meta.get("desc") for n in nodes if n.op == "placeholder"]
+    if not all(isinstance(d, PlainAOTInput) and d.idx == i for i, d in enumerate(descs)):
+        return False
+    outs = [n for n in nodes if n.op == "output"]
+    if len(outs) != 1 or not outs[0].args:
+        return False
+    vals, out_descs = outs[0].args[0], outs[0].meta.get("desc")
+    if not isinstance(vals, (list, tuple)) or not isinstance(out_descs, (list, tuple)) or \
+            len(vals) != len(out_descs):
+        return False
+    if not all(isinstance(d, PlainAOTOutput) and d.idx == i for i, d in enumerate(out_descs)):
+        return False
+    if len({id(v) for v in vals}) != len(vals):
+        return False
+    for v in vals:
+        if not isinstance(v, torch.fx.Node) or v.op != "call_function" or _returns_alias(v):
+            return False
+        if type(v.meta.get("val")).__name__ != "FakeTensor":
+            return False
+    return not any(getattr(getattr(n.target, "_schema", None), "is_mutable", False)
+                   for n in nodes if n.op == "call_function")
+
+
+def _storage_id(t: Any) -> int | None:
+    """The identity of t's storage (its StorageImpl), or None for anything
+    without one (not a tensor, or a tensor without storage)."""
     try:
-        return t.untyped_storage()
+        return t.untyped_storage()._cdata
     except Exception:  # noqa: BLE001  (tensors without storage alias nothing)
         return None
 
@@ -89,10 +140,13 @@ def pattern(args: Sequence[Any], mutated: frozenset[int] | None) -> Pattern:
     each input in it, its index, storage offset and strides. aot_autograd
     bakes these into the program it compiles for aliased inputs (a synthetic
     base with each view's offset), so any change needs another program;
-    inputs that share storage with no other input key as ()."""
-    st = [_storage(t) for t in args]
-    ids = [s._cdata if s is not None else None for s in st]
+    inputs that share storage with no other input key as (). One storage
+    lookup per input; the key is built only when two inputs share one."""
+    ids = [_storage_id(t) for t in args]
     which = range(len(args)) if mutated is None else sorted(mutated)
+    present = [i for i in ids if i is not None]
+    if len(set(present)) == len(present):  # the common case: no two inputs share a storage
+        return ((),) * len(which)
     out = []
     for i in which:
         s = ids[i] if i < len(ids) else None
@@ -100,7 +154,7 @@ def pattern(args: Sequence[Any], mutated: frozenset[int] | None) -> Pattern:
         if len(group) < 2:
             out.append(())
             continue
-        out.append((st[i].nbytes(),) + tuple(
+        out.append((args[i].untyped_storage().nbytes(),) + tuple(
             (j, args[j].storage_offset(), tuple(args[j].stride())) for j in group))
     return tuple(out)
 

@@ -63,6 +63,7 @@ class TrncOutputCode(OutputCode):
     opaque: list[tuple[int, int]]     # backend._opaque_outputs: (output, input) passed through
     record: dict[str, Any]            # text, hash, summary, warnings of the GraphRecord
     mutated: tuple[int, ...] | None   # inference: inputs it writes to (None: unknown)
+    plain: bool                       # inference: aliasing.plain_inference (called directly)
     run: Callable[[list[Any]], Any] | None = None
 
     def __post_init__(self) -> None:
@@ -168,7 +169,63 @@ def config_patches(opts: dict[str, Any]) -> list[Any]:
                                    force_non_lazy_backward_lowering=True),
             # checked by check_cacheable, although no inductor graph is cached
             inductor_config.patch(fx_graph_cache=True),
-            torch.compiler.config.patch(cache_key_tag=tag)] + _skip_inductor_backends()
+            torch.compiler.config.patch(cache_key_tag=tag)] + _graph_details_for_trnc() + \
+        _skip_inductor_backends()
+
+
+def _torch_version_key() -> str:
+    """Which torch this is: its version, the commit it was built from and
+    where it is installed (what ``torch_key``, a hash of every inductor source
+    file, stands for, in a string that costs nothing)."""
+    v = getattr(torch, "version", None)
+    return (f"torch {torch.__version__} git {getattr(v, 'git_version', '?')} "
+            f"debug {getattr(v, 'debug', '?')} at {os.path.dirname(torch.__file__)}")
+
+
+def _graph_details_for_trnc() -> list[Any]:
+    """torch's key details (``AOTAutogradCacheDetails``) hash the autograd
+    state and configs, grad mode, autocast and the aot_autograd config, and
+    then, through ``FxGraphHashDetails``, the graph and example inputs with
+    everything inductor's own FX graph cache needs: inductor's configs, the
+    system's GPUs, and ``torch_key``, a hash of all of inductor's sources,
+    after importing inductor's code generators (about 2 s of a warm start).
+    For a trnc graph the second half is the graph, its inputs, the cache key
+    tag (trnc's version, sources and options: ``key_tag``), torch's version
+    (``_torch_version_key``), the default dtype and the deterministic
+    settings; the rest is left out. Nothing is patched if this torch has no
+    such method."""
+    from unittest import mock
+
+    from torch._functorch._aot_autograd import autograd_cache
+
+    details = getattr(autograd_cache, "AOTAutogradCacheDetails", None)
+    if details is None or not hasattr(details, "_init_fx_graph_hash_details"):
+        return []
+
+    def init(self: Any, gm: Any, example_inputs: Sequence[Any], fx_config: Any) -> None:
+        self.gm = gm
+        self.example_inputs = [_opaque_ordinal(x, i) for i, x in enumerate(example_inputs)]
+        self.cache_key_tag = torch.compiler.config.cache_key_tag
+        self.fx_kwargs = {k: sorted(v) if isinstance(v, (set, frozenset)) else v
+                          for k, v in sorted(dict(fx_config).items())
+                          if k not in ("graph_id", "compile_region_name")}
+        self.torch_version = _torch_version_key()
+        self.default_dtype = torch.get_default_dtype()
+        self.deterministic_algorithms_settings = (
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled())
+
+    return [mock.patch.object(details, "_init_fx_graph_hash_details", init)]
+
+
+def _opaque_ordinal(x: Any, i: int) -> Any:
+    """An example input as the key hashes it: an opaque reference (a
+    DeviceMesh) by its kind and position, as torch's own details do."""
+    try:
+        from torch._library.opaque_object import is_opaque_reference_type
+    except ImportError:  # pragma: no cover  (older torch: no opaque references)
+        return x
+    return f"opaque {type(x).__qualname__} {i}" if is_opaque_reference_type(type(x)) else x
 
 
 def _skip_inductor_backends() -> list[Any]:

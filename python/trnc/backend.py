@@ -201,6 +201,37 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
     return {op: fn for op, fn in table.items() if str(op) not in keep}
 
 
+class _DecompositionsOnUse(dict):  # type: ignore[type-arg]
+    """``decompositions()``, built the first time anything reads it.
+
+    aot_autograd needs the table only to trace; a warm start that
+    torch's AOTAutogradCache serves never traces, and building the table
+    (torch's Core ATen list walks every CompositeImplicitAutograd op of every
+    namespace) is most of a second of it. Every read goes through one of
+    these methods, so a trace sees the full table."""
+
+    def _fill(self) -> None:
+        if not getattr(self, "_filled", False):
+            self._filled = True
+            dict.update(self, decompositions())
+
+    def _reader(name: str):  # noqa: N805  (builds the methods below)
+        def method(self, *args, **kwargs):
+            self._fill()
+            return getattr(dict, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    for _name in ("__getitem__", "__contains__", "__iter__", "__len__", "__bool__", "__eq__",
+                  "__ne__", "__repr__", "__or__", "__ror__", "__reversed__", "get", "keys",
+                  "values", "items", "copy", "pop", "popitem", "setdefault", "update",
+                  "__setitem__", "__delitem__", "__ior__", "__reduce__", "__reduce_ex__"):
+        if hasattr(dict, _name):
+            locals()[_name] = _reader(_name)
+    del _name, _reader
+    __hash__ = None  # type: ignore[assignment]
+
+
 # --------------------------------------------------------------------------- #
 # options
 
@@ -397,6 +428,13 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     shape and strides (what dynamo's guards check for the forward; the backward
     gets saved tensors and tangents, which no guard covers), and only a
     tensor that differs goes through the full check and its error message.
+    Outputs come from torch's CPU ``empty_strided`` fast path (the one
+    inductor's generated code calls) and the C code writes them.
+
+    The returned callable is boxed (one list, cleared); its ``direct``
+    attribute is the same run called with the inputs as arguments, for a
+    graph whose aot_autograd wrappers do nothing (``aliasing.plain_inference``),
+    which dynamo then calls without them.
     """
     descs = compiled.inputs()
     ins = [_Spec.of(d, name) for d in descs]
@@ -410,15 +448,12 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     out_nonempty = [spec.dtype is not None and (all(spec.shape))
                     for spec in outs]
     n_in = len(ins)
-    run_program = compiled.run
-    empty_strided = torch.empty_strided
-    ok = pipeline.OK
+    run_program = compiled.execute
+    empty = _empty_strided_cpu()
 
-    def run(args: list[Any]) -> list[torch.Tensor | None]:
-        inputs = list(args)
-        args.clear()
+    def execute(inputs: Sequence[Any]) -> list[torch.Tensor | None]:
         if draws:
-            inputs.append(_draw_seed())
+            inputs = [*inputs, _draw_seed()]
         if len(inputs) != n_in:
             raise errors.InputMismatchError(
                 f"trnc: {name} takes {n_in} inputs, got {len(inputs)}", graph=name)
@@ -433,24 +468,47 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
             in_ptrs.append((t.data_ptr() if nonempty else 0) if same
                            else _check_input(i, t, spec, names, name))
         results: list[torch.Tensor | None] = [
-            None if m is None else empty_strided(m[0], m[1], dtype=m[2], device="cpu")
-            for m in make_outs]
+            None if m is None else empty(m[0], m[1], m[2]) for m in make_outs]
         out_ptrs = [r.data_ptr() if ne else 0  # type: ignore[union-attr]
                     for r, ne in zip(results, out_nonempty)]
-        status, diags = run_program(in_ptrs, out_ptrs)
-        if status != ok:
+        failed = run_program(in_ptrs, out_ptrs)
+        if failed is not None:  # (status, diags)
+            status, diags = failed
             if status == "TRNC_ERR_INTERNAL":  # a bad artifact: never load it again
                 cache.discard(compiled)
             raise errors.ExecutionError(
                 errors.execution_error_message(status, diags, name, names), diags, name)
         for k, i in opaque:  # the graph returns an opaque input (a DeviceMesh) as is
             results[k] = inputs[i]
-        del inputs  # the tensors stayed alive (and their memory valid) during the run
-        return results
+        return results  # the inputs stayed alive (and their memory valid) during the run
+
+    def run(args: list[Any]) -> list[torch.Tensor | None]:
+        inputs = list(args)
+        args.clear()
+        return execute(inputs)
+
+    def direct(*args: Any) -> list[torch.Tensor | None]:
+        return execute(args)
 
     run._boxed_call = True  # type: ignore[attr-defined]
     run.__name__ = f"trnc_{kind}_program"
+    direct.__name__ = f"trnc_{kind}_program_direct"
+    run.direct = direct  # type: ignore[attr-defined]
     return run
+
+
+def _empty_strided_cpu() -> Callable[[Sequence[int], Sequence[int], torch.dtype], torch.Tensor]:
+    """``(shape, stride, dtype) -> tensor`` on the CPU, uninitialized: torch's
+    guard-module fast path (``torch._C._dynamo.guards._empty_strided_cpu``,
+    what inductor's generated code allocates with; about 2.5x cheaper than
+    ``torch.empty_strided`` per call), or ``torch.empty_strided`` where this
+    torch has no such function."""
+    fast = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+    fast = getattr(fast, "_empty_strided_cpu", None)
+    if fast is not None:
+        return fast
+    return lambda shape, stride, dtype: torch.empty_strided(shape, stride, dtype=dtype,
+                                                            device="cpu")
 
 
 def _compile_only(lowered: pipeline.LoweredGraph, compiled: Any) -> Callable[..., Any]:
@@ -555,6 +613,21 @@ def _note_mutations(kind: str, mutated: frozenset[int] | None) -> None:
         seen.append(mutated)
 
 
+def _note_direct(kind: str, fn: Callable[..., Any] | None) -> None:
+    """Notes, for neuron(), the direct callable of an inference graph that
+    compiled (or loaded) as one program whose aot_autograd wrappers do
+    nothing (``aliasing.plain_inference``), or None for any other graph."""
+    direct = getattr(_mutations, "direct", None)
+    if direct is not None and kind == "inference":
+        direct.append(fn)
+
+
+def _direct_of(fn: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The ``direct`` entry of a runner (``_boxed_runner``), also inside the
+    ``TrncOutputCode`` that torch's AOTAutogradCache stores."""
+    return getattr(getattr(fn, "run", fn), "direct", None)
+
+
 def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                    example_inputs: Sequence[Any], *, aot_cached: bool = False,
                    **_: Any) -> Callable[..., Any]:
@@ -568,16 +641,20 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
     name = _graph_name(opts, kind)
     mutated = aliasing.mutated_in_graph(gm) if kind == "inference" else None
     _note_mutations(kind, mutated)
+    plain = kind == "inference" and aliasing.plain_inference(gm)
     original = fallback.copy_graph(gm) if opts["fallback"] else None
     try:
-        return _compile_one(kind, opts, gm, example_inputs, name,
-                            aot_cached=aot_cached, mutated=mutated)
+        fn = _compile_one(kind, opts, gm, example_inputs, name,
+                          aot_cached=aot_cached, mutated=mutated, plain=plain)
+        _note_direct(kind, _direct_of(fn) if plain else None)
+        return fn
     except errors.UnsupportedOperatorError as e:
         if original is None:
             with _lock:
                 _stats["errors"] += 1
             raise
         err = e
+    _note_direct(kind, None)  # torch runs the refused ops: aot_autograd's wrappers stay
     try:
         return fallback.compile_partitioned(
             original, err, lambda sub, ex, part: _compile_one(kind, opts, sub, ex, part),
@@ -590,9 +667,10 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
 
 def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                  example_inputs: Sequence[Any], name: str, *, aot_cached: bool = False,
-                 mutated: frozenset[int] | None = None) -> Callable[..., Any]:
+                 mutated: frozenset[int] | None = None, plain: bool = False) -> Callable[..., Any]:
     """``_compile_graph`` of one graph named ``name``, without the fallback
-    (``mutated``: the inference graph's written inputs, for the cached entry)."""
+    (``mutated``: the inference graph's written inputs, ``plain``: its
+    ``aliasing.plain_inference``, both for the cached entry)."""
     t0 = time.perf_counter()
     try:
         data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
@@ -616,7 +694,7 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                 fn = aot_cache.TrncOutputCode(
                     kind=kind, opts={k: v for k, v in opts.items() if k != "user_inputs"},
                     data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
-                    mutated=None if mutated is None else tuple(sorted(mutated)),
+                    mutated=None if mutated is None else tuple(sorted(mutated)), plain=plain,
                     record={"text": rec.text, "hash": rec.hash, "summary": rec.summary,
                             "warnings": rec.warnings},
                     run=fn)
@@ -667,6 +745,7 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
     rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
     rec.compiled = weakref.ref(compiled)
     fn = _boxed_runner(name, kind, compiled, oc.names, oc.opaque)
+    _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
     _finish(rec, t0)
     return fn
 
@@ -710,7 +789,8 @@ def make_aot_backend(graph_compiler: GraphCompiler,
         return aot_autograd(fw_compiler=compiler("forward", cached),
                             bw_compiler=compiler("backward", cached),
                             inference_compiler=compiler("inference", cached),
-                            decompositions=decompositions())
+                            decompositions=_DecompositionsOnUse() if cached
+                            else decompositions())
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
         cached = opts is not None and aot_cache.enabled(opts, example_inputs)
@@ -739,12 +819,19 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
         lambda kind, g, ex, **kw: _compile_graph(kind, opts, g, ex, **kw), opts)
-    outer, _mutations.seen = getattr(_mutations, "seen", None), []
+    outer = getattr(_mutations, "seen", None), getattr(_mutations, "direct", None)
+    _mutations.seen, _mutations.direct = [], []
     try:
         compiled = backend(gm, example_inputs)
-        seen = _mutations.seen
+        seen, direct = _mutations.seen, _mutations.direct
     finally:
-        _mutations.seen = outer
+        _mutations.seen, _mutations.direct = outer
+    # one program that aot_autograd's wrappers would only pass through: dynamo
+    # calls it directly (the per-call path: guards, input check, run)
+    if len(direct) == 1 and direct[0] is not None and len(seen) == 1 and seen[0] == frozenset() \
+            and isinstance(gm, torch.fx.GraphModule) and \
+            sum(n.op == "placeholder" for n in gm.graph.nodes) == len(example_inputs):
+        return wrap(direct[0])
     # a graph that writes to an input is recompiled for each new pattern of
     # inputs aliasing it (dynamo does not guard on aliasing): aliasing.py
     mutated = aliasing.mutated_inputs(len(example_inputs))

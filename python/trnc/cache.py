@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import collections
+import hashlib
 import logging
 import os
 import sys
@@ -38,6 +39,7 @@ from . import pipeline
 from . import remote as _remote
 
 __all__ = ["enabled", "get_cache", "compile_program", "load_program", "key_of", "discard",
+           "store_host_code", "entry_now",
            "counters", "reset_counters", "alias_groups", "add_entry_listener", "dumps_requested",
            "dump_hit", "add_subparser"]
 
@@ -48,6 +50,7 @@ _caches: dict[tuple[str, ...], Any] = {}   # environment -> trnc._trnc.Cache | N
 _counts: collections.Counter[str] = collections.Counter()
 _keys: dict[int, tuple[Any, bytes, Any]] = {}  # id(compiled) -> (cache, key, compiled)
 _listeners: list[Callable[[bytes, bytes], None]] = []
+_shared: dict[bytes, bytes] = {}  # key -> sha256 of the entry bytes last stored remotely or announced
 
 
 def _lib():
@@ -94,8 +97,14 @@ def get_cache(warn: bool = True) -> Any:
 def store_host_code() -> int:
     """Rewrites the cache entries whose programs the simulator's JIT compiled
     to host code in this process, so that the next process on this kind of
-    host loads the machine code instead of compiling it (docs/simulator.md).
-    Runs at interpreter exit; returns the entries rewritten."""
+    host loads the machine code instead of compiling it (docs/simulator.md),
+    and shares each rewritten entry where its first version went: the remote
+    cache (``TRNC_REMOTE_CACHE``: the entry with host code replaces it) and
+    the entry listeners (the MegaCache records the new bytes). A process on
+    another CPU that loads such an entry finds host code for a different
+    host key and compiles its own (a miss for the host code, never a crash).
+    Runs at interpreter exit, and before torch's MegaCache serializes
+    trnc's entries; returns the entries rewritten."""
     n = 0
     for cache in list(_caches.values()):
         if cache is not None:
@@ -103,7 +112,39 @@ def store_host_code() -> int:
             n += stored
             if status != pipeline.OK and pipeline.log_at_least("warning"):
                 print(f"trnc: {_messages(diags)}", file=sys.stderr, flush=True)
+    if n:
+        _share_rewritten()
     return n
+
+
+def _digest(entry: bytes) -> bytes:
+    return hashlib.sha256(entry).digest()
+
+
+def _share_rewritten() -> None:
+    """The entries of this process's artifacts whose bytes changed since they
+    were compiled or loaded (host code added): to the remote cache, replacing
+    the entry there, and to the entry listeners."""
+    with _lock:
+        recs = [(c, k) for c, k, _ in _keys.values()]
+    remote = _remote.get_remote()
+    for cache, key in recs:
+        entry = _entry(cache, key)
+        with _lock:
+            same = entry is None or _shared.get(key) == _digest(entry)
+        if same:
+            continue
+        if remote is not None:
+            remote.put(key, entry, replace=True)
+        _announce(key, entry)
+
+
+def entry_now(key: bytes) -> bytes | None:
+    """The current bytes of key's entry in this process's cache, with the
+    host code its program gained so far (``store_host_code``), or None."""
+    store_host_code()
+    cache = get_cache(warn=False)
+    return _entry(cache, key) if cache is not None else None
 
 
 @atexit.register
@@ -151,6 +192,8 @@ def add_entry_listener(fn: Callable[[bytes, bytes], None]) -> None:
 def _announce(key: bytes, entry: bytes | None) -> None:
     with _lock:
         fns = list(_listeners)
+        if entry is not None:
+            _shared[key] = _digest(entry)
     for fn in fns if entry is not None else ():
         try:
             fn(key, entry)
@@ -246,7 +289,7 @@ def compile_program(lowered: pipeline.LoweredGraph, opts: dict[str, Any],
     _log_diags(diags)
     _remember(cache, key, compiled)
     entry = None
-    if status == pipeline.OK and (remote is not None or _listeners):
+    if status == pipeline.OK:
         entry = _entry(cache, key)
     if entry is not None and remote is not None:
         remote.put(key, entry)

@@ -34,7 +34,26 @@ log = logging.getLogger("trnc.cache")
 @CacheArtifactFactory.register
 class TrncCacheArtifact(CacheArtifact):
     """One trnc cache entry: ``key`` its cache key in hex, ``content`` the
-    entry's bytes (header and serialized artifact)."""
+    entry's bytes (header and serialized artifact).
+
+    An entry this process recorded is read again when torch serializes it
+    (``save_cache_artifacts``): by then the simulator's JIT may have compiled
+    its program to host code, which ``cache.entry_now`` stores first, so the
+    blob carries the machine code and a process on the same kind of CPU that
+    loads it compiles nothing (on another CPU the host code is a miss, and the
+    program is compiled there)."""
+
+    @property  # type: ignore[override]
+    def content(self) -> bytes:
+        if getattr(self, "_recorded", False):
+            now = cache.entry_now(bytes.fromhex(self.key))
+            if now is not None:
+                object.__setattr__(self, "_content", now)
+        return self._content
+
+    @content.setter
+    def content(self, value: bytes) -> None:
+        object.__setattr__(self, "_content", value)
 
     def populate_cache(self) -> None:
         c = cache.get_cache()
@@ -63,7 +82,16 @@ class TrncCacheArtifact(CacheArtifact):
 
 
 def _record(key: bytes, entry: bytes) -> None:
-    CacheArtifactManager.record_artifact(TrncCacheArtifact.type(), key.hex(), entry)
+    """Records an entry, once while it waits to be serialized: a later
+    version of it (with host code) is what ``TrncCacheArtifact.content``
+    reads when torch serializes."""
+    kind, hexkey = TrncCacheArtifact.type(), key.hex()
+    if any(a.key == hexkey for a in CacheArtifactManager._new_cache_artifacts.get(kind, ())):
+        return
+    CacheArtifactManager.record_artifact(kind, hexkey, entry)
+    for a in CacheArtifactManager._new_cache_artifacts.get(kind, ()):
+        if a.key == hexkey:
+            object.__setattr__(a, "_recorded", True)
 
 
 cache.add_entry_listener(_record)

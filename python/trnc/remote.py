@@ -255,14 +255,16 @@ class RemoteCache:
         """Counts an entry from :meth:`get` that the local loader accepted."""
         _count("remote_hits")
 
-    def put(self, key: bytes, entry: bytes) -> bool | None:
+    def put(self, key: bytes, entry: bytes, replace: bool = False) -> bool | None:
         """Stores the signed entry unless the key holds one already (a value
-        this process rejected is replaced). True: stored; False: an entry
-        was there; None: the server failed (logged)."""
+        this process rejected is replaced, and so is any value with
+        ``replace``: the same program's entry with the host code this process
+        compiled for it, ``cache.store_host_code``). True: stored; False: an
+        entry was there; None: the server failed (logged)."""
         if not self._up():
             return None
         with self._lock:
-            replace = key in self._bad
+            replace = replace or key in self._bad
             self._bad.discard(key)
         try:
             stored = self._client.set(self.redis_key(key), sign(self._secret, key, entry),

@@ -54,6 +54,15 @@ _SCRIPT = textwrap.dedent("""
         calls["n"] += 1
         return orig(*a, **k)
     be._compile_graph = counting
+    built = {"n": 0}
+    orig_decomps = be.decompositions
+    def building():
+        built["n"] += 1
+        return orig_decomps()
+    be.decompositions = building
+    if len(sys.argv) > 3:  # another torch build, as the key sees it
+        import trnc.aot_cache as ac
+        ac._torch_version_key = lambda: sys.argv[3]
 
     act, options = sys.argv[1], json.loads(sys.argv[2])
     torch.manual_seed(0)
@@ -81,13 +90,16 @@ _SCRIPT = textwrap.dedent("""
         r = cmut(a, b)
         ok = ok and a.tolist() == [0.0, 2.0, 4.0, 6.0] and r.tolist() == [1.0, 3.0, 5.0, 7.0]
     print("RESULT " + json.dumps({"ok": bool(ok), "compile_graph_calls": calls["n"],
-                                  "stats": trnc.stats(),
+                                  "stats": trnc.stats(), "decompositions_built": built["n"],
+                                  "inductor_codegen_imported":
+                                      "torch._inductor.codegen.wrapper" in sys.modules,
                                   "aot": dict(counters["aot_autograd"])}))
 """)
 
 
-def _run(act: str = "ReLU", options: dict | None = None) -> dict:
-    p = subprocess.run([sys.executable, "-c", _SCRIPT, act, json.dumps(options or {})],
+def _run(act: str = "ReLU", options: dict | None = None, torch_version: str | None = None) -> dict:
+    p = subprocess.run([sys.executable, "-c", _SCRIPT, act, json.dumps(options or {})] +
+                       ([torch_version] if torch_version else []),
                        env=dict(os.environ), capture_output=True, text=True, timeout=600)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -112,6 +124,10 @@ def test_warm_process_compiles_nothing_and_matches_eager(dirs):
     assert warm["stats"]["inference"] == 2
     assert warm["aot"].get("autograd_cache_hit") == 3
     assert not warm["aot"].get("autograd_cache_miss")
+    # the warm start neither builds the decomposition table nor imports
+    # inductor's code generators for torch's key (aot_cache._graph_details_for_trnc)
+    assert warm["decompositions_built"] == 0
+    assert not warm["inductor_codegen_imported"]
 
 
 def test_changed_graph_or_option_misses(dirs):
@@ -120,6 +136,10 @@ def test_changed_graph_or_option_misses(dirs):
     assert other_graph["ok"] and other_graph["stats"]["compiles"] == 3
     assert other_graph["aot"].get("autograd_cache_miss") == 2
     assert other_graph["aot"].get("autograd_cache_hit") == 1
+    other_torch = _run(torch_version="torch 0.0.0 git 0 (another build)")
+    assert other_torch["ok"] and other_torch["stats"]["compiles"] == 0  # trnc's cache: same programs
+    assert other_torch["aot"].get("autograd_cache_miss") == 3
+    assert not other_torch["aot"].get("autograd_cache_hit")
     other_option = _run(options={"no_fusion": True})
     assert other_option["ok"] and other_option["stats"]["compiles"] == 4
     assert other_option["aot"].get("autograd_cache_miss") == 3

@@ -142,6 +142,16 @@ def test_compiled_object():
         c.run([x.data_ptr(), "y"], [out.data_ptr()])
     with pytest.raises(TypeError):
         c.run(None, [out.data_ptr()])
+    # execute(): the per-call form, None on success, (status, diags) on failure
+    out.fill_(0)
+    assert c.execute([x.data_ptr(), y.data_ptr()], [out.data_ptr()]) is None
+    torch.testing.assert_close(out, torch.relu(x * 2 + y), rtol=1e-5, atol=1e-5)
+    status, diags = c.execute([0, y.data_ptr()], [out.data_ptr()])
+    assert status == "TRNC_ERR_INVALID_ARGUMENT" and "input 0" in diags[0]["message"]
+    with pytest.raises(ValueError, match="the program has 1 outputs"):
+        c.execute([x.data_ptr(), y.data_ptr()], [])
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        c.execute([x.data_ptr(), y.data_ptr()])
 
     c3, status, _ = g.compile(target="trn3", no_fusion=True, autocast_bf16=False)
     assert status == "TRNC_OK" and c3.report()["target"] == "trn3"
@@ -169,6 +179,8 @@ def test_compile_and_run_do_not_leak():
             c.inputs(), c.outputs(), c.report(), c.asm()
             c.run(*ptrs)
             c.run([0, 0], [0])
+            c.execute(*ptrs)
+            c.execute([0, 0], [0])
             g2.compile(target="nope")
 
     churn(50)

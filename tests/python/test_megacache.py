@@ -69,11 +69,13 @@ LOAD = textwrap.dedent("""
 """)
 
 
-def run(code: str, args: list[str], tmp: Path, name: str) -> dict:
+def run(code: str, args: list[str], tmp: Path, name: str, **extra: str) -> dict:
     env = dict(os.environ, TRNC_CACHE_DIR=str(tmp / f"trnc-{name}"),
                TORCHINDUCTOR_CACHE_DIR=str(tmp / f"inductor-{name}"))
-    for k in ("TRNC_REMOTE_CACHE", "TRNC_CACHE", "TORCHINDUCTOR_FX_GRAPH_CACHE"):
+    for k in ("TRNC_REMOTE_CACHE", "TRNC_CACHE", "TORCHINDUCTOR_FX_GRAPH_CACHE", "TRNC_SIM",
+              "TRNC_JIT_AFTER_MS"):
         env.pop(k, None)
+    env.update(extra)
     p = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
                        text=True, timeout=600)
     assert p.returncode == 0, p.stderr
@@ -94,6 +96,43 @@ def test_megacache_round_trip(tmp_path):
     assert loaded["fxgraph_hits"] >= 1  # Inductor's part came with it
     assert loaded["y_err"] < 1e-5 and loaded["g_err"] < 1e-5 and loaded["z_err"] < 1e-6
     assert "Failed to un-pickle" not in loaded["stderr"]
+
+
+# Host code: a process whose programs ran on the JIT saves the blob after
+# running them; a process on this host that loads it runs the same programs
+# from the stored machine code, compiling nothing, with the same bits.
+HOST_SAVE = textwrap.dedent("""
+    import json, sys, torch, trnc
+    f = torch.compile(lambda x: torch.tanh(x) * 3 + 1, backend="neuron", dynamic=False)
+    x = torch.arange(160, dtype=torch.float32).reshape(4, 40) / 40 - 2
+    y = f(x)
+    blob, info = torch.compiler.save_cache_artifacts()
+    open(sys.argv[1], "wb").write(blob)
+    print(json.dumps({"bits": y.view(torch.int32).tolist(),
+                      "jit_compiles": trnc.stats()["jit_compiles"]}))
+""")
+
+HOST_LOAD = textwrap.dedent("""
+    import json, sys, torch, trnc
+    torch.compiler.load_cache_artifacts(open(sys.argv[1], "rb").read())
+    f = torch.compile(lambda x: torch.tanh(x) * 3 + 1, backend="neuron", dynamic=False)
+    x = torch.arange(160, dtype=torch.float32).reshape(4, 40) / 40 - 2
+    y = f(x)
+    s = trnc.stats()
+    print(json.dumps({"bits": y.view(torch.int32).tolist(), "jit_compiles": s["jit_compiles"],
+                      "compiles": s["compiles"], "hits": s["hits"],
+                      "jit_s": trnc.last_report()["jit_s"]}))
+""")
+
+
+def test_megacache_carries_host_code(tmp_path):
+    blob = str(tmp_path / "mega.bin")
+    saved = run(HOST_SAVE, [blob, ""], tmp_path, "hsave", TRNC_SIM="jit")
+    assert saved["jit_compiles"] >= 1
+    loaded = run(HOST_LOAD, [blob, ""], tmp_path, "hload")  # another, empty cache
+    assert loaded["compiles"] == 0 and loaded["hits"] >= 1, loaded
+    assert loaded["jit_compiles"] == 0 and loaded["jit_s"] > 0, loaded  # loaded, not compiled
+    assert loaded["bits"] == saved["bits"]
 
 
 @pytest.fixture

@@ -404,3 +404,39 @@ def test_discard_removes_the_remote_entry_too(server, env, tmp_path):
     assert tcache.discard(compiled)
     assert server.client().keys("trnc:v1:*") == []
     assert not list((tmp_path / "local").glob("??/??/*.trnc"))
+
+
+HOST_PROGRAM = textwrap.dedent("""
+    import json, torch, trnc
+    f = torch.compile(lambda x: torch.tanh(x) * 3 + 1, backend="neuron", dynamic=False)
+    x = torch.arange(160, dtype=torch.float32).reshape(4, 40) / 40 - 2
+    y = f(x)
+    s = trnc.stats()
+    print(json.dumps({"bits": y.view(torch.int32).tolist(), "jit_compiles": s["jit_compiles"],
+                      "compiles": s["compiles"], "remote_hits": s["remote_hits"],
+                      "jit_s": trnc.last_report()["jit_s"]}))
+""")
+
+
+@needs_server
+def test_host_code_reaches_redis(server, tmp_path):
+    """A process whose program ran on the JIT replaces its Redis entry at
+    exit with the one carrying the machine code; a process on this host with
+    an empty local cache then loads that code instead of compiling it."""
+    def run(local: Path, **extra: str) -> dict:
+        env = dict(os.environ, TRNC_CACHE_DIR=str(local), TRNC_REMOTE_CACHE=server.url,
+                   TRNC_CACHE_SIGNING_KEY=SECRET, **extra)
+        for k in ("TRNC_CACHE_SIGNING_KEY_FILE", "TRNC_JIT_AFTER_MS", *(
+                () if "TRNC_SIM" in extra else ("TRNC_SIM",))):
+            env.pop(k, None)
+        p = subprocess.run([sys.executable, "-c", HOST_PROGRAM], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    first = run(tmp_path / "a", TRNC_SIM="jit")
+    assert first["compiles"] == 1 and first["jit_compiles"] >= 1
+    second = run(tmp_path / "b")
+    assert second["compiles"] == 0 and second["remote_hits"] == 1, second
+    assert second["jit_compiles"] == 0 and second["jit_s"] > 0, second  # loaded, not compiled
+    assert second["bits"] == first["bits"]
