@@ -71,6 +71,11 @@ typedef struct sched {
   int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
   int def[KIR_MAX_VALUES];        /* op defining each value */
   struct mmtail *mm;              /* the kernel's mm op (NULL: none) */
+  /* a load whose tensor does not vary along the tile's free dims (a row
+   * statistic [rows, 1] read over [rows, n]) moves one element per
+   * partition; its readers see it through a stride-0 free dim */
+  bool narrow[KIR_MAX_VALUES];
+  bool stays_wide[KIR_MAX_VALUES]; /* read by a store or an mm: loaded whole */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -99,9 +104,12 @@ static bool int32_tt(const kir_kernel *k, const kir_op *o) {
          k->values[o->src[1]].dtype == TRNC_I32 && trnc_nc_alu_has_int_form(o->fn);
 }
 
-/* Flat access pattern [np, n] of value v's current tile. */
+/* Flat access pattern [np, n] of value v's current tile (one element per
+ * partition, repeated n times, for a narrow load). */
 static trnc_nc_ap vap(const sched *S, int v, int np, int64_t n) {
-  return lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, 1, &n);
+  trnc_nc_ap ap = lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, 1, &n);
+  if (S->narrow[v]) ap.free[0].stride = 0;
+  return ap;
 }
 
 /* True if ts/act op o reads a value operand (scalar or bias) that spans the
@@ -291,6 +299,17 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       if (o->code == KIR_LOAD) S->cur[v] = lw_pool_next(&S->pool[v]);
       trnc_nc_ap hbm = lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp);
       trnc_nc_ap sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, tp->nfree, counts);
+      if (o->code == KIR_LOAD) {
+        bool flat = n > 1 && !S->stays_wide[v];
+        for (int d = 0; d < hbm.nfree; d++) flat &= hbm.free[d].stride == 0;
+        S->narrow[v] = flat;
+        if (flat) {
+          int64_t one = 1;
+          hbm.nfree = 1;
+          hbm.free[0] = (trnc_nc_dim){1, 1};
+          sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, 1, &one);
+        }
+      }
       st = lw_dma(L, S->cur[v], sb, hbm, o->code == KIR_STORE);
     } else {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
@@ -440,8 +459,19 @@ static trnc_status dma_tile(sched *S, lw_tile *t, trnc_dtype dt, const kir_tenso
 static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
   const kir_kernel *k = S->k;
   int v = o->code == KIR_LOAD ? o->dst : o->src[0];
-  return dma_tile(S, S->cur[v], k->values[v].dtype, &k->tensors[o->tensor], r, !full(k, v),
-                  o->code == KIR_STORE);
+  const kir_tensor *T = &k->tensors[o->tensor];
+  bool red = !full(k, v);
+  if (o->code == KIR_LOAD && !red) { /* constant along the free axes: a narrow load */
+    bool flat = S->nfree > 0 && !S->stays_wide[v];
+    int64_t n = 1;
+    for (int i = 0; i < S->nfree; i++) {
+      flat &= T->stride[S->fax[i]] == 0;
+      n *= i ? k->extent[S->fax[i]] : r->fc;
+    }
+    S->narrow[v] = flat && n > 1;
+    red = S->narrow[v];
+  }
+  return dma_tile(S, S->cur[v], k->values[v].dtype, T, r, red, o->code == KIR_STORE);
 }
 
 /* ==== a matmul ending a row kernel (the mm op) ==================================== */
@@ -1270,6 +1300,8 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   memset(S, 0, sizeof *S);
   S->L = L;
   S->k = k;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].code == KIR_STORE || k->ops[i].code == KIR_MM) S->stays_wide[k->ops[i].src[0]] = true;
   int64_t numel = 1;
   bool reduces = false;
   for (int a = 0; a < k->naxes; a++) {
