@@ -9,7 +9,8 @@
  * passes.
  *
  * Integers (docs/dtypes.md). int64 tensors run as int32. Integer
- * add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, bitwise ops,
+ * add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
+ * division, remainder and fmod, bitwise ops,
  * comparisons and integer casts are computed exactly in int32 on GpSimd
  * (codegen/kir/rules.c, int_exact; int_form() below says which nodes): an
  * int32 result wraps as eager's does, an int8/int16/uint8 result wraps as
@@ -205,6 +206,16 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       double m = fmax(fabs(a.lo), fabs(a.hi));
       return (interval){-m, m, a.poison};
     }
+    case TRNC_OP_REMAINDER: case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD:
+    case TRNC_OP_FMOD_SCALAR: {
+      /* |r| < |b|; remainder takes b's sign, fmod a's (and |r| <= |a|) */
+      interval a = arg_iv(g, vals, a0), b = arg_iv(g, vals, a1);
+      double m = fmax(0, fmax(fabs(b.lo), fabs(b.hi)) - 1);
+      bool p = a.poison || b.poison;
+      if (n->op == TRNC_OP_FMOD || n->op == TRNC_OP_FMOD_SCALAR)
+        return (interval){a.lo >= 0 ? 0 : fmax(-m, a.lo), a.hi <= 0 ? 0 : fmin(m, a.hi), p};
+      return (interval){b.lo >= 0 ? 0 : -m, b.hi <= 0 ? 0 : m, p};
+    }
     case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN_ALL: {
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
       double cnt = (double)trnc_type_numel(x) / fmax(1.0, (double)trnc_type_numel(out));
@@ -369,7 +380,8 @@ static bool int_form(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_MINIMUM: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_CLAMP:
     case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
     case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
-    case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE:
+    case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE: case TRNC_OP_REMAINDER:
+    case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD: case TRNC_OP_FMOD_SCALAR:
       break;
     default: return false;
   }

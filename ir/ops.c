@@ -58,6 +58,13 @@ static const char *check_clamp(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+static const char *check_polygamma(const trnc_graph *g, const trnc_node *n) {
+  int64_t order = trnc_arg_int(n, 0, -1);
+  if (order < 0) return "polygamma's order n must be non-negative (eager raises)";
+  if (order > 8) return "polygamma is lowered for orders n <= 8 (its asymptotic series loses fp32 accuracy beyond)";
+  return NULL;
+}
+
 static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = trnc_ref_type(g, n->args[0].u.ref);
   for (uint32_t k = 0; k < n->nouts; k++)

@@ -281,6 +281,14 @@ trnc_status rule_unary_float(const trnc_graph *g, const trnc_node *n, trnc_type 
   return TRNC_OK;
 }
 
+/* polygamma(int n, Tensor self): self's shape, a float dtype */
+trnc_status rule_polygamma(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 1);
+  copy_shape(&out[0], x, float_or_default(x->dtype));
+  return TRNC_OK;
+}
+
 trnc_status rule_unary_bool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   copy_shape(&out[0], targ(g, n, 0), TRNC_BOOL);

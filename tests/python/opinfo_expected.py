@@ -66,10 +66,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                            '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('complex', 'forward'): 'no lowering for aten.complex.default',
  ('complex', 'grad'): 'no lowering for aten.complex.default',
- ('cross', 'forward'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered for '
-                       'dtypes in the operator table',
- ('cross', 'grad'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered for '
-                    'dtypes in the operator table',
  ('cummax', 'forward'): 'no lowering for aten.cummax.default',
  ('cummax', 'grad'): 'no lowering for aten.cummax.default',
  ('cummin', 'forward'): 'no lowering for aten.cummin.default',
@@ -79,8 +75,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('diagonal_copy', 'grad'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'forward'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'grad'): 'no lowering for aten.diagonal_scatter.default',
- ('digamma', 'forward'): 'no lowering for aten.digamma.default',
- ('digamma', 'grad'): 'no lowering for aten.digamma.default',
  ('erfc', 'forward'): 'no lowering for aten.erfc.default',
  ('erfc', 'grad'): 'no lowering for aten.erfc.default',
  ('erfinv', 'forward'): 'no lowering for aten.erfinv.default',
@@ -95,10 +89,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                           'engines do not compute in; no lowering for aten._fft_c2c.default',
  ('fft.fftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
                        'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fftshift', 'forward'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                              'dtypes in the operator table',
- ('fft.fftshift', 'grad'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                           'dtypes in the operator table',
  ('fft.hfft', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
                           'engines do not compute in; no lowering for aten._conj.default; no '
                           'lowering for aten._fft_c2r.default',
@@ -130,10 +120,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                            'engines do not compute in; no lowering for aten._fft_c2c.default',
  ('fft.ifftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
                         'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifftshift', 'forward'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                               'dtypes in the operator table',
- ('fft.ifftshift', 'grad'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                            'dtypes in the operator table',
  ('fft.ihfft', 'forward'): 'no lowering for aten._conj.default; no lowering for '
                            'aten._fft_r2c.default',
  ('fft.ihfft', 'grad'): 'no lowering for aten._conj.default; no lowering for aten._fft_r2c.default',
@@ -191,8 +177,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('index_reduce.prod', 'grad'): 'no lowering for aten.index_reduce.default',
  ('kthvalue', 'forward'): 'no lowering for aten.kthvalue.default',
  ('kthvalue', 'grad'): 'no lowering for aten.kthvalue.default',
- ('lgamma', 'forward'): 'no lowering for aten.lgamma.default',
- ('lgamma', 'grad'): 'no lowering for aten.lgamma.default',
  ('linalg.cholesky', 'forward'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
                                  'higher_order.with_effects',
  ('linalg.cholesky', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
@@ -201,10 +185,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('linalg.cholesky_ex', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default',
  ('linalg.cond', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.cond', 'grad'): 'no lowering for aten._linalg_svd.default',
- ('linalg.cross', 'forward'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered '
-                              'for dtypes in the operator table',
- ('linalg.cross', 'grad'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered '
-                           'for dtypes in the operator table',
  ('linalg.det', 'forward'): 'no lowering for aten._linalg_det.default',
  ('linalg.det', 'grad'): 'no lowering for aten._linalg_det.default',
  ('linalg.eig', 'forward'): 'no lowering for aten.linalg_eig.default',
@@ -305,12 +285,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('mode', 'grad'): 'no lowering for aten.mode.default',
  ('msort', 'forward'): 'no lowering for aten.sort.default',
  ('msort', 'grad'): 'no lowering for aten.sort.default',
- ('mvlgamma.mvlgamma_p_1', 'forward'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_1', 'grad'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_3', 'forward'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_3', 'grad'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_5', 'forward'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_5', 'grad'): 'no lowering for aten.lgamma.default',
  ('nanmedian', 'forward'): 'no lowering for aten.nanmedian.default',
  ('nanmedian', 'grad'): 'no lowering for aten.nanmedian.default',
  ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
@@ -427,16 +401,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('pinverse', 'grad'): 'no lowering for aten.linalg_pinv.atol_rtol_tensor',
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
- ('polygamma.polygamma_n_0', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_0', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_1', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_1', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_2', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_2', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_3', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_3', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_4', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_4', 'grad'): 'no lowering for aten.polygamma.default',
  ('prod', 'grad'): 'no lowering for aten.cumprod.default',
  ('put', 'forward'): 'no lowering for aten.put.default',
  ('put', 'grad'): 'no lowering for aten.put.default',
@@ -507,8 +471,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                             'aten.special_modified_bessel_k1.default',
  ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
  ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
- ('special.polygamma.special_polygamma_n_0', 'forward'): 'no lowering for aten.polygamma.default',
- ('special.polygamma.special_polygamma_n_0', 'grad'): 'no lowering for aten.polygamma.default',
  ('special.scaled_modified_bessel_k0', 'forward'): 'no lowering for '
                                                    'aten.special_scaled_modified_bessel_k0.default',
  ('special.scaled_modified_bessel_k1', 'forward'): 'no lowering for '
@@ -529,10 +491,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('svd', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('svd', 'grad'): 'no lowering for aten._linalg_svd.default',
  ('take', 'grad'): 'no lowering for aten.put.default',
- ('take_along_dim', 'forward'): 'aten.remainder.Scalar: an operand has dtype i64; this op is '
-                                'lowered for dtypes in the operator table',
- ('take_along_dim', 'grad'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered '
-                             'for dtypes in the operator table',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '

@@ -1,0 +1,128 @@
+"""Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
+PyTorch: lgamma, digamma and polygamma (codegen/kir/special.c) over their
+poles, infinities and NaN, and integer remainder/fmod computed exactly in
+int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
+129 and at values far beyond fp32's exact integers. Each test also checks
+that trnc compiled the graph (trnc.stats())."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import trnc
+
+from conftest import has_extension
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+NAN, INF = float("nan"), float("inf")
+
+
+def _run(fn, *args):
+    torch._dynamo.reset()
+    before = trnc.stats()
+    out = torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True)(*args)
+    after = trnc.stats()
+    assert after["inference"] + after["forward"] > before["inference"] + before["forward"]
+    return out
+
+
+def _refusal(fn, *args):
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True)(*args)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    return str(err)
+
+
+# Points that exercise every branch: the reflection below 0.5, the shifted
+# series below 8, poles at 0 (both signs) and the negative integers, large
+# magnitudes, infinities and NaN.
+SPECIAL = [0.0, -0.0, -1.0, -2.0, -3.5, -100.25, -0.3, 1e-6, -1e-6, 0.4999, 0.5, 1.0, 2.0, 3.0,
+           7.99, 8.0, 12.5, 1e6, 1e30, INF, -INF, NAN]
+
+
+def _points():
+    return torch.cat([torch.linspace(-20, 30, 1001), torch.tensor(SPECIAL)])
+
+
+def _check(got, want, want64):
+    """Non-finite results as eager's; finite ones within 1e-4 relative to
+    eager's float32 or to float64 (eager's float32 kernel is the inexact one
+    near lgamma's zeros and at large negative arguments)."""
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    inf = torch.isinf(want)
+    assert torch.equal(got[inf], want[inf])
+    fin = torch.isfinite(want)
+    g, w, r = got[fin].double(), want[fin].double(), want64[fin]
+    tol = 1e-4 * (1 + w.abs())
+    assert (((g - w).abs() <= tol) | ((g - r).abs() <= 1e-4 * (1 + r.abs()))).all()
+
+
+def test_lgamma_values():
+    x = _points()
+    _check(_run(torch.lgamma, x), torch.lgamma(x), torch.lgamma(x.double()))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 8])
+def test_polygamma_values(n):
+    x = _points()
+    _check(_run(lambda t: torch.polygamma(n, t), x), torch.polygamma(n, x),
+           torch.polygamma(n, x.double()))
+
+
+def test_digamma_values_and_signed_zero():
+    x = _points()
+    got = _run(torch.digamma, x)
+    _check(got, torch.digamma(x), torch.digamma(x.double()))
+    assert got[-len(SPECIAL)].item() == -INF and got[-len(SPECIAL) + 1].item() == INF
+
+
+@pytest.mark.parametrize("shape", [(0,), (127,), (128,), (129,), (3, 129)])
+def test_lgamma_digamma_gradients(shape):
+    g = torch.Generator().manual_seed(0)
+    x = (torch.rand(shape, generator=g) * 10 - 3).requires_grad_()
+    x2 = x.detach().clone().requires_grad_()
+    f = lambda t: torch.lgamma(t) * 2 + torch.digamma(t)  # noqa: E731
+    out = _run(f, x)
+    out.sum().backward()
+    f(x2).sum().backward()
+    torch.testing.assert_close(out, f(x2), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_polygamma_order_limit_refused():
+    msg = _refusal(lambda t: torch.polygamma(9, t), torch.rand(5) + 1)
+    assert "orders n <= 8" in msg
+
+
+@pytest.mark.parametrize("op", [torch.remainder, torch.fmod])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("n", [0, 127, 128, 129])
+def test_integer_remainder_fmod_exact(op, dtype, n):
+    g = torch.Generator().manual_seed(n)
+    a = torch.randint(-2**30, 2**30, (n,), generator=g).to(dtype)
+    b = torch.randint(1, 2**20, (n,), generator=g).to(dtype)
+    b = torch.where(torch.arange(n) % 2 == 0, b, -b).to(dtype)
+    assert torch.equal(_run(op, a, b), op(a, b))
+    assert torch.equal(_run(lambda x: op(x, -7), a), op(a, -7))
+
+
+def test_integer_remainder_signs_and_narrow_dtypes():
+    a = torch.tensor([7, -7, 7, -7, 0, 6, -6], dtype=torch.int64)
+    b = torch.tensor([3, 3, -3, -3, 5, 3, -3], dtype=torch.int64)
+    assert _run(torch.remainder, a, b).tolist() == [1, 2, -2, -1, 0, 0, 0]
+    assert _run(torch.fmod, a, b).tolist() == [1, -1, 1, -1, 0, 0, 0]
+    u = torch.tensor([200, 13, 255, 0], dtype=torch.uint8)
+    assert torch.equal(_run(lambda x: torch.remainder(x, 7), u), torch.remainder(u, 7))
+    i8 = torch.tensor([-128, 127, -5, 5], dtype=torch.int8)
+    assert torch.equal(_run(lambda x: torch.fmod(x, 3), i8), torch.fmod(i8, 3))
+
+
+def test_cross_with_negative_dim():
+    """linalg.cross normalizes its index with an int64 remainder (OpInfo)."""
+    a, b = torch.randn(4, 3, 5), torch.randn(4, 3, 5)
+    torch.testing.assert_close(_run(lambda x, y: torch.linalg.cross(x, y, dim=-2), a, b),
+                               torch.linalg.cross(a, b, dim=-2))
