@@ -74,6 +74,18 @@ static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* numel(index) times the positions of dim: the one-hot of decomp_index.c */
+static const char *onehot_too_big(const trnc_graph *g, const trnc_node *n, uint32_t elems_arg) {
+  const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+  int64_t d = trnc_arg_int(n, 1, 0);
+  if (d < 0) d += x->rank;
+  int64_t pos = x->rank && d >= 0 && d < x->rank ? x->shape[d] : 1;
+  if ((double)trnc_type_numel(trnc_ref_type(g, n->args[elems_arg].u.ref)) * (double)pos >
+      (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 elements times positions (the one-hot trnc reduces over)";
+  return NULL;
+}
+
 static const char *check_scatter_reduce(const trnc_graph *g, const trnc_node *n) {
   trnc_dtype self = trnc_ref_type(g, n->args[0].u.ref)->dtype;
   trnc_dtype src = trnc_ref_type(g, n->args[3].u.ref)->dtype;
@@ -82,7 +94,37 @@ static const char *check_scatter_reduce(const trnc_graph *g, const trnc_node *n)
   const trnc_arg *r = arg(n, 4);
   if (r && r->kind == TRNC_ARG_STR && (!strcmp(r->u.s, "sum") || !strcmp(r->u.s, "mean")))
     return NULL;
-  return "reduce must be 'sum' or 'mean' ('prod', 'amax' and 'amin' are not lowered)";
+  if (r && r->kind == TRNC_ARG_STR &&
+      (!strcmp(r->u.s, "prod") || !strcmp(r->u.s, "amax") || !strcmp(r->u.s, "amin")))
+    return onehot_too_big(g, n, 2);
+  return "reduce must be 'sum', 'mean', 'prod', 'amax' or 'amin'";
+}
+
+static const char *check_index_reduce(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *self = trnc_ref_type(g, n->args[0].u.ref);
+  trnc_dtype src = trnc_ref_type(g, n->args[3].u.ref)->dtype;
+  if (self->dtype == TRNC_I64 || self->dtype == TRNC_I32 || self->dtype == TRNC_BOOL ||
+      src != self->dtype)
+    return "self and source must be floating tensors of one dtype";
+  const trnc_arg *r = arg(n, 4);
+  if (!(r && r->kind == TRNC_ARG_STR &&
+        (!strcmp(r->u.s, "prod") || !strcmp(r->u.s, "mean") || !strcmp(r->u.s, "amax") ||
+         !strcmp(r->u.s, "amin"))))
+    return "reduce must be 'prod', 'mean', 'amax' or 'amin'";
+  return onehot_too_big(g, n, 3);
+}
+
+/* bucketize(self, boundaries) / searchsorted(sorted_sequence, self): the comparison */
+static const char *check_search(const trnc_graph *g, const trnc_node *n) {
+  bool bk = n->op == TRNC_OP_BUCKETIZE;
+  const trnc_type *seq = trnc_ref_type(g, n->args[bk ? 1 : 0].u.ref);
+  const trnc_type *x = trnc_ref_type(g, n->args[bk ? 0 : 1].u.ref);
+  if (bk && seq->rank != 1) return "boundaries must be 1-D";
+  if (seq->rank == 0) return "the sorted sequence must have a dim";
+  int64_t len = seq->shape[seq->rank - 1];
+  if ((double)trnc_type_numel(x) * (double)len > (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 values times sequence elements (the comparison trnc sums)";
+  return NULL;
 }
 
 static const char *check_bn_no_stats(const trnc_graph *g, const trnc_node *n) {

@@ -1661,6 +1661,24 @@ trnc_status rule_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out
   return TRNC_OK;
 }
 
+/* bucketize(self, boundaries, out_int32, right) / searchsorted(seq, self,
+ * out_int32, ...): self's shape, int32 with out_int32, else int64; a batched
+ * searchsorted's sequence has self's leading dims. */
+trnc_status rule_bucketize(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  bool bk = n->op == TRNC_OP_BUCKETIZE;
+  const trnc_type *x = targ(g, n, bk ? 0 : 1), *seq = targ(g, n, bk ? 1 : 0);
+  CHECK(x && seq, "%s: needs a sequence and values", bk ? "bucketize" : "searchsorted");
+  CHECK(seq->rank >= 1, "the sorted sequence must have a dim");
+  if (seq->rank > 1) {
+    CHECK(seq->rank == x->rank, "searchsorted: the sequence and the values differ in rank");
+    for (int i = 0; i + 1 < x->rank; i++)
+      CHECK(seq->shape[i] == x->shape[i], "searchsorted: leading dim %d differs", i);
+  }
+  copy_shape(&out[0], x, trnc_arg_bool(n, 2, false) ? TRNC_I32 : TRNC_I64);
+  return TRNC_OK;
+}
+
 /* slice_scatter / select_scatter: self with a slice (select) replaced by
  * src, which must have exactly the slice's shape. Result: self's shape. */
 trnc_status rule_slice_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,

@@ -138,6 +138,8 @@ trnc_status decomp_pad(trnc_db *b, const trnc_node *n) {
 /* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
  * bool include_self=True) */
 trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n) {
+  if (strcmp(n->args[4].u.s, "sum") && strcmp(n->args[4].u.s, "mean"))
+    return decomp_scatter_reduce_onehot(b, n); /* prod, amax, amin (passes/decomp_index.c) */
   trnc_ref x = n->args[0].u.ref, src = n->args[3].u.ref;
   bool mean = !strcmp(n->args[4].u.s, "mean"), self = trnc_arg_bool(n, 5, true);
   const trnc_arg dim = n->args[1], idx = n->args[2];

@@ -120,6 +120,19 @@ trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n);
  *  index hits without include_self), divided for 'mean' by the count of
  *  values reduced at each position (scatter_add of ones, plus 1 for self). */
 trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n);
+/** scatter_reduce.two with reduce 'prod', 'amax' or 'amin' and
+ *  index_reduce(self, dim, index, source, reduce, include_self): the
+ *  reduction over a one-hot [..., positions, elements] of index == position
+ *  (passes/decomp_index.c). */
+trnc_status decomp_scatter_reduce_onehot(trnc_db *b, const trnc_node *n);
+trnc_status decomp_index_reduce(trnc_db *b, const trnc_node *n);
+/** put(self, index, source, accumulate): a scatter (scatter_add) into self
+ *  seen flat, negative indices wrapped. */
+trnc_status decomp_put(trnc_db *b, const trnc_node *n);
+/** bucketize.Tensor / searchsorted.Tensor: the count of boundaries below
+ *  each value (at most, with right), NaN past them all. */
+trnc_status decomp_bucketize(trnc_db *b, const trnc_node *n);
+trnc_status decomp_searchsorted(trnc_db *b, const trnc_node *n);
 /** sort / sort.stable(x, dim, descending) and topk(x, k, dim, largest):
  *  stable ranks counted from a comparison matrix, values and indices placed
  *  by a one-hot sum (passes/decomp_sort.c). */

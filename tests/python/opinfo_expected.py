@@ -9,10 +9,7 @@ UNTRACED: trnc never saw a graph of the entry, for this reason.
 
 # flake8: noqa: E501
 
-REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
-                                         'aten._batch_norm_with_update_functional.default',
- ('_batch_norm_with_update', 'grad'): 'no lowering for '
-                                      'aten._batch_norm_with_update_functional.default',
+REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm_backward.default',
  ('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.lengths', 'grad'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.offsets', 'forward'): 'no lowering for aten.segment_reduce.default',
@@ -27,7 +24,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                           'its input tensors, which a static-shape compiler cannot lower; keep '
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                           'mask) instead of selecting elements',
- ('bucketize', 'forward'): 'no lowering for aten.bucketize.Tensor',
  ('byte', 'forward'): "aten._to_copy.default: u8 result 0 cannot be proven to stay within u8's "
                       'range; eager PyTorch would wrap around, which trnc does not emulate: '
                       'compute in a wider dtype',
@@ -167,14 +163,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
- ('index_reduce.amax', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.amax', 'grad'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.amin', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.amin', 'grad'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.mean', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.mean', 'grad'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.prod', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.prod', 'grad'): 'no lowering for aten.index_reduce.default',
  ('kthvalue', 'forward'): 'no lowering for aten.kthvalue.default',
  ('kthvalue', 'grad'): 'no lowering for aten.kthvalue.default',
  ('linalg.cholesky', 'forward'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
@@ -402,25 +390,10 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
  ('prod', 'grad'): 'no lowering for aten.cumprod.default',
- ('put', 'forward'): 'no lowering for aten.put.default',
- ('put', 'grad'): 'no lowering for aten.put.default',
  ('qr', 'forward'): 'no lowering for aten.linalg_qr.default',
  ('qr', 'grad'): 'no lowering for aten.linalg_qr.default',
  ('quantile', 'forward'): 'no lowering for aten.sort.default',
  ('quantile', 'grad'): 'no lowering for aten.sort.default',
- ('scatter_reduce.amax', 'forward'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                     "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.amax', 'grad'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                  "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.amin', 'forward'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                     "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.amin', 'grad'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                  "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.prod', 'forward'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                     "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.prod', 'grad'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                  "('prod', 'amax' and 'amin' are not lowered)",
- ('searchsorted', 'forward'): 'no lowering for aten.searchsorted.Tensor',
  ('sgn', 'grad'): 'no lowering for aten._efficientzerotensor.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range; eager PyTorch would wrap around, which trnc does not emulate: '
@@ -490,7 +463,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
  ('svd', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('svd', 'grad'): 'no lowering for aten._linalg_svd.default',
- ('take', 'grad'): 'no lowering for aten.put.default',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '
@@ -505,12 +477,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('topk', 'grad'): 'no lowering for aten.topk.default',
  ('triangular_solve', 'forward'): 'no lowering for aten.triangular_solve.default',
  ('triangular_solve', 'grad'): 'no lowering for aten.triangular_solve.default',
- ('unbind_copy', 'forward'): 'no lowering for aten.unbind_copy.int',
- ('unbind_copy', 'grad'): 'no lowering for aten.unbind_copy.int',
- ('unfold', 'forward'): 'no lowering for aten.unfold.default',
- ('unfold', 'grad'): 'no lowering for aten.unfold.default',
- ('unfold_copy', 'forward'): 'no lowering for aten.unfold.default',
- ('unfold_copy', 'grad'): 'no lowering for aten.unfold.default',
  ('unique', 'forward'): "aten._unique2.default: node '_unique2' output 0 has a data-dependent size "
                         "in dim 0 (u0): the shape of this op's result depends on the values in its "
                         'input tensors, which a static-shape compiler cannot lower; keep shapes '
@@ -844,6 +810,7 @@ UNTRACED = {('H', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('triu_indices', 'forward'): 'no float32 CPU sample',
  ('triu_indices', 'grad'): 'not differentiable',
  ('unflatten', 'grad'): 'trnc compiled no forward and backward graph pair',
+ ('unfold', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('uniform', 'forward'): 'dynamo: Attempted to call function marked as skipped',
  ('uniform', 'grad'): 'not differentiable',
  ('unique', 'grad'): 'not differentiable',

@@ -13,19 +13,14 @@ import torch
 import trnc
 
 from conftest import has_extension
+from helpers import run_counted
 
 pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
 
 NAN, INF = float("nan"), float("inf")
 
 
-def _run(fn, *args):
-    torch._dynamo.reset()
-    before = trnc.stats()
-    out = torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True)(*args)
-    after = trnc.stats()
-    assert after["inference"] + after["forward"] > before["inference"] + before["forward"]
-    return out
+_run = run_counted
 
 
 def _refusal(fn, *args):
