@@ -186,13 +186,18 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return (interval){-a.hi, -a.lo, a.poison};
     }
     case TRNC_OP_SIGN: return iv(-1, 1);
-    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
+    case TRNC_OP_RELU: {
+      interval a = arg_iv(g, vals, a0);
+      return (interval){fmax(0, a.lo), fmax(0, a.hi), a.poison};
+    }
+    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR:
+    case TRNC_OP_BITWISE_AND_SCALAR: case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR: {
       /* bit ops of int32 values (sign-extended in int64) stay in int32; an
        * and with a non-negative operand is within [0, that operand] */
       interval a = arg_iv(g, vals, a0), b = arg_iv(g, vals, a1);
       bool p = a.poison || b.poison;
       if (!fits_i32(a) || !fits_i32(b)) return iv_unknown();
-      if (n->op == TRNC_OP_BITWISE_AND && (a.lo >= 0 || b.lo >= 0))
+      if ((n->op == TRNC_OP_BITWISE_AND || n->op == TRNC_OP_BITWISE_AND_SCALAR) && (a.lo >= 0 || b.lo >= 0))
         return (interval){0, a.lo >= 0 && b.lo >= 0 ? fmin(a.hi, b.hi) : a.lo >= 0 ? a.hi : b.hi, p};
       return (interval){I32_LO, I32_HI, p};
     }
@@ -256,6 +261,13 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
     }
     case TRNC_OP_ANY_DIM: case TRNC_OP_ALL_DIM: return iv(0, 1);
+    case TRNC_OP_CUMMAX: case TRNC_OP_CUMMIN: { /* running extrema of x, indices along dim */
+      if (k == 0) return arg_iv(g, vals, a0);
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = a1 && a1->kind == TRNC_ARG_INT ? a1->u.i : 0;
+      if (d < 0) d += x->rank;
+      return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
+    }
     case TRNC_OP_SORT: case TRNC_OP_SORT_STABLE: case TRNC_OP_TOPK: {
       /* values are a selection of the input's, indices lie within the dim */
       if (k == 0) return arg_iv(g, vals, a0);
@@ -384,7 +396,8 @@ static bool int_form(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_RSUB_SCALAR: case TRNC_OP_MUL: case TRNC_OP_MUL_SCALAR: case TRNC_OP_MAXIMUM:
     case TRNC_OP_MINIMUM: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_CLAMP:
     case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
-    case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
+    case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_BITWISE_AND_SCALAR:
+    case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR: case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
     case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE: case TRNC_OP_REMAINDER:
     case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD: case TRNC_OP_FMOD_SCALAR:
       break;

@@ -407,6 +407,18 @@ trnc_status rule_cumsum(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return TRNC_OK;
 }
 
+/* cummax / cummin(self, dim): values like self, int64 indices */
+trnc_status rule_cummax(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "%s: dim out of range", n->target);
+  copy_shape(&out[0], x, x->dtype);
+  copy_shape(&out[1], x, TRNC_I64);
+  return TRNC_OK;
+}
+
 /* linalg_vector_norm(self, ord, dim, keepdim, dtype): a reduction of a float
  * tensor to its dtype (or `dtype`). */
 trnc_status rule_vector_norm(const trnc_graph *g, const trnc_node *n, trnc_type *out,

@@ -53,18 +53,22 @@ trnc_arg trnc_db_dtype(trnc_dtype dt) {
   return (trnc_arg){.kind = TRNC_ARG_DTYPE, .name = "", .u.dtype = dt};
 }
 
-trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) {
+/* A list argument of n items, item i from ints[i] or refs[i]. */
+static trnc_arg list_arg(trnc_db *b, const int64_t *ints, const trnc_ref *refs, int n) {
   trnc_arg a = {.kind = TRNC_ARG_LIST, .name = ""};
   trnc_arg *it = trnc_arena_array(&b->g->arena, n > 0 ? (size_t)n : 1, sizeof *it);
   if (!it) {
     if (!b->st) b->st = trnc_diag_error(b->d, TRNC_ERR_NOMEM, "out of memory in decompose");
     return trnc_db_none();
   }
-  for (int i = 0; i < n; i++) it[i] = trnc_db_int(items[i]);
+  for (int i = 0; i < n; i++) it[i] = ints ? trnc_db_int(ints[i]) : trnc_db_val(refs[i]);
   a.u.list.items = it;
   a.u.list.n = (uint32_t)n;
   return a;
 }
+
+trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n) { return list_arg(b, items, NULL, n); }
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *refs, int n) { return list_arg(b, NULL, refs, n); }
 
 /* ---- builder ------------------------------------------------------------------- */
 

@@ -34,6 +34,8 @@ trnc_arg trnc_db_none(void);
 trnc_arg trnc_db_dtype(trnc_dtype dt);
 /** An int[] argument of n items (copied into the graph's arena). */
 trnc_arg trnc_db_ints(trnc_db *b, const int64_t *items, int n);
+/** A Tensor[] argument of the n values refs (copied into the graph's arena). */
+trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *refs, int n);
 
 /* ---- emission --------------------------------------------------------------- */
 /** The graph being rewritten (for types of existing values). */
@@ -91,6 +93,9 @@ trnc_status decomp_sdpa_bw(trnc_db *b, const trnc_node *n);
 /** cumsum(x, dim, dtype): x (moved so that dim is last, as [M, N] rows)
  *  times the N x N upper-triangular ones matrix, in float32 (passes/decomp_ops.c). */
 trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n);
+/** cumprod, cummax and cummin: a Hillis-Steele scan of
+ *  ceil(log2 N) shifted combinations along the dim (passes/decomp_scan.c). */
+trnc_status decomp_scan(trnc_db *b, const trnc_node *n);
 /** repeat(x, repeats): x viewed with a size-1 dim before each repeated dim,
  *  expanded to the repeat count there, copied and viewed to the result. */
 trnc_status decomp_repeat(trnc_db *b, const trnc_node *n);

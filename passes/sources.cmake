@@ -9,6 +9,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_sort.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_moe.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_index.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_scan.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/simplify.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/fold.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/cse.c

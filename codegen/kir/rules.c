@@ -383,14 +383,18 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_BITWISE_NOT:
     case TRNC_OP_BITWISE_AND:
     case TRNC_OP_BITWISE_OR:
-    case TRNC_OP_BITWISE_XOR: {
+    case TRNC_OP_BITWISE_XOR:
+    case TRNC_OP_BITWISE_AND_SCALAR:
+    case TRNC_OP_BITWISE_OR_SCALAR:
+    case TRNC_OP_BITWISE_XOR_SCALAR: {
       static const uint8_t alu[] = {TRNC_NC_ALU_EQ, TRNC_NC_ALU_AND, TRNC_NC_ALU_OR, TRNC_NC_ALU_XOR};
       if (k->values[x].dtype != TRNC_BOOL) {
         *why = "bitwise ops are lowered for bool tensors only";
         return -1;
       }
-      int i = n->op == TRNC_OP_BITWISE_NOT ? 0 : n->op == TRNC_OP_BITWISE_AND ? 1
-              : n->op == TRNC_OP_BITWISE_OR ? 2 : 3;
+      int i = n->op == TRNC_OP_BITWISE_NOT ? 0
+              : n->op == TRNC_OP_BITWISE_AND || n->op == TRNC_OP_BITWISE_AND_SCALAR ? 1
+              : n->op == TRNC_OP_BITWISE_OR || n->op == TRNC_OP_BITWISE_OR_SCALAR ? 2 : 3;
       return i == 0 ? kir_ts(k, dt, x, alu[0], 0, B, 0) : binary(E, n, dt, alu[i]);
     }
     case TRNC_OP_CLONE:
@@ -730,9 +734,11 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
     case TRNC_OP_MASKED_FILL: /* masked_fill(x, mask, value) */
       r = int_where(k, int_arg(E, n, 1, ax, xt), int_arg(E, n, 2, ax, xt), int_arg(E, n, 0, ax, xt));
       break;
-    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
-      int alu = n->op == TRNC_OP_BITWISE_AND ? TRNC_NC_ALU_BIT_AND
-                : n->op == TRNC_OP_BITWISE_OR ? TRNC_NC_ALU_BIT_OR : TRNC_NC_ALU_BIT_XOR;
+    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR:
+    case TRNC_OP_BITWISE_AND_SCALAR: case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR: {
+      int alu = n->op == TRNC_OP_BITWISE_AND || n->op == TRNC_OP_BITWISE_AND_SCALAR ? TRNC_NC_ALU_BIT_AND
+                : n->op == TRNC_OP_BITWISE_OR || n->op == TRNC_OP_BITWISE_OR_SCALAR ? TRNC_NC_ALU_BIT_OR
+                                                                                     : TRNC_NC_ALU_BIT_XOR;
       r = int_tt(k, alu, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt));
       break;
     }

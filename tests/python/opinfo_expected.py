@@ -18,7 +18,9 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('addbmm', 'forward'): 'no lowering for aten.addbmm.default',
  ('addbmm', 'grad'): 'no lowering for aten.addbmm.default',
- ('argsort', 'forward'): 'no lowering for aten.sort.default',
+ ('argsort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is '
+                         'not lowered (trnc ranks each element by comparing it with every other '
+                         'element of its row)',
  ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "
                           'its input tensors, which a static-shape compiler cannot lower; keep '
@@ -62,12 +64,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
                            '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('complex', 'forward'): 'no lowering for aten.complex.default',
  ('complex', 'grad'): 'no lowering for aten.complex.default',
- ('cummax', 'forward'): 'no lowering for aten.cummax.default',
- ('cummax', 'grad'): 'no lowering for aten.cummax.default',
- ('cummin', 'forward'): 'no lowering for aten.cummin.default',
- ('cummin', 'grad'): 'no lowering for aten.cummin.default',
- ('cumprod', 'forward'): 'no lowering for aten.cumprod.default',
- ('cumprod', 'grad'): 'no lowering for aten.cumprod.default',
  ('diagonal_copy', 'grad'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'forward'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'grad'): 'no lowering for aten.diagonal_scatter.default',
@@ -237,8 +233,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
                                     'for higher_order.with_effects',
  ('linalg.tensorsolve', 'grad'): 'no lowering for aten._linalg_solve_ex.default; no lowering for '
                                  'higher_order.with_effects',
- ('linalg.vander', 'forward'): 'no lowering for aten.cumprod.default',
- ('linalg.vander', 'grad'): 'no lowering for aten.cumprod.default',
  ('logcumsumexp', 'forward'): 'no lowering for aten.logcumsumexp.default',
  ('logcumsumexp', 'grad'): 'no lowering for aten.logcumsumexp.default',
  ('logdet', 'forward'): 'no lowering for aten._linalg_slogdet.default',
@@ -249,8 +243,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('lu_solve', 'grad'): 'no lowering for aten.linalg_lu_solve.default',
  ('lu_unpack', 'forward'): 'no lowering for aten.lu_unpack.default',
  ('lu_unpack', 'grad'): 'no lowering for aten.lu_unpack.default',
- ('masked.cumprod', 'forward'): 'no lowering for aten.cumprod.default',
- ('masked.cumprod', 'grad'): 'no lowering for aten.cumprod.default',
  ('masked.median', 'forward'): 'no lowering for aten.nanmedian.dim',
  ('masked.median', 'grad'): 'no lowering for aten.nanmedian.dim',
  ('masked_scatter', 'forward'): 'no lowering for aten.masked_scatter.default',
@@ -271,8 +263,12 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('median', 'grad'): 'no lowering for aten.median.default',
  ('mode', 'forward'): 'no lowering for aten.mode.default',
  ('mode', 'grad'): 'no lowering for aten.mode.default',
- ('msort', 'forward'): 'no lowering for aten.sort.default',
- ('msort', 'grad'): 'no lowering for aten.sort.default',
+ ('msort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
+                       'lowered (trnc ranks each element by comparing it with every other element '
+                       'of its row)',
+ ('msort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
+                    'lowered (trnc ranks each element by comparing it with every other element of '
+                    'its row)',
  ('nanmedian', 'forward'): 'no lowering for aten.nanmedian.default',
  ('nanmedian', 'grad'): 'no lowering for aten.nanmedian.default',
  ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
@@ -389,7 +385,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('pinverse', 'grad'): 'no lowering for aten.linalg_pinv.atol_rtol_tensor',
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
- ('prod', 'grad'): 'no lowering for aten.cumprod.default',
  ('qr', 'forward'): 'no lowering for aten.linalg_qr.default',
  ('qr', 'grad'): 'no lowering for aten.linalg_qr.default',
  ('quantile', 'forward'): 'no lowering for aten.sort.default',

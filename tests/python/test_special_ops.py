@@ -121,3 +121,62 @@ def test_cross_with_negative_dim():
     a, b = torch.randn(4, 3, 5), torch.randn(4, 3, 5)
     torch.testing.assert_close(_run(lambda x, y: torch.linalg.cross(x, y, dim=-2), a, b),
                                torch.linalg.cross(a, b, dim=-2))
+
+
+@pytest.mark.parametrize("n", [1, 2, 16, 17, 127, 128, 129])
+def test_cumprod_scan(n):
+    """Scans of at most 16 run in eager's order, longer ones as a Hillis-Steele scan."""
+    g = torch.Generator().manual_seed(n)
+    x = torch.rand(3, n, generator=g) + 0.5
+    if n > 5:
+        x[0, 3], x[1, 2], x[2, 4] = NAN, INF, 0.0
+    for d in (1, 0):
+        want = torch.cumprod(x, d)
+        torch.testing.assert_close(_run(lambda t: torch.cumprod(t, d), x), want, rtol=1e-5, atol=1e-6,
+                                   equal_nan=True)
+    assert _run(lambda t: torch.cumprod(t, 0), torch.tensor(3.0)).item() == 3.0
+
+
+def test_cumprod_gradient_with_zeros():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 6, generator=g)
+    x[1, 2] = x[2, 1] = x[2, 4] = 0.0
+    cot = torch.randn(4, 6, generator=g)
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (got,) = torch.autograd.grad(_run(lambda t: torch.cumprod(t, 1), xa), xa, cot)
+    (want,) = torch.autograd.grad(torch.cumprod(xb, 1), xb, cot)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", [torch.cummax, torch.cummin])
+@pytest.mark.parametrize("n", [1, 7, 128, 129])
+def test_cummax_cummin_last_index_and_nan(op, n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randint(-3, 3, (3, n), generator=g).float()  # ties: eager keeps the last index
+    if n > 5:
+        x[0, 3], x[0, 5], x[1, 2], x[2, 4] = NAN, NAN, INF, -INF
+    xi = torch.randint(-3, 3, (3, n), generator=g)
+    for t in (x, xi):
+        for d in (1, 0):
+            gv, gi = _run(lambda v: op(v, d), t)
+            wv, wi = op(t, d)
+            assert torch.equal(gv.nan_to_num(), wv.nan_to_num()) and torch.equal(gi, wi)
+
+
+def test_max_min_dim_of_bool():
+    g = torch.Generator().manual_seed(0)
+    b = torch.rand(3, 129, generator=g) > 0.6
+    for op in (torch.max, torch.min):
+        gv, gi = _run(lambda t: op(t, 1), b)
+        wv, wi = op(b, 1)
+        assert torch.equal(gv, wv) and torch.equal(gi, wi)
+
+
+@pytest.mark.parametrize("op", [torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor])
+def test_bitwise_scalar(op):
+    a = torch.tensor([-2**31, -5, 0, 7, 2**31 - 1], dtype=torch.int32)
+    assert torch.equal(_run(lambda t: op(t, 6), a), op(a, 6))
+    u = torch.tensor([0, 13, 255], dtype=torch.uint8)
+    assert torch.equal(_run(lambda t: op(t, 0x5A), u), op(u, 0x5A))
+    b = torch.tensor([True, False, True])
+    assert torch.equal(_run(lambda t: op(t, True), b), op(b, True))
