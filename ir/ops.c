@@ -65,6 +65,22 @@ static const char *check_polygamma(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* _cdist_forward(x1, x2, ...) / _cdist_backward(grad, x1, x2, ...): the
+ * [..., P, R, M] differences trnc reduces */
+static const char *check_cdist(const trnc_graph *g, const trnc_node *n) {
+  uint32_t a = n->op == TRNC_OP_CDIST ? 0 : 1;
+  const trnc_type *x1 = trnc_ref_type(g, n->args[a].u.ref), *x2 = trnc_ref_type(g, n->args[a + 1].u.ref);
+  if (x1->rank < 2 || x2->rank < 2 || x1->rank != x2->rank) return "x1 and x2 must have one rank, at least 2";
+  for (int i = 0; i + 2 < x1->rank; i++)
+    if (x1->shape[i] != x2->shape[i]) return "x1 and x2 must have one batch shape (no broadcasting)";
+  double p = trnc_arg_number(trnc_node_arg(n, a + 2), 2);
+  if (!(p >= 0)) return "p must be non-negative";
+  if ((double)trnc_type_numel(x1) * (double)x2->shape[x2->rank - 2] > (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 differences (x1's elements times x2's rows)";
+  if (isinf(p) && x1->shape[x1->rank - 1] == 0) return "p = inf over empty rows has no identity";
+  return NULL;
+}
+
 static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = trnc_ref_type(g, n->args[0].u.ref);
   for (uint32_t k = 0; k < n->nouts; k++)

@@ -281,8 +281,9 @@ trnc_status rule_unary_float(const trnc_graph *g, const trnc_node *n, trnc_type 
   return TRNC_OK;
 }
 
-/* polygamma(int n, Tensor self): self's shape, a float dtype */
-trnc_status rule_polygamma(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+/* polygamma(int n, Tensor self), _cdist_backward(grad, x1, ...): argument
+ * 1's shape, a float dtype */
+trnc_status rule_unary_float_arg1(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                            uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 1);
   copy_shape(&out[0], x, float_or_default(x->dtype));
@@ -1670,6 +1671,25 @@ trnc_status rule_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out
           "scatter: index dim %d larger than src", i);
   }
   copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+/* _cdist_forward(x1 [..., P, M], x2 [..., R, M], p, compute_mode): the
+ * broadcast batch dims, then [P, R]. */
+trnc_status rule_cdist(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0), *b = targ(g, n, 1);
+  CHECK(a && b && a->rank >= 2 && b->rank >= 2, "cdist: x1 and x2 need at least 2 dims");
+  CHECK(a->shape[a->rank - 1] == b->shape[b->rank - 1], "cdist: x1 and x2 differ in their last dim");
+  CHECK(a->rank == b->rank, "cdist: x1 and x2 differ in rank");
+  out->rank = a->rank;
+  for (int i = 0; i + 2 < a->rank; i++) {
+    CHECK(a->shape[i] == b->shape[i], "cdist: batch dim %d differs", i);
+    out->shape[i] = a->shape[i];
+  }
+  out->shape[a->rank - 2] = a->shape[a->rank - 2];
+  out->shape[a->rank - 1] = b->shape[b->rank - 2];
+  out->dtype = a->dtype;
   return TRNC_OK;
 }
 

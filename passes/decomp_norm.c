@@ -102,3 +102,50 @@ trnc_status decomp_bn_no_stats(trnc_db *b, const trnc_node *n) {
   if (!st) st = trnc_db_result(b, 2, trnc_db_view(b, rstd, 1, &C));
   return st;
 }
+
+/* _cdist_forward(x1 [..., P, M], x2 [..., R, M], p, compute_mode) and
+ * _cdist_backward(grad [..., P, R], x1, x2, p, cdist): over the differences
+ *   diff[..., i, j, m] = x1[..., i, m] - x2[..., j, m],
+ * the forward is the p-norm of each row of diff (as vector_norm above; eager's
+ * direct path, never its mm path for p = 2), the backward
+ *   grad_x1[..., i, m] = sum_j grad[i, j] * t[i, j, m],
+ *   t = sign(diff) |diff|^(p-1) / cdist^(p-1), 0 where cdist == 0
+ *   (p = 1: sign(diff); p = 2: diff / cdist; inf: sign(diff) where |diff| ==
+ *   cdist; 0: 0; p < 1 also 0 where diff == 0), as eager's kernels. */
+trnc_status decomp_cdist(trnc_db *b, const trnc_node *n) {
+  bool bw = n->op == TRNC_OP_CDIST_BACKWARD;
+  uint32_t a = bw ? 1 : 0;
+  trnc_ref x1 = n->args[a].u.ref, x2 = n->args[a + 1].u.ref;
+  double p = trnc_arg_number(&n->args[a + 2], 2.0);
+  trnc_ref diff = DB(b, SUB, V(DB(b, UNSQUEEZE, V(x1), I(-2))), V(DB(b, UNSQUEEZE, V(x2), I(-3))), I(1));
+  int64_t last = -1, rows = -2;
+  trnc_arg dl = trnc_db_ints(b, &last, 1), keep = trnc_db_bool(false);
+  if (!bw) {
+    trnc_ref ad = DB(b, ABS, V(diff)), r;
+    if (p == 0) r = DB(b, SUM, V(DB(b, NE_SCALAR, V(diff), I(0))), dl, keep, trnc_db_dtype(TRNC_F32));
+    else if (p == 1) r = DB(b, SUM, V(ad), dl, keep, NONE);
+    else if (p == 2) r = DB(b, SQRT, V(DB(b, SUM, V(DB(b, MUL, V(diff), V(diff))), dl, keep, NONE)));
+    else if (isinf(p)) r = DB(b, AMAX, V(ad), dl, keep);
+    else r = DB(b, POW_SCALAR, V(DB(b, SUM, V(DB(b, POW_SCALAR, V(ad), F(p))), dl, keep, NONE)), F(1 / p));
+    return trnc_db_result(b, 0, r);
+  }
+  if (p == 0) return trnc_db_result(b, 0, DB(b, FULL_LIKE, V(x1), I(0), NONE, NONE, NONE, NONE, NONE));
+  trnc_ref c = DB(b, UNSQUEEZE, n->args[4], I(-1)), g = DB(b, UNSQUEEZE, n->args[0], I(-1));
+  trnc_ref sg = DB(b, SIGN, V(diff)), t;
+  if (p == 1) {
+    t = sg;
+  } else if (isinf(p)) {
+    t = DB(b, MASKED_FILL, V(sg), V(DB(b, NE, V(DB(b, ABS, V(diff))), V(c))), I(0));
+  } else {
+    trnc_ref num = p == 2 ? diff : DB(b, MUL, V(sg), V(DB(b, POW_SCALAR, V(DB(b, ABS, V(diff))), F(p - 1))));
+    t = DB(b, DIV, V(num), V(p == 2 ? c : DB(b, POW_SCALAR, V(c), F(p - 1))));
+    trnc_ref zero = DB(b, EQ_SCALAR, V(c), I(0));
+    if (p < 1) zero = DB(b, LOGICAL_OR, V(DB(b, EXPAND, V(zero), trnc_db_ints(b, trnc_db_type(b, diff)->shape,
+                                                                            trnc_db_type(b, diff)->rank),
+                                           trnc_db_bool(false))),
+                         V(DB(b, EQ_SCALAR, V(diff), I(0))));
+    t = DB(b, MASKED_FILL, V(t), V(zero), I(0));
+  }
+  trnc_ref r = DB(b, SUM, V(DB(b, MUL, V(t), V(g))), trnc_db_ints(b, &rows, 1), keep, NONE);
+  return trnc_db_result(b, 0, r);
+}

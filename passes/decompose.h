@@ -107,6 +107,9 @@ trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
 /** linalg_vector_norm(x, ord, dim, keepdim, dtype) in float32 reductions
  *  (passes/decomp_norm.c). */
 trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
+/** _cdist_forward / _cdist_backward: p-norms of the [..., P, R, M]
+ *  differences and their derivative summed over x2's rows. */
+trnc_status decomp_cdist(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);

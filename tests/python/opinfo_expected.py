@@ -29,8 +29,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('byte', 'forward'): "aten._to_copy.default: u8 result 0 cannot be proven to stay within u8's "
                       'range; eager PyTorch would wrap around, which trnc does not emulate: '
                       'compute in a wider dtype',
- ('cdist', 'forward'): 'no lowering for aten._cdist_forward.default',
- ('cdist', 'grad'): 'no lowering for aten._cdist_forward.default',
  ('cdouble', 'forward'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore '
                          'engines do not compute in',
  ('cdouble', 'grad'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore engines '

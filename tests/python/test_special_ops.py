@@ -180,3 +180,25 @@ def test_bitwise_scalar(op):
     assert torch.equal(_run(lambda t: op(t, 0x5A), u), op(u, 0x5A))
     b = torch.tensor([True, False, True])
     assert torch.equal(_run(lambda t: op(t, True), b), op(b, True))
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 2.0, 3.0, INF])
+@pytest.mark.parametrize("shapes", [((5, 4), (7, 4)), ((2, 5, 3), (2, 20, 3)), ((2, 0, 3), (2, 4, 3))])
+def test_cdist_forward_backward(p, shapes):
+    """_cdist_forward and _cdist_backward (passes/decomp_norm.c) against float64,
+    with a zero distance (x2's first row is x1's) where the derivative is 0."""
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(shapes[0], generator=g), torch.randn(shapes[1], generator=g)
+    if a.shape[-2]:
+        b[..., 0, :] = a[..., 0, :]
+    f = lambda x, y: torch.cdist(x, y, p=p)  # noqa: E731
+    aa, bb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    out = _run(f, aa, bb)
+    cot = torch.randn(out.shape, generator=g)
+    got = torch.autograd.grad(out, [aa, bb], cot)
+    a2, b2 = a.double().requires_grad_(), b.double().requires_grad_()
+    want = f(a2, b2)
+    wg = torch.autograd.grad(want, [a2, b2], cot.double())
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-5)
+    for x, y in zip(got, wg):
+        torch.testing.assert_close(x.double(), y, rtol=1e-4, atol=1e-4)
