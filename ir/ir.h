@@ -70,6 +70,9 @@ typedef enum trnc_op {
  * prod/amax/amin, index_reduce) and sorted searches (bucketize,
  * searchsorted) are decomposed into (passes/decomp_index.c). */
 #define TRNC_ONEHOT_MAX (INT64_C(1) << 24)
+/* Rows of _pdist_forward's input (its pair index is a cat of one arange
+ * per row, passes/decomp_norm.c). */
+#define TRNC_PDIST_MAX 1024
 #define TRNC_SORT_MAX 4096
 #define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
 

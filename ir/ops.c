@@ -81,6 +81,20 @@ static const char *check_cdist(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* _pdist_forward(self [N, M], p) / _pdist_backward(grad, self, p, pdist) */
+static const char *check_pdist(const trnc_graph *g, const trnc_node *n) {
+  bool bw = n->op == TRNC_OP_PDIST_BACKWARD;
+  const trnc_type *x = trnc_ref_type(g, n->args[bw ? 1 : 0].u.ref);
+  double p = trnc_arg_number(trnc_node_arg(n, bw ? 2 : 1), 2);
+  if (x->rank != 2) return "pdist's input must be 2-D [N, M]";
+  if (!(p >= 0)) return "p must be non-negative";
+  if (x->shape[0] > TRNC_PDIST_MAX) return "pdist is lowered for at most 1024 rows";
+  if ((double)trnc_type_numel(x) * (double)x->shape[0] > (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 differences (rows times rows times columns)";
+  if (isinf(p) && x->shape[1] == 0) return "p = inf over empty rows has no identity";
+  return NULL;
+}
+
 static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = trnc_ref_type(g, n->args[0].u.ref);
   for (uint32_t k = 0; k < n->nouts; k++)

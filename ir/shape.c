@@ -1693,6 +1693,17 @@ trnc_status rule_cdist(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
   return TRNC_OK;
 }
 
+/* _pdist_forward(self [N, M], p): [N (N - 1) / 2] */
+trnc_status rule_pdist(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x && x->rank == 2, "pdist: the input must be 2-D");
+  out->rank = 1;
+  out->shape[0] = x->shape[0] * (x->shape[0] - 1) / 2;
+  out->dtype = x->dtype;
+  return TRNC_OK;
+}
+
 /* bucketize(self, boundaries, out_int32, right) / searchsorted(seq, self,
  * out_int32, ...): self's shape, int32 with out_int32, else int64; a batched
  * searchsorted's sequence has self's leading dims. */

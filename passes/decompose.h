@@ -110,6 +110,10 @@ trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
 /** _cdist_forward / _cdist_backward: p-norms of the [..., P, R, M]
  *  differences and their derivative summed over x2's rows. */
 trnc_status decomp_cdist(trnc_db *b, const trnc_node *n);
+/** _pdist_forward / _pdist_backward: cdist(x, x) at the pairs i < j (an
+ *  index_select of the flat matrix), and cdist's gradient of the pair
+ *  gradients placed symmetrically. */
+trnc_status decomp_pdist(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);

@@ -359,8 +359,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
  ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
- ('nn.functional.pdist', 'forward'): 'no lowering for aten._pdist_forward.default',
- ('nn.functional.pdist', 'grad'): 'no lowering for aten._pdist_forward.default',
  ('nn.functional.upsample_bilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven to '
                                                  'stay within int32, in which NeuronCore engines '
                                                  'compute int64 tensors (exactly, on GpSimd): '

@@ -202,3 +202,22 @@ def test_cdist_forward_backward(p, shapes):
     torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-5)
     for x, y in zip(got, wg):
         torch.testing.assert_close(x.double(), y, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, INF])
+@pytest.mark.parametrize("rows", [1, 2, 5, 129])
+def test_pdist_forward_backward(p, rows):
+    g = torch.Generator().manual_seed(rows)
+    x = torch.randn(rows, 3, generator=g)
+    if rows > 2:
+        x[2] = x[0]  # a zero distance
+    xa = x.clone().requires_grad_()
+    out = _run(lambda t: torch.nn.functional.pdist(t, p=p), xa)
+    x2 = x.double().requires_grad_()
+    want = torch.nn.functional.pdist(x2, p=p)
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-5)
+    if rows > 1:
+        cot = torch.randn(out.shape, generator=g)
+        (got,) = torch.autograd.grad(out, xa, cot)
+        (wg,) = torch.autograd.grad(want, x2, cot.double())
+        torch.testing.assert_close(got.double(), wg, rtol=1e-4, atol=1e-4)
