@@ -265,6 +265,16 @@ static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* masked_scatter / its backward: the mask's prefix sum is an N x N matmul */
+static const char *check_masked_scatter(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *t = n->op == TRNC_OP_MASKED_SCATTER ? &g->values[n->outs[0]].type
+                                                       : trnc_ref_type(g, n->args[0].u.ref);
+  if (trnc_type_numel(t) > TRNC_CUMSUM_MAX)
+    return "masked_scatter over more than 4096 elements is not lowered (trnc numbers the masked "
+           "positions with a prefix sum, a matmul with a triangular ones matrix)";
+  return NULL;
+}
+
 /* passes/decomp_ops.c views self with a broadcast dim before every dim
  * repeated more than once: that view must fit the IR's rank. */
 static const char *check_repeat(const trnc_graph *g, const trnc_node *n) {

@@ -1704,6 +1704,28 @@ trnc_status rule_pdist(const trnc_graph *g, const trnc_node *n, trnc_type *out, 
   return TRNC_OK;
 }
 
+/* masked_scatter(self, mask, source): self and a bool mask broadcast, self's dtype */
+trnc_status rule_masked_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1};
+  CHECK(targ(g, n, 1)->dtype == TRNC_BOOL, "masked_scatter: mask must be bool, got %s",
+        trnc_dtype_name(targ(g, n, 1)->dtype));
+  trnc_status s = broadcast(g, n, a, 2, &out[0], d);
+  out[0].dtype = targ(g, n, 0)->dtype;
+  return s;
+}
+
+/* masked_scatter_backward(grad, mask, sizes): the source's sizes, grad's dtype */
+trnc_status rule_masked_scatter_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                   uint32_t nout, trnc_diags *d) {
+  const trnc_arg *sz = trnc_node_arg(n, 2);
+  CHECK(sz && sz->kind == TRNC_ARG_LIST && sz->u.list.n <= TRNC_MAX_RANK, "masked_scatter_backward: sizes");
+  out->rank = (uint8_t)sz->u.list.n;
+  for (uint32_t i = 0; i < sz->u.list.n; i++) out->shape[i] = sz->u.list.items[i].u.i;
+  out->dtype = targ(g, n, 0)->dtype;
+  return TRNC_OK;
+}
+
 /* bucketize(self, boundaries, out_int32, right) / searchsorted(seq, self,
  * out_int32, ...): self's shape, int32 with out_int32, else int64; a batched
  * searchsorted's sequence has self's leading dims. */

@@ -96,6 +96,10 @@ trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n);
 /** cumprod, cummax and cummin: a Hillis-Steele scan of
  *  ceil(log2 N) shifted combinations along the dim (passes/decomp_scan.c). */
 trnc_status decomp_scan(trnc_db *b, const trnc_node *n);
+/** masked_scatter / masked_scatter_backward: each masked position's source
+ *  index from a prefix sum of the mask (a matmul with U), an index_select
+ *  (a scatter_add of the masked gradients) (passes/decomp_ops.c). */
+trnc_status decomp_masked_scatter(trnc_db *b, const trnc_node *n);
 /** repeat(x, repeats): x viewed with a size-1 dim before each repeated dim,
  *  expanded to the repeat count there, copied and viewed to the result. */
 trnc_status decomp_repeat(trnc_db *b, const trnc_node *n);

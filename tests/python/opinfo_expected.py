@@ -243,8 +243,6 @@ REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm
  ('lu_unpack', 'grad'): 'no lowering for aten.lu_unpack.default',
  ('masked.median', 'forward'): 'no lowering for aten.nanmedian.dim',
  ('masked.median', 'grad'): 'no lowering for aten.nanmedian.dim',
- ('masked_scatter', 'forward'): 'no lowering for aten.masked_scatter.default',
- ('masked_scatter', 'grad'): 'no lowering for aten.masked_scatter.default',
  ('masked_select', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                                "data-dependent size in dim 0 (u0): the shape of this op's result "
                                'depends on the values in its input tensors, which a static-shape '

@@ -134,3 +134,21 @@ def test_onehot_limit_refused():
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
     assert "2^24" in str(err)
+
+
+@pytest.mark.parametrize("n", [1, 127, 128, 129])
+def test_masked_scatter_forward_backward(n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(3, n, generator=g)
+    mask = torch.rand(n, generator=g) > 0.5  # broadcast over x's rows
+    src = torch.randn(4, n, generator=g)
+    f = lambda a, s: a.masked_scatter(mask, s)  # noqa: E731
+    _same(_run(f, x, src), f(x, src))
+    xa, sa = x.clone().requires_grad_(), src.clone().requires_grad_()
+    out = _run(f, xa, sa)
+    cot = torch.randn(out.shape, generator=g)
+    got = torch.autograd.grad(out, [xa, sa], cot)
+    xb, sb = x.clone().requires_grad_(), src.clone().requires_grad_()
+    want = torch.autograd.grad(f(xb, sb), [xb, sb], cot)
+    for a, b in zip(got, want):
+        _same(a, b)
