@@ -184,6 +184,7 @@ def native_targets() -> frozenset[str]:
 EXTRA_DECOMPOSITIONS = (
     "addmv", "ldexp", "dist", "view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
     "unfold", "unfold_backward", "unbind_copy", "_batch_norm_with_update_functional", "take",
+    "batch_norm_backward",
 )
 
 

@@ -9,8 +9,7 @@ UNTRACED: trnc never saw a graph of the entry, for this reason.
 
 # flake8: noqa: E501
 
-REFUSED = {('_batch_norm_with_update', 'grad'): 'no lowering for aten.batch_norm_backward.default',
- ('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
+REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.lengths', 'grad'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.offsets', 'forward'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
