@@ -1148,7 +1148,7 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_MIN_DIM: {
       const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
       trnc_dtype dt = x->dtype;
-      if (!is_float(dt) && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8) return false;
+      if (!is_float(dt) && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8 && dt != TRNC_BOOL) return false;
       const trnc_arg *da = trnc_node_arg(n, 1);
       int64_t R = 1;
       if (!da || da->kind != TRNC_ARG_INT) {

@@ -1332,6 +1332,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     int weight = fusion_weight(g, n);
     const trnc_type *space = vtype(g, n->outs[0]);
     uint32_t j = *i + 1;
+    int values = kir_eltwise_values(n); /* a kernel holds KIR_MAX_VALUES */
     while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
       const trnc_node *m = &g->nodes[j];
       if (m->dead) {
@@ -1340,6 +1341,8 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       }
       uint32_t keep = rows;
       const trnc_type *keep_space = space;
+      if (values + kir_eltwise_values(m) > KIR_MAX_VALUES) break;
+      values += kir_eltwise_values(m);
       if (C->virt[j] || !fuses(g, &space, m, weight, &rows)) break;
       group[k] = m;
       if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS) { /* one kernel's operands */

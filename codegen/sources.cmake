@@ -20,6 +20,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/lw_core.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/kir.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/rules.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/special.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/build.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/emit.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_matmul.c

@@ -66,6 +66,13 @@ typedef enum trnc_op {
 /* sort / topk (passes/decomp_sort.c) rank each element by counting the
  * elements before it in a rows x N x N comparison: the longest row, and the
  * most comparisons (rows x N x N; rows x N x bins for histc) in one op. */
+/* Elements of the one-hot comparison that indexed reductions (scatter_reduce
+ * prod/amax/amin, index_reduce) and sorted searches (bucketize,
+ * searchsorted) are decomposed into (passes/decomp_index.c). */
+#define TRNC_ONEHOT_MAX (INT64_C(1) << 24)
+/* Rows of _pdist_forward's input (its pair index is a cat of one arange
+ * per row, passes/decomp_norm.c). */
+#define TRNC_PDIST_MAX 1024
 #define TRNC_SORT_MAX 4096
 #define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
 

@@ -9,7 +9,8 @@
  * passes.
  *
  * Integers (docs/dtypes.md). int64 tensors run as int32. Integer
- * add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, bitwise ops,
+ * add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
+ * division, remainder and fmod, bitwise ops,
  * comparisons and integer casts are computed exactly in int32 on GpSimd
  * (codegen/kir/rules.c, int_exact; int_form() below says which nodes): an
  * int32 result wraps as eager's does, an int8/int16/uint8 result wraps as
@@ -156,7 +157,12 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
     case TRNC_OP_FULL: return arg_iv(g, vals, a1);
     case TRNC_OP_FULL_LIKE: return arg_iv(g, vals, a1);
     case TRNC_OP_SCALAR_TENSOR: return arg_iv(g, vals, a0);
-    case TRNC_OP_ZEROS: return iv(0, 0);
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED:
+      return iv(0, 0); /* trnc's empty is zeros */
+    case TRNC_OP_BUCKETIZE: case TRNC_OP_SEARCHSORTED: { /* a count of sequence elements */
+      const trnc_type *s = trnc_ref_type(g, (n->op == TRNC_OP_BUCKETIZE ? a1 : a0)->u.ref);
+      return iv(0, s->rank ? (double)s->shape[s->rank - 1] : 0);
+    }
     case TRNC_OP_ONES: return iv(1, 1);
     case TRNC_OP_ADD: case TRNC_OP_ADD_SCALAR: {
       interval b = iv_mul(arg_iv(g, vals, a1), arg_iv(g, vals, a2));
@@ -180,13 +186,18 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return (interval){-a.hi, -a.lo, a.poison};
     }
     case TRNC_OP_SIGN: return iv(-1, 1);
-    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
+    case TRNC_OP_RELU: {
+      interval a = arg_iv(g, vals, a0);
+      return (interval){fmax(0, a.lo), fmax(0, a.hi), a.poison};
+    }
+    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR:
+    case TRNC_OP_BITWISE_AND_SCALAR: case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR: {
       /* bit ops of int32 values (sign-extended in int64) stay in int32; an
        * and with a non-negative operand is within [0, that operand] */
       interval a = arg_iv(g, vals, a0), b = arg_iv(g, vals, a1);
       bool p = a.poison || b.poison;
       if (!fits_i32(a) || !fits_i32(b)) return iv_unknown();
-      if (n->op == TRNC_OP_BITWISE_AND && (a.lo >= 0 || b.lo >= 0))
+      if ((n->op == TRNC_OP_BITWISE_AND || n->op == TRNC_OP_BITWISE_AND_SCALAR) && (a.lo >= 0 || b.lo >= 0))
         return (interval){0, a.lo >= 0 && b.lo >= 0 ? fmin(a.hi, b.hi) : a.lo >= 0 ? a.hi : b.hi, p};
       return (interval){I32_LO, I32_HI, p};
     }
@@ -210,6 +221,16 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       interval a = arg_iv(g, vals, a0);
       double m = fmax(fabs(a.lo), fabs(a.hi));
       return (interval){-m, m, a.poison};
+    }
+    case TRNC_OP_REMAINDER: case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD:
+    case TRNC_OP_FMOD_SCALAR: {
+      /* |r| < |b|; remainder takes b's sign, fmod a's (and |r| <= |a|) */
+      interval a = arg_iv(g, vals, a0), b = arg_iv(g, vals, a1);
+      double m = fmax(0, fmax(fabs(b.lo), fabs(b.hi)) - 1);
+      bool p = a.poison || b.poison;
+      if (n->op == TRNC_OP_FMOD || n->op == TRNC_OP_FMOD_SCALAR)
+        return (interval){a.lo >= 0 ? 0 : fmax(-m, a.lo), a.hi <= 0 ? 0 : fmin(m, a.hi), p};
+      return (interval){b.lo >= 0 ? 0 : -m, b.hi <= 0 ? 0 : m, p};
     }
     case TRNC_OP_SUM: case TRNC_OP_SUM_ALL: case TRNC_OP_MEAN_ALL: {
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
@@ -246,6 +267,13 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
     }
     case TRNC_OP_ANY_DIM: case TRNC_OP_ALL_DIM: return iv(0, 1);
+    case TRNC_OP_CUMMAX: case TRNC_OP_CUMMIN: { /* running extrema of x, indices along dim */
+      if (k == 0) return arg_iv(g, vals, a0);
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = a1 && a1->kind == TRNC_ARG_INT ? a1->u.i : 0;
+      if (d < 0) d += x->rank;
+      return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
+    }
     case TRNC_OP_SORT: case TRNC_OP_SORT_STABLE: case TRNC_OP_TOPK: {
       /* values are a selection of the input's, indices lie within the dim */
       if (k == 0) return arg_iv(g, vals, a0);
@@ -375,8 +403,10 @@ static bool int_form(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_MINIMUM: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_CLAMP:
     case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
     case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR:
+    case TRNC_OP_BITWISE_AND_SCALAR: case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR:
     case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
-    case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE:
+    case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE: case TRNC_OP_REMAINDER:
+    case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD: case TRNC_OP_FMOD_SCALAR:
       break;
     default: return false;
   }

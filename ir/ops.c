@@ -58,12 +58,61 @@ static const char *check_clamp(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+static const char *check_polygamma(const trnc_graph *g, const trnc_node *n) {
+  int64_t order = trnc_arg_int(n, 0, -1);
+  if (order < 0) return "polygamma's order n must be non-negative (eager raises)";
+  if (order > 8) return "polygamma is lowered for orders n <= 8 (its asymptotic series loses fp32 accuracy beyond)";
+  return NULL;
+}
+
+/* _cdist_forward(x1, x2, ...) / _cdist_backward(grad, x1, x2, ...): the
+ * [..., P, R, M] differences trnc reduces */
+static const char *check_cdist(const trnc_graph *g, const trnc_node *n) {
+  uint32_t a = n->op == TRNC_OP_CDIST ? 0 : 1;
+  const trnc_type *x1 = trnc_ref_type(g, n->args[a].u.ref), *x2 = trnc_ref_type(g, n->args[a + 1].u.ref);
+  if (x1->rank < 2 || x2->rank < 2 || x1->rank != x2->rank) return "x1 and x2 must have one rank, at least 2";
+  for (int i = 0; i + 2 < x1->rank; i++)
+    if (x1->shape[i] != x2->shape[i]) return "x1 and x2 must have one batch shape (no broadcasting)";
+  double p = trnc_arg_number(trnc_node_arg(n, a + 2), 2);
+  if (!(p >= 0)) return "p must be non-negative";
+  if ((double)trnc_type_numel(x1) * (double)x2->shape[x2->rank - 2] > (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 differences (x1's elements times x2's rows)";
+  if (isinf(p) && x1->shape[x1->rank - 1] == 0) return "p = inf over empty rows has no identity";
+  return NULL;
+}
+
+/* _pdist_forward(self [N, M], p) / _pdist_backward(grad, self, p, pdist) */
+static const char *check_pdist(const trnc_graph *g, const trnc_node *n) {
+  bool bw = n->op == TRNC_OP_PDIST_BACKWARD;
+  const trnc_type *x = trnc_ref_type(g, n->args[bw ? 1 : 0].u.ref);
+  double p = trnc_arg_number(trnc_node_arg(n, bw ? 2 : 1), 2);
+  if (x->rank != 2) return "pdist's input must be 2-D [N, M]";
+  if (!(p >= 0)) return "p must be non-negative";
+  if (x->shape[0] > TRNC_PDIST_MAX) return "pdist is lowered for at most 1024 rows";
+  if ((double)trnc_type_numel(x) * (double)x->shape[0] > (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 differences (rows times rows times columns)";
+  if (isinf(p) && x->shape[1] == 0) return "p = inf over empty rows has no identity";
+  return NULL;
+}
+
 static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = trnc_ref_type(g, n->args[0].u.ref);
   for (uint32_t k = 0; k < n->nouts; k++)
     for (int i = 0; i < g->values[n->outs[k]].type.rank; i++)
       if (g->values[n->outs[k]].type.shape[i] == 0 || t->rank < 2)
         return "an empty diagonal (offset past the matrix, or a dim of size 0) is not lowered";
+  return NULL;
+}
+
+/* numel(index) times the positions of dim: the one-hot of decomp_index.c */
+static const char *onehot_too_big(const trnc_graph *g, const trnc_node *n, uint32_t elems_arg) {
+  const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+  int64_t d = trnc_arg_int(n, 1, 0);
+  if (d < 0) d += x->rank;
+  int64_t pos = x->rank && d >= 0 && d < x->rank ? x->shape[d] : 1;
+  if ((double)trnc_type_numel(trnc_ref_type(g, n->args[elems_arg].u.ref)) * (double)pos >
+      (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 elements times positions (the one-hot trnc reduces over)";
   return NULL;
 }
 
@@ -75,7 +124,37 @@ static const char *check_scatter_reduce(const trnc_graph *g, const trnc_node *n)
   const trnc_arg *r = arg(n, 4);
   if (r && r->kind == TRNC_ARG_STR && (!strcmp(r->u.s, "sum") || !strcmp(r->u.s, "mean")))
     return NULL;
-  return "reduce must be 'sum' or 'mean' ('prod', 'amax' and 'amin' are not lowered)";
+  if (r && r->kind == TRNC_ARG_STR &&
+      (!strcmp(r->u.s, "prod") || !strcmp(r->u.s, "amax") || !strcmp(r->u.s, "amin")))
+    return onehot_too_big(g, n, 2);
+  return "reduce must be 'sum', 'mean', 'prod', 'amax' or 'amin'";
+}
+
+static const char *check_index_reduce(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *self = trnc_ref_type(g, n->args[0].u.ref);
+  trnc_dtype src = trnc_ref_type(g, n->args[3].u.ref)->dtype;
+  if (self->dtype == TRNC_I64 || self->dtype == TRNC_I32 || self->dtype == TRNC_BOOL ||
+      src != self->dtype)
+    return "self and source must be floating tensors of one dtype";
+  const trnc_arg *r = arg(n, 4);
+  if (!(r && r->kind == TRNC_ARG_STR &&
+        (!strcmp(r->u.s, "prod") || !strcmp(r->u.s, "mean") || !strcmp(r->u.s, "amax") ||
+         !strcmp(r->u.s, "amin"))))
+    return "reduce must be 'prod', 'mean', 'amax' or 'amin'";
+  return onehot_too_big(g, n, 3);
+}
+
+/* bucketize(self, boundaries) / searchsorted(sorted_sequence, self): the comparison */
+static const char *check_search(const trnc_graph *g, const trnc_node *n) {
+  bool bk = n->op == TRNC_OP_BUCKETIZE;
+  const trnc_type *seq = trnc_ref_type(g, n->args[bk ? 1 : 0].u.ref);
+  const trnc_type *x = trnc_ref_type(g, n->args[bk ? 0 : 1].u.ref);
+  if (bk && seq->rank != 1) return "boundaries must be 1-D";
+  if (seq->rank == 0) return "the sorted sequence must have a dim";
+  int64_t len = seq->shape[seq->rank - 1];
+  if ((double)trnc_type_numel(x) * (double)len > (double)TRNC_ONEHOT_MAX)
+    return "more than 2^24 values times sequence elements (the comparison trnc sums)";
+  return NULL;
 }
 
 static const char *check_bn_no_stats(const trnc_graph *g, const trnc_node *n) {
@@ -208,6 +287,16 @@ static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
   if (dim_size(g, n, 1, 0) > TRNC_CUMSUM_MAX)
     return "cumsum over more than 4096 elements is not lowered (trnc computes a scan as a "
            "matmul with a triangular ones matrix of the scan length squared)";
+  return NULL;
+}
+
+/* masked_scatter / its backward: the mask's prefix sum is an N x N matmul */
+static const char *check_masked_scatter(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *t = n->op == TRNC_OP_MASKED_SCATTER ? &g->values[n->outs[0]].type
+                                                       : trnc_ref_type(g, n->args[0].u.ref);
+  if (trnc_type_numel(t) > TRNC_CUMSUM_MAX)
+    return "masked_scatter over more than 4096 elements is not lowered (trnc numbers the masked "
+           "positions with a prefix sum, a matmul with a triangular ones matrix)";
   return NULL;
 }
 

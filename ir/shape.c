@@ -281,6 +281,15 @@ trnc_status rule_unary_float(const trnc_graph *g, const trnc_node *n, trnc_type 
   return TRNC_OK;
 }
 
+/* polygamma(int n, Tensor self), _cdist_backward(grad, x1, ...): argument
+ * 1's shape, a float dtype */
+trnc_status rule_unary_float_arg1(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                           uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 1);
+  copy_shape(&out[0], x, float_or_default(x->dtype));
+  return TRNC_OK;
+}
+
 trnc_status rule_unary_bool(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   copy_shape(&out[0], targ(g, n, 0), TRNC_BOOL);
@@ -396,6 +405,18 @@ trnc_status rule_cumsum(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   CHECK(wrap_dim(&dim, x->rank), "cumsum: dim %lld out of range for rank %d",
         (long long)trnc_arg_int(n, 1, 0), x->rank);
   copy_shape(&out[0], x, dtarg(n, 2, dt_category(x->dtype) <= 1 ? TRNC_I64 : x->dtype));
+  return TRNC_OK;
+}
+
+/* cummax / cummin(self, dim): values like self, int64 indices */
+trnc_status rule_cummax(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_type *x = targ(g, n, 0);
+  int64_t dim = trnc_arg_int(n, 1, 0);
+  CHECK(wrap_dim(&dim, x->rank), "%s: dim out of range", n->target);
+  copy_shape(&out[0], x, x->dtype);
+  copy_shape(&out[1], x, TRNC_I64);
   return TRNC_OK;
 }
 
@@ -1754,6 +1775,76 @@ trnc_status rule_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out
           "scatter: index dim %d larger than src", i);
   }
   copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+/* _cdist_forward(x1 [..., P, M], x2 [..., R, M], p, compute_mode): the
+ * broadcast batch dims, then [P, R]. */
+trnc_status rule_cdist(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0), *b = targ(g, n, 1);
+  CHECK(a && b && a->rank >= 2 && b->rank >= 2, "cdist: x1 and x2 need at least 2 dims");
+  CHECK(a->shape[a->rank - 1] == b->shape[b->rank - 1], "cdist: x1 and x2 differ in their last dim");
+  CHECK(a->rank == b->rank, "cdist: x1 and x2 differ in rank");
+  out->rank = a->rank;
+  for (int i = 0; i + 2 < a->rank; i++) {
+    CHECK(a->shape[i] == b->shape[i], "cdist: batch dim %d differs", i);
+    out->shape[i] = a->shape[i];
+  }
+  out->shape[a->rank - 2] = a->shape[a->rank - 2];
+  out->shape[a->rank - 1] = b->shape[b->rank - 2];
+  out->dtype = a->dtype;
+  return TRNC_OK;
+}
+
+/* _pdist_forward(self [N, M], p): [N (N - 1) / 2] */
+trnc_status rule_pdist(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  CHECK(x && x->rank == 2, "pdist: the input must be 2-D");
+  out->rank = 1;
+  out->shape[0] = x->shape[0] * (x->shape[0] - 1) / 2;
+  out->dtype = x->dtype;
+  return TRNC_OK;
+}
+
+/* masked_scatter(self, mask, source): self and a bool mask broadcast, self's dtype */
+trnc_status rule_masked_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                uint32_t nout, trnc_diags *d) {
+  static const int a[] = {0, 1};
+  CHECK(targ(g, n, 1)->dtype == TRNC_BOOL, "masked_scatter: mask must be bool, got %s",
+        trnc_dtype_name(targ(g, n, 1)->dtype));
+  trnc_status s = broadcast(g, n, a, 2, &out[0], d);
+  out[0].dtype = targ(g, n, 0)->dtype;
+  return s;
+}
+
+/* masked_scatter_backward(grad, mask, sizes): the source's sizes, grad's dtype */
+trnc_status rule_masked_scatter_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                   uint32_t nout, trnc_diags *d) {
+  const trnc_arg *sz = trnc_node_arg(n, 2);
+  CHECK(sz && sz->kind == TRNC_ARG_LIST && sz->u.list.n <= TRNC_MAX_RANK, "masked_scatter_backward: sizes");
+  out->rank = (uint8_t)sz->u.list.n;
+  for (uint32_t i = 0; i < sz->u.list.n; i++) out->shape[i] = sz->u.list.items[i].u.i;
+  out->dtype = targ(g, n, 0)->dtype;
+  return TRNC_OK;
+}
+
+/* bucketize(self, boundaries, out_int32, right) / searchsorted(seq, self,
+ * out_int32, ...): self's shape, int32 with out_int32, else int64; a batched
+ * searchsorted's sequence has self's leading dims. */
+trnc_status rule_bucketize(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  bool bk = n->op == TRNC_OP_BUCKETIZE;
+  const trnc_type *x = targ(g, n, bk ? 0 : 1), *seq = targ(g, n, bk ? 1 : 0);
+  CHECK(x && seq, "%s: needs a sequence and values", bk ? "bucketize" : "searchsorted");
+  CHECK(seq->rank >= 1, "the sorted sequence must have a dim");
+  if (seq->rank > 1) {
+    CHECK(seq->rank == x->rank, "searchsorted: the sequence and the values differ in rank");
+    for (int i = 0; i + 1 < x->rank; i++)
+      CHECK(seq->shape[i] == x->shape[i], "searchsorted: leading dim %d differs", i);
+  }
+  copy_shape(&out[0], x, trnc_arg_bool(n, 2, false) ? TRNC_I32 : TRNC_I64);
   return TRNC_OK;
 }
 

@@ -138,6 +138,8 @@ trnc_status decomp_pad(trnc_db *b, const trnc_node *n) {
 /* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
  * bool include_self=True) */
 trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n) {
+  if (strcmp(n->args[4].u.s, "sum") && strcmp(n->args[4].u.s, "mean"))
+    return decomp_scatter_reduce_onehot(b, n); /* prod, amax, amin (passes/decomp_index.c) */
   trnc_ref x = n->args[0].u.ref, src = n->args[3].u.ref;
   bool mean = !strcmp(n->args[4].u.s, "mean"), self = trnc_arg_bool(n, 5, true);
   const trnc_arg dim = n->args[1], idx = n->args[2];
@@ -224,4 +226,39 @@ trnc_status decomp_index_many(trnc_db *b, const trnc_node *n) {
   trnc_ref y = trnc_db_view(b, put, pt.rank, pt.shape);
   if (!adjacent) y = DB(b, PERMUTE, V(y), trnc_db_ints(b, inv, xt.rank));
   return trnc_db_result(b, 0, y);
+
+/* masked_scatter(self, mask, source) and masked_scatter_backward(grad, mask,
+ * sizes): over the N elements of the (broadcast) result seen flat, the
+ * masked element i takes source element pos[i] = (mask[0..i] summed) - 1,
+ * a [1, N] x U matmul (exact: counts below 2^24); unmasked ones keep self.
+ * The backward scatter-adds the masked gradients to pos in zeros of the
+ * source's size. */
+trnc_status decomp_masked_scatter(trnc_db *b, const trnc_node *n) {
+  bool bw = n->op == TRNC_OP_MASKED_SCATTER_BACKWARD;
+  const trnc_type out = *trnc_db_type(b, n->outs[0]);
+  const trnc_type full = bw ? *trnc_db_type(b, n->args[0].u.ref) : out;
+  int64_t N = trnc_type_numel(&full), S = bw ? trnc_type_numel(&out)
+                                             : trnc_type_numel(trnc_db_type(b, n->args[2].u.ref));
+  trnc_arg shape = trnc_db_ints(b, full.shape, full.rank), no = trnc_db_bool(false);
+  trnc_ref x = bw ? n->args[0].u.ref : DB(b, EXPAND, n->args[0], shape, no);
+  if (N == 0 || S == 0) {
+    trnc_ref z = bw ? DB(b, ZEROS, trnc_db_ints(b, out.shape, out.rank), trnc_db_dtype(out.dtype), NONE, NONE, NONE)
+                    : DB(b, CLONE, V(x), NONE);
+    return trnc_db_result(b, 0, z);
+  }
+  trnc_ref m = trnc_db_view(b, DB(b, CLONE, V(DB(b, EXPAND, n->args[1], shape, no)), NONE), 1, &N);
+  trnc_ref mf = trnc_db_view(b, trnc_db_cast(b, m, TRNC_F32), 2, (const int64_t[]){1, N});
+  trnc_ref cum = trnc_db_view(b, DB(b, MM, V(mf), V(upper_ones(b, N))), 1, &N);
+  trnc_ref pos = DB(b, CLAMP, V(trnc_db_cast(b, DB(b, ADD_SCALAR, V(cum), I(-1), I(1)), TRNC_I64)), I(0), I(S - 1));
+  trnc_ref xf = trnc_db_view(b, DB(b, CLONE, V(x), NONE), 1, &N);
+  if (bw) {
+    trnc_ref zero = DB(b, FULL_LIKE, V(xf), I(0), NONE, NONE, NONE, NONE, NONE);
+    trnc_ref src = DB(b, WHERE, V(m), V(xf), V(zero));
+    trnc_ref z = DB(b, ZEROS, trnc_db_ints(b, &S, 1), trnc_db_dtype(out.dtype), NONE, NONE, NONE);
+    trnc_ref g = DB(b, SCATTER_ADD, V(z), I(0), V(pos), V(src));
+    return trnc_db_result(b, 0, trnc_db_view(b, g, out.rank, out.shape));
+  }
+  trnc_ref sf = trnc_db_view(b, DB(b, CLONE, n->args[2], NONE), 1, &S);
+  trnc_ref r = DB(b, WHERE, V(m), V(DB(b, INDEX_SELECT, V(sf), I(0), V(pos))), V(xf));
+  return trnc_db_result(b, 0, trnc_db_view(b, r, out.rank, out.shape));
 }

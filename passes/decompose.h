@@ -133,6 +133,13 @@ trnc_status decomp_sdpa_bw(trnc_db *b, const trnc_node *n);
 /** cumsum(x, dim, dtype): x (moved so that dim is last, as [M, N] rows)
  *  times the N x N upper-triangular ones matrix, in float32 (passes/decomp_ops.c). */
 trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n);
+/** cumprod, cummax and cummin: a Hillis-Steele scan of
+ *  ceil(log2 N) shifted combinations along the dim (passes/decomp_scan.c). */
+trnc_status decomp_scan(trnc_db *b, const trnc_node *n);
+/** masked_scatter / masked_scatter_backward: each masked position's source
+ *  index from a prefix sum of the mask (a matmul with U), an index_select
+ *  (a scatter_add of the masked gradients) (passes/decomp_ops.c). */
+trnc_status decomp_masked_scatter(trnc_db *b, const trnc_node *n);
 /** repeat(x, repeats): x viewed with a size-1 dim before each repeated dim,
  *  expanded to the repeat count there, copied and viewed to the result. */
 trnc_status decomp_repeat(trnc_db *b, const trnc_node *n);
@@ -144,6 +151,13 @@ trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
 /** linalg_vector_norm(x, ord, dim, keepdim, dtype) in float32 reductions
  *  (passes/decomp_norm.c). */
 trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
+/** _cdist_forward / _cdist_backward: p-norms of the [..., P, R, M]
+ *  differences and their derivative summed over x2's rows. */
+trnc_status decomp_cdist(trnc_db *b, const trnc_node *n);
+/** _pdist_forward / _pdist_backward: cdist(x, x) at the pairs i < j (an
+ *  index_select of the flat matrix), and cdist's gradient of the pair
+ *  gradients placed symmetrically. */
+trnc_status decomp_pdist(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
@@ -169,6 +183,19 @@ trnc_status decomp_batch_norm_bw(trnc_db *b, const trnc_node *n);
  *  index hits without include_self), divided for 'mean' by the count of
  *  values reduced at each position (scatter_add of ones, plus 1 for self). */
 trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n);
+/** scatter_reduce.two with reduce 'prod', 'amax' or 'amin' and
+ *  index_reduce(self, dim, index, source, reduce, include_self): the
+ *  reduction over a one-hot [..., positions, elements] of index == position
+ *  (passes/decomp_index.c). */
+trnc_status decomp_scatter_reduce_onehot(trnc_db *b, const trnc_node *n);
+trnc_status decomp_index_reduce(trnc_db *b, const trnc_node *n);
+/** put(self, index, source, accumulate): a scatter (scatter_add) into self
+ *  seen flat, negative indices wrapped. */
+trnc_status decomp_put(trnc_db *b, const trnc_node *n);
+/** bucketize.Tensor / searchsorted.Tensor: the count of boundaries below
+ *  each value (at most, with right), NaN past them all. */
+trnc_status decomp_bucketize(trnc_db *b, const trnc_node *n);
+trnc_status decomp_searchsorted(trnc_db *b, const trnc_node *n);
 /** sort / sort.stable(x, dim, descending) and topk(x, k, dim, largest):
  *  stable ranks counted from a comparison matrix, values and indices placed
  *  by a one-hot sum (passes/decomp_sort.c). */

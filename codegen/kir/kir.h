@@ -197,10 +197,27 @@ typedef struct kir_env {
 
 /** True if node n lowers to elementwise kir ops (kir_lower_eltwise). */
 bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n);
+/** A bound on the kernel values elementwise node n defines, for grouping
+ *  nodes into one kernel (special functions take tens; others 2). */
+int kir_eltwise_values(const trnc_node *n);
 /** Appends the ops computing elementwise node n from its operands' kernel
  *  values (env->val); sets env->val[n's output]. TRNC_ERR_UNSUPPORTED for a
  *  form without a lowering, TRNC_ERR_INTERNAL when the kernel is full. */
 trnc_status kir_lower_eltwise(kir_env *env, const trnc_node *n);
+/* ---- special functions (special.c) --------------------------------------------- */
+
+/** x rounded half to even (|x| < 2^23; x itself beyond, where fp32 values
+ *  are integral, and at inf/NaN), with x's sign, as dtype dt (rules.c). */
+int kir_round(kir_kernel *k, trnc_dtype dt, int x);
+/** Highest polygamma order kir_polygamma lowers (ir/ops.c checks it). */
+#define KIR_POLYGAMMA_MAX_ORDER 8
+/** lgamma(x) of fp32 value x, as dtype dt (poles +inf as eager). -1 when the
+ *  kernel is full. */
+int kir_lgamma(kir_kernel *k, trnc_dtype dt, int x);
+/** polygamma(n, x), digamma for n = 0, of fp32 value x as dtype dt, for
+ *  0 <= n <= KIR_POLYGAMMA_MAX_ORDER; -1 otherwise or when the kernel is full. */
+int kir_polygamma(kir_kernel *k, trnc_dtype dt, int x, int n);
+
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {
   uint8_t alu;    /* fold: TRNC_NC_ALU_ADD / MUL / MAX / MIN */

@@ -348,7 +348,7 @@ static int fmod_remainder(kir_env *E, const trnc_node *n, trnc_dtype dt, bool py
 /* round half to even: |x| < 2^23: (|x| + 2^23) - 2^23 rounds to an integer
  * in fp32 (its ulp there is 1), with x's sign (-0.3 -> -0); else x, which
  * is integral, infinite or NaN. */
-static int round_of(kir_kernel *k, trnc_dtype dt, int x) {
+int kir_round(kir_kernel *k, trnc_dtype dt, int x) {
   const trnc_dtype F = TRNC_F32;
   const int B = TRNC_NC_ALU_BYPASS;
   int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
@@ -383,14 +383,18 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_BITWISE_NOT:
     case TRNC_OP_BITWISE_AND:
     case TRNC_OP_BITWISE_OR:
-    case TRNC_OP_BITWISE_XOR: {
+    case TRNC_OP_BITWISE_XOR:
+    case TRNC_OP_BITWISE_AND_SCALAR:
+    case TRNC_OP_BITWISE_OR_SCALAR:
+    case TRNC_OP_BITWISE_XOR_SCALAR: {
       static const uint8_t alu[] = {TRNC_NC_ALU_EQ, TRNC_NC_ALU_AND, TRNC_NC_ALU_OR, TRNC_NC_ALU_XOR};
       if (k->values[x].dtype != TRNC_BOOL) {
         *why = "bitwise ops are lowered for bool tensors only";
         return -1;
       }
-      int i = n->op == TRNC_OP_BITWISE_NOT ? 0 : n->op == TRNC_OP_BITWISE_AND ? 1
-              : n->op == TRNC_OP_BITWISE_OR ? 2 : 3;
+      int i = n->op == TRNC_OP_BITWISE_NOT ? 0
+              : n->op == TRNC_OP_BITWISE_AND || n->op == TRNC_OP_BITWISE_AND_SCALAR ? 1
+              : n->op == TRNC_OP_BITWISE_OR || n->op == TRNC_OP_BITWISE_OR_SCALAR ? 2 : 3;
       return i == 0 ? kir_ts(k, dt, x, alu[0], 0, B, 0) : binary(E, n, dt, alu[i]);
     }
     case TRNC_OP_CLONE:
@@ -497,7 +501,7 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_ISINF:
       return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0), TRNC_NC_ALU_EQ, INFINITY, B, 0);
     case TRNC_OP_ROUND:
-      return is_float_dt(k->values[x].dtype) ? round_of(k, dt, x) : kir_copy(k, dt, x);
+      return is_float_dt(k->values[x].dtype) ? kir_round(k, dt, x) : kir_copy(k, dt, x);
     case TRNC_OP_FMOD:
     case TRNC_OP_FMOD_SCALAR: return fmod_remainder(E, n, dt, false);
     case TRNC_OP_REMAINDER:
@@ -505,9 +509,9 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_ROUND_DECIMALS: { /* as ATen: round(x * 10^d) / 10^d, or round(x / 10^-d) * 10^-d */
       int64_t d = trnc_arg_int(n, 1, 0);
       float p = (float)pow(10.0, (double)(d < 0 ? -d : d));
-      if (d == 0) return round_of(k, dt, x);
+      if (d == 0) return kir_round(k, dt, x);
       int up = d > 0 ? MUL : TRNC_NC_ALU_DIV, down = d > 0 ? TRNC_NC_ALU_DIV : MUL;
-      return kir_ts(k, dt, round_of(k, F, kir_ts(k, F, x, up, p, B, 0)), down, p, B, 0);
+      return kir_ts(k, dt, kir_round(k, F, kir_ts(k, F, x, up, p, B, 0)), down, p, B, 0);
     }
     case TRNC_OP_COPYSIGN:
     case TRNC_OP_COPYSIGN_SCALAR: { /* |x| with the sign bit of other (1/other < 0 also for -0) */
@@ -546,6 +550,9 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
       return v;
     }
     case TRNC_OP_ISNAN: return kir_tt(k, dt, TRNC_NC_ALU_NE, x, x);
+    case TRNC_OP_LGAMMA: return kir_lgamma(k, dt, x);
+    case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
+    case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
       *why = "no NeuronCore lowering in an elementwise kernel";
       return -1;
@@ -673,7 +680,7 @@ static trnc_dtype operand_dt(const kir_env *E, const trnc_node *n) {
 
 /* Node n with an integer result (or a comparison of integers) as exact int32
  * ops: add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
- * division, bitwise ops and right shifts, comparisons and integer casts; narrow dtypes wrap
+ * division, remainder and fmod, bitwise ops and right shifts, comparisons and integer casts; narrow dtypes wrap
  * as eager. NOT_INT when
  * n has another form (a float operand, division, ...): the fp32 rules. */
 static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
@@ -727,9 +734,11 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
     case TRNC_OP_MASKED_FILL: /* masked_fill(x, mask, value) */
       r = int_where(k, int_arg(E, n, 1, ax, xt), int_arg(E, n, 2, ax, xt), int_arg(E, n, 0, ax, xt));
       break;
-    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: {
-      int alu = n->op == TRNC_OP_BITWISE_AND ? TRNC_NC_ALU_BIT_AND
-                : n->op == TRNC_OP_BITWISE_OR ? TRNC_NC_ALU_BIT_OR : TRNC_NC_ALU_BIT_XOR;
+    case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR:
+    case TRNC_OP_BITWISE_AND_SCALAR: case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR: {
+      int alu = n->op == TRNC_OP_BITWISE_AND || n->op == TRNC_OP_BITWISE_AND_SCALAR ? TRNC_NC_ALU_BIT_AND
+                : n->op == TRNC_OP_BITWISE_OR || n->op == TRNC_OP_BITWISE_OR_SCALAR ? TRNC_NC_ALU_BIT_OR
+                                                                                     : TRNC_NC_ALU_BIT_XOR;
       const trnc_arg *c = trnc_node_arg(n, 1);
       if (c && c->kind == TRNC_ARG_INT && c->u.i >= -(1 << 24) && c->u.i <= (1 << 24)) {
         /* a constant exact in the instruction's fp32 immediate: tensor_scalar */
@@ -757,6 +766,13 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
       r = int_div(k, int_arg(E, n, 0, ax, xt), int_arg(E, n, 1, ax, xt), !strcmp(m->u.s, "trunc"));
       break;
     }
+    case TRNC_OP_REMAINDER: case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD:
+    case TRNC_OP_FMOD_SCALAR: { /* a - div(a, b) b, div floor (remainder) or trunc (fmod) */
+      int a = int_arg(E, n, 0, ax, xt), b = int_arg(E, n, 1, ax, xt);
+      bool fm = n->op == TRNC_OP_FMOD || n->op == TRNC_OP_FMOD_SCALAR;
+      r = int_tt(k, TRNC_NC_ALU_SUB, a, int_tt(k, TRNC_NC_ALU_MUL, int_div(k, a, b, fm), b));
+      break;
+    }
     case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
       if (!is_int_dt(xt) && xt != TRNC_BOOL) return NOT_INT;
       r = int_arg(E, n, 0, ax, xt);
@@ -768,6 +784,15 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
       return r < 0 ? r : kir_copy(k, TRNC_BOOL, r);
   }
   return r < 0 ? r : int_narrow(k, r, dt);
+}
+
+int kir_eltwise_values(const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_LGAMMA: return 64;
+    case TRNC_OP_DIGAMMA:
+    case TRNC_OP_POLYGAMMA: return 96;
+    default: return 2;
+  }
 }
 
 trnc_status kir_lower_eltwise(kir_env *E, const trnc_node *n) {

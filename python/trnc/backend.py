@@ -182,6 +182,8 @@ def native_targets() -> frozenset[str]:
 # round.decimals, or in-place copies, diagonal_scatter.)
 EXTRA_DECOMPOSITIONS = (
     "addmv", "ldexp", "dist", "view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
+    "unfold", "unfold_backward", "unbind_copy", "_batch_norm_with_update_functional", "take",
+    "batch_norm_backward",
 )
 
 

@@ -61,3 +61,19 @@ def compile_run(fn, *args):
     with torch.no_grad():
         got = torch.compile(fn, backend="neuron", dynamic=False)(*args)
     return got, trnc.last_report()
+
+
+def run_counted(fn, *args):
+    """fn compiled fresh by trnc (fullgraph) and run; asserts that trnc
+    compiled a forward or inference graph for it (trnc.stats()), so that a
+    graph break cannot make a test compare eager with eager."""
+    import torch
+
+    import trnc
+
+    torch._dynamo.reset()
+    before = trnc.stats()
+    out = torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True)(*args)
+    after = trnc.stats()
+    assert after["inference"] + after["forward"] > before["inference"] + before["forward"]
+    return out

@@ -9,11 +9,7 @@ UNTRACED: trnc never saw a graph of the entry, for this reason.
 
 # flake8: noqa: E501
 
-REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
-                                         'aten._batch_norm_with_update_functional.default',
- ('_batch_norm_with_update', 'grad'): 'no lowering for '
-                                      'aten._batch_norm_with_update_functional.default',
- ('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
+REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.lengths', 'grad'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.offsets', 'forward'): 'no lowering for aten.segment_reduce.default',
  ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
@@ -21,18 +17,17 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('addbmm', 'forward'): 'no lowering for aten.addbmm.default',
  ('addbmm', 'grad'): 'no lowering for aten.addbmm.default',
- ('argsort', 'forward'): 'no lowering for aten.sort.default',
+ ('argsort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is '
+                         'not lowered (trnc ranks each element by comparing it with every other '
+                         'element of its row)',
  ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "
                           'its input tensors, which a static-shape compiler cannot lower; keep '
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                           'mask) instead of selecting elements',
- ('bucketize', 'forward'): 'no lowering for aten.bucketize.Tensor',
  ('byte', 'forward'): "aten._to_copy.default: u8 result 0 cannot be proven to stay within u8's "
                       'range; eager PyTorch would wrap around, which trnc does not emulate: '
                       'compute in a wider dtype',
- ('cdist', 'forward'): 'no lowering for aten._cdist_forward.default',
- ('cdist', 'grad'): 'no lowering for aten._cdist_forward.default',
  ('cdouble', 'forward'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore '
                          'engines do not compute in',
  ('cdouble', 'grad'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore engines '
@@ -66,21 +61,9 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                            '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('complex', 'forward'): 'no lowering for aten.complex.default',
  ('complex', 'grad'): 'no lowering for aten.complex.default',
- ('cross', 'forward'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered for '
-                       'dtypes in the operator table',
- ('cross', 'grad'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered for '
-                    'dtypes in the operator table',
- ('cummax', 'forward'): 'no lowering for aten.cummax.default',
- ('cummax', 'grad'): 'no lowering for aten.cummax.default',
- ('cummin', 'forward'): 'no lowering for aten.cummin.default',
- ('cummin', 'grad'): 'no lowering for aten.cummin.default',
- ('cumprod', 'forward'): 'no lowering for aten.cumprod.default',
- ('cumprod', 'grad'): 'no lowering for aten.cumprod.default',
  ('diagonal_copy', 'grad'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'forward'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'grad'): 'no lowering for aten.diagonal_scatter.default',
- ('digamma', 'forward'): 'no lowering for aten.digamma.default',
- ('digamma', 'grad'): 'no lowering for aten.digamma.default',
  ('erfc', 'forward'): 'no lowering for aten.erfc.default',
  ('erfc', 'grad'): 'no lowering for aten.erfc.default',
  ('erfinv', 'forward'): 'no lowering for aten.erfinv.default',
@@ -95,10 +78,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                           'engines do not compute in; no lowering for aten._fft_c2c.default',
  ('fft.fftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
                        'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fftshift', 'forward'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                              'dtypes in the operator table',
- ('fft.fftshift', 'grad'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                           'dtypes in the operator table',
  ('fft.hfft', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
                           'engines do not compute in; no lowering for aten._conj.default; no '
                           'lowering for aten._fft_c2r.default',
@@ -130,10 +109,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                            'engines do not compute in; no lowering for aten._fft_c2c.default',
  ('fft.ifftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
                         'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifftshift', 'forward'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                               'dtypes in the operator table',
- ('fft.ifftshift', 'grad'): 'aten.fmod.Scalar: an operand has dtype i64; this op is lowered for '
-                            'dtypes in the operator table',
  ('fft.ihfft', 'forward'): 'no lowering for aten._conj.default; no lowering for '
                            'aten._fft_r2c.default',
  ('fft.ihfft', 'grad'): 'no lowering for aten._conj.default; no lowering for aten._fft_r2c.default',
@@ -181,18 +156,8 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
- ('index_reduce.amax', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.amax', 'grad'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.amin', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.amin', 'grad'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.mean', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.mean', 'grad'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.prod', 'forward'): 'no lowering for aten.index_reduce.default',
- ('index_reduce.prod', 'grad'): 'no lowering for aten.index_reduce.default',
  ('kthvalue', 'forward'): 'no lowering for aten.kthvalue.default',
  ('kthvalue', 'grad'): 'no lowering for aten.kthvalue.default',
- ('lgamma', 'forward'): 'no lowering for aten.lgamma.default',
- ('lgamma', 'grad'): 'no lowering for aten.lgamma.default',
  ('linalg.cholesky', 'forward'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
                                  'higher_order.with_effects',
  ('linalg.cholesky', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
@@ -201,10 +166,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('linalg.cholesky_ex', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default',
  ('linalg.cond', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.cond', 'grad'): 'no lowering for aten._linalg_svd.default',
- ('linalg.cross', 'forward'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered '
-                              'for dtypes in the operator table',
- ('linalg.cross', 'grad'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered '
-                           'for dtypes in the operator table',
  ('linalg.det', 'forward'): 'no lowering for aten._linalg_det.default',
  ('linalg.det', 'grad'): 'no lowering for aten._linalg_det.default',
  ('linalg.eig', 'forward'): 'no lowering for aten.linalg_eig.default',
@@ -269,8 +230,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                     'for higher_order.with_effects',
  ('linalg.tensorsolve', 'grad'): 'no lowering for aten._linalg_solve_ex.default; no lowering for '
                                  'higher_order.with_effects',
- ('linalg.vander', 'forward'): 'no lowering for aten.cumprod.default',
- ('linalg.vander', 'grad'): 'no lowering for aten.cumprod.default',
  ('logcumsumexp', 'forward'): 'no lowering for aten.logcumsumexp.default',
  ('logcumsumexp', 'grad'): 'no lowering for aten.logcumsumexp.default',
  ('logdet', 'forward'): 'no lowering for aten._linalg_slogdet.default',
@@ -281,12 +240,8 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('lu_solve', 'grad'): 'no lowering for aten.linalg_lu_solve.default',
  ('lu_unpack', 'forward'): 'no lowering for aten.lu_unpack.default',
  ('lu_unpack', 'grad'): 'no lowering for aten.lu_unpack.default',
- ('masked.cumprod', 'forward'): 'no lowering for aten.cumprod.default',
- ('masked.cumprod', 'grad'): 'no lowering for aten.cumprod.default',
  ('masked.median', 'forward'): 'no lowering for aten.nanmedian.dim',
  ('masked.median', 'grad'): 'no lowering for aten.nanmedian.dim',
- ('masked_scatter', 'forward'): 'no lowering for aten.masked_scatter.default',
- ('masked_scatter', 'grad'): 'no lowering for aten.masked_scatter.default',
  ('masked_select', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                                "data-dependent size in dim 0 (u0): the shape of this op's result "
                                'depends on the values in its input tensors, which a static-shape '
@@ -303,14 +258,12 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('median', 'grad'): 'no lowering for aten.median.default',
  ('mode', 'forward'): 'no lowering for aten.mode.default',
  ('mode', 'grad'): 'no lowering for aten.mode.default',
- ('msort', 'forward'): 'no lowering for aten.sort.default',
- ('msort', 'grad'): 'no lowering for aten.sort.default',
- ('mvlgamma.mvlgamma_p_1', 'forward'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_1', 'grad'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_3', 'forward'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_3', 'grad'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_5', 'forward'): 'no lowering for aten.lgamma.default',
- ('mvlgamma.mvlgamma_p_5', 'grad'): 'no lowering for aten.lgamma.default',
+ ('msort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
+                       'lowered (trnc ranks each element by comparing it with every other element '
+                       'of its row)',
+ ('msort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
+                    'lowered (trnc ranks each element by comparing it with every other element of '
+                    'its row)',
  ('nanmedian', 'forward'): 'no lowering for aten.nanmedian.default',
  ('nanmedian', 'grad'): 'no lowering for aten.nanmedian.default',
  ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
@@ -371,8 +324,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
  ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
- ('nn.functional.pdist', 'forward'): 'no lowering for aten._pdist_forward.default',
- ('nn.functional.pdist', 'grad'): 'no lowering for aten._pdist_forward.default',
  ('nn.functional.upsample_bilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven to '
                                                  'stay within int32, in which NeuronCore engines '
                                                  'compute int64 tensors (exactly, on GpSimd): '
@@ -395,36 +346,10 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('pinverse', 'grad'): 'no lowering for aten.linalg_pinv.atol_rtol_tensor',
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
- ('polygamma.polygamma_n_0', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_0', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_1', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_1', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_2', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_2', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_3', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_3', 'grad'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_4', 'forward'): 'no lowering for aten.polygamma.default',
- ('polygamma.polygamma_n_4', 'grad'): 'no lowering for aten.polygamma.default',
- ('prod', 'grad'): 'no lowering for aten.cumprod.default',
- ('put', 'forward'): 'no lowering for aten.put.default',
- ('put', 'grad'): 'no lowering for aten.put.default',
  ('qr', 'forward'): 'no lowering for aten.linalg_qr.default',
  ('qr', 'grad'): 'no lowering for aten.linalg_qr.default',
  ('quantile', 'forward'): 'no lowering for aten.sort.default',
  ('quantile', 'grad'): 'no lowering for aten.sort.default',
- ('scatter_reduce.amax', 'forward'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                     "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.amax', 'grad'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                  "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.amin', 'forward'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                     "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.amin', 'grad'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                  "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.prod', 'forward'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                     "('prod', 'amax' and 'amin' are not lowered)",
- ('scatter_reduce.prod', 'grad'): "aten.scatter_reduce.two: reduce must be 'sum' or 'mean' "
-                                  "('prod', 'amax' and 'amin' are not lowered)",
- ('searchsorted', 'forward'): 'no lowering for aten.searchsorted.Tensor',
  ('sgn', 'grad'): 'no lowering for aten._efficientzerotensor.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range; eager PyTorch would wrap around, which trnc does not emulate: '
@@ -475,8 +400,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
                                             'aten.special_modified_bessel_k1.default',
  ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
  ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
- ('special.polygamma.special_polygamma_n_0', 'forward'): 'no lowering for aten.polygamma.default',
- ('special.polygamma.special_polygamma_n_0', 'grad'): 'no lowering for aten.polygamma.default',
  ('special.scaled_modified_bessel_k0', 'forward'): 'no lowering for '
                                                    'aten.special_scaled_modified_bessel_k0.default',
  ('special.scaled_modified_bessel_k1', 'forward'): 'no lowering for '
@@ -496,11 +419,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
  ('svd', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('svd', 'grad'): 'no lowering for aten._linalg_svd.default',
- ('take', 'grad'): 'no lowering for aten.put.default',
- ('take_along_dim', 'forward'): 'aten.remainder.Scalar: an operand has dtype i64; this op is '
-                                'lowered for dtypes in the operator table',
- ('take_along_dim', 'grad'): 'aten.remainder.Scalar: an operand has dtype i64; this op is lowered '
-                             'for dtypes in the operator table',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '
@@ -515,12 +433,6 @@ REFUSED = {('_batch_norm_with_update', 'forward'): 'no lowering for '
  ('topk', 'grad'): 'no lowering for aten.topk.default',
  ('triangular_solve', 'forward'): 'no lowering for aten.triangular_solve.default',
  ('triangular_solve', 'grad'): 'no lowering for aten.triangular_solve.default',
- ('unbind_copy', 'forward'): 'no lowering for aten.unbind_copy.int',
- ('unbind_copy', 'grad'): 'no lowering for aten.unbind_copy.int',
- ('unfold', 'forward'): 'no lowering for aten.unfold.default',
- ('unfold', 'grad'): 'no lowering for aten.unfold.default',
- ('unfold_copy', 'forward'): 'no lowering for aten.unfold.default',
- ('unfold_copy', 'grad'): 'no lowering for aten.unfold.default',
  ('unique', 'forward'): "aten._unique2.default: node '_unique2' output 0 has a data-dependent size "
                         "in dim 0 (u0): the shape of this op's result depends on the values in its "
                         'input tensors, which a static-shape compiler cannot lower; keep shapes '
@@ -854,6 +766,7 @@ UNTRACED = {('H', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('triu_indices', 'forward'): 'no float32 CPU sample',
  ('triu_indices', 'grad'): 'not differentiable',
  ('unflatten', 'grad'): 'trnc compiled no forward and backward graph pair',
+ ('unfold', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('uniform', 'forward'): 'dynamo: Attempted to call function marked as skipped',
  ('uniform', 'grad'): 'not differentiable',
  ('unique', 'grad'): 'not differentiable',

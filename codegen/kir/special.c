@@ -1,0 +1,158 @@
+/*
+ * special.c — lowering rules of the gamma-function family as kernel IR
+ * (elementwise, fp32 intermediates; the ops of rules.c's composite table
+ * that need more than a few instructions).
+ *
+ *   lgamma(x)  x < 0.5: log(pi / |sin(pi r)|) - lgamma(1 - x), r = x - round(x)
+ *              (sin(pi x) = +-sin(pi r) exactly: r is exact in fp32);
+ *              z = max(x, 1 - x) >= 0.5: lgamma(z) = S(z + 8) - log(z (z+1) ... (z+7))
+ *              for z < 8, S(z) otherwise, with Stirling's series
+ *              S(w) = (w - 1/2) log w - w + log(2 pi)/2 + 1/(12w) - 1/(360w^3)
+ *                     + 1/(1260w^5) - 1/(1680w^7)  (truncation below 1e-10 at w >= 8).
+ *   polygamma(n, x), digamma = polygamma(0, .):
+ *              z >= 0.5: psi_n(z) = psi_n(z + 10) + (-1)^(n+1) n! sum_{i<10} (z+i)^-(n+1)
+ *              (digamma: psi(z) = psi(z + 10) - sum_{i<10} 1/(z+i)), and at w = z + 10
+ *              the asymptotic series (Abramowitz & Stegun 6.4.11, 6.3.18)
+ *                psi(w)   = log w - 1/(2w) - sum_k B_2k / (2k w^2k)
+ *                psi_n(w) = (-1)^(n+1) [(n-1)!/w^n + n!/(2w^(n+1))
+ *                           + sum_k B_2k (2k+n-1)! / ((2k)! w^(2k+n))],  k = 1..6
+ *              (relative truncation error below 2e-8 for n <= 8);
+ *              x < 0.5: the reflection formula differentiated n times,
+ *                psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi r)),
+ *              P_0(c) = c, P_{m+1}(c) = -(1 + c^2) P_m'(c) (cot's derivatives),
+ *              cot(pi r) = sin(pi (1/2 - |r|)) / sin(pi r).
+ *
+ * Poles as eager: lgamma(0 or a negative integer) = +inf, lgamma(+-inf) =
+ * +inf; digamma(+-0) = -+inf, digamma(negative integer or -inf) = NaN;
+ * polygamma(n >= 2, 0 or a negative integer or -inf) = (-1)^(n+1) inf and
+ * NaN at +inf (eager's Hurwitz zeta); polygamma(1, x) below 0.5 is eager's
+ * trigamma formula pi^2 / sin^2(pi x) - psi_1(1 - x) with sin(pi x) rounded
+ * as eager rounds it (large and finite at the negative integers).
+ */
+#include <math.h>
+
+#include "codegen/kir/kir.h"
+
+#define F TRNC_F32
+#define B TRNC_NC_ALU_BYPASS
+#define MUL TRNC_NC_ALU_MUL
+#define ADD TRNC_NC_ALU_ADD
+
+static const double PI = 3.14159265358979323846;
+
+/* c0 + v (c1 + v (c2 + ...)) over n coefficients. */
+static int horner(kir_kernel *k, int v, const double *c, int n) {
+  int p = kir_const(k, F, k->values[v].axes, (float)c[n - 1]);
+  for (int i = n - 2; i >= 0; i--) p = kir_ts(k, F, kir_tt(k, F, MUL, p, v), ADD, (float)c[i], B, 0);
+  return p;
+}
+
+/* 1 - x where x < 0.5, else x (*refl: the mask x < 0.5). */
+static int reflected(kir_kernel *k, int x, int *refl) {
+  *refl = kir_ts(k, F, x, TRNC_NC_ALU_LT, 0.5f, B, 0);
+  return kir_select(k, F, *refl, kir_ts(k, F, x, MUL, -1, ADD, 1), x);
+}
+
+int kir_lgamma(kir_kernel *k, trnc_dtype dt, int x) {
+  uint32_t axes = k->values[x].axes;
+  int refl, z = reflected(k, x, &refl);
+  int small = kir_ts(k, F, z, TRNC_NC_ALU_LT, 8, B, 0);
+  int p = z;
+  for (int i = 1; i < 8; i++) p = kir_tt(k, F, MUL, p, kir_ts(k, F, z, ADD, (float)i, B, 0));
+  int logp = kir_select(k, F, small, kir_act(k, F, TRNC_NC_ACT_LOG, p, 1, 0), kir_const(k, F, axes, 0));
+  int w = kir_select(k, F, small, kir_ts(k, F, z, ADD, 8, B, 0), z);
+  int r = kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, w, 1, 0), r2 = kir_tt(k, F, MUL, r, r);
+  static const double ser[] = {1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680};
+  int s = kir_tt(k, F, MUL, horner(k, r2, ser, 4), r);
+  int lg = kir_tt(k, F, MUL, kir_ts(k, F, w, ADD, -0.5f, B, 0), kir_act(k, F, TRNC_NC_ACT_LOG, w, 1, 0));
+  lg = kir_ts(k, F, kir_tt(k, F, TRNC_NC_ALU_SUB, lg, w), ADD, 0.91893853320467274f, B, 0);
+  lg = kir_tt(k, F, TRNC_NC_ALU_SUB, kir_tt(k, F, ADD, lg, s), logp);
+  /* x < 0.5: log(pi / |sin(pi r)|) - lgamma(1 - x) */
+  int fr = kir_tt(k, F, TRNC_NC_ALU_SUB, x, kir_round(k, F, x));
+  int sn = kir_act(k, F, TRNC_NC_ACT_ABS, kir_act(k, F, TRNC_NC_ACT_SIN, fr, (float)PI, 0), 1, 0);
+  int lr = kir_act(k, F, TRNC_NC_ACT_LOG, kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, sn, 1, 0),
+                                                  MUL, (float)PI, B, 0), 1, 0);
+  int v = kir_select(k, F, refl, kir_tt(k, F, TRNC_NC_ALU_SUB, lr, lg), lg);
+  int inf = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0), TRNC_NC_ALU_EQ, INFINITY, B, 0);
+  return kir_select(k, dt, inf, kir_const(k, F, axes, INFINITY), v);
+}
+
+/* Bernoulli numbers B_2 .. B_12. */
+static const double BERN[] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66, -691.0 / 2730};
+enum { NBERN = 6, SHIFT = 10 };
+
+static double factorial(int n) {
+  double f = 1;
+  for (int i = 2; i <= n; i++) f *= i;
+  return f;
+}
+
+/* psi_n(z) for z >= 0.5 (shift and asymptotic series; see the header). */
+static int polygamma_pos(kir_kernel *k, int z, int n) {
+  double sign = n % 2 ? 1 : -1; /* (-1)^(n+1) */
+  int acc = -1;
+  for (int i = 0; i < SHIFT; i++) {
+    int t = kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, z, 1, (float)i);
+    if (n > 0) t = kir_ts(k, F, t, TRNC_NC_ALU_POW, (float)(n + 1), B, 0);
+    acc = acc < 0 ? t : kir_tt(k, F, ADD, acc, t);
+  }
+  int w = kir_ts(k, F, z, ADD, (float)SHIFT, B, 0);
+  int r = kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, w, 1, 0), r2 = kir_tt(k, F, MUL, r, r);
+  double c[NBERN];
+  if (n == 0) {
+    /* log w - r/2 - r2 sum_k B_2k/(2k) r2^(k-1) - acc */
+    for (int j = 0; j < NBERN; j++) c[j] = -BERN[j] / (2.0 * (j + 1));
+    int tail = kir_tt(k, F, MUL, horner(k, r2, c, NBERN), r2);
+    int v = kir_tt(k, F, ADD, kir_act(k, F, TRNC_NC_ACT_LOG, w, 1, 0), tail);
+    v = kir_tt(k, F, TRNC_NC_ALU_SUB, v, kir_ts(k, F, r, MUL, 0.5f, B, 0));
+    return kir_tt(k, F, TRNC_NC_ALU_SUB, v, acc);
+  }
+  /* sign r^n [(n-1)! + n!/2 r + r2 sum_k B_2k (2k+n-1)!/(2k)! r2^(k-1)] + sign n! acc */
+  for (int j = 0; j < NBERN; j++) c[j] = BERN[j] * factorial(2 * (j + 1) + n - 1) / factorial(2 * (j + 1));
+  int br = kir_tt(k, F, MUL, horner(k, r2, c, NBERN), r2);
+  br = kir_tt(k, F, ADD, br, kir_ts(k, F, r, MUL, (float)(factorial(n) / 2), ADD, (float)factorial(n - 1)));
+  int asym = kir_tt(k, F, MUL, br, kir_ts(k, F, r, TRNC_NC_ALU_POW, (float)n, MUL, (float)sign));
+  return kir_tt(k, F, ADD, asym, kir_ts(k, F, acc, MUL, (float)(sign * factorial(n)), B, 0));
+}
+
+int kir_polygamma(kir_kernel *k, trnc_dtype dt, int x, int n) {
+  uint32_t axes = k->values[x].axes;
+  if (n < 0 || n > KIR_POLYGAMMA_MAX_ORDER) return -1;
+  int refl, z = reflected(k, x, &refl);
+  int pz = polygamma_pos(k, z, n);
+  if (n == 1) { /* eager's trigamma: pi^2 / sin^2(pi x) - psi_1(1 - x), sin(pi x) as it rounds */
+    int s = kir_act(k, F, TRNC_NC_ACT_SIN, x, (float)PI, 0);
+    int rv = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, kir_tt(k, F, MUL, s, s), 1, 0), MUL,
+                    (float)(PI * PI), B, 0);
+    return kir_select(k, dt, refl, kir_tt(k, F, TRNC_NC_ALU_SUB, rv, pz), pz);
+  }
+  /* x < 0.5: (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi r)) */
+  double P[KIR_POLYGAMMA_MAX_ORDER + 2] = {0, 1}, D[KIR_POLYGAMMA_MAX_ORDER + 2];
+  for (int m = 0; m < n; m++) { /* P <- -(1 + c^2) P' (degree m+1 -> m+2) */
+    for (int i = 0; i <= m + 2; i++) D[i] = i + 1 <= m + 1 ? (i + 1) * P[i + 1] : 0;
+    for (int i = 0; i <= m + 2; i++) P[i] = -(D[i] + (i >= 2 ? D[i - 2] : 0));
+  }
+  int fr = kir_tt(k, F, TRNC_NC_ALU_SUB, x, kir_round(k, F, x));
+  /* cos(pi r) = sin(pi (1/2 - |r|)): 1/2 - |r| is exact near the zeros of
+   * cos, where pi r rounded would leave cos(pi r) ~ 4e-8 instead of 0 */
+  int cr = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_ABS, fr, 1, 0), MUL, -1, ADD, 0.5f);
+  int cot = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_act(k, F, TRNC_NC_ACT_SIN, cr, (float)PI, 0),
+                   kir_act(k, F, TRNC_NC_ACT_SIN, fr, (float)PI, 0));
+  int pc = kir_ts(k, F, horner(k, cot, P, n + 2), MUL, (float)-pow(PI, n + 1), B, 0);
+  int rv = kir_tt(k, F, ADD, n % 2 ? kir_ts(k, F, pz, MUL, -1, B, 0) : pz, pc);
+  int v = kir_select(k, F, refl, rv, pz);
+  /* poles: x a non-positive integer (or -inf) */
+  int integral = kir_tt(k, F, TRNC_NC_ALU_EQ, x, kir_round(k, F, x));
+  if (n == 0) { /* NaN below 0; -+inf at +-0 (1/x < 0 on VectorE tells -0) */
+    int neg = kir_tt(k, F, TRNC_NC_ALU_AND, integral, kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0));
+    int nz = kir_ts(k, F, kir_tt(k, F, TRNC_NC_ALU_DIV, kir_const(k, F, axes, 1), x), TRNC_NC_ALU_LT, 0, B, 0);
+    int zero = kir_select(k, F, nz, kir_const(k, F, axes, INFINITY), kir_const(k, F, axes, -INFINITY));
+    v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_EQ, 0, B, 0), zero, v);
+    return kir_select(k, dt, neg, kir_const(k, F, axes, NAN), v);
+  }
+  int pole = kir_tt(k, F, TRNC_NC_ALU_AND, integral, kir_ts(k, F, x, TRNC_NC_ALU_LE, 0, B, 0));
+  v = kir_select(k, F, pole, kir_const(k, F, axes, n % 2 ? INFINITY : -INFINITY), v);
+  /* eager's Hurwitz zeta is NaN at +inf */
+  int pinf = kir_ts(k, F, x, TRNC_NC_ALU_EQ, INFINITY, B, 0);
+  return kir_select(k, dt, pinf, kir_const(k, F, axes, NAN), v);
+}

@@ -1,0 +1,223 @@
+"""Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
+PyTorch: lgamma, digamma and polygamma (codegen/kir/special.c) over their
+poles, infinities and NaN, and integer remainder/fmod computed exactly in
+int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
+129 and at values far beyond fp32's exact integers. Each test also checks
+that trnc compiled the graph (trnc.stats())."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import trnc
+
+from conftest import has_extension
+from helpers import run_counted
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+NAN, INF = float("nan"), float("inf")
+
+
+_run = run_counted
+
+
+def _refusal(fn, *args):
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True)(*args)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    return str(err)
+
+
+# Points that exercise every branch: the reflection below 0.5, the shifted
+# series below 8, poles at 0 (both signs) and the negative integers, large
+# magnitudes, infinities and NaN.
+SPECIAL = [0.0, -0.0, -1.0, -2.0, -3.5, -100.25, -0.3, 1e-6, -1e-6, 0.4999, 0.5, 1.0, 2.0, 3.0,
+           7.99, 8.0, 12.5, 1e6, 1e30, INF, -INF, NAN]
+
+
+def _points():
+    return torch.cat([torch.linspace(-20, 30, 1001), torch.tensor(SPECIAL)])
+
+
+def _check(got, want, want64):
+    """Non-finite results as eager's; finite ones within 1e-4 relative to
+    eager's float32 or to float64 (eager's float32 kernel is the inexact one
+    near lgamma's zeros and at large negative arguments)."""
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    inf = torch.isinf(want)
+    assert torch.equal(got[inf], want[inf])
+    fin = torch.isfinite(want)
+    g, w, r = got[fin].double(), want[fin].double(), want64[fin]
+    tol = 1e-4 * (1 + w.abs())
+    assert (((g - w).abs() <= tol) | ((g - r).abs() <= 1e-4 * (1 + r.abs()))).all()
+
+
+def test_lgamma_values():
+    x = _points()
+    _check(_run(torch.lgamma, x), torch.lgamma(x), torch.lgamma(x.double()))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 8])
+def test_polygamma_values(n):
+    x = _points()
+    _check(_run(lambda t: torch.polygamma(n, t), x), torch.polygamma(n, x),
+           torch.polygamma(n, x.double()))
+
+
+def test_digamma_values_and_signed_zero():
+    x = _points()
+    got = _run(torch.digamma, x)
+    _check(got, torch.digamma(x), torch.digamma(x.double()))
+    assert got[-len(SPECIAL)].item() == -INF and got[-len(SPECIAL) + 1].item() == INF
+
+
+@pytest.mark.parametrize("shape", [(0,), (127,), (128,), (129,), (3, 129)])
+def test_lgamma_digamma_gradients(shape):
+    g = torch.Generator().manual_seed(0)
+    x = (torch.rand(shape, generator=g) * 10 - 3).requires_grad_()
+    x2 = x.detach().clone().requires_grad_()
+    f = lambda t: torch.lgamma(t) * 2 + torch.digamma(t)  # noqa: E731
+    out = _run(f, x)
+    out.sum().backward()
+    f(x2).sum().backward()
+    torch.testing.assert_close(out, f(x2), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(x.grad, x2.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_polygamma_order_limit_refused():
+    msg = _refusal(lambda t: torch.polygamma(9, t), torch.rand(5) + 1)
+    assert "orders n <= 8" in msg
+
+
+@pytest.mark.parametrize("op", [torch.remainder, torch.fmod])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("n", [0, 127, 128, 129])
+def test_integer_remainder_fmod_exact(op, dtype, n):
+    g = torch.Generator().manual_seed(n)
+    a = torch.randint(-2**30, 2**30, (n,), generator=g).to(dtype)
+    b = torch.randint(1, 2**20, (n,), generator=g).to(dtype)
+    b = torch.where(torch.arange(n) % 2 == 0, b, -b).to(dtype)
+    assert torch.equal(_run(op, a, b), op(a, b))
+    assert torch.equal(_run(lambda x: op(x, -7), a), op(a, -7))
+
+
+def test_integer_remainder_signs_and_narrow_dtypes():
+    a = torch.tensor([7, -7, 7, -7, 0, 6, -6], dtype=torch.int64)
+    b = torch.tensor([3, 3, -3, -3, 5, 3, -3], dtype=torch.int64)
+    assert _run(torch.remainder, a, b).tolist() == [1, 2, -2, -1, 0, 0, 0]
+    assert _run(torch.fmod, a, b).tolist() == [1, -1, 1, -1, 0, 0, 0]
+    u = torch.tensor([200, 13, 255, 0], dtype=torch.uint8)
+    assert torch.equal(_run(lambda x: torch.remainder(x, 7), u), torch.remainder(u, 7))
+    i8 = torch.tensor([-128, 127, -5, 5], dtype=torch.int8)
+    assert torch.equal(_run(lambda x: torch.fmod(x, 3), i8), torch.fmod(i8, 3))
+
+
+def test_cross_with_negative_dim():
+    """linalg.cross normalizes its index with an int64 remainder (OpInfo)."""
+    a, b = torch.randn(4, 3, 5), torch.randn(4, 3, 5)
+    torch.testing.assert_close(_run(lambda x, y: torch.linalg.cross(x, y, dim=-2), a, b),
+                               torch.linalg.cross(a, b, dim=-2))
+
+
+@pytest.mark.parametrize("n", [1, 2, 16, 17, 127, 128, 129])
+def test_cumprod_scan(n):
+    """Scans of at most 16 run in eager's order, longer ones as a Hillis-Steele scan."""
+    g = torch.Generator().manual_seed(n)
+    x = torch.rand(3, n, generator=g) + 0.5
+    if n > 5:
+        x[0, 3], x[1, 2], x[2, 4] = NAN, INF, 0.0
+    for d in (1, 0):
+        want = torch.cumprod(x, d)
+        torch.testing.assert_close(_run(lambda t: torch.cumprod(t, d), x), want, rtol=1e-5, atol=1e-6,
+                                   equal_nan=True)
+    assert _run(lambda t: torch.cumprod(t, 0), torch.tensor(3.0)).item() == 3.0
+
+
+def test_cumprod_gradient_with_zeros():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 6, generator=g)
+    x[1, 2] = x[2, 1] = x[2, 4] = 0.0
+    cot = torch.randn(4, 6, generator=g)
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    (got,) = torch.autograd.grad(_run(lambda t: torch.cumprod(t, 1), xa), xa, cot)
+    (want,) = torch.autograd.grad(torch.cumprod(xb, 1), xb, cot)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", [torch.cummax, torch.cummin])
+@pytest.mark.parametrize("n", [1, 7, 128, 129])
+def test_cummax_cummin_last_index_and_nan(op, n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randint(-3, 3, (3, n), generator=g).float()  # ties: eager keeps the last index
+    if n > 5:
+        x[0, 3], x[0, 5], x[1, 2], x[2, 4] = NAN, NAN, INF, -INF
+    xi = torch.randint(-3, 3, (3, n), generator=g)
+    for t in (x, xi):
+        for d in (1, 0):
+            gv, gi = _run(lambda v: op(v, d), t)
+            wv, wi = op(t, d)
+            assert torch.equal(gv.nan_to_num(), wv.nan_to_num()) and torch.equal(gi, wi)
+
+
+def test_max_min_dim_of_bool():
+    g = torch.Generator().manual_seed(0)
+    b = torch.rand(3, 129, generator=g) > 0.6
+    for op in (torch.max, torch.min):
+        gv, gi = _run(lambda t: op(t, 1), b)
+        wv, wi = op(b, 1)
+        assert torch.equal(gv, wv) and torch.equal(gi, wi)
+
+
+@pytest.mark.parametrize("op", [torch.bitwise_and, torch.bitwise_or, torch.bitwise_xor])
+def test_bitwise_scalar(op):
+    a = torch.tensor([-2**31, -5, 0, 7, 2**31 - 1], dtype=torch.int32)
+    assert torch.equal(_run(lambda t: op(t, 6), a), op(a, 6))
+    u = torch.tensor([0, 13, 255], dtype=torch.uint8)
+    assert torch.equal(_run(lambda t: op(t, 0x5A), u), op(u, 0x5A))
+    b = torch.tensor([True, False, True])
+    assert torch.equal(_run(lambda t: op(t, True), b), op(b, True))
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 2.0, 3.0, INF])
+@pytest.mark.parametrize("shapes", [((5, 4), (7, 4)), ((2, 5, 3), (2, 20, 3)), ((2, 0, 3), (2, 4, 3))])
+def test_cdist_forward_backward(p, shapes):
+    """_cdist_forward and _cdist_backward (passes/decomp_norm.c) against float64,
+    with a zero distance (x2's first row is x1's) where the derivative is 0."""
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(shapes[0], generator=g), torch.randn(shapes[1], generator=g)
+    if a.shape[-2]:
+        b[..., 0, :] = a[..., 0, :]
+    f = lambda x, y: torch.cdist(x, y, p=p)  # noqa: E731
+    aa, bb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    out = _run(f, aa, bb)
+    cot = torch.randn(out.shape, generator=g)
+    got = torch.autograd.grad(out, [aa, bb], cot)
+    a2, b2 = a.double().requires_grad_(), b.double().requires_grad_()
+    want = f(a2, b2)
+    wg = torch.autograd.grad(want, [a2, b2], cot.double())
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-5)
+    for x, y in zip(got, wg):
+        torch.testing.assert_close(x.double(), y, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, INF])
+@pytest.mark.parametrize("rows", [1, 2, 5, 129])
+def test_pdist_forward_backward(p, rows):
+    g = torch.Generator().manual_seed(rows)
+    x = torch.randn(rows, 3, generator=g)
+    if rows > 2:
+        x[2] = x[0]  # a zero distance
+    xa = x.clone().requires_grad_()
+    out = _run(lambda t: torch.nn.functional.pdist(t, p=p), xa)
+    x2 = x.double().requires_grad_()
+    want = torch.nn.functional.pdist(x2, p=p)
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-5)
+    if rows > 1:
+        cot = torch.randn(out.shape, generator=g)
+        (got,) = torch.autograd.grad(out, xa, cot)
+        (wg,) = torch.autograd.grad(want, x2, cot.double())
+        torch.testing.assert_close(got.double(), wg, rtol=1e-4, atol=1e-4)
