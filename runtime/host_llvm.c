@@ -73,11 +73,14 @@ typedef struct hx {
   LLVMTypeRef extty[EXT_COUNT];
   LLVMBasicBlockRef entry;
   int64_t tmp_floats;     /* workspace high-water mark */
+  LLVMValueRef gemm;      /* the matmul micro-kernel (emit_gemm_function) */
+  LLVMTypeRef gemmty;
 } hx;
 
 #define VW 16 /* floats per vector of the matmul micro-kernel */
-#define MB 4  /* rows per micro-kernel block */
+#define MB 8  /* rows per micro-kernel block */
 #define NVB 2 /* vectors per row per block */
+#define NB (VW * NVB) /* columns per block */
 
 static LLVMValueRef ci64(hx *X, int64_t v) { return LLVMConstInt(X->i64, (unsigned long long)v, 1); }
 static LLVMValueRef ci32(hx *X, int64_t v) { return LLVMConstInt(X->i32, (unsigned long long)v, 1); }
@@ -123,14 +126,10 @@ static LLVMValueRef slot(hx *X, LLVMTypeRef ty) {
 typedef struct loop {
   LLVMBasicBlockRef body;
   LLVMValueRef iv;
-  int64_t n;
+  LLVMValueRef n; /* trip count (i64) */
 } loop;
 
-static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
-  L->n = n;
-  L->body = NULL;
-  L->iv = ci64(X, 0);
-  if (n <= 1) return L->iv;
+static LLVMValueRef loop_body(hx *X, loop *L) {
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(X->B);
   L->body = LLVMAppendBasicBlockInContext(X->C, X->fn, "loop");
   LLVMBuildBr(X->B, L->body);
@@ -141,12 +140,27 @@ static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
   return L->iv;
 }
 
+static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
+  L->n = ci64(X, n);
+  L->body = NULL;
+  L->iv = ci64(X, 0);
+  if (n <= 1) return L->iv;
+  return loop_body(X, L);
+}
+
+/** A counted loop 0..n-1 over a run-time count n (an i64 the caller knows
+ *  to be >= 1). */
+static LLVMValueRef loop_open_n(hx *X, loop *L, LLVMValueRef n) {
+  L->n = n;
+  return loop_body(X, L);
+}
+
 static void loop_close(hx *X, loop *L) {
   if (!L->body) return;
   LLVMValueRef next = LLVMBuildNUWAdd(X->B, L->iv, ci64(X, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(X->B);
   LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(X->C, X->fn, "exit");
-  LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntULT, next, ci64(X, L->n), ""), L->body, exit);
+  LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntULT, next, L->n, ""), L->body, exit);
   LLVMAddIncoming(L->iv, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(X->B, exit);
 }
@@ -741,70 +755,231 @@ static bool emit_dma(hx *X, const trnc_nc_instr *in) {
   return true;
 }
 
-/** dst[M,N] (+)= src0[K,M]^T src1[K,N]: A (K x Mp), B (K x Np) and C (Mp x Np)
- *  in the workspace, padded to whole micro-kernel blocks; each block keeps
- *  MB x NVB vectors of accumulators while k runs 0..K-1 in order. */
+/* ---- matmul -------------------------------------------------------------------------------- */
+
+/*
+ * dst[M,N] (+)= src0[K,M]^T src1[K,N] in the interpreter's order: every
+ * output element is an fp32 accumulator (0, or dst's value with acc=1) to
+ * which a[k]*b[k] is added for k = 0, 1, ..., K-1. The operands are decoded
+ * into the workspace as fp32 rows (padded so that one block's rows fall
+ * into different L1 sets); the shared function "<prefix>_gemm" keeps
+ * MB x NVB vectors of accumulators in registers while k runs, one column
+ * block of B (K x NB floats, at most 16 KiB) staying in L1 across all row
+ * blocks.
+ *
+ * Fused multiply-add where it is exact: fma(a, b, c) rounds a*b + c once,
+ * the interpreter's c + a*b rounds the product first; the two agree
+ * whenever a*b is exact in fp32. It is when the operands' significands
+ * together have at most 24 bits (bf16 x bf16: 16, fp16 x fp16: 22, fp8: at
+ * most 8; not fp32 x fp32) and every product is a normal number: each
+ * nonzero operand normal and finite, and the biased exponents bound the
+ * products within [2^-126, 2^127 * (2 - 2^-23)] (max_a + max_b <= 380,
+ * min_a + min_b >= 128). The decoding loops collect those exponent bounds;
+ * any operand outside (a NaN, an infinity, a subnormal, a product that could
+ * overflow or underflow) makes that instruction run separate multiplies and
+ * adds, which are the interpreter's operations exactly.
+ */
+
+static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsigned last_noalias, bool noinline);
+
+/** Significand bits of a matmul operand dtype (the verifier's pairs). */
+static int sig_bits(int dt) {
+  switch (dt) {
+    case TRNC_BF16: return 8;
+    case TRNC_F16: return 11;
+    case TRNC_F8E4M3: return 4;
+    case TRNC_F8E5M2: return 3;
+    default: return 24;
+  }
+}
+
+/** The function "<prefix>_gemm"(A, lda, B, ldb, C, ldc, K, nmb, nnb, acc,
+ *  fma): C[m][n] = (acc ? C[m][n] : 0) + A[0][m] * B[0][n] + ... +
+ *  A[K-1][m] * B[K-1][n], added in that order, for m < nmb * MB and
+ *  n < nnb * NB (row-major, lda/ldb/ldc floats per row; counts >= 1);
+ *  fma != 0 fuses each multiply-add (callers pass it only when exact). */
+static void emit_gemm_function(hx *X, const char *prefix) {
+  LLVMBuilderRef B = X->B;
+  LLVMTypeRef args[11] = {X->ptr, X->i64, X->ptr, X->i64, X->ptr, X->i64, X->i64, X->i64, X->i64, X->i32, X->i32};
+  X->gemmty = LLVMFunctionType(LLVMVoidTypeInContext(X->C), args, 11, 0);
+  char name[96];
+  snprintf(name, sizeof name, "%s_gemm", prefix);
+  X->gemm = LLVMAddFunction(X->M, name, X->gemmty);
+  begin_function(X, X->gemm, 1, 1, true); /* A, B, C: separate workspace areas or PSUM */
+  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+  for (unsigned a = 3; a <= 5; a += 2) LLVMAddAttributeAtIndex(X->gemm, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
+  const char *wide[2] = {"prefer-vector-width", "min-legal-vector-width"}; /* zmm registers on AVX-512 */
+  for (int w = 0; w < 2; w++)
+    LLVMAddAttributeAtIndex(X->gemm, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(X->C, wide[w], (unsigned)strlen(wide[w]), "512", 3));
+  LLVMValueRef A = LLVMGetParam(X->gemm, 0), lda = LLVMGetParam(X->gemm, 1);
+  LLVMValueRef Bm = LLVMGetParam(X->gemm, 2), ldb = LLVMGetParam(X->gemm, 3);
+  LLVMValueRef Cm = LLVMGetParam(X->gemm, 4), ldc = LLVMGetParam(X->gemm, 5), K = LLVMGetParam(X->gemm, 6);
+  LLVMValueRef nmb = LLVMGetParam(X->gemm, 7), nnb = LLVMGetParam(X->gemm, 8);
+  LLVMValueRef accum = LLVMBuildICmp(B, LLVMIntNE, LLVMGetParam(X->gemm, 9), ci32(X, 0), "");
+  LLVMValueRef usefma = LLVMBuildICmp(B, LLVMIntNE, LLVMGetParam(X->gemm, 10), ci32(X, 0), "");
+  unsigned fma_id = LLVMLookupIntrinsicID("llvm.fma", 8);
+  LLVMValueRef fma = LLVMGetIntrinsicDeclaration(X->M, fma_id, &X->vf, 1);
+  LLVMTypeRef fmaty = LLVMIntrinsicGetType(X->C, fma_id, &X->vf, 1);
+  LLVMValueRef acc[MB][NVB];
+  for (int j = 0; j < MB; j++)
+    for (int v = 0; v < NVB; v++) acc[j][v] = slot(X, X->vf);
+  LLVMBasicBlockRef nest[2] = {LLVMAppendBasicBlockInContext(X->C, X->fn, "mul_add"),
+                               LLVMAppendBasicBlockInContext(X->C, X->fn, "fma")};
+  LLVMBuildCondBr(B, usefma, nest[1], nest[0]);
+  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(X->i32, VW));
+  for (int fused = 0; fused < 2; fused++) {
+    LLVMPositionBuilderAtEnd(B, nest[fused]);
+    loop Ln, Lm, Lk;
+    LLVMValueRef nb = loop_open_n(X, &Ln, nnb);
+    LLVMValueRef bp = LLVMBuildInBoundsGEP2(B, X->f32, Bm, (LLVMValueRef[]){mul(X, nb, NB)}, 1, "");
+    LLVMValueRef mb = loop_open_n(X, &Lm, nmb);
+    LLVMValueRef ap = LLVMBuildInBoundsGEP2(B, X->f32, A, (LLVMValueRef[]){mul(X, mb, MB)}, 1, "");
+    LLVMValueRef cblk = add(X, LLVMBuildNSWMul(B, mul(X, mb, MB), ldc, ""), mul(X, nb, NB));
+    LLVMValueRef cp[MB][NVB];
+    for (int j = 0; j < MB; j++)
+      for (int v = 0; v < NVB; v++) {
+        LLVMValueRef at = add(X, add(X, cblk, LLVMBuildNSWMul(B, ci64(X, j), ldc, "")), ci64(X, v * VW));
+        cp[j][v] = LLVMBuildInBoundsGEP2(B, X->f32, Cm, &at, 1, "");
+        store(X, LLVMBuildSelect(B, accum, load(X, X->vf, cp[j][v], 4), LLVMConstNull(X->vf), ""), acc[j][v], 4);
+      }
+    LLVMValueRef k = loop_open_n(X, &Lk, K);
+    LLVMValueRef bv[NVB];
+    for (int v = 0; v < NVB; v++)
+      bv[v] = load(X, X->vf, LLVMBuildInBoundsGEP2(B, X->f32, bp, (LLVMValueRef[]){add(X, LLVMBuildNSWMul(B, k, ldb, ""), ci64(X, v * VW))}, 1, ""), 4);
+    for (int j = 0; j < MB; j++) {
+      LLVMValueRef a = load(X, X->f32, LLVMBuildInBoundsGEP2(B, X->f32, ap, (LLVMValueRef[]){add(X, LLVMBuildNSWMul(B, k, lda, ""), ci64(X, j))}, 1, ""), 4);
+      LLVMValueRef av = LLVMBuildInsertElement(B, LLVMGetPoison(X->vf), a, ci32(X, 0), "");
+      av = LLVMBuildShuffleVector(B, av, LLVMGetPoison(X->vf), zeros, "");
+      for (int v = 0; v < NVB; v++) {
+        LLVMValueRef c = load(X, X->vf, acc[j][v], 4), r;
+        if (fused) {
+          LLVMValueRef fa[3] = {av, bv[v], c};
+          r = LLVMBuildCall2(B, fmaty, fma, fa, 3, "");
+        } else {
+          r = LLVMBuildFAdd(B, c, LLVMBuildFMul(B, av, bv[v], ""), "");
+        }
+        store(X, r, acc[j][v], 4);
+      }
+    }
+    loop_close(X, &Lk);
+    for (int j = 0; j < MB; j++)
+      for (int v = 0; v < NVB; v++) store(X, load(X, X->vf, acc[j][v], 4), cp[j][v], 4);
+    loop_close(X, &Lm);
+    loop_close(X, &Ln);
+    LLVMBuildRetVoid(B);
+  }
+}
+
+/** Exponent bounds of packed operand values (for the fma test). */
+typedef struct ebounds {
+  LLVMValueRef max, min; /* i32 slots: largest biased exponent; smallest of the nonzero values (255 if none) */
+} ebounds;
+
+static void ebounds_update(hx *X, const ebounds *e, LLVMValueRef f) {
+  LLVMBuilderRef B = X->B;
+  LLVMValueRef bits = LLVMBuildBitCast(B, f, X->i32, "");
+  LLVMValueRef ex = LLVMBuildAnd(B, LLVMBuildLShr(B, bits, ci32(X, 23), ""), ci32(X, 0xff), "");
+  LLVMValueRef nz = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, bits, ci32(X, 0x7fffffff), ""), ci32(X, 0), "");
+  LLVMValueRef mx = load(X, X->i32, e->max, 4), mn = load(X, X->i32, e->min, 4);
+  store(X, LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGT, ex, mx, ""), ex, mx, ""), e->max, 4);
+  LLVMValueRef exn = LLVMBuildSelect(B, nz, ex, ci32(X, 255), "");
+  store(X, LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntULT, exn, mn, ""), exn, mn, ""), e->min, 4);
+}
+
+/** Decodes operand ap (rows k < K of F elements) into the workspace at
+ *  float offset base + k * ld + f, zeros at f = F .. Fp-1; e (or NULL)
+ *  collects the values' exponent bounds. */
+static void pack_rows(hx *X, const trnc_nc_ap *ap, int64_t K, int64_t F, int64_t Fp, int64_t ld, int64_t base,
+                      const ebounds *e) {
+  dims d;
+  dims_of(&ap, 1, &d);
+  int64_t es = esize(ap);
+  loop Lk;
+  LLVMValueRef k = loop_open(X, &Lk, K);
+  LLVMValueRef row = row_ptr(X, ap, k), kb = add(X, ci64(X, base), mul(X, k, ld));
+  nest N;
+  nest_open(X, &N, &d);
+  LLVMValueRef v = load_elem(X, gep8(X, row, nest_off(X, &N, &d, 0, es)), ap->dtype);
+  if (e) ebounds_update(X, e, v);
+  store(X, v, gepf(X, add(X, kb, N.k)), 4);
+  nest_close(X, &N);
+  if (Fp > F) {
+    loop Lz;
+    LLVMValueRef z = loop_open(X, &Lz, Fp - F);
+    store(X, cf(X, 0.0f), gepf(X, add(X, add(X, kb, ci64(X, F)), z)), 4);
+    loop_close(X, &Lz);
+  }
+  loop_close(X, &Lk);
+}
+
 static void emit_matmul(hx *X, const trnc_nc_instr *in) {
   LLVMBuilderRef B = X->B;
   const trnc_nc_ap *st = &in->src[0], *mv = &in->src[1], *d = &in->dst;
   int64_t K = st->partitions, M = trnc_nc_ap_free_elems(st), N = trnc_nc_ap_free_elems(mv);
-  int64_t NB = VW * NVB, Mp = (M + MB - 1) / MB * MB, Np = (N + NB - 1) / NB * NB;
-  int64_t oA = 0, oB = K * Mp, oC = oB + K * Np;
-  need_tmp(X, oC + Mp * Np);
-  /* operands, their padding zeroed (padded rows/columns are never stored) */
-  loop Lk;
-  LLVMValueRef k = loop_open(X, &Lk, K);
-  row_xfer(X, st, k, add(X, ci64(X, oA), mul(X, k, Mp)), 1, true, false);
-  row_xfer(X, mv, k, add(X, ci64(X, oB), mul(X, k, Np)), 1, true, false);
-  for (int64_t m = M; m < Mp; m++) store(X, cf(X, 0.0f), gepf(X, add(X, ci64(X, oA + m), mul(X, k, Mp))), 4);
-  if (Np > N) {
-    loop Lz;
-    LLVMValueRef z = loop_open(X, &Lz, Np - N);
-    store(X, cf(X, 0.0f), gepf(X, add(X, add(X, ci64(X, oB + N), z), mul(X, k, Np))), 4);
-    loop_close(X, &Lz);
-  }
-  loop_close(X, &Lk);
-  if (in->mode) {
-    loop Lm;
-    LLVMValueRef m = loop_open(X, &Lm, M);
-    row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, true, false);
-    loop_close(X, &Lm);
-  }
-  LLVMValueRef acc[MB][NVB];
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) acc[j][v] = slot(X, X->vf);
-  loop Lm0, Ln0, Lkk;
-  LLVMValueRef m0 = mul(X, loop_open(X, &Lm0, Mp / MB), MB);
-  LLVMValueRef n0 = mul(X, loop_open(X, &Ln0, Np / NB), NB);
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) {
-      LLVMValueRef c = gepf(X, add(X, add(X, ci64(X, oC + v * VW), n0), mul(X, add(X, m0, ci64(X, j)), Np)));
-      store(X, in->mode ? load(X, X->vf, c, 4) : LLVMConstNull(X->vf), acc[j][v], 4);
+  int64_t Mp = (M + MB - 1) / MB * MB, Np = (N + NB - 1) / NB * NB;
+  /* row-major operands, each row 64 bytes longer than its blocks so that
+   * the K rows one block reads fall into different L1 sets */
+  int64_t lda = Mp + 16, ldb = Np + 16;
+  int64_t oA = 0, oB = K * lda, oC = oB + K * ldb;
+  /* dst rows straight from the micro-kernel when they are whole blocks of
+   * contiguous fp32 (PSUM is never an operand's memory, so no overlap) */
+  dims dd;
+  dims_of(&d, 1, &dd);
+  bool direct = M % MB == 0 && N % NB == 0 && d->dtype == TRNC_F32 && dd.n == 1 && dd.stride[0][0] == 1 &&
+                d->mem == TRNC_NC_MEM_PSUM && X->part_stride[1] % 4 == 0;
+  need_tmp(X, direct ? oC : oC + Mp * Np);
+  bool exact = sig_bits(st->dtype) + sig_bits(mv->dtype) <= 24;
+  ebounds ea = {NULL, NULL}, eb = {NULL, NULL};
+  if (exact) {
+    ebounds *e[2] = {&ea, &eb};
+    for (int i = 0; i < 2; i++) {
+      e[i]->max = slot(X, X->i32);
+      e[i]->min = slot(X, X->i32);
+      store(X, ci32(X, 0), e[i]->max, 4);
+      store(X, ci32(X, 255), e[i]->min, 4);
     }
-  LLVMValueRef kk = loop_open(X, &Lkk, K);
-  LLVMValueRef bv[NVB];
-  for (int v = 0; v < NVB; v++)
-    bv[v] = load(X, X->vf, gepf(X, add(X, add(X, ci64(X, oB + v * VW), n0), mul(X, kk, Np))), 4);
-  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(X->i32, VW));
-  for (int j = 0; j < MB; j++) {
-    LLVMValueRef a = load(X, X->f32, gepf(X, add(X, add(X, ci64(X, oA + j), m0), mul(X, kk, Mp))), 4);
-    LLVMValueRef av = LLVMBuildInsertElement(B, LLVMGetPoison(X->vf), a, ci32(X, 0), "");
-    av = LLVMBuildShuffleVector(B, av, LLVMGetPoison(X->vf), zeros, "");
-    for (int v = 0; v < NVB; v++)
-      store(X, LLVMBuildFAdd(B, load(X, X->vf, acc[j][v], 4), LLVMBuildFMul(B, av, bv[v], ""), ""), acc[j][v], 4);
   }
-  loop_close(X, &Lkk);
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) {
-      LLVMValueRef c = gepf(X, add(X, add(X, ci64(X, oC + v * VW), n0), mul(X, add(X, m0, ci64(X, j)), Np)));
-      store(X, load(X, X->vf, acc[j][v], 4), c, 4);
+  pack_rows(X, st, K, M, Mp, lda, oA, exact ? &ea : NULL);
+  pack_rows(X, mv, K, N, Np, ldb, oB, exact ? &eb : NULL);
+  LLVMValueRef usefma = ci32(X, 0);
+  if (exact) {
+    LLVMValueRef amax = load(X, X->i32, ea.max, 4), bmax = load(X, X->i32, eb.max, 4);
+    LLVMValueRef amin = load(X, X->i32, ea.min, 4), bmin = load(X, X->i32, eb.min, 4);
+    LLVMValueRef ok[6] = {
+        LLVMBuildICmp(B, LLVMIntULE, amax, ci32(X, 254), ""),
+        LLVMBuildICmp(B, LLVMIntULE, bmax, ci32(X, 254), ""),
+        LLVMBuildICmp(B, LLVMIntULE, LLVMBuildAdd(B, amax, bmax, ""), ci32(X, 380), ""),
+        LLVMBuildICmp(B, LLVMIntUGE, amin, ci32(X, 1), ""),
+        LLVMBuildICmp(B, LLVMIntUGE, bmin, ci32(X, 1), ""),
+        LLVMBuildICmp(B, LLVMIntUGE, LLVMBuildAdd(B, amin, bmin, ""), ci32(X, 128), "")};
+    LLVMValueRef all = ok[0];
+    for (int i = 1; i < 6; i++) all = LLVMBuildAnd(B, all, ok[i], "");
+    usefma = LLVMBuildZExt(B, all, X->i32, "");
+  }
+  LLVMValueRef C, ldc;
+  if (direct) {
+    C = row_ptr(X, d, ci64(X, 0));
+    ldc = ci64(X, X->part_stride[1] / 4);
+  } else {
+    C = gepf(X, ci64(X, oC));
+    ldc = ci64(X, Np);
+    if (in->mode) {
+      loop Lm;
+      LLVMValueRef m = loop_open(X, &Lm, M);
+      row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, true, false);
+      loop_close(X, &Lm);
     }
-  loop_close(X, &Ln0);
-  loop_close(X, &Lm0);
-  loop Ls;
-  LLVMValueRef m = loop_open(X, &Ls, M);
-  row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, false, false);
-  loop_close(X, &Ls);
+  }
+  LLVMValueRef args[11] = {gepf(X, ci64(X, oA)), ci64(X, lda), gepf(X, ci64(X, oB)), ci64(X, ldb), C, ldc,
+                           ci64(X, K), ci64(X, Mp / MB), ci64(X, Np / NB), ci32(X, in->mode ? 1 : 0), usefma};
+  LLVMBuildCall2(B, X->gemmty, X->gemm, args, 11, "");
+  if (!direct) {
+    loop Ls;
+    LLVMValueRef m = loop_open(X, &Ls, M);
+    row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, false, false);
+    loop_close(X, &Ls);
+  }
 }
 
 static bool emit_instr(hx *X, const trnc_nc_instr *in) {
@@ -1061,6 +1236,10 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_str
   ifn *fns = malloc((trnc_nc_program_instr_count(p) + 1) * sizeof *fns);
   size_t nfns = 0;
   trnc_status st = fns ? TRNC_OK : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  bool has_matmul = false;
+  for (size_t k = 0; k < p->nkernels; k++)
+    for (size_t i = 0; i < p->kernels[k].n; i++) has_matmul = has_matmul || p->kernels[k].instrs[i].op == TRNC_NC_OP_MATMUL;
+  if (has_matmul) emit_gemm_function(&X, prefix);
   for (size_t k = 0; k < p->nkernels && !st; k++) st = emit_kernel(&X, k, prefix, fns, &nfns, diags);
   free(fns);
   LLVMDisposeBuilder(X.B);
