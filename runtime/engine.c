@@ -68,9 +68,12 @@ static trnc_host_code *compile_or_null(const trnc_nc_program *p, const int64_t p
             msg ? msg : "out of memory\n");
     trnc_free(msg);
   }
-  else if (!st && debug_log())
-    fprintf(stderr, "trnc: TRNC_SIM=jit: %zu instructions compiled to host code in %.1f ms\n",
-            trnc_nc_program_instr_count(p), 1e3 * trnc_host_compile_seconds(code));
+  else if (!st && debug_log()) {
+    char phases[160];
+    trnc_host_compile_phases(code, phases, sizeof phases);
+    fprintf(stderr, "trnc: TRNC_SIM=jit: %zu instructions compiled to host code in %.1f ms (%s)\n",
+            trnc_nc_program_instr_count(p), 1e3 * trnc_host_compile_seconds(code), phases);
+  }
   if (!st) {
     atomic_fetch_add(&g_jit_programs, 1);
     atomic_fetch_add(&g_jit_ns, (long long)(1e9 * trnc_host_compile_seconds(code)));

@@ -99,11 +99,15 @@ typedef struct trnc_host_err {
   int64_t instr, index, partition, rows;
 } trnc_host_err;
 
-/** One kernel's host code: hbm[b] the base of program buffer b, sbuf/psum
- *  the device memory, tmp a float workspace of trnc_host_code's tmp_floats
- *  elements. Returns 0, or 1 with *err filled. */
-typedef int32_t (*trnc_host_kernel_fn)(uint8_t *const *hbm, uint8_t *sbuf, uint8_t *psum,
-                                       float *tmp, trnc_host_err *err);
+/** One instruction function of host code ("<prefix>_f<n>", shared by the
+ *  instructions that differ only in where their operands are): s0..s4 the
+ *  addresses of element 0 of partition 0 of the instruction's operand slots
+ *  (nc_slot order; NULL for an unused slot), tmp a float workspace of
+ *  trnc_host_code's tmp_floats elements, instr the instruction's index in
+ *  its kernel (for *err), imm0..imm2 its immediates. Returns 0, or 1 with
+ *  *err filled. */
+typedef int32_t (*trnc_host_instr_fn)(uint8_t *s0, uint8_t *s1, uint8_t *s2, uint8_t *s3, uint8_t *s4, float *tmp,
+                                      trnc_host_err *err, int64_t instr, float imm0, float imm1, float imm2);
 
 /**
  * JIT-compiles a verified program for SBUF/PSUM laid out part_stride[0] /
@@ -148,5 +152,9 @@ trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, uin
 /** Seconds trnc_host_compile spent on h (translation, optimization and
  *  machine code). */
 double trnc_host_compile_seconds(const trnc_host_code *h);
+/** Where h's compile time went, for TRNC_DEBUG's log line: "F functions;
+ *  translate T ms, optimize O ms, machine code C ms, link L ms" (into buf of
+ *  n bytes; loaded code reports its link only). */
+void trnc_host_compile_phases(const trnc_host_code *h, char *buf, size_t n);
 
 #endif

@@ -3,11 +3,16 @@
  * that computes exactly what the interpreter (runtime/nc_sim.c) computes,
  * bit for bit.
  *
- * Each kernel becomes one function, straight-line over its instructions in
- * the verifier's schedule order. Every access pattern has constant strides
- * and counts, so each instruction becomes a loop nest with constant trip
- * counts over partitions and free dims, which LLVM unrolls and vectorizes
- * for the host CPU. The rules that keep it bit-identical:
+ * Every access pattern has constant strides and counts, so each
+ * instruction becomes a function, a loop nest with constant trip counts
+ * over partitions and free dims, which LLVM vectorizes for the host CPU;
+ * instructions that differ only in where their operands are (base
+ * addresses and immediates are arguments) share one function, so a program
+ * of many same-shaped tiles compiles a handful. No kernel function: the
+ * run (runtime/llvm.c, trnc_host_run) calls them in the verifier's
+ * schedule order from the program's plan (trnc_host_plan), which is what
+ * LLVM spent most of its time on when kernels were straight-line code of
+ * thousands of calls. The rules that keep it bit-identical:
  *  - the same arithmetic in the same order: fp32 everywhere, no fast-math
  *    flags (so no FP contraction, reassociation or reciprocal tricks), the
  *    interpreter's expression trees (e.g. gelu, sigmoid) node for node;
@@ -18,8 +23,9 @@
  *    private names so that LLVM neither folds nor replaces them;
  *  - reductions and matmul accumulate in the interpreter's order: a scalar
  *    chain per output element; matmul adds a[k]*b[k] for k = 0..K-1 into an
- *    fp32 accumulator (register-blocked micro-kernel: 4 rows x 32 columns of
- *    accumulators, vectorized across columns, never across k);
+ *    fp32 accumulator (trnc_host_gemm, runtime/host_gemm.c: 8 rows x 32
+ *    columns of accumulators in registers, vectorized across columns, never
+ *    across k; fused multiply-adds only where every product is exact);
  *  - memory effects in the interpreter's order: partition by partition,
  *    and within a partition "read the whole row, then write it" (a row is
  *    staged through the float workspace unless the operands provably do
@@ -28,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/host_llvm.h"
+#include "runtime/host_gemm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +45,7 @@
 
 enum {
   EXT_EXPF, EXT_LOGF, EXT_TANHF, EXT_ERFF, EXT_SINF, EXT_COSF, EXT_LOG1PF, EXT_POWF,
-  EXT_ENCODE, EXT_DECODE, EXT_COUNT
+  EXT_ENCODE, EXT_DECODE, EXT_GEMM, EXT_COUNT
 };
 
 const trnc_host_extern trnc_host_externs[] = {
@@ -47,7 +54,7 @@ const trnc_host_extern trnc_host_externs[] = {
     {"trnc_host_sinf", (void *)sinf},     {"trnc_host_cosf", (void *)cosf},
     {"trnc_host_log1pf", (void *)log1pf}, {"trnc_host_powf", (void *)powf},
     {"trnc_host_encode", (void *)trnc_nc_encode}, {"trnc_host_decode", (void *)trnc_nc_decode},
-    {NULL, NULL}};
+    {"trnc_host_gemm", (void *)trnc_host_gemm},   {NULL, NULL}};
 
 /* ---- translation context ------------------------------------------------------- */
 
@@ -55,13 +62,12 @@ typedef struct hx {
   LLVMContextRef C;
   LLVMModuleRef M;
   LLVMBuilderRef B;
-  LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, vf, kfn;
+  LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr;
   const trnc_nc_program *p;
   const trnc_nc_target *t;
   int64_t part_stride[2]; /* bytes per partition of the run's SBUF, PSUM */
   LLVMTypeRef ifn;        /* an instruction's function */
-  LLVMValueRef fn, sbuf, psum, tmp, err, hbm_arg;
-  LLVMValueRef *hbm;      /* per program buffer: its base, loaded at entry */
+  LLVMValueRef fn, tmp, err;
   const trnc_nc_instr *cur; /* the instruction being translated (offsets zeroed) */
   LLVMValueRef slotb[5];  /* its operand slots' base pointers */
   LLVMValueRef instr_arg; /* its index (i64), for error reports */
@@ -73,14 +79,10 @@ typedef struct hx {
   LLVMTypeRef extty[EXT_COUNT];
   LLVMBasicBlockRef entry;
   int64_t tmp_floats;     /* workspace high-water mark */
-  LLVMValueRef gemm;      /* the matmul micro-kernel (emit_gemm_function) */
-  LLVMTypeRef gemmty;
 } hx;
 
-#define VW 16 /* floats per vector of the matmul micro-kernel */
-#define MB 8  /* rows per micro-kernel block */
-#define NVB 2 /* vectors per row per block */
-#define NB (VW * NVB) /* columns per block */
+#define MB TRNC_GEMM_MB /* rows per matmul micro-kernel block */
+#define NB TRNC_GEMM_NB /* columns per block */
 
 static LLVMValueRef ci64(hx *X, int64_t v) { return LLVMConstInt(X->i64, (unsigned long long)v, 1); }
 static LLVMValueRef ci32(hx *X, int64_t v) { return LLVMConstInt(X->i32, (unsigned long long)v, 1); }
@@ -148,12 +150,6 @@ static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
   return loop_body(X, L);
 }
 
-/** A counted loop 0..n-1 over a run-time count n (an i64 the caller knows
- *  to be >= 1). */
-static LLVMValueRef loop_open_n(hx *X, loop *L, LLVMValueRef n) {
-  L->n = n;
-  return loop_body(X, L);
-}
 
 static void loop_close(hx *X, loop *L) {
   if (!L->body) return;
@@ -780,8 +776,6 @@ static bool emit_dma(hx *X, const trnc_nc_instr *in) {
  * adds, which are the interpreter's operations exactly.
  */
 
-static void begin_function(hx *X, LLVMValueRef fn, unsigned first_noalias, unsigned last_noalias, bool noinline);
-
 /** Significand bits of a matmul operand dtype (the verifier's pairs). */
 static int sig_bits(int dt) {
   switch (dt) {
@@ -790,84 +784,6 @@ static int sig_bits(int dt) {
     case TRNC_F8E4M3: return 4;
     case TRNC_F8E5M2: return 3;
     default: return 24;
-  }
-}
-
-/** The function "<prefix>_gemm"(A, lda, B, ldb, C, ldc, K, nmb, nnb, acc,
- *  fma): C[m][n] = (acc ? C[m][n] : 0) + A[0][m] * B[0][n] + ... +
- *  A[K-1][m] * B[K-1][n], added in that order, for m < nmb * MB and
- *  n < nnb * NB (row-major, lda/ldb/ldc floats per row; counts >= 1);
- *  fma != 0 fuses each multiply-add (callers pass it only when exact). */
-static void emit_gemm_function(hx *X, const char *prefix) {
-  LLVMBuilderRef B = X->B;
-  LLVMTypeRef args[11] = {X->ptr, X->i64, X->ptr, X->i64, X->ptr, X->i64, X->i64, X->i64, X->i64, X->i32, X->i32};
-  X->gemmty = LLVMFunctionType(LLVMVoidTypeInContext(X->C), args, 11, 0);
-  char name[96];
-  snprintf(name, sizeof name, "%s_gemm", prefix);
-  X->gemm = LLVMAddFunction(X->M, name, X->gemmty);
-  begin_function(X, X->gemm, 1, 1, true); /* A, B, C: separate workspace areas or PSUM */
-  unsigned noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
-  for (unsigned a = 3; a <= 5; a += 2) LLVMAddAttributeAtIndex(X->gemm, a, LLVMCreateEnumAttribute(X->C, noalias, 0));
-  const char *wide[2] = {"prefer-vector-width", "min-legal-vector-width"}; /* zmm registers on AVX-512 */
-  for (int w = 0; w < 2; w++)
-    LLVMAddAttributeAtIndex(X->gemm, LLVMAttributeFunctionIndex,
-                            LLVMCreateStringAttribute(X->C, wide[w], (unsigned)strlen(wide[w]), "512", 3));
-  LLVMValueRef A = LLVMGetParam(X->gemm, 0), lda = LLVMGetParam(X->gemm, 1);
-  LLVMValueRef Bm = LLVMGetParam(X->gemm, 2), ldb = LLVMGetParam(X->gemm, 3);
-  LLVMValueRef Cm = LLVMGetParam(X->gemm, 4), ldc = LLVMGetParam(X->gemm, 5), K = LLVMGetParam(X->gemm, 6);
-  LLVMValueRef nmb = LLVMGetParam(X->gemm, 7), nnb = LLVMGetParam(X->gemm, 8);
-  LLVMValueRef accum = LLVMBuildICmp(B, LLVMIntNE, LLVMGetParam(X->gemm, 9), ci32(X, 0), "");
-  LLVMValueRef usefma = LLVMBuildICmp(B, LLVMIntNE, LLVMGetParam(X->gemm, 10), ci32(X, 0), "");
-  unsigned fma_id = LLVMLookupIntrinsicID("llvm.fma", 8);
-  LLVMValueRef fma = LLVMGetIntrinsicDeclaration(X->M, fma_id, &X->vf, 1);
-  LLVMTypeRef fmaty = LLVMIntrinsicGetType(X->C, fma_id, &X->vf, 1);
-  LLVMValueRef acc[MB][NVB];
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) acc[j][v] = slot(X, X->vf);
-  LLVMBasicBlockRef nest[2] = {LLVMAppendBasicBlockInContext(X->C, X->fn, "mul_add"),
-                               LLVMAppendBasicBlockInContext(X->C, X->fn, "fma")};
-  LLVMBuildCondBr(B, usefma, nest[1], nest[0]);
-  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(X->i32, VW));
-  for (int fused = 0; fused < 2; fused++) {
-    LLVMPositionBuilderAtEnd(B, nest[fused]);
-    loop Ln, Lm, Lk;
-    LLVMValueRef nb = loop_open_n(X, &Ln, nnb);
-    LLVMValueRef bp = LLVMBuildInBoundsGEP2(B, X->f32, Bm, (LLVMValueRef[]){mul(X, nb, NB)}, 1, "");
-    LLVMValueRef mb = loop_open_n(X, &Lm, nmb);
-    LLVMValueRef ap = LLVMBuildInBoundsGEP2(B, X->f32, A, (LLVMValueRef[]){mul(X, mb, MB)}, 1, "");
-    LLVMValueRef cblk = add(X, LLVMBuildNSWMul(B, mul(X, mb, MB), ldc, ""), mul(X, nb, NB));
-    LLVMValueRef cp[MB][NVB];
-    for (int j = 0; j < MB; j++)
-      for (int v = 0; v < NVB; v++) {
-        LLVMValueRef at = add(X, add(X, cblk, LLVMBuildNSWMul(B, ci64(X, j), ldc, "")), ci64(X, v * VW));
-        cp[j][v] = LLVMBuildInBoundsGEP2(B, X->f32, Cm, &at, 1, "");
-        store(X, LLVMBuildSelect(B, accum, load(X, X->vf, cp[j][v], 4), LLVMConstNull(X->vf), ""), acc[j][v], 4);
-      }
-    LLVMValueRef k = loop_open_n(X, &Lk, K);
-    LLVMValueRef bv[NVB];
-    for (int v = 0; v < NVB; v++)
-      bv[v] = load(X, X->vf, LLVMBuildInBoundsGEP2(B, X->f32, bp, (LLVMValueRef[]){add(X, LLVMBuildNSWMul(B, k, ldb, ""), ci64(X, v * VW))}, 1, ""), 4);
-    for (int j = 0; j < MB; j++) {
-      LLVMValueRef a = load(X, X->f32, LLVMBuildInBoundsGEP2(B, X->f32, ap, (LLVMValueRef[]){add(X, LLVMBuildNSWMul(B, k, lda, ""), ci64(X, j))}, 1, ""), 4);
-      LLVMValueRef av = LLVMBuildInsertElement(B, LLVMGetPoison(X->vf), a, ci32(X, 0), "");
-      av = LLVMBuildShuffleVector(B, av, LLVMGetPoison(X->vf), zeros, "");
-      for (int v = 0; v < NVB; v++) {
-        LLVMValueRef c = load(X, X->vf, acc[j][v], 4), r;
-        if (fused) {
-          LLVMValueRef fa[3] = {av, bv[v], c};
-          r = LLVMBuildCall2(B, fmaty, fma, fa, 3, "");
-        } else {
-          r = LLVMBuildFAdd(B, c, LLVMBuildFMul(B, av, bv[v], ""), "");
-        }
-        store(X, r, acc[j][v], 4);
-      }
-    }
-    loop_close(X, &Lk);
-    for (int j = 0; j < MB; j++)
-      for (int v = 0; v < NVB; v++) store(X, load(X, X->vf, acc[j][v], 4), cp[j][v], 4);
-    loop_close(X, &Lm);
-    loop_close(X, &Ln);
-    LLVMBuildRetVoid(B);
   }
 }
 
@@ -973,7 +889,7 @@ static void emit_matmul(hx *X, const trnc_nc_instr *in) {
   }
   LLVMValueRef args[11] = {gepf(X, ci64(X, oA)), ci64(X, lda), gepf(X, ci64(X, oB)), ci64(X, ldb), C, ldc,
                            ci64(X, K), ci64(X, Mp / MB), ci64(X, Np / NB), ci32(X, in->mode ? 1 : 0), usefma};
-  LLVMBuildCall2(B, X->gemmty, X->gemm, args, 11, "");
+  call(X, EXT_GEMM, args, 11);
   if (!direct) {
     loop Ls;
     LLVMValueRef m = loop_open(X, &Ls, M);
@@ -1007,10 +923,14 @@ static void declare_externs(hx *X) {
   LLVMTypeRef f1 = LLVMFunctionType(X->f32, &X->f32, 1, 0);
   LLVMTypeRef ff[2] = {X->f32, X->f32}, enc[2] = {X->i32, X->f32}, dec[2] = {X->i32, X->i32};
   LLVMTypeRef f2 = LLVMFunctionType(X->f32, ff, 2, 0);
+  LLVMTypeRef gemm[11] = {X->ptr, X->i64, X->ptr, X->i64, X->ptr, X->i64, X->i64, X->i64, X->i64, X->i32, X->i32};
   unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
   for (int e = 0; e < EXT_COUNT; e++) {
-    LLVMTypeRef ty = e == EXT_POWF ? f2 : e == EXT_ENCODE ? LLVMFunctionType(X->i32, enc, 2, 0)
-                     : e == EXT_DECODE ? LLVMFunctionType(X->f32, dec, 2, 0) : f1;
+    LLVMTypeRef ty = e == EXT_POWF     ? f2
+                     : e == EXT_ENCODE ? LLVMFunctionType(X->i32, enc, 2, 0)
+                     : e == EXT_DECODE ? LLVMFunctionType(X->f32, dec, 2, 0)
+                     : e == EXT_GEMM   ? LLVMFunctionType(LLVMVoidTypeInContext(X->C), gemm, 11, 0)
+                                       : f1;
     X->extty[e] = ty;
     X->ext[e] = LLVMAddFunction(X->M, trnc_host_externs[e].name, ty);
     LLVMAddAttributeAtIndex(X->ext[e], LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(X->C, nounwind, 0));
@@ -1075,127 +995,90 @@ static bool same_normalized(const trnc_nc_instr *a, const trnc_nc_instr *b) {
   return true;
 }
 
-typedef struct ifn {
-  trnc_nc_instr norm;
-  bool fused;
-  LLVMValueRef fn;
-} ifn;
-
-/** The function of instruction in (an existing one when another
- *  instruction of the program normalizes to the same), NULL if not
- *  translated. fns/nfns: the program's functions so far. */
-static LLVMValueRef instr_function(hx *X, const trnc_nc_instr *in, ifn *fns, size_t *nfns, const char *prefix) {
+/** The instruction function of fns[0..*nfns) that in normalizes to,
+ *  appending a new one if none does. */
+static uint32_t function_of(const trnc_nc_instr *in, trnc_nc_instr *fns, bool *fused, size_t *nfns) {
   trnc_nc_instr norm = normalized(in);
-  bool fused = ew_fusable(in);
-  for (size_t f = 0; f < *nfns; f++)
-    if (fns[f].fused == fused && same_normalized(&fns[f].norm, &norm)) return fns[f].fn;
-  char name[96];
-  snprintf(name, sizeof name, "%s_f%zu", prefix, *nfns);
-  ifn *F = &fns[(*nfns)++];
-  F->norm = norm;
-  F->fused = fused;
-  F->fn = LLVMAddFunction(X->M, name, X->ifn);
-  /* external linkage: no interprocedural constant propagation of the
-   * immediates (see hx.imm) */
-  begin_function(X, F->fn, 6, 7, true); /* tmp, err */
-  for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(F->fn, (unsigned)sl);
-  X->tmp = LLVMGetParam(F->fn, 5);
-  X->err = LLVMGetParam(F->fn, 6);
-  X->instr_arg = LLVMGetParam(F->fn, 7);
-  for (int i = 0; i < 3; i++) X->imm[i] = LLVMGetParam(F->fn, 8 + (unsigned)i);
-  X->cur = &F->norm;
-  X->fused = fused;
-  if (!emit_instr(X, &F->norm)) return NULL;
-  LLVMBuildRet(X->B, ci32(X, 0));
-  return F->fn;
+  bool f = ew_fusable(in);
+  for (size_t i = 0; i < *nfns; i++)
+    if (fused[i] == f && same_normalized(&fns[i], &norm)) return (uint32_t)i;
+  fns[*nfns] = norm;
+  fused[*nfns] = f;
+  return (uint32_t)(*nfns)++;
 }
 
-/** Base pointer of program buffer b in the kernel function, loaded once in
- *  its entry block. */
-static LLVMValueRef hbm_base(hx *X, int b) {
-  if (!X->hbm[b]) {
-    LLVMBuilderRef e = LLVMCreateBuilderInContext(X->C);
-    LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
-    if (first) LLVMPositionBuilderBefore(e, first);
-    else LLVMPositionBuilderAtEnd(e, X->entry);
-    LLVMValueRef at = ci64(X, b);
-    X->hbm[b] = LLVMBuildLoad2(e, X->ptr, LLVMBuildInBoundsGEP2(e, X->ptr, X->hbm_arg, &at, 1, ""), "");
-    LLVMSetAlignment(X->hbm[b], 8);
-    LLVMDisposeBuilder(e);
-  }
-  return X->hbm[b];
-}
-
-/** Base pointer of operand slot sl of in (element 0 of partition/row 0),
- *  built in the kernel function. */
-static LLVMValueRef slot_base(hx *X, const trnc_nc_instr *in, int sl) {
-  const trnc_nc_ap *ap = nc_slot(in, sl);
-  switch (ap->mem) {
-    case TRNC_NC_MEM_NONE: return LLVMConstNull(X->ptr);
-    case TRNC_NC_MEM_SBUF: return gep8(X, X->sbuf, ci64(X, ap->start_partition * X->part_stride[0] + ap->offset));
-    case TRNC_NC_MEM_PSUM: return gep8(X, X->psum, ci64(X, ap->start_partition * X->part_stride[1] + ap->offset));
-    default: return gep8(X, hbm_base(X, ap->buffer), ci64(X, ap->offset));
-  }
-}
-
-/**
- * One kernel: function "<prefix>_k<k>" calling, in schedule order, each
- * instruction's function with its operands' base pointers, returning the
- * first nonzero status. Instructions that differ only in where their
- * operands are share one function, so a program of many same-shaped tiles
- * compiles a handful of functions.
- */
-static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, ifn *fns, size_t *nfns, trnc_diags *diags) {
-  nc_schedule sc;
-  trnc_status st = nc_schedule_build(X->p, k, &sc, diags);
-  if (st) return st;
-  const nc_kernel *kn = &X->p->kernels[k];
-  LLVMValueRef *calls = calloc(sc.n ? sc.n : 1, sizeof *calls);
-  if (!calls) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
-  for (size_t oi = 0; oi < sc.n && !st; oi++) {
-    const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
-    if (in->op == TRNC_NC_OP_NOP) continue;
-    if (!(calls[oi] = instr_function(X, in, fns, nfns, prefix))) {
-      char where[160];
-      st = trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
-                           nc_where(X->p, k, sc.order[oi], where, sizeof where),
-                           in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
-    }
-  }
-  if (!st) {
-    char name[96];
-    snprintf(name, sizeof name, "%s_k%zu", prefix, k);
-    begin_function(X, LLVMAddFunction(X->M, name, X->kfn), 2, 5, false); /* sbuf, psum, tmp, err */
-    X->hbm_arg = LLVMGetParam(X->fn, 0);
-    X->sbuf = LLVMGetParam(X->fn, 1);
-    X->psum = LLVMGetParam(X->fn, 2);
-    for (size_t b = 0; b < X->p->nbufs; b++) X->hbm[b] = NULL;
+trnc_status trnc_host_plan_build(const trnc_nc_program *p, trnc_host_plan *out, trnc_diags *diags) {
+  memset(out, 0, sizeof *out);
+  size_t n = trnc_nc_program_instr_count(p);
+  out->nkernels = p->nkernels;
+  out->start = calloc(p->nkernels + 1, sizeof *out->start);
+  out->step = malloc((n ? n : 1) * sizeof *out->step);
+  out->rep = malloc((n ? n : 1) * sizeof *out->rep);
+  trnc_nc_instr *fns = malloc((n ? n : 1) * sizeof *fns);
+  bool *fused = malloc((n ? n : 1) * sizeof *fused);
+  trnc_status st = out->start && out->step && out->rep && fns && fused
+                       ? TRNC_OK
+                       : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  size_t ns = 0;
+  for (size_t k = 0; k < p->nkernels && !st; k++) {
+    out->start[k] = ns;
+    nc_schedule sc;
+    if ((st = nc_schedule_build(p, k, &sc, diags))) break;
     for (size_t oi = 0; oi < sc.n; oi++) {
-      if (!calls[oi]) continue;
-      const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
-      LLVMValueRef args[11];
-      for (int sl = 0; sl < 5; sl++) args[sl] = slot_base(X, in, sl);
-      args[5] = LLVMGetParam(X->fn, 3);
-      args[6] = LLVMGetParam(X->fn, 4);
-      args[7] = ci64(X, (int64_t)sc.order[oi]);
-      for (int i = 0; i < 3; i++) args[8 + i] = cf(X, in->imm[i]);
-      LLVMValueRef rc = LLVMBuildCall2(X->B, X->ifn, calls[oi], args, 11, "");
-      LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "fail");
-      LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(X->C, X->fn, "next");
-      LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntNE, rc, ci32(X, 0), ""), fail, next);
-      LLVMPositionBuilderAtEnd(X->B, fail);
-      LLVMBuildRet(X->B, rc);
-      LLVMPositionBuilderAtEnd(X->B, next);
+      const trnc_nc_instr *in = &p->kernels[k].instrs[sc.order[oi]];
+      if (in->op == TRNC_NC_OP_NOP) continue;
+      size_t before = out->nfns;
+      uint32_t f = function_of(in, fns, fused, &out->nfns);
+      if (out->nfns > before) out->rep[f] = (trnc_host_where){(uint32_t)k, (uint32_t)sc.order[oi]};
+      out->step[ns++] = (trnc_host_step){(uint32_t)sc.order[oi], f};
     }
-    LLVMBuildRet(X->B, ci32(X, 0));
+    nc_schedule_free(&sc);
   }
-  free(calls);
-  nc_schedule_free(&sc);
+  out->start[p->nkernels] = ns;
+  free(fns);
+  free(fused);
+  if (st) trnc_host_plan_free(out);
   return st;
 }
 
-trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_stride[2], LLVMContextRef C,
-                                const char *prefix, LLVMModuleRef *out, int64_t *tmp_floats,
+void trnc_host_plan_free(trnc_host_plan *pl) {
+  free(pl->start);
+  free(pl->step);
+  free(pl->rep);
+  memset(pl, 0, sizeof *pl);
+}
+
+/** Function "<prefix>_f<f>" for instruction in (kernel k's instruction i,
+ *  the first one of the plan that runs it); TRNC_ERR_UNSUPPORTED naming
+ *  the instruction if it is not translated. */
+static trnc_status instr_function(hx *X, size_t f, size_t k, size_t i, const char *prefix, trnc_diags *diags) {
+  const trnc_nc_instr *in = &X->p->kernels[k].instrs[i];
+  trnc_nc_instr norm = normalized(in);
+  char name[96];
+  snprintf(name, sizeof name, "%s_f%zu", prefix, f);
+  /* external linkage and no callers in the module: no interprocedural
+   * constant propagation of the immediates (see hx.imm) */
+  LLVMValueRef fn = LLVMAddFunction(X->M, name, X->ifn);
+  begin_function(X, fn, 6, 7, false); /* tmp, err */
+  for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(fn, (unsigned)sl);
+  X->tmp = LLVMGetParam(fn, 5);
+  X->err = LLVMGetParam(fn, 6);
+  X->instr_arg = LLVMGetParam(fn, 7);
+  for (int a = 0; a < 3; a++) X->imm[a] = LLVMGetParam(fn, 8 + (unsigned)a);
+  X->cur = &norm;
+  X->fused = ew_fusable(in);
+  if (!emit_instr(X, &norm)) {
+    char where[160];
+    return trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
+                           nc_where(X->p, k, i, where, sizeof where),
+                           in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
+  }
+  LLVMBuildRet(X->B, ci32(X, 0));
+  return TRNC_OK;
+}
+
+trnc_status trnc_host_translate(const trnc_nc_program *p, const trnc_host_plan *plan, const int64_t part_stride[2],
+                                LLVMContextRef C, const char *prefix, LLVMModuleRef *out, int64_t *tmp_floats,
                                 trnc_diags *diags) {
   /* collective steps go through the caller's distributed engine, which
    * only the interpreter drives (trnc_nc_simulate_with) */
@@ -1214,12 +1097,6 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_str
   X.part_stride[1] = part_stride[1];
   X.M = LLVMModuleCreateWithNameInContext(prefix, C);
   X.B = LLVMCreateBuilderInContext(C);
-  X.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *X.hbm);
-  if (!X.hbm) {
-    LLVMDisposeBuilder(X.B);
-    LLVMDisposeModule(X.M);
-    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
-  }
   X.i1 = LLVMInt1TypeInContext(C);
   X.i8 = LLVMInt8TypeInContext(C);
   X.i16 = LLVMInt16TypeInContext(C);
@@ -1227,23 +1104,12 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_str
   X.i64 = LLVMInt64TypeInContext(C);
   X.f32 = LLVMFloatTypeInContext(C);
   X.ptr = LLVMPointerTypeInContext(C, 0);
-  X.vf = LLVMVectorType(X.f32, VW);
-  LLVMTypeRef args[5] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr};
-  X.kfn = LLVMFunctionType(X.i32, args, 5, 0);
   LLVMTypeRef iargs[11] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.i64, X.f32, X.f32, X.f32};
   X.ifn = LLVMFunctionType(X.i32, iargs, 11, 0);
   declare_externs(&X);
-  ifn *fns = malloc((trnc_nc_program_instr_count(p) + 1) * sizeof *fns);
-  size_t nfns = 0;
-  trnc_status st = fns ? TRNC_OK : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
-  bool has_matmul = false;
-  for (size_t k = 0; k < p->nkernels; k++)
-    for (size_t i = 0; i < p->kernels[k].n; i++) has_matmul = has_matmul || p->kernels[k].instrs[i].op == TRNC_NC_OP_MATMUL;
-  if (has_matmul) emit_gemm_function(&X, prefix);
-  for (size_t k = 0; k < p->nkernels && !st; k++) st = emit_kernel(&X, k, prefix, fns, &nfns, diags);
-  free(fns);
+  trnc_status st = TRNC_OK;
+  for (size_t f = 0; f < plan->nfns && !st; f++) st = instr_function(&X, f, plan->rep[f].kernel, plan->rep[f].instr, prefix, diags);
   LLVMDisposeBuilder(X.B);
-  free(X.hbm);
   if (st) {
     LLVMDisposeModule(X.M);
     return st;
