@@ -62,6 +62,7 @@ typedef struct trnc_engine_slot {
   atomic_uint runs;
   atomic_llong interp_ns; /* interpreter time of AUTO runs so far */
   atomic_int state;       /* 0: no host code yet, 1: being compiled, 2: decided */
+  atomic_llong budget_ns; /* AUTO's expected compile time (0: not computed yet) */
   trnc_host_code *code;   /* when state is 2; NULL: the program runs on the interpreter */
   /* the artifact's host code slot (NULL for a bare program): stored code
    * there is loaded instead of compiled; code compiled here is published
@@ -149,6 +150,10 @@ int64_t trnc_host_tmp_floats(const trnc_host_code *h);
  *  interpreter's diagnostic). */
 trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, uint8_t *const *hbm,
                           uint8_t *sbuf, uint8_t *psum, float *tmp, trnc_diags *diags);
+/** The number of functions p's host code has (trnc_host_plan: instructions
+ *  that differ only in where their operands are share one), computed
+ *  without LLVM; 0 if p has no schedule or memory ran out. */
+size_t trnc_host_function_count(const trnc_nc_program *p);
 /** Seconds trnc_host_compile spent on h (translation, optimization and
  *  machine code). */
 double trnc_host_compile_seconds(const trnc_host_code *h);

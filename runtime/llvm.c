@@ -187,6 +187,15 @@ void trnc_host_destroy(trnc_host_code *h) {
 
 double trnc_host_compile_seconds(const trnc_host_code *h) { return h ? h->compile_s : 0.0; }
 
+size_t trnc_host_function_count(const trnc_nc_program *p) {
+  trnc_host_plan pl;
+  trnc_diags *d = trnc_diags_create();
+  size_t n = d && !trnc_host_plan_build(p, &pl, d) ? pl.nfns : 0;
+  if (n) trnc_host_plan_free(&pl);
+  trnc_diags_destroy(d);
+  return n;
+}
+
 void trnc_host_compile_phases(const trnc_host_code *h, char *buf, size_t n) {
  snprintf(buf, n, "%zu functions; translate %.1f ms, optimize %.1f ms, machine code %.1f ms, link %.1f ms",
            h->plan.nfns, 1e3 * h->phase_s[0], 1e3 * h->phase_s[1], 1e3 * h->phase_s[2], 1e3 * h->phase_s[3]);
