@@ -496,8 +496,8 @@ static bool no_conflict(const trnc_nc_ap *dst, const trnc_nc_ap *src) {
 static int64_t affine_coeff(const trnc_nc_instr *in, int j) { return in->aff[2 + j]; }
 
 /** affine() of nc_sim.c: aff0 + aff1*p + sum aff[2+d]*i_d with the i_d of
- *  free index k decomposed by ap's dims, as fp32. */
-static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
+ *  free index k decomposed by ap's dims (i64; affine(): as fp32). */
+static LLVMValueRef affine_int(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
   LLVMBuilderRef B = X->B;
   LLVMValueRef v = add(X, ci64(X, in->aff[0]), mul(X, p, in->aff[1]));
   for (int j = ap->nfree - 1; j >= 0; j--) {
@@ -505,7 +505,11 @@ static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap,
     if (affine_coeff(in, j)) v = add(X, v, mul(X, LLVMBuildURem(B, k, ci64(X, c), ""), affine_coeff(in, j)));
     k = LLVMBuildUDiv(B, k, ci64(X, c), "");
   }
-  return LLVMBuildSIToFP(B, v, X->f32, "");
+  return v;
+}
+
+static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
+  return LLVMBuildSIToFP(X->B, affine_int(X, in, ap, p, k), X->f32, "");
 }
 
 /** Per-partition scalars of an elementwise instruction. */
@@ -898,6 +902,119 @@ static void emit_matmul(hx *X, const trnc_nc_instr *in) {
   }
 }
 
+/* ---- exact integer instructions (nc_sim.c's run_int) ----------------------------------- */
+
+static bool int_dtype(int dt) {
+  return dt == TRNC_I32 || dt == TRNC_I16 || dt == TRNC_I8 || dt == TRNC_U8 || dt == TRNC_BOOL;
+}
+
+/** An integer element at ptr as i32: sign-extended (i32, i16, i8) or
+ *  zero-extended (u8, bool), as load_irow. */
+static LLVMValueRef load_int(hx *X, LLVMValueRef ptr, int dt) {
+  switch (dt) {
+    case TRNC_I32: return load(X, X->i32, ptr, 4);
+    case TRNC_I16: return LLVMBuildSExt(X->B, load(X, X->i16, ptr, 2), X->i32, "");
+    case TRNC_I8: return LLVMBuildSExt(X->B, load(X, X->i8, ptr, 1), X->i32, "");
+    default: return LLVMBuildZExt(X->B, load(X, X->i8, ptr, 1), X->i32, "");
+  }
+}
+
+/** Stores i32 v at ptr as dt: two's complement truncation, bool v != 0
+ *  (store_irow). */
+static void store_int(hx *X, LLVMValueRef ptr, int dt, LLVMValueRef v) {
+  switch (dt) {
+    case TRNC_I32: store(X, v, ptr, 4); return;
+    case TRNC_I16: store(X, LLVMBuildTrunc(X->B, v, X->i16, ""), ptr, 2); return;
+    case TRNC_BOOL:
+      store(X, LLVMBuildZExt(X->B, LLVMBuildICmp(X->B, LLVMIntNE, v, ci32(X, 0), ""), X->i8, ""), ptr, 1);
+      return;
+    default: store(X, LLVMBuildTrunc(X->B, v, X->i8, ""), ptr, 1); return;
+  }
+}
+
+/** x op y in 32-bit integers (ialu_rows): add/sub/mul wrap, shifts take
+ *  their count mod 32, SHR is arithmetic, ops with no integer form pass x. */
+static LLVMValueRef ialu(hx *X, int op, LLVMValueRef x, LLVMValueRef y) {
+  LLVMBuilderRef B = X->B;
+#define ICMP(pr) LLVMBuildZExt(B, LLVMBuildICmp(B, pr, x, y, ""), X->i32, "")
+#define NZ(v) LLVMBuildICmp(B, LLVMIntNE, v, ci32(X, 0), "")
+  switch (op) {
+    case TRNC_NC_ALU_ADD: return LLVMBuildAdd(B, x, y, "");
+    case TRNC_NC_ALU_SUB: return LLVMBuildSub(B, x, y, "");
+    case TRNC_NC_ALU_RSUB: return LLVMBuildSub(B, y, x, "");
+    case TRNC_NC_ALU_MUL: return LLVMBuildMul(B, x, y, "");
+    case TRNC_NC_ALU_MAX: return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGE, x, y, ""), x, y, "");
+    case TRNC_NC_ALU_MIN: return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLE, x, y, ""), x, y, "");
+    case TRNC_NC_ALU_EQ: return ICMP(LLVMIntEQ);
+    case TRNC_NC_ALU_NE: return ICMP(LLVMIntNE);
+    case TRNC_NC_ALU_LT: return ICMP(LLVMIntSLT);
+    case TRNC_NC_ALU_LE: return ICMP(LLVMIntSLE);
+    case TRNC_NC_ALU_GT: return ICMP(LLVMIntSGT);
+    case TRNC_NC_ALU_GE: return ICMP(LLVMIntSGE);
+    case TRNC_NC_ALU_AND: return LLVMBuildZExt(B, LLVMBuildAnd(B, NZ(x), NZ(y), ""), X->i32, "");
+    case TRNC_NC_ALU_OR: return LLVMBuildZExt(B, LLVMBuildOr(B, NZ(x), NZ(y), ""), X->i32, "");
+    case TRNC_NC_ALU_XOR: return LLVMBuildZExt(B, LLVMBuildXor(B, NZ(x), NZ(y), ""), X->i32, "");
+    case TRNC_NC_ALU_BIT_AND: return LLVMBuildAnd(B, x, y, "");
+    case TRNC_NC_ALU_BIT_OR: return LLVMBuildOr(B, x, y, "");
+    case TRNC_NC_ALU_BIT_XOR: return LLVMBuildXor(B, x, y, "");
+    case TRNC_NC_ALU_SHL: return LLVMBuildShl(B, x, LLVMBuildAnd(B, y, ci32(X, 31), ""), "");
+    case TRNC_NC_ALU_SHR: return LLVMBuildAShr(B, x, LLVMBuildAnd(B, y, ci32(X, 31), ""), "");
+    default: return x;
+  }
+#undef ICMP
+#undef NZ
+}
+
+/** The integer scalar of an exact tensor_scalar: element 0 of row p of ap,
+ *  or the immediate truncated to int32 (int_operand). */
+static LLVMValueRef int_scalar(hx *X, const trnc_nc_ap *ap, LLVMValueRef imm, LLVMValueRef p) {
+  return ap->mem ? load_int(X, row_ptr(X, ap, p), ap->dtype) : LLVMBuildFPToSI(X->B, imm, X->i32, "");
+}
+
+/** An exact integer tensor_tensor or tensor_scalar: partition by partition,
+ *  the source rows copied into the workspace (raw), the results computed
+ *  in i32 into it, then the row stored (the interpreter's order). */
+static bool emit_int(hx *X, const trnc_nc_instr *in) {
+  const trnc_nc_ap *d = &in->dst;
+  int64_t n = trnc_nc_ap_free_elems(d), nsrc = in->op == TRNC_NC_OP_TENSOR_TENSOR ? 2 : 1;
+  if (in->op == TRNC_NC_OP_IOTA) { /* into an integer dst: wraps to int32, no fp32 round trip */
+    loop Lp, Lk;
+    LLVMValueRef p = loop_open(X, &Lp, d->partitions);
+    LLVMValueRef k = loop_open(X, &Lk, n);
+    LLVMValueRef v = LLVMBuildTrunc(X->B, affine_int(X, in, d, p, k), X->i32, "");
+    store_int(X, gep8(X, X->tmp, mul(X, k, esize(d))), d->dtype, v);
+    loop_close(X, &Lk);
+    need_tmp(X, n);
+    row_xfer(X, d, p, ci64(X, 0), 1, false, true);
+    loop_close(X, &Lp);
+    return true;
+  }
+  if (in->op != TRNC_NC_OP_TENSOR_TENSOR && in->op != TRNC_NC_OP_TENSOR_SCALAR) return false;
+  need_tmp(X, (nsrc + 1) * n);
+  loop Lp;
+  LLVMValueRef p = loop_open(X, &Lp, d->partitions);
+  for (int r = 0; r < nsrc; r++) row_xfer(X, &in->src[r], p, ci64(X, (r + 1) * n), 1, true, true);
+  LLVMValueRef s0 = NULL, s1 = NULL;
+  if (in->op == TRNC_NC_OP_TENSOR_SCALAR) {
+    s0 = int_scalar(X, &in->src[1], X->imm[0], p);
+    if (in->alu1 != TRNC_NC_ALU_BYPASS) s1 = int_scalar(X, &in->src[2], X->imm[1], p);
+  }
+  loop Lk;
+  LLVMValueRef k = loop_open(X, &Lk, n);
+  LLVMValueRef v[2];
+  for (int r = 0; r < nsrc; r++) {
+    int64_t es = esize(&in->src[r]);
+    v[r] = load_int(X, gep8(X, X->tmp, add(X, ci64(X, 4 * (r + 1) * n), mul(X, k, es))), in->src[r].dtype);
+  }
+  LLVMValueRef o = ialu(X, in->alu0, v[0], nsrc == 2 ? v[1] : s0);
+  if (s1) o = ialu(X, in->alu1, o, s1);
+  store_int(X, gep8(X, X->tmp, mul(X, k, esize(d))), d->dtype, o);
+  loop_close(X, &Lk);
+  row_xfer(X, d, p, ci64(X, 0), 1, false, true);
+  loop_close(X, &Lp);
+  return true;
+}
+
 static bool emit_instr(hx *X, const trnc_nc_instr *in) {
   switch (in->op) {
     case TRNC_NC_OP_NOP: return true;
@@ -997,9 +1114,9 @@ static bool same_normalized(const trnc_nc_instr *a, const trnc_nc_instr *b) {
 
 /** The instruction function of fns[0..*nfns) that in normalizes to,
  *  appending a new one if none does. */
-static uint32_t function_of(const trnc_nc_instr *in, trnc_nc_instr *fns, bool *fused, size_t *nfns) {
+static uint32_t function_of(const trnc_nc_instr *in, trnc_nc_instr *fns, int *fused, size_t *nfns) {
   trnc_nc_instr norm = normalized(in);
-  bool f = ew_fusable(in);
+  int f = (ew_fusable(in) ? 1 : 0) | (trnc_nc_instr_int_exact(in) ? 2 : 0); /* engine is not in norm */
   for (size_t i = 0; i < *nfns; i++)
     if (fused[i] == f && same_normalized(&fns[i], &norm)) return (uint32_t)i;
   fns[*nfns] = norm;
@@ -1015,7 +1132,7 @@ trnc_status trnc_host_plan_build(const trnc_nc_program *p, trnc_host_plan *out, 
   out->step = malloc((n ? n : 1) * sizeof *out->step);
   out->rep = malloc((n ? n : 1) * sizeof *out->rep);
   trnc_nc_instr *fns = malloc((n ? n : 1) * sizeof *fns);
-  bool *fused = malloc((n ? n : 1) * sizeof *fused);
+  int *fused = malloc((n ? n : 1) * sizeof *fused);
   trnc_status st = out->start && out->step && out->rep && fns && fused
                        ? TRNC_OK
                        : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
@@ -1067,7 +1184,9 @@ static trnc_status instr_function(hx *X, size_t f, size_t k, size_t i, const cha
   for (int a = 0; a < 3; a++) X->imm[a] = LLVMGetParam(fn, 8 + (unsigned)a);
   X->cur = &norm;
   X->fused = ew_fusable(in);
-  if (!emit_instr(X, &norm)) {
+  bool ints = trnc_nc_instr_int_exact(in) || (in->op == TRNC_NC_OP_IOTA && int_dtype(in->dst.dtype));
+  bool ok = ints ? emit_int(X, &norm) : emit_instr(X, &norm);
+  if (!ok) {
     char where[160];
     return trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
                            nc_where(X->p, k, i, where, sizeof where),
