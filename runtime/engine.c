@@ -20,12 +20,13 @@
 #include "ir/diag.h"
 #include "runtime/engine.h"
 
-/* AUTO's expected compile time (jit_budget_ns): a line through the compile
- * times TRNC_DEBUG=1 logged for the examples' training steps (mlp, cnn,
- * gpt decoder: 12 to 960 instructions, 0.28 to 3.6 s on the shared 2-core
- * machine; docs/simulator.md). */
-#define JIT_FIXED_NS 250000000LL   /* 250 ms */
-#define JIT_PER_INSTR_NS 3000000LL /* 3 ms */
+/* AUTO's expected compile time (jit_budget_ns): LLVM's time goes into the
+ * program's distinct instruction functions (trnc_host_function_count); a
+ * line through the compile times TRNC_DEBUG=1 logged for the examples'
+ * training steps and the tiled matmul (6 to 133 functions, 0.24 to 6.8 s on
+ * the shared, loaded 2-core machine; docs/simulator.md). */
+#define JIT_FIXED_NS 200000000LL /* 200 ms */
+#define JIT_PER_FN_NS 30000000LL /* 30 ms */
 
 trnc_status trnc_engine_from_env(trnc_engine *out, bool artifact, trnc_diags *diags) {
   const char *s = getenv("TRNC_SIM");
@@ -68,9 +69,12 @@ static trnc_host_code *compile_or_null(const trnc_nc_program *p, const int64_t p
             msg ? msg : "out of memory\n");
     trnc_free(msg);
   }
-  else if (!st && debug_log())
-    fprintf(stderr, "trnc: TRNC_SIM=jit: %zu instructions compiled to host code in %.1f ms\n",
-            trnc_nc_program_instr_count(p), 1e3 * trnc_host_compile_seconds(code));
+  else if (!st && debug_log()) {
+    char phases[160];
+    trnc_host_compile_phases(code, phases, sizeof phases);
+    fprintf(stderr, "trnc: TRNC_SIM=jit: %zu instructions compiled to host code in %.1f ms (%s)\n",
+            trnc_nc_program_instr_count(p), 1e3 * trnc_host_compile_seconds(code), phases);
+  }
   if (!st) {
     atomic_fetch_add(&g_jit_programs, 1);
     atomic_fetch_add(&g_jit_ns, (long long)(1e9 * trnc_host_compile_seconds(code)));
@@ -131,17 +135,22 @@ static const trnc_host_code *host_of(trnc_engine_slot *s, const trnc_nc_program 
 
 /** The JIT compile time AUTO expects for p, in ns: a fixed part (module
  *  set-up, LLVM's pipeline and code generation, object linking) plus a part
- *  per instruction, fitted to the compile times TRNC_DEBUG logs
- *  (docs/simulator.md). TRNC_JIT_AFTER_MS overrides it (0: JIT from the
- *  second run). */
-static long long jit_budget_ns(const trnc_nc_program *p) {
+ *  per instruction function, fitted to the compile times TRNC_DEBUG logs
+ *  (docs/simulator.md); computed once per slot. TRNC_JIT_AFTER_MS
+ *  overrides it (0: JIT from the second run). */
+static long long jit_budget_ns(trnc_engine_slot *s, const trnc_nc_program *p) {
   const char *env = getenv("TRNC_JIT_AFTER_MS");
   if (env && *env) {
     char *end;
     double ms = strtod(env, &end);
     if (end != env && ms >= 0) return (long long)(ms * 1e6);
   }
-  return JIT_FIXED_NS + JIT_PER_INSTR_NS * (long long)trnc_nc_program_instr_count(p);
+  long long b = atomic_load(&s->budget_ns);
+  if (!b) {
+    b = JIT_FIXED_NS + JIT_PER_FN_NS * (long long)trnc_host_function_count(p);
+    atomic_store(&s->budget_ns, b);
+  }
+  return b;
 }
 
 const trnc_host_code *trnc_engine_pick(trnc_engine_slot *s, const trnc_nc_program *p,
@@ -153,7 +162,7 @@ const trnc_host_code *trnc_engine_pick(trnc_engine_slot *s, const trnc_nc_progra
      * compile */
     unsigned n = atomic_fetch_add(&s->runs, 1);
     bool jit = atomic_load(&s->state) == 2 || (n == 0 && stored_code(s)) ||
-               (n > 0 && atomic_load(&s->interp_ns) >= jit_budget_ns(p));
+               (n > 0 && atomic_load(&s->interp_ns) >= jit_budget_ns(s, p));
     *e = jit ? TRNC_ENGINE_JIT : TRNC_ENGINE_INTERP;
   }
   if (*e == TRNC_ENGINE_INTERP) return NULL;

@@ -62,6 +62,7 @@ typedef struct trnc_engine_slot {
   atomic_uint runs;
   atomic_llong interp_ns; /* interpreter time of AUTO runs so far */
   atomic_int state;       /* 0: no host code yet, 1: being compiled, 2: decided */
+  atomic_llong budget_ns; /* AUTO's expected compile time (0: not computed yet) */
   trnc_host_code *code;   /* when state is 2; NULL: the program runs on the interpreter */
   /* the artifact's host code slot (NULL for a bare program): stored code
    * there is loaded instead of compiled; code compiled here is published
@@ -99,11 +100,15 @@ typedef struct trnc_host_err {
   int64_t instr, index, partition, rows;
 } trnc_host_err;
 
-/** One kernel's host code: hbm[b] the base of program buffer b, sbuf/psum
- *  the device memory, tmp a float workspace of trnc_host_code's tmp_floats
- *  elements. Returns 0, or 1 with *err filled. */
-typedef int32_t (*trnc_host_kernel_fn)(uint8_t *const *hbm, uint8_t *sbuf, uint8_t *psum,
-                                       float *tmp, trnc_host_err *err);
+/** One instruction function of host code ("<prefix>_f<n>", shared by the
+ *  instructions that differ only in where their operands are): s0..s4 the
+ *  addresses of element 0 of partition 0 of the instruction's operand slots
+ *  (nc_slot order; NULL for an unused slot), tmp a float workspace of
+ *  trnc_host_code's tmp_floats elements, instr the instruction's index in
+ *  its kernel (for *err), imm0..imm2 its immediates. Returns 0, or 1 with
+ *  *err filled. */
+typedef int32_t (*trnc_host_instr_fn)(uint8_t *s0, uint8_t *s1, uint8_t *s2, uint8_t *s3, uint8_t *s4, float *tmp,
+                                      trnc_host_err *err, int64_t instr, float imm0, float imm1, float imm2);
 
 /**
  * JIT-compiles a verified program for SBUF/PSUM laid out part_stride[0] /
@@ -145,8 +150,16 @@ int64_t trnc_host_tmp_floats(const trnc_host_code *h);
  *  interpreter's diagnostic). */
 trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, uint8_t *const *hbm,
                           uint8_t *sbuf, uint8_t *psum, float *tmp, trnc_diags *diags);
+/** The number of functions p's host code has (trnc_host_plan: instructions
+ *  that differ only in where their operands are share one), computed
+ *  without LLVM; 0 if p has no schedule or memory ran out. */
+size_t trnc_host_function_count(const trnc_nc_program *p);
 /** Seconds trnc_host_compile spent on h (translation, optimization and
  *  machine code). */
 double trnc_host_compile_seconds(const trnc_host_code *h);
+/** Where h's compile time went, for TRNC_DEBUG's log line: "F functions;
+ *  translate T ms, optimize O ms, machine code C ms, link L ms" (into buf of
+ *  n bytes; loaded code reports its link only). */
+void trnc_host_compile_phases(const trnc_host_code *h, char *buf, size_t n);
 
 #endif

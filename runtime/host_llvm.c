@@ -3,11 +3,16 @@
  * that computes exactly what the interpreter (runtime/nc_sim.c) computes,
  * bit for bit.
  *
- * Each kernel becomes one function, straight-line over its instructions in
- * the verifier's schedule order. Every access pattern has constant strides
- * and counts, so each instruction becomes a loop nest with constant trip
- * counts over partitions and free dims, which LLVM unrolls and vectorizes
- * for the host CPU. The rules that keep it bit-identical:
+ * Every access pattern has constant strides and counts, so each
+ * instruction becomes a function, a loop nest with constant trip counts
+ * over partitions and free dims, which LLVM vectorizes for the host CPU;
+ * instructions that differ only in where their operands are (base
+ * addresses and immediates are arguments) share one function, so a program
+ * of many same-shaped tiles compiles a handful. No kernel function: the
+ * run (runtime/llvm.c, trnc_host_run) calls them in the verifier's
+ * schedule order from the program's plan (trnc_host_plan), which is what
+ * LLVM spent most of its time on when kernels were straight-line code of
+ * thousands of calls. The rules that keep it bit-identical:
  *  - the same arithmetic in the same order: fp32 everywhere, no fast-math
  *    flags (so no FP contraction, reassociation or reciprocal tricks), the
  *    interpreter's expression trees (e.g. gelu, sigmoid) node for node;
@@ -18,8 +23,9 @@
  *    private names so that LLVM neither folds nor replaces them;
  *  - reductions and matmul accumulate in the interpreter's order: a scalar
  *    chain per output element; matmul adds a[k]*b[k] for k = 0..K-1 into an
- *    fp32 accumulator (register-blocked micro-kernel: 4 rows x 32 columns of
- *    accumulators, vectorized across columns, never across k);
+ *    fp32 accumulator (trnc_host_gemm, runtime/host_gemm.c: 8 rows x 32
+ *    columns of accumulators in registers, vectorized across columns, never
+ *    across k; fused multiply-adds only where every product is exact);
  *  - memory effects in the interpreter's order: partition by partition,
  *    and within a partition "read the whole row, then write it" (a row is
  *    staged through the float workspace unless the operands provably do
@@ -28,6 +34,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/host_llvm.h"
+#include "runtime/host_gemm.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +45,7 @@
 
 enum {
   EXT_EXPF, EXT_LOGF, EXT_TANHF, EXT_ERFF, EXT_SINF, EXT_COSF, EXT_LOG1PF, EXT_POWF,
-  EXT_ENCODE, EXT_DECODE, EXT_COUNT
+  EXT_ENCODE, EXT_DECODE, EXT_GEMM, EXT_COUNT
 };
 
 const trnc_host_extern trnc_host_externs[] = {
@@ -47,7 +54,7 @@ const trnc_host_extern trnc_host_externs[] = {
     {"trnc_host_sinf", (void *)sinf},     {"trnc_host_cosf", (void *)cosf},
     {"trnc_host_log1pf", (void *)log1pf}, {"trnc_host_powf", (void *)powf},
     {"trnc_host_encode", (void *)trnc_nc_encode}, {"trnc_host_decode", (void *)trnc_nc_decode},
-    {NULL, NULL}};
+    {"trnc_host_gemm", (void *)trnc_host_gemm},   {NULL, NULL}};
 
 /* ---- translation context ------------------------------------------------------- */
 
@@ -55,13 +62,12 @@ typedef struct hx {
   LLVMContextRef C;
   LLVMModuleRef M;
   LLVMBuilderRef B;
-  LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr, vf, kfn;
+  LLVMTypeRef i1, i8, i16, i32, i64, f32, ptr;
   const trnc_nc_program *p;
   const trnc_nc_target *t;
   int64_t part_stride[2]; /* bytes per partition of the run's SBUF, PSUM */
   LLVMTypeRef ifn;        /* an instruction's function */
-  LLVMValueRef fn, sbuf, psum, tmp, err, hbm_arg;
-  LLVMValueRef *hbm;      /* per program buffer: its base, loaded at entry */
+  LLVMValueRef fn, tmp, err;
   const trnc_nc_instr *cur; /* the instruction being translated (offsets zeroed) */
   LLVMValueRef slotb[5];  /* its operand slots' base pointers */
   LLVMValueRef instr_arg; /* its index (i64), for error reports */
@@ -75,9 +81,8 @@ typedef struct hx {
   int64_t tmp_floats;     /* workspace high-water mark */
 } hx;
 
-#define VW 16 /* floats per vector of the matmul micro-kernel */
-#define MB 4  /* rows per micro-kernel block */
-#define NVB 2 /* vectors per row per block */
+#define MB TRNC_GEMM_MB /* rows per matmul micro-kernel block */
+#define NB TRNC_GEMM_NB /* columns per block */
 
 static LLVMValueRef ci64(hx *X, int64_t v) { return LLVMConstInt(X->i64, (unsigned long long)v, 1); }
 static LLVMValueRef ci32(hx *X, int64_t v) { return LLVMConstInt(X->i32, (unsigned long long)v, 1); }
@@ -123,14 +128,10 @@ static LLVMValueRef slot(hx *X, LLVMTypeRef ty) {
 typedef struct loop {
   LLVMBasicBlockRef body;
   LLVMValueRef iv;
-  int64_t n;
+  LLVMValueRef n; /* trip count (i64) */
 } loop;
 
-static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
-  L->n = n;
-  L->body = NULL;
-  L->iv = ci64(X, 0);
-  if (n <= 1) return L->iv;
+static LLVMValueRef loop_body(hx *X, loop *L) {
   LLVMBasicBlockRef pre = LLVMGetInsertBlock(X->B);
   L->body = LLVMAppendBasicBlockInContext(X->C, X->fn, "loop");
   LLVMBuildBr(X->B, L->body);
@@ -141,12 +142,21 @@ static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
   return L->iv;
 }
 
+static LLVMValueRef loop_open(hx *X, loop *L, int64_t n) {
+  L->n = ci64(X, n);
+  L->body = NULL;
+  L->iv = ci64(X, 0);
+  if (n <= 1) return L->iv;
+  return loop_body(X, L);
+}
+
+
 static void loop_close(hx *X, loop *L) {
   if (!L->body) return;
   LLVMValueRef next = LLVMBuildNUWAdd(X->B, L->iv, ci64(X, 1), "");
   LLVMBasicBlockRef latch = LLVMGetInsertBlock(X->B);
   LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(X->C, X->fn, "exit");
-  LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntULT, next, ci64(X, L->n), ""), L->body, exit);
+  LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntULT, next, L->n, ""), L->body, exit);
   LLVMAddIncoming(L->iv, &next, &latch, 1);
   LLVMPositionBuilderAtEnd(X->B, exit);
 }
@@ -486,8 +496,8 @@ static bool no_conflict(const trnc_nc_ap *dst, const trnc_nc_ap *src) {
 static int64_t affine_coeff(const trnc_nc_instr *in, int j) { return in->aff[2 + j]; }
 
 /** affine() of nc_sim.c: aff0 + aff1*p + sum aff[2+d]*i_d with the i_d of
- *  free index k decomposed by ap's dims, as fp32. */
-static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
+ *  free index k decomposed by ap's dims (i64; affine(): as fp32). */
+static LLVMValueRef affine_int(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
   LLVMBuilderRef B = X->B;
   LLVMValueRef v = add(X, ci64(X, in->aff[0]), mul(X, p, in->aff[1]));
   for (int j = ap->nfree - 1; j >= 0; j--) {
@@ -495,7 +505,11 @@ static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap,
     if (affine_coeff(in, j)) v = add(X, v, mul(X, LLVMBuildURem(B, k, ci64(X, c), ""), affine_coeff(in, j)));
     k = LLVMBuildUDiv(B, k, ci64(X, c), "");
   }
-  return LLVMBuildSIToFP(B, v, X->f32, "");
+  return v;
+}
+
+static LLVMValueRef affine(hx *X, const trnc_nc_instr *in, const trnc_nc_ap *ap, LLVMValueRef p, LLVMValueRef k) {
+  return LLVMBuildSIToFP(X->B, affine_int(X, in, ap, p, k), X->f32, "");
 }
 
 /** Per-partition scalars of an elementwise instruction. */
@@ -741,70 +755,264 @@ static bool emit_dma(hx *X, const trnc_nc_instr *in) {
   return true;
 }
 
-/** dst[M,N] (+)= src0[K,M]^T src1[K,N]: A (K x Mp), B (K x Np) and C (Mp x Np)
- *  in the workspace, padded to whole micro-kernel blocks; each block keeps
- *  MB x NVB vectors of accumulators while k runs 0..K-1 in order. */
+/* ---- matmul -------------------------------------------------------------------------------- */
+
+/*
+ * dst[M,N] (+)= src0[K,M]^T src1[K,N] in the interpreter's order: every
+ * output element is an fp32 accumulator (0, or dst's value with acc=1) to
+ * which a[k]*b[k] is added for k = 0, 1, ..., K-1. The operands are decoded
+ * into the workspace as fp32 rows (padded so that one block's rows fall
+ * into different L1 sets); the shared function "<prefix>_gemm" keeps
+ * MB x NVB vectors of accumulators in registers while k runs, one column
+ * block of B (K x NB floats, at most 16 KiB) staying in L1 across all row
+ * blocks.
+ *
+ * Fused multiply-add where it is exact: fma(a, b, c) rounds a*b + c once,
+ * the interpreter's c + a*b rounds the product first; the two agree
+ * whenever a*b is exact in fp32. It is when the operands' significands
+ * together have at most 24 bits (bf16 x bf16: 16, fp16 x fp16: 22, fp8: at
+ * most 8; not fp32 x fp32) and every product is a normal number: each
+ * nonzero operand normal and finite, and the biased exponents bound the
+ * products within [2^-126, 2^127 * (2 - 2^-23)] (max_a + max_b <= 380,
+ * min_a + min_b >= 128). The decoding loops collect those exponent bounds;
+ * any operand outside (a NaN, an infinity, a subnormal, a product that could
+ * overflow or underflow) makes that instruction run separate multiplies and
+ * adds, which are the interpreter's operations exactly.
+ */
+
+/** Significand bits of a matmul operand dtype (the verifier's pairs). */
+static int sig_bits(int dt) {
+  switch (dt) {
+    case TRNC_BF16: return 8;
+    case TRNC_F16: return 11;
+    case TRNC_F8E4M3: return 4;
+    case TRNC_F8E5M2: return 3;
+    default: return 24;
+  }
+}
+
+/** Exponent bounds of packed operand values (for the fma test). */
+typedef struct ebounds {
+  LLVMValueRef max, min; /* i32 slots: largest biased exponent; smallest of the nonzero values (255 if none) */
+} ebounds;
+
+static void ebounds_update(hx *X, const ebounds *e, LLVMValueRef f) {
+  LLVMBuilderRef B = X->B;
+  LLVMValueRef bits = LLVMBuildBitCast(B, f, X->i32, "");
+  LLVMValueRef ex = LLVMBuildAnd(B, LLVMBuildLShr(B, bits, ci32(X, 23), ""), ci32(X, 0xff), "");
+  LLVMValueRef nz = LLVMBuildICmp(B, LLVMIntNE, LLVMBuildAnd(B, bits, ci32(X, 0x7fffffff), ""), ci32(X, 0), "");
+  LLVMValueRef mx = load(X, X->i32, e->max, 4), mn = load(X, X->i32, e->min, 4);
+  store(X, LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntUGT, ex, mx, ""), ex, mx, ""), e->max, 4);
+  LLVMValueRef exn = LLVMBuildSelect(B, nz, ex, ci32(X, 255), "");
+  store(X, LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntULT, exn, mn, ""), exn, mn, ""), e->min, 4);
+}
+
+/** Decodes operand ap (rows k < K of F elements) into the workspace at
+ *  float offset base + k * ld + f, zeros at f = F .. Fp-1; e (or NULL)
+ *  collects the values' exponent bounds. */
+static void pack_rows(hx *X, const trnc_nc_ap *ap, int64_t K, int64_t F, int64_t Fp, int64_t ld, int64_t base,
+                      const ebounds *e) {
+  dims d;
+  dims_of(&ap, 1, &d);
+  int64_t es = esize(ap);
+  loop Lk;
+  LLVMValueRef k = loop_open(X, &Lk, K);
+  LLVMValueRef row = row_ptr(X, ap, k), kb = add(X, ci64(X, base), mul(X, k, ld));
+  nest N;
+  nest_open(X, &N, &d);
+  LLVMValueRef v = load_elem(X, gep8(X, row, nest_off(X, &N, &d, 0, es)), ap->dtype);
+  if (e) ebounds_update(X, e, v);
+  store(X, v, gepf(X, add(X, kb, N.k)), 4);
+  nest_close(X, &N);
+  if (Fp > F) {
+    loop Lz;
+    LLVMValueRef z = loop_open(X, &Lz, Fp - F);
+    store(X, cf(X, 0.0f), gepf(X, add(X, add(X, kb, ci64(X, F)), z)), 4);
+    loop_close(X, &Lz);
+  }
+  loop_close(X, &Lk);
+}
+
 static void emit_matmul(hx *X, const trnc_nc_instr *in) {
   LLVMBuilderRef B = X->B;
   const trnc_nc_ap *st = &in->src[0], *mv = &in->src[1], *d = &in->dst;
   int64_t K = st->partitions, M = trnc_nc_ap_free_elems(st), N = trnc_nc_ap_free_elems(mv);
-  int64_t NB = VW * NVB, Mp = (M + MB - 1) / MB * MB, Np = (N + NB - 1) / NB * NB;
-  int64_t oA = 0, oB = K * Mp, oC = oB + K * Np;
-  need_tmp(X, oC + Mp * Np);
-  /* operands, their padding zeroed (padded rows/columns are never stored) */
+  int64_t Mp = (M + MB - 1) / MB * MB, Np = (N + NB - 1) / NB * NB;
+  /* row-major operands, each row 64 bytes longer than its blocks so that
+   * the K rows one block reads fall into different L1 sets */
+  int64_t lda = Mp + 16, ldb = Np + 16;
+  int64_t oA = 0, oB = K * lda, oC = oB + K * ldb;
+  /* dst rows straight from the micro-kernel when they are whole blocks of
+   * contiguous fp32 (PSUM is never an operand's memory, so no overlap) */
+  dims dd;
+  dims_of(&d, 1, &dd);
+  bool direct = M % MB == 0 && N % NB == 0 && d->dtype == TRNC_F32 && dd.n == 1 && dd.stride[0][0] == 1 &&
+                d->mem == TRNC_NC_MEM_PSUM && X->part_stride[1] % 4 == 0;
+  need_tmp(X, direct ? oC : oC + Mp * Np);
+  bool exact = sig_bits(st->dtype) + sig_bits(mv->dtype) <= 24;
+  ebounds ea = {NULL, NULL}, eb = {NULL, NULL};
+  if (exact) {
+    ebounds *e[2] = {&ea, &eb};
+    for (int i = 0; i < 2; i++) {
+      e[i]->max = slot(X, X->i32);
+      e[i]->min = slot(X, X->i32);
+      store(X, ci32(X, 0), e[i]->max, 4);
+      store(X, ci32(X, 255), e[i]->min, 4);
+    }
+  }
+  pack_rows(X, st, K, M, Mp, lda, oA, exact ? &ea : NULL);
+  pack_rows(X, mv, K, N, Np, ldb, oB, exact ? &eb : NULL);
+  LLVMValueRef usefma = ci32(X, 0);
+  if (exact) {
+    LLVMValueRef amax = load(X, X->i32, ea.max, 4), bmax = load(X, X->i32, eb.max, 4);
+    LLVMValueRef amin = load(X, X->i32, ea.min, 4), bmin = load(X, X->i32, eb.min, 4);
+    LLVMValueRef ok[6] = {
+        LLVMBuildICmp(B, LLVMIntULE, amax, ci32(X, 254), ""),
+        LLVMBuildICmp(B, LLVMIntULE, bmax, ci32(X, 254), ""),
+        LLVMBuildICmp(B, LLVMIntULE, LLVMBuildAdd(B, amax, bmax, ""), ci32(X, 380), ""),
+        LLVMBuildICmp(B, LLVMIntUGE, amin, ci32(X, 1), ""),
+        LLVMBuildICmp(B, LLVMIntUGE, bmin, ci32(X, 1), ""),
+        LLVMBuildICmp(B, LLVMIntUGE, LLVMBuildAdd(B, amin, bmin, ""), ci32(X, 128), "")};
+    LLVMValueRef all = ok[0];
+    for (int i = 1; i < 6; i++) all = LLVMBuildAnd(B, all, ok[i], "");
+    usefma = LLVMBuildZExt(B, all, X->i32, "");
+  }
+  LLVMValueRef C, ldc;
+  if (direct) {
+    C = row_ptr(X, d, ci64(X, 0));
+    ldc = ci64(X, X->part_stride[1] / 4);
+  } else {
+    C = gepf(X, ci64(X, oC));
+    ldc = ci64(X, Np);
+    if (in->mode) {
+      loop Lm;
+      LLVMValueRef m = loop_open(X, &Lm, M);
+      row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, true, false);
+      loop_close(X, &Lm);
+    }
+  }
+  LLVMValueRef args[11] = {gepf(X, ci64(X, oA)), ci64(X, lda), gepf(X, ci64(X, oB)), ci64(X, ldb), C, ldc,
+                           ci64(X, K), ci64(X, Mp / MB), ci64(X, Np / NB), ci32(X, in->mode ? 1 : 0), usefma};
+  call(X, EXT_GEMM, args, 11);
+  if (!direct) {
+    loop Ls;
+    LLVMValueRef m = loop_open(X, &Ls, M);
+    row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, false, false);
+    loop_close(X, &Ls);
+  }
+}
+
+/* ---- exact integer instructions (nc_sim.c's run_int) ----------------------------------- */
+
+static bool int_dtype(int dt) {
+  return dt == TRNC_I32 || dt == TRNC_I16 || dt == TRNC_I8 || dt == TRNC_U8 || dt == TRNC_BOOL;
+}
+
+/** An integer element at ptr as i32: sign-extended (i32, i16, i8) or
+ *  zero-extended (u8, bool), as load_irow. */
+static LLVMValueRef load_int(hx *X, LLVMValueRef ptr, int dt) {
+  switch (dt) {
+    case TRNC_I32: return load(X, X->i32, ptr, 4);
+    case TRNC_I16: return LLVMBuildSExt(X->B, load(X, X->i16, ptr, 2), X->i32, "");
+    case TRNC_I8: return LLVMBuildSExt(X->B, load(X, X->i8, ptr, 1), X->i32, "");
+    default: return LLVMBuildZExt(X->B, load(X, X->i8, ptr, 1), X->i32, "");
+  }
+}
+
+/** Stores i32 v at ptr as dt: two's complement truncation, bool v != 0
+ *  (store_irow). */
+static void store_int(hx *X, LLVMValueRef ptr, int dt, LLVMValueRef v) {
+  switch (dt) {
+    case TRNC_I32: store(X, v, ptr, 4); return;
+    case TRNC_I16: store(X, LLVMBuildTrunc(X->B, v, X->i16, ""), ptr, 2); return;
+    case TRNC_BOOL:
+      store(X, LLVMBuildZExt(X->B, LLVMBuildICmp(X->B, LLVMIntNE, v, ci32(X, 0), ""), X->i8, ""), ptr, 1);
+      return;
+    default: store(X, LLVMBuildTrunc(X->B, v, X->i8, ""), ptr, 1); return;
+  }
+}
+
+/** x op y in 32-bit integers (ialu_rows): add/sub/mul wrap, shifts take
+ *  their count mod 32, SHR is arithmetic, ops with no integer form pass x. */
+static LLVMValueRef ialu(hx *X, int op, LLVMValueRef x, LLVMValueRef y) {
+  LLVMBuilderRef B = X->B;
+#define ICMP(pr) LLVMBuildZExt(B, LLVMBuildICmp(B, pr, x, y, ""), X->i32, "")
+#define NZ(v) LLVMBuildICmp(B, LLVMIntNE, v, ci32(X, 0), "")
+  switch (op) {
+    case TRNC_NC_ALU_ADD: return LLVMBuildAdd(B, x, y, "");
+    case TRNC_NC_ALU_SUB: return LLVMBuildSub(B, x, y, "");
+    case TRNC_NC_ALU_RSUB: return LLVMBuildSub(B, y, x, "");
+    case TRNC_NC_ALU_MUL: return LLVMBuildMul(B, x, y, "");
+    case TRNC_NC_ALU_MAX: return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSGE, x, y, ""), x, y, "");
+    case TRNC_NC_ALU_MIN: return LLVMBuildSelect(B, LLVMBuildICmp(B, LLVMIntSLE, x, y, ""), x, y, "");
+    case TRNC_NC_ALU_EQ: return ICMP(LLVMIntEQ);
+    case TRNC_NC_ALU_NE: return ICMP(LLVMIntNE);
+    case TRNC_NC_ALU_LT: return ICMP(LLVMIntSLT);
+    case TRNC_NC_ALU_LE: return ICMP(LLVMIntSLE);
+    case TRNC_NC_ALU_GT: return ICMP(LLVMIntSGT);
+    case TRNC_NC_ALU_GE: return ICMP(LLVMIntSGE);
+    case TRNC_NC_ALU_AND: return LLVMBuildZExt(B, LLVMBuildAnd(B, NZ(x), NZ(y), ""), X->i32, "");
+    case TRNC_NC_ALU_OR: return LLVMBuildZExt(B, LLVMBuildOr(B, NZ(x), NZ(y), ""), X->i32, "");
+    case TRNC_NC_ALU_XOR: return LLVMBuildZExt(B, LLVMBuildXor(B, NZ(x), NZ(y), ""), X->i32, "");
+    case TRNC_NC_ALU_BIT_AND: return LLVMBuildAnd(B, x, y, "");
+    case TRNC_NC_ALU_BIT_OR: return LLVMBuildOr(B, x, y, "");
+    case TRNC_NC_ALU_BIT_XOR: return LLVMBuildXor(B, x, y, "");
+    case TRNC_NC_ALU_SHL: return LLVMBuildShl(B, x, LLVMBuildAnd(B, y, ci32(X, 31), ""), "");
+    case TRNC_NC_ALU_SHR: return LLVMBuildAShr(B, x, LLVMBuildAnd(B, y, ci32(X, 31), ""), "");
+    default: return x;
+  }
+#undef ICMP
+#undef NZ
+}
+
+/** The integer scalar of an exact tensor_scalar: element 0 of row p of ap,
+ *  or the immediate truncated to int32 (int_operand). */
+static LLVMValueRef int_scalar(hx *X, const trnc_nc_ap *ap, LLVMValueRef imm, LLVMValueRef p) {
+  return ap->mem ? load_int(X, row_ptr(X, ap, p), ap->dtype) : LLVMBuildFPToSI(X->B, imm, X->i32, "");
+}
+
+/** An exact integer tensor_tensor or tensor_scalar: partition by partition,
+ *  the source rows copied into the workspace (raw), the results computed
+ *  in i32 into it, then the row stored (the interpreter's order). */
+static bool emit_int(hx *X, const trnc_nc_instr *in) {
+  const trnc_nc_ap *d = &in->dst;
+  int64_t n = trnc_nc_ap_free_elems(d), nsrc = in->op == TRNC_NC_OP_TENSOR_TENSOR ? 2 : 1;
+  if (in->op == TRNC_NC_OP_IOTA) { /* into an integer dst: wraps to int32, no fp32 round trip */
+    loop Lp, Lk;
+    LLVMValueRef p = loop_open(X, &Lp, d->partitions);
+    LLVMValueRef k = loop_open(X, &Lk, n);
+    LLVMValueRef v = LLVMBuildTrunc(X->B, affine_int(X, in, d, p, k), X->i32, "");
+    store_int(X, gep8(X, X->tmp, mul(X, k, esize(d))), d->dtype, v);
+    loop_close(X, &Lk);
+    need_tmp(X, n);
+    row_xfer(X, d, p, ci64(X, 0), 1, false, true);
+    loop_close(X, &Lp);
+    return true;
+  }
+  if (in->op != TRNC_NC_OP_TENSOR_TENSOR && in->op != TRNC_NC_OP_TENSOR_SCALAR) return false;
+  need_tmp(X, (nsrc + 1) * n);
+  loop Lp;
+  LLVMValueRef p = loop_open(X, &Lp, d->partitions);
+  for (int r = 0; r < nsrc; r++) row_xfer(X, &in->src[r], p, ci64(X, (r + 1) * n), 1, true, true);
+  LLVMValueRef s0 = NULL, s1 = NULL;
+  if (in->op == TRNC_NC_OP_TENSOR_SCALAR) {
+    s0 = int_scalar(X, &in->src[1], X->imm[0], p);
+    if (in->alu1 != TRNC_NC_ALU_BYPASS) s1 = int_scalar(X, &in->src[2], X->imm[1], p);
+  }
   loop Lk;
-  LLVMValueRef k = loop_open(X, &Lk, K);
-  row_xfer(X, st, k, add(X, ci64(X, oA), mul(X, k, Mp)), 1, true, false);
-  row_xfer(X, mv, k, add(X, ci64(X, oB), mul(X, k, Np)), 1, true, false);
-  for (int64_t m = M; m < Mp; m++) store(X, cf(X, 0.0f), gepf(X, add(X, ci64(X, oA + m), mul(X, k, Mp))), 4);
-  if (Np > N) {
-    loop Lz;
-    LLVMValueRef z = loop_open(X, &Lz, Np - N);
-    store(X, cf(X, 0.0f), gepf(X, add(X, add(X, ci64(X, oB + N), z), mul(X, k, Np))), 4);
-    loop_close(X, &Lz);
+  LLVMValueRef k = loop_open(X, &Lk, n);
+  LLVMValueRef v[2];
+  for (int r = 0; r < nsrc; r++) {
+    int64_t es = esize(&in->src[r]);
+    v[r] = load_int(X, gep8(X, X->tmp, add(X, ci64(X, 4 * (r + 1) * n), mul(X, k, es))), in->src[r].dtype);
   }
+  LLVMValueRef o = ialu(X, in->alu0, v[0], nsrc == 2 ? v[1] : s0);
+  if (s1) o = ialu(X, in->alu1, o, s1);
+  store_int(X, gep8(X, X->tmp, mul(X, k, esize(d))), d->dtype, o);
   loop_close(X, &Lk);
-  if (in->mode) {
-    loop Lm;
-    LLVMValueRef m = loop_open(X, &Lm, M);
-    row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, true, false);
-    loop_close(X, &Lm);
-  }
-  LLVMValueRef acc[MB][NVB];
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) acc[j][v] = slot(X, X->vf);
-  loop Lm0, Ln0, Lkk;
-  LLVMValueRef m0 = mul(X, loop_open(X, &Lm0, Mp / MB), MB);
-  LLVMValueRef n0 = mul(X, loop_open(X, &Ln0, Np / NB), NB);
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) {
-      LLVMValueRef c = gepf(X, add(X, add(X, ci64(X, oC + v * VW), n0), mul(X, add(X, m0, ci64(X, j)), Np)));
-      store(X, in->mode ? load(X, X->vf, c, 4) : LLVMConstNull(X->vf), acc[j][v], 4);
-    }
-  LLVMValueRef kk = loop_open(X, &Lkk, K);
-  LLVMValueRef bv[NVB];
-  for (int v = 0; v < NVB; v++)
-    bv[v] = load(X, X->vf, gepf(X, add(X, add(X, ci64(X, oB + v * VW), n0), mul(X, kk, Np))), 4);
-  LLVMValueRef zeros = LLVMConstNull(LLVMVectorType(X->i32, VW));
-  for (int j = 0; j < MB; j++) {
-    LLVMValueRef a = load(X, X->f32, gepf(X, add(X, add(X, ci64(X, oA + j), m0), mul(X, kk, Mp))), 4);
-    LLVMValueRef av = LLVMBuildInsertElement(B, LLVMGetPoison(X->vf), a, ci32(X, 0), "");
-    av = LLVMBuildShuffleVector(B, av, LLVMGetPoison(X->vf), zeros, "");
-    for (int v = 0; v < NVB; v++)
-      store(X, LLVMBuildFAdd(B, load(X, X->vf, acc[j][v], 4), LLVMBuildFMul(B, av, bv[v], ""), ""), acc[j][v], 4);
-  }
-  loop_close(X, &Lkk);
-  for (int j = 0; j < MB; j++)
-    for (int v = 0; v < NVB; v++) {
-      LLVMValueRef c = gepf(X, add(X, add(X, ci64(X, oC + v * VW), n0), mul(X, add(X, m0, ci64(X, j)), Np)));
-      store(X, load(X, X->vf, acc[j][v], 4), c, 4);
-    }
-  loop_close(X, &Ln0);
-  loop_close(X, &Lm0);
-  loop Ls;
-  LLVMValueRef m = loop_open(X, &Ls, M);
-  row_xfer(X, d, m, add(X, ci64(X, oC), mul(X, m, Np)), 1, false, false);
-  loop_close(X, &Ls);
+  row_xfer(X, d, p, ci64(X, 0), 1, false, true);
+  loop_close(X, &Lp);
+  return true;
 }
 
 static bool emit_instr(hx *X, const trnc_nc_instr *in) {
@@ -832,10 +1040,14 @@ static void declare_externs(hx *X) {
   LLVMTypeRef f1 = LLVMFunctionType(X->f32, &X->f32, 1, 0);
   LLVMTypeRef ff[2] = {X->f32, X->f32}, enc[2] = {X->i32, X->f32}, dec[2] = {X->i32, X->i32};
   LLVMTypeRef f2 = LLVMFunctionType(X->f32, ff, 2, 0);
+  LLVMTypeRef gemm[11] = {X->ptr, X->i64, X->ptr, X->i64, X->ptr, X->i64, X->i64, X->i64, X->i64, X->i32, X->i32};
   unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
   for (int e = 0; e < EXT_COUNT; e++) {
-    LLVMTypeRef ty = e == EXT_POWF ? f2 : e == EXT_ENCODE ? LLVMFunctionType(X->i32, enc, 2, 0)
-                     : e == EXT_DECODE ? LLVMFunctionType(X->f32, dec, 2, 0) : f1;
+    LLVMTypeRef ty = e == EXT_POWF     ? f2
+                     : e == EXT_ENCODE ? LLVMFunctionType(X->i32, enc, 2, 0)
+                     : e == EXT_DECODE ? LLVMFunctionType(X->f32, dec, 2, 0)
+                     : e == EXT_GEMM   ? LLVMFunctionType(LLVMVoidTypeInContext(X->C), gemm, 11, 0)
+                                       : f1;
     X->extty[e] = ty;
     X->ext[e] = LLVMAddFunction(X->M, trnc_host_externs[e].name, ty);
     LLVMAddAttributeAtIndex(X->ext[e], LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(X->C, nounwind, 0));
@@ -900,127 +1112,92 @@ static bool same_normalized(const trnc_nc_instr *a, const trnc_nc_instr *b) {
   return true;
 }
 
-typedef struct ifn {
-  trnc_nc_instr norm;
-  bool fused;
-  LLVMValueRef fn;
-} ifn;
-
-/** The function of instruction in (an existing one when another
- *  instruction of the program normalizes to the same), NULL if not
- *  translated. fns/nfns: the program's functions so far. */
-static LLVMValueRef instr_function(hx *X, const trnc_nc_instr *in, ifn *fns, size_t *nfns, const char *prefix) {
+/** The instruction function of fns[0..*nfns) that in normalizes to,
+ *  appending a new one if none does. */
+static uint32_t function_of(const trnc_nc_instr *in, trnc_nc_instr *fns, int *fused, size_t *nfns) {
   trnc_nc_instr norm = normalized(in);
-  bool fused = ew_fusable(in);
-  for (size_t f = 0; f < *nfns; f++)
-    if (fns[f].fused == fused && same_normalized(&fns[f].norm, &norm)) return fns[f].fn;
-  char name[96];
-  snprintf(name, sizeof name, "%s_f%zu", prefix, *nfns);
-  ifn *F = &fns[(*nfns)++];
-  F->norm = norm;
-  F->fused = fused;
-  F->fn = LLVMAddFunction(X->M, name, X->ifn);
-  /* external linkage: no interprocedural constant propagation of the
-   * immediates (see hx.imm) */
-  begin_function(X, F->fn, 6, 7, true); /* tmp, err */
-  for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(F->fn, (unsigned)sl);
-  X->tmp = LLVMGetParam(F->fn, 5);
-  X->err = LLVMGetParam(F->fn, 6);
-  X->instr_arg = LLVMGetParam(F->fn, 7);
-  for (int i = 0; i < 3; i++) X->imm[i] = LLVMGetParam(F->fn, 8 + (unsigned)i);
-  X->cur = &F->norm;
-  X->fused = fused;
-  if (!emit_instr(X, &F->norm)) return NULL;
-  LLVMBuildRet(X->B, ci32(X, 0));
-  return F->fn;
+  int f = (ew_fusable(in) ? 1 : 0) | (trnc_nc_instr_int_exact(in) ? 2 : 0); /* engine is not in norm */
+  for (size_t i = 0; i < *nfns; i++)
+    if (fused[i] == f && same_normalized(&fns[i], &norm)) return (uint32_t)i;
+  fns[*nfns] = norm;
+  fused[*nfns] = f;
+  return (uint32_t)(*nfns)++;
 }
 
-/** Base pointer of program buffer b in the kernel function, loaded once in
- *  its entry block. */
-static LLVMValueRef hbm_base(hx *X, int b) {
-  if (!X->hbm[b]) {
-    LLVMBuilderRef e = LLVMCreateBuilderInContext(X->C);
-    LLVMValueRef first = LLVMGetFirstInstruction(X->entry);
-    if (first) LLVMPositionBuilderBefore(e, first);
-    else LLVMPositionBuilderAtEnd(e, X->entry);
-    LLVMValueRef at = ci64(X, b);
-    X->hbm[b] = LLVMBuildLoad2(e, X->ptr, LLVMBuildInBoundsGEP2(e, X->ptr, X->hbm_arg, &at, 1, ""), "");
-    LLVMSetAlignment(X->hbm[b], 8);
-    LLVMDisposeBuilder(e);
-  }
-  return X->hbm[b];
-}
-
-/** Base pointer of operand slot sl of in (element 0 of partition/row 0),
- *  built in the kernel function. */
-static LLVMValueRef slot_base(hx *X, const trnc_nc_instr *in, int sl) {
-  const trnc_nc_ap *ap = nc_slot(in, sl);
-  switch (ap->mem) {
-    case TRNC_NC_MEM_NONE: return LLVMConstNull(X->ptr);
-    case TRNC_NC_MEM_SBUF: return gep8(X, X->sbuf, ci64(X, ap->start_partition * X->part_stride[0] + ap->offset));
-    case TRNC_NC_MEM_PSUM: return gep8(X, X->psum, ci64(X, ap->start_partition * X->part_stride[1] + ap->offset));
-    default: return gep8(X, hbm_base(X, ap->buffer), ci64(X, ap->offset));
-  }
-}
-
-/**
- * One kernel: function "<prefix>_k<k>" calling, in schedule order, each
- * instruction's function with its operands' base pointers, returning the
- * first nonzero status. Instructions that differ only in where their
- * operands are share one function, so a program of many same-shaped tiles
- * compiles a handful of functions.
- */
-static trnc_status emit_kernel(hx *X, size_t k, const char *prefix, ifn *fns, size_t *nfns, trnc_diags *diags) {
-  nc_schedule sc;
-  trnc_status st = nc_schedule_build(X->p, k, &sc, diags);
-  if (st) return st;
-  const nc_kernel *kn = &X->p->kernels[k];
-  LLVMValueRef *calls = calloc(sc.n ? sc.n : 1, sizeof *calls);
-  if (!calls) st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
-  for (size_t oi = 0; oi < sc.n && !st; oi++) {
-    const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
-    if (in->op == TRNC_NC_OP_NOP) continue;
-    if (!(calls[oi] = instr_function(X, in, fns, nfns, prefix))) {
-      char where[160];
-      st = trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
-                           nc_where(X->p, k, sc.order[oi], where, sizeof where),
-                           in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
-    }
-  }
-  if (!st) {
-    char name[96];
-    snprintf(name, sizeof name, "%s_k%zu", prefix, k);
-    begin_function(X, LLVMAddFunction(X->M, name, X->kfn), 2, 5, false); /* sbuf, psum, tmp, err */
-    X->hbm_arg = LLVMGetParam(X->fn, 0);
-    X->sbuf = LLVMGetParam(X->fn, 1);
-    X->psum = LLVMGetParam(X->fn, 2);
-    for (size_t b = 0; b < X->p->nbufs; b++) X->hbm[b] = NULL;
+trnc_status trnc_host_plan_build(const trnc_nc_program *p, trnc_host_plan *out, trnc_diags *diags) {
+  memset(out, 0, sizeof *out);
+  size_t n = trnc_nc_program_instr_count(p);
+  out->nkernels = p->nkernels;
+  out->start = calloc(p->nkernels + 1, sizeof *out->start);
+  out->step = malloc((n ? n : 1) * sizeof *out->step);
+  out->rep = malloc((n ? n : 1) * sizeof *out->rep);
+  trnc_nc_instr *fns = malloc((n ? n : 1) * sizeof *fns);
+  int *fused = malloc((n ? n : 1) * sizeof *fused);
+  trnc_status st = out->start && out->step && out->rep && fns && fused
+                       ? TRNC_OK
+                       : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  size_t ns = 0;
+  for (size_t k = 0; k < p->nkernels && !st; k++) {
+    out->start[k] = ns;
+    nc_schedule sc;
+    if ((st = nc_schedule_build(p, k, &sc, diags))) break;
     for (size_t oi = 0; oi < sc.n; oi++) {
-      if (!calls[oi]) continue;
-      const trnc_nc_instr *in = &kn->instrs[sc.order[oi]];
-      LLVMValueRef args[11];
-      for (int sl = 0; sl < 5; sl++) args[sl] = slot_base(X, in, sl);
-      args[5] = LLVMGetParam(X->fn, 3);
-      args[6] = LLVMGetParam(X->fn, 4);
-      args[7] = ci64(X, (int64_t)sc.order[oi]);
-      for (int i = 0; i < 3; i++) args[8 + i] = cf(X, in->imm[i]);
-      LLVMValueRef rc = LLVMBuildCall2(X->B, X->ifn, calls[oi], args, 11, "");
-      LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(X->C, X->fn, "fail");
-      LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(X->C, X->fn, "next");
-      LLVMBuildCondBr(X->B, LLVMBuildICmp(X->B, LLVMIntNE, rc, ci32(X, 0), ""), fail, next);
-      LLVMPositionBuilderAtEnd(X->B, fail);
-      LLVMBuildRet(X->B, rc);
-      LLVMPositionBuilderAtEnd(X->B, next);
+      const trnc_nc_instr *in = &p->kernels[k].instrs[sc.order[oi]];
+      if (in->op == TRNC_NC_OP_NOP) continue;
+      size_t before = out->nfns;
+      uint32_t f = function_of(in, fns, fused, &out->nfns);
+      if (out->nfns > before) out->rep[f] = (trnc_host_where){(uint32_t)k, (uint32_t)sc.order[oi]};
+      out->step[ns++] = (trnc_host_step){(uint32_t)sc.order[oi], f};
     }
-    LLVMBuildRet(X->B, ci32(X, 0));
+    nc_schedule_free(&sc);
   }
-  free(calls);
-  nc_schedule_free(&sc);
+  out->start[p->nkernels] = ns;
+  free(fns);
+  free(fused);
+  if (st) trnc_host_plan_free(out);
   return st;
 }
 
-trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_stride[2], LLVMContextRef C,
-                                const char *prefix, LLVMModuleRef *out, int64_t *tmp_floats,
+void trnc_host_plan_free(trnc_host_plan *pl) {
+  free(pl->start);
+  free(pl->step);
+  free(pl->rep);
+  memset(pl, 0, sizeof *pl);
+}
+
+/** Function "<prefix>_f<f>" for instruction in (kernel k's instruction i,
+ *  the first one of the plan that runs it); TRNC_ERR_UNSUPPORTED naming
+ *  the instruction if it is not translated. */
+static trnc_status instr_function(hx *X, size_t f, size_t k, size_t i, const char *prefix, trnc_diags *diags) {
+  const trnc_nc_instr *in = &X->p->kernels[k].instrs[i];
+  trnc_nc_instr norm = normalized(in);
+  char name[96];
+  snprintf(name, sizeof name, "%s_f%zu", prefix, f);
+  /* external linkage and no callers in the module: no interprocedural
+   * constant propagation of the immediates (see hx.imm) */
+  LLVMValueRef fn = LLVMAddFunction(X->M, name, X->ifn);
+  begin_function(X, fn, 6, 7, false); /* tmp, err */
+  for (int sl = 0; sl < 5; sl++) X->slotb[sl] = LLVMGetParam(fn, (unsigned)sl);
+  X->tmp = LLVMGetParam(fn, 5);
+  X->err = LLVMGetParam(fn, 6);
+  X->instr_arg = LLVMGetParam(fn, 7);
+  for (int a = 0; a < 3; a++) X->imm[a] = LLVMGetParam(fn, 8 + (unsigned)a);
+  X->cur = &norm;
+  X->fused = ew_fusable(in);
+  bool ints = trnc_nc_instr_int_exact(in) || (in->op == TRNC_NC_OP_IOTA && int_dtype(in->dst.dtype));
+  bool ok = ints ? emit_int(X, &norm) : emit_instr(X, &norm);
+  if (!ok) {
+    char where[160];
+    return trnc_diag_error(diags, TRNC_ERR_UNSUPPORTED, "host backend: %s (%s) is not translated",
+                           nc_where(X->p, k, i, where, sizeof where),
+                           in->op == TRNC_NC_OP_TENSOR_REDUCE ? trnc_nc_alu_name(in->alu0) : "this form");
+  }
+  LLVMBuildRet(X->B, ci32(X, 0));
+  return TRNC_OK;
+}
+
+trnc_status trnc_host_translate(const trnc_nc_program *p, const trnc_host_plan *plan, const int64_t part_stride[2],
+                                LLVMContextRef C, const char *prefix, LLVMModuleRef *out, int64_t *tmp_floats,
                                 trnc_diags *diags) {
   /* collective steps go through the caller's distributed engine, which
    * only the interpreter drives (trnc_nc_simulate_with) */
@@ -1039,12 +1216,6 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_str
   X.part_stride[1] = part_stride[1];
   X.M = LLVMModuleCreateWithNameInContext(prefix, C);
   X.B = LLVMCreateBuilderInContext(C);
-  X.hbm = calloc(p->nbufs ? p->nbufs : 1, sizeof *X.hbm);
-  if (!X.hbm) {
-    LLVMDisposeBuilder(X.B);
-    LLVMDisposeModule(X.M);
-    return trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
-  }
   X.i1 = LLVMInt1TypeInContext(C);
   X.i8 = LLVMInt8TypeInContext(C);
   X.i16 = LLVMInt16TypeInContext(C);
@@ -1052,19 +1223,12 @@ trnc_status trnc_host_translate(const trnc_nc_program *p, const int64_t part_str
   X.i64 = LLVMInt64TypeInContext(C);
   X.f32 = LLVMFloatTypeInContext(C);
   X.ptr = LLVMPointerTypeInContext(C, 0);
-  X.vf = LLVMVectorType(X.f32, VW);
-  LLVMTypeRef args[5] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr};
-  X.kfn = LLVMFunctionType(X.i32, args, 5, 0);
   LLVMTypeRef iargs[11] = {X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.ptr, X.i64, X.f32, X.f32, X.f32};
   X.ifn = LLVMFunctionType(X.i32, iargs, 11, 0);
   declare_externs(&X);
-  ifn *fns = malloc((trnc_nc_program_instr_count(p) + 1) * sizeof *fns);
-  size_t nfns = 0;
-  trnc_status st = fns ? TRNC_OK : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
-  for (size_t k = 0; k < p->nkernels && !st; k++) st = emit_kernel(&X, k, prefix, fns, &nfns, diags);
-  free(fns);
+  trnc_status st = TRNC_OK;
+  for (size_t f = 0; f < plan->nfns && !st; f++) st = instr_function(&X, f, plan->rep[f].kernel, plan->rep[f].instr, prefix, diags);
   LLVMDisposeBuilder(X.B);
-  free(X.hbm);
   if (st) {
     LLVMDisposeModule(X.M);
     return st;

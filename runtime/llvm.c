@@ -143,11 +143,12 @@ static void jit_init(void) {
 
 struct trnc_host_code {
   LLVMOrcResourceTrackerRef rt;
-  size_t nkernels;
-  trnc_host_kernel_fn *fn;
+  trnc_host_plan plan;      /* the order of the calls (trnc_host_run) */
+  trnc_host_instr_fn *fn;   /* plan.nfns functions */
   int64_t tmp_floats;
   int64_t part_stride[2];
   double compile_s;
+  double phase_s[4];  /* translate, optimize, machine code, link */
   char prefix[40];
   uint8_t *obj; /* the object file the JIT linked */
   size_t objlen;
@@ -178,12 +179,27 @@ void trnc_host_destroy(trnc_host_code *h) {
     LLVMOrcReleaseResourceTracker(h->rt);
   }
   pthread_mutex_unlock(&G.lock);
+  trnc_host_plan_free(&h->plan);
   free(h->fn);
   free(h->obj);
   free(h);
 }
 
 double trnc_host_compile_seconds(const trnc_host_code *h) { return h ? h->compile_s : 0.0; }
+
+size_t trnc_host_function_count(const trnc_nc_program *p) {
+  trnc_host_plan pl;
+  trnc_diags *d = trnc_diags_create();
+  size_t n = d && !trnc_host_plan_build(p, &pl, d) ? pl.nfns : 0;
+  if (n) trnc_host_plan_free(&pl);
+  trnc_diags_destroy(d);
+  return n;
+}
+
+void trnc_host_compile_phases(const trnc_host_code *h, char *buf, size_t n) {
+ snprintf(buf, n, "%zu functions; translate %.1f ms, optimize %.1f ms, machine code %.1f ms, link %.1f ms",
+           h->plan.nfns, 1e3 * h->phase_s[0], 1e3 * h->phase_s[1], 1e3 * h->phase_s[2], 1e3 * h->phase_s[3]);
+}
 
 /** The symbol prefix of p's kernels for this layout and host: "trnc_h" and
  *  a 128-bit hash of the program's bytes, the layout and the key. */
@@ -227,12 +243,12 @@ static trnc_status jit_link(trnc_host_code *h, trnc_diags *diags) {
   LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy((const char *)h->obj, h->objlen, h->prefix);
   h->rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(G.jit));
   LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(G.jit, h->rt, buf);
-  for (size_t k = 0; !err && k < h->nkernels; k++) {
+  for (size_t f = 0; !err && f < h->plan.nfns; f++) {
     char name[96];
     LLVMOrcExecutorAddress addr = 0;
-    snprintf(name, sizeof name, "%s_k%zu", h->prefix, k);
+    snprintf(name, sizeof name, "%s_f%zu", h->prefix, f);
     err = LLVMOrcLLJITLookup(G.jit, &addr, name);
-    h->fn[k] = (trnc_host_kernel_fn)(uintptr_t)addr;
+    h->fn[f] = (trnc_host_instr_fn)(uintptr_t)addr;
   }
   if (err) {
     take_error(err, msg, sizeof msg);
@@ -270,10 +286,13 @@ static trnc_status jit_codegen(trnc_host_code *h, LLVMModuleRef M, trnc_diags *d
   if (dumping)
     fprintf(stderr, "; ---- host IR of %s (default<O2>, %.1f ms)\n", h->prefix, 1e3 * (now_s() - t0)),
         LLVMDumpModule(M);
+  double t1 = now_s();
+  h->phase_s[1] = t1 - t0;
   char *emsg = NULL;
   LLVMMemoryBufferRef buf = NULL;
   LLVMBool fail = LLVMTargetMachineEmitToMemoryBuffer(G.tm, M, LLVMObjectFile, &emsg, &buf);
   LLVMDisposeModule(M);
+  h->phase_s[2] = now_s() - t1;
   if (fail) {
     trnc_status st = trnc_diag_error(diags, TRNC_ERR_INTERNAL, "host backend: LLVM code generation failed: %s",
                                      emsg ? emsg : "");
@@ -287,20 +306,25 @@ static trnc_status jit_codegen(trnc_host_code *h, LLVMModuleRef M, trnc_diags *d
   return h->obj ? TRNC_OK : trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
 }
 
-/** A new, empty host code record for p (not yet in the JIT). */
-static trnc_host_code *code_new(const trnc_nc_program *p, const int64_t part_stride[2], const char *prefix) {
-  trnc_host_code *h = calloc(1, sizeof *h);
-  if (h) h->fn = calloc(p->nkernels ? p->nkernels : 1, sizeof *h->fn);
-  if (h && !h->fn) {
+/** A new host code record for p with its plan (not yet in the JIT);
+ *  errors as trnc_host_plan_build. */
+static trnc_status code_new(const trnc_nc_program *p, const int64_t part_stride[2], const char *prefix,
+                            trnc_host_code **out, trnc_diags *diags) {
+  trnc_host_code *h = *out = calloc(1, sizeof *h);
+  if (!h) return trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  trnc_status st = trnc_host_plan_build(p, &h->plan, diags);
+  if (!st && !(h->fn = calloc(h->plan.nfns ? h->plan.nfns : 1, sizeof *h->fn)))
+    st = trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
+  if (st) {
+    trnc_host_plan_free(&h->plan);
     free(h);
-    return NULL;
+    *out = NULL;
+    return st;
   }
-  if (!h) return NULL;
-  h->nkernels = p->nkernels;
   h->part_stride[0] = part_stride[0];
   h->part_stride[1] = part_stride[1];
   snprintf(h->prefix, sizeof h->prefix, "%s", prefix);
-  return h;
+  return TRNC_OK;
 }
 
 /** Frees a record that never entered the JIT's list (its tracker, if any, removed). */
@@ -310,6 +334,7 @@ static void code_discard(trnc_host_code *h) {
     if (err) LLVMConsumeError(err);
     LLVMOrcReleaseResourceTracker(h->rt);
   }
+  trnc_host_plan_free(&h->plan);
   free(h->fn);
   free(h->obj);
   free(h);
@@ -336,26 +361,33 @@ static trnc_status host_code(const trnc_nc_program *p, const int64_t part_stride
     *out = h;
     return TRNC_OK;
   }
-  h = code_new(p, part_stride, prefix);
-  if (h && o && (h->obj = malloc(o->len ? o->len : 1))) {
+  trnc_status st = code_new(p, part_stride, prefix, &h, diags);
+  if (st) {
+    pthread_mutex_unlock(&G.lock);
+    return st;
+  }
+  if (o && (h->obj = malloc(o->len ? o->len : 1))) {
     memcpy(h->obj, o->bytes, o->len);
     h->objlen = o->len;
     h->tmp_floats = o->tmp_floats;
   }
-  if (!h || (o && !h->obj)) {
+  if (o && !h->obj) {
     pthread_mutex_unlock(&G.lock);
-    if (h) code_discard(h);
+    code_discard(h);
     return trnc_diag_error(diags, TRNC_ERR_NOMEM, "host backend: out of memory");
   }
-  trnc_status st = TRNC_OK;
   if (!o) {
     LLVMContextRef C = LLVMContextCreate();
     LLVMModuleRef M = NULL;
-    st = trnc_host_translate(p, part_stride, C, prefix, &M, &h->tmp_floats, diags);
+    double t1 = now_s();
+    st = trnc_host_translate(p, &h->plan, part_stride, C, prefix, &M, &h->tmp_floats, diags);
+    h->phase_s[0] = now_s() - t1;
     if (!st) st = jit_codegen(h, M, diags);
     LLVMContextDispose(C);
   }
+  double t2 = now_s();
   if (!st) st = jit_link(h, diags);
+  h->phase_s[3] = now_s() - t2;
   pthread_mutex_unlock(&G.lock);
   if (st) {
     code_discard(h);
@@ -413,12 +445,30 @@ trnc_host_object *trnc_host_object_of(const trnc_host_code *h) {
 
 int64_t trnc_host_tmp_floats(const trnc_host_code *h) { return h->tmp_floats; }
 
+/** Address of element 0 of partition (row) 0 of operand slot sl of in. */
+static uint8_t *slot_addr(const trnc_host_code *h, const trnc_nc_instr *in, int sl, uint8_t *const *hbm,
+                          uint8_t *sbuf, uint8_t *psum) {
+  const trnc_nc_ap *ap = nc_slot(in, sl);
+  switch (ap->mem) {
+    case TRNC_NC_MEM_NONE: return NULL;
+    case TRNC_NC_MEM_SBUF: return sbuf + ap->start_partition * h->part_stride[0] + ap->offset;
+    case TRNC_NC_MEM_PSUM: return psum + ap->start_partition * h->part_stride[1] + ap->offset;
+    default: return hbm[ap->buffer] + ap->offset;
+  }
+}
+
 trnc_status trnc_host_run(const trnc_host_code *h, const trnc_nc_program *p, uint8_t *const *hbm,
                           uint8_t *sbuf, uint8_t *psum, float *tmp, trnc_diags *diags) {
-  for (size_t k = 0; k < h->nkernels; k++) {
-    trnc_host_err e = {0, 0, 0, 0};
-    if (h->fn[k](hbm, sbuf, psum, tmp, &e))
-      return nc_index_error(p, k, (size_t)e.instr, e.index, e.partition, e.rows, diags);
-  }
+  const trnc_host_plan *pl = &h->plan;
+  for (size_t k = 0; k < pl->nkernels; k++)
+    for (size_t s = pl->start[k]; s < pl->start[k + 1]; s++) {
+      const trnc_host_step *st = &pl->step[s];
+      const trnc_nc_instr *in = &p->kernels[k].instrs[st->instr];
+      uint8_t *a[5];
+      for (int sl = 0; sl < 5; sl++) a[sl] = slot_addr(h, in, sl, hbm, sbuf, psum);
+      trnc_host_err e = {0, 0, 0, 0};
+      if (h->fn[st->fn](a[0], a[1], a[2], a[3], a[4], tmp, &e, (int64_t)st->instr, in->imm[0], in->imm[1], in->imm[2]))
+        return nc_index_error(p, k, (size_t)e.instr, e.index, e.partition, e.rows, diags);
+    }
   return TRNC_OK;
 }

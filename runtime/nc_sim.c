@@ -1003,14 +1003,16 @@ out:
 }
 
 /* True if the host backend translates every instruction of p bit for bit:
- * exact int32 arithmetic on GpSimd and the bitvec ALUs (bitwise ops,
- * shifts) run on the interpreter only, as collective steps do. */
+ * programs with collective steps run on the interpreter only (exact
+ * integer instructions are translated: host_llvm.c's emit_int). */
 static bool jit_translates(const trnc_nc_program *p) {
   if (trnc_nc_program_collective_count(p) > 0) return false;
   for (size_t k = 0; k < trnc_nc_program_kernel_count(p); k++)
     for (size_t i = 0; i < trnc_nc_kernel_instr_count(p, k); i++) {
       const trnc_nc_instr *in = trnc_nc_kernel_instr(p, k, i);
-      if (trnc_nc_instr_int_exact(in) || in->alu0 >= TRNC_NC_ALU_BIT_AND || in->alu1 >= TRNC_NC_ALU_BIT_AND)
+      /* bitvec ALUs outside an exact integer instruction (float operands)
+       * have no host translation */
+      if (!trnc_nc_instr_int_exact(in) && (in->alu0 >= TRNC_NC_ALU_BIT_AND || in->alu1 >= TRNC_NC_ALU_BIT_AND))
         return false;
     }
   return true;

@@ -136,8 +136,9 @@ static void test_dma_gather_scatter(void **state) {
   trnc_nc_program_destroy(p);
 }
 
-/* reference: psum[m][n] = sum_k a[k][m]*b[k][n] in fp32, k ascending */
-static void matmul_case(trnc_dtype dt, int K, int M, int N) {
+/* reference: psum[m][n] = sum_k a[k][m]*b[k][n] in fp32, k ascending;
+ * A is [2K, M], B is [2K, N] (two K blocks, the second accumulated) */
+static void matmul_check(trnc_dtype dt, int K, int M, int N, const float *A, const float *B) {
   nct t;
   nct_init(&t, NULL);
   int es = (int)trnc_nc_dtype_size(dt);
@@ -164,11 +165,7 @@ static void matmul_case(trnc_dtype dt, int K, int M, int N) {
   cp.src[0] = PS(0, M, 2048, F32, 1, S64(1), S64(N));
   nct_add(&t, cp);
   nct_add(&t, I_dma(5, HB(o, 0, F32, N, M, 1, S64(1), S64(N)), SB(0, M, 32768, F32, 1, S64(1), S64(N))));
-  float *A = malloc(sizeof(float) * 2 * K * M), *B = malloc(sizeof(float) * 2 * K * N);
   float *out = malloc(sizeof(float) * M * N);
-  unsigned seed = 42;
-  for (int i = 0; i < 2 * K * M; i++) A[i] = frand(&seed);
-  for (int i = 0; i < 2 * K * N; i++) B[i] = frand(&seed);
   const void *ins[] = {A, B};
   void *outs[] = {out};
   nc_run(t.p, ins, outs);
@@ -176,13 +173,58 @@ static void matmul_case(trnc_dtype dt, int K, int M, int N) {
     for (int n = 0; n < N; n++) {
       float acc = 0.0f;
       for (int k = 0; k < 2 * K; k++) acc += trnc_nc_round(dt, A[k * M + m]) * trnc_nc_round(dt, B[k * N + n]);
-      assert_true(out[m * N + n] == acc);
+      uint32_t got, want;
+      memcpy(&got, &out[m * N + n], 4);
+      memcpy(&want, &acc, 4);
+      if (got != want) fail_msg("out[%d][%d] = %a (0x%08x), expected %a (0x%08x)", m, n, out[m * N + n], got, acc, want);
     }
   (void)es;
-  free(A);
-  free(B);
   free(out);
   trnc_nc_program_destroy(t.p);
+}
+
+static void matmul_case(trnc_dtype dt, int K, int M, int N) {
+  float *A = malloc(sizeof(float) * 2 * K * M), *B = malloc(sizeof(float) * 2 * K * N);
+  unsigned seed = 42;
+  for (int i = 0; i < 2 * K * M; i++) A[i] = frand(&seed);
+  for (int i = 0; i < 2 * K * N; i++) B[i] = frand(&seed);
+  matmul_check(dt, K, M, N, A, B);
+  free(A);
+  free(B);
+}
+
+/* bf16 products that are not exact in fp32, where a fused multiply-add would
+ * round differently from the interpreter's product-then-sum (the JIT must
+ * not fuse them): out[0][0] = -2^127 + 2^128, whose product overflows
+ * (fused: 2^127, interpreter: inf); out[1][1] = 2^-125 + 2^-148 +
+ * (1+2^-7)^2 2^-150, whose last product rounds to the subnormal 2^-149 and
+ * then ties to even (fused: 2^-125 + 2^-148); out[2][2] an infinity and a
+ * NaN; every other element ordinary values. M x N in whole micro-kernel
+ * blocks (dst written in place) and not. */
+static void matmul_inexact_case(int M, int N) {
+  int K = 3;
+  float *A = malloc(sizeof(float) * 2 * K * M), *B = malloc(sizeof(float) * 2 * K * N);
+  unsigned seed = 7;
+  for (int i = 0; i < 2 * K * M; i++) A[i] = frand(&seed);
+  for (int i = 0; i < 2 * K * N; i++) B[i] = frand(&seed);
+  for (int k = 0; k < 2 * K; k++)
+    for (int j = 0; j < 3; j++) A[k * M + j] = B[k * N + j] = 0.0f;
+  A[0 * M + 0] = ldexpf(1, 64), B[0 * N + 0] = -ldexpf(1, 63);
+  A[1 * M + 0] = ldexpf(1, 64), B[1 * N + 0] = ldexpf(1, 64);
+  A[0 * M + 1] = ldexpf(1, -62), B[0 * N + 1] = ldexpf(1, -63);
+  A[1 * M + 1] = ldexpf(1, -74), B[1 * N + 1] = ldexpf(1, -74);
+  A[2 * M + 1] = B[2 * N + 1] = ldexpf(1.0f + ldexpf(1, -7), -75);
+  A[3 * M + 2] = INFINITY, B[3 * N + 2] = 1.0f;
+  A[4 * M + 2] = 1.0f, B[4 * N + 2] = NAN;
+  matmul_check(BF16, K, M, N, A, B);
+  free(A);
+  free(B);
+}
+
+static void test_matmul_bf16_inexact_products(void **state) {
+  (void)state;
+  matmul_inexact_case(8, 32);
+  matmul_inexact_case(5, 7);
 }
 
 static void test_matmul_bf16_odd(void **state) { matmul_case(BF16, 37, 19, 45); }
@@ -811,6 +853,7 @@ int main(void) {
       cmocka_unit_test(test_dma_transpose),     cmocka_unit_test(test_dma_gather_scatter),
       cmocka_unit_test(test_matmul_bf16_odd),   cmocka_unit_test(test_matmul_f32),
       cmocka_unit_test(test_matmul_f8),         cmocka_unit_test(test_matmul_f16),
+      cmocka_unit_test(test_matmul_bf16_inexact_products),
       cmocka_unit_test(test_tensor_transpose),  cmocka_unit_test(test_activation_all),
       cmocka_unit_test(test_tensor_tensor_all), cmocka_unit_test(test_tensor_scalar),
       cmocka_unit_test(test_tensor_reduce),     cmocka_unit_test(test_copy_casts),
