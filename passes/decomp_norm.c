@@ -280,6 +280,7 @@ trnc_status decomp_batch_norm_bw(trnc_db *b, const trnc_node *n) {
   if (!st && !gr->values[n->outs[1]].is_none) st = trnc_db_result(b, 1, DB(b, MUL, V(dot), V(rstd)));
   if (!st && !gr->values[n->outs[2]].is_none) st = trnc_db_result(b, 2, gsum);
   return st;
+}
 
 /* _cdist_forward(x1 [..., P, M], x2 [..., R, M], p, compute_mode) and
  * _cdist_backward(grad [..., P, R], x1, x2, p, cdist): over the differences

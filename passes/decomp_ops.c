@@ -226,6 +226,7 @@ trnc_status decomp_index_many(trnc_db *b, const trnc_node *n) {
   trnc_ref y = trnc_db_view(b, put, pt.rank, pt.shape);
   if (!adjacent) y = DB(b, PERMUTE, V(y), trnc_db_ints(b, inv, xt.rank));
   return trnc_db_result(b, 0, y);
+}
 
 /* masked_scatter(self, mask, source) and masked_scatter_backward(grad, mask,
  * sizes): over the N elements of the (broadcast) result seen flat, the
