@@ -35,10 +35,12 @@
  *   PSUM[Tc, W] += onehot[K, Tc]^T . src[K, W]     (K = 128 source rows),
  * with onehot[k, t] = (idx(k) == t0 + t) built by one VectorE tensor_scalar
  * from an iota row (padding_idx rows get an all-zero one-hot row). Sums are
- * fp32 in PSUM, exact up to summation order (0 * x = 0 adds nothing; an
- * inf/NaN source row would spread NaN to its block, a documented
- * difference). Cost: ceil(T/128) * ceil(N/128) * ceil(W/512) matmuls of
- * max(W,64)*4 cycles (fp32) — cheap for moderate T (vocabularies of a few
+ * fp32 in PSUM, exact up to summation order. The matmul sums the finite
+ * sources only (0 * inf = NaN would reach every row of the block): three
+ * more matmuls count the +inf, -inf and NaN sources per element, and the
+ * evacuation gives NaN, +inf or -inf where eager's sum does. Cost:
+ * 4 * ceil(T/128) * ceil(N/128) * ceil(W/512) matmuls of max(W,64)*4 cycles
+ * (fp32) — cheap for moderate T (vocabularies of a few
  * thousand rows), so handles() accepts it while that product stays <= 16384
  * blocks; larger tables stay unlowered (a sort/dedupe read-modify-write
  * path is future work). The indices are range-checked by one small DMA
@@ -51,6 +53,7 @@
  * memory), which keeps the verifier's race check and the semantics
  * (sequential scatter: the last duplicate wins, as a serial loop) exact.
  */
+#include <math.h>
 #include <string.h>
 
 #include "codegen/lower.h"
@@ -144,6 +147,8 @@ static bool job_masked(const job *J) { return J->nc > 1 || J->has_aff; }
 
 typedef struct kctx {
   lw_pool ix, sm, data, aux, ps, oh, iota, ev;
+  lw_pool ind, nps;    /* accumulate: non-finite indicators, their PSUM counts */
+  lw_tile *cst[4];     /* accumulate: [P, ACC_MAXF] f32 of 0, +inf, -inf, NaN */
   lw_tile *tok;        /* HBM token for the written table/output */
 } kctx;
 
@@ -567,10 +572,42 @@ typedef struct actx {
   int tc;
   const fchunk *f;
   lw_tile *iota, *ps;
+  lw_tile *cnt[3];     /* PSUM [tc, W]: how many +inf, -inf, NaN sources each element sums */
   trnc_dtype mdt;
   bool first, check;
 } actx;
 
+/* One VectorE instruction: dst = op(a, b[, c]) over [np, w] tiles (b, c may
+ * be NULL; imm the tensor_scalar operand). */
+static trnc_status vec(lw *L, int op, int alu, trnc_nc_ap dst, lw_tile *dt, const trnc_nc_ap *a, lw_tile *at,
+                       const trnc_nc_ap *b, lw_tile *bt, const trnc_nc_ap *c, lw_tile *ct, float imm) {
+  trnc_nc_instr in;
+  memset(&in, 0, sizeof in);
+  in.op = (uint8_t)op;
+  in.engine = TRNC_NC_VECTOR;
+  in.alu0 = (uint8_t)alu;
+  in.alu1 = TRNC_NC_ALU_BYPASS;
+  in.imm[0] = imm;
+  in.dst = dst;
+  in.src[0] = *a;
+  lw_tile *rd[3] = {at, bt, ct};
+  int nr = 1;
+  if (b) {
+    in.src[1] = *b;
+    nr = 2;
+  }
+  if (c) {
+    in.src[2] = *c;
+    nr = 3;
+  }
+  return lw_emit(L, &in, rd, nr, &dt, 1);
+}
+
+/* The one-hot matmul sums only finite sources: 0 * inf or 0 * NaN in the
+ * other rows of a one-hot column would turn every element of the block
+ * NaN. Non-finite sources are counted apart (+inf, -inf, NaN: three more
+ * matmuls of 0/1 indicators) and the evacuation puts back what eager's
+ * sequential sum gives: NaN for a NaN or for +inf with -inf, else +-inf. */
 static trnc_status acc_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
   actx *A = ctx;
   int np = rt->np;
@@ -609,18 +646,38 @@ static trnc_status acc_rows(lw *L, kctx *K, const job *J, const rtile *rt, void 
   ld.src[0] = hbm(J->r, J->rbase + rt_off(J, OP_R, rt) + f->off[PT_R], rt_ps(J, OP_R, rt), np, f->nd, f->cnt,
                   f->st[PT_R]);
   if ((st = lw_emit(L, &ld, NULL, 0, &d, 1))) return st;
-  trnc_nc_instr mm;
-  memset(&mm, 0, sizeof mm);
-  mm.op = TRNC_NC_OP_MATMUL;
-  mm.engine = TRNC_NC_TENSOR;
-  mm.mode = !A->first;
   int64_t w = f->elems;
-  mm.dst = lw_tile_ap(A->ps, A->tc, 0, TRNC_F32, 1, &w);
-  mm.src[0] = o.dst;
-  mm.src[1] = lw_tile_ap(d, np, 0, A->mdt, 1, &w);
-  lw_tile *mr[2] = {oh, d};
+  trnc_nc_ap da = lw_tile_ap(d, np, 0, A->mdt, 1, &w), z = lw_tile_ap(K->cst[0], np, 0, TRNC_F32, 1, &w);
+  lw_tile *nf = lw_pool_next(&K->ind), *cl = lw_pool_next(&K->ind), *ind[3];
+  trnc_nc_ap nfa = lw_tile_ap(nf, np, 0, TRNC_F32, 1, &w), cla = lw_tile_ap(cl, np, 0, A->mdt, 1, &w), ia[3];
+  /* nf = (d - d) != 0: inf or NaN; the matmul sums select(nf, 0, d) */
+  if ((st = vec(L, TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_ALU_SUB, nfa, nf, &da, d, &da, d, NULL, NULL, 0)) ||
+      (st = vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_NE, nfa, nf, &nfa, nf, NULL, NULL, NULL, NULL, 0)) ||
+      (st = vec(L, TRNC_NC_OP_SELECT, 0, cla, cl, &nfa, nf, &z, K->cst[0], &da, d, 0)))
+    return st;
+  for (int j = 0; j < 3; j++) {
+    ind[j] = lw_pool_next(&K->ind);
+    ia[j] = lw_tile_ap(ind[j], np, 0, A->mdt, 1, &w);
+    st = j < 2 ? vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_EQ, ia[j], ind[j], &da, d, NULL, NULL, NULL, NULL,
+                     j == 0 ? INFINITY : -INFINITY)
+               : vec(L, TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_ALU_NE, ia[j], ind[j], &da, d, &da, d, NULL, NULL, 0);
+    if (st) return st;
+  }
+  for (int j = -1; j < 3; j++) {
+    trnc_nc_instr mm;
+    memset(&mm, 0, sizeof mm);
+    mm.op = TRNC_NC_OP_MATMUL;
+    mm.engine = TRNC_NC_TENSOR;
+    mm.mode = !A->first;
+    lw_tile *acc = j < 0 ? A->ps : A->cnt[j], *mv = j < 0 ? cl : ind[j];
+    mm.dst = lw_tile_ap(acc, A->tc, 0, TRNC_F32, 1, &w);
+    mm.src[0] = o.dst;
+    mm.src[1] = j < 0 ? cla : ia[j];
+    lw_tile *mr[2] = {oh, mv};
+    if ((st = lw_emit(L, &mm, mr, 2, &acc, 1))) return st;
+  }
   A->first = false;
-  return lw_emit(L, &mm, mr, 2, &A->ps, 1);
+  return TRNC_OK;
 }
 
 static trnc_status acc_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
@@ -628,6 +685,7 @@ static trnc_status acc_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void
   A->f = f;
   A->first = true;
   A->ps = lw_pool_next(&K->ps);
+  for (int j = 0; j < 3; j++) A->cnt[j] = lw_pool_next(&K->nps);
   trnc_status st = for_rows(L, K, J, acc_rows, A);
   if (st) return st;
   A->check = false;
@@ -640,7 +698,8 @@ static trnc_status acc_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void
   trnc_nc_instr e;
   memset(&e, 0, sizeof e);
   e.engine = TRNC_NC_VECTOR;
-  e.dst = lw_tile_ap(ev, A->tc, 0, odt, 1, &w);
+  lw_tile *sum = lw_pool_next(&K->ind);
+  e.dst = lw_tile_ap(sum, A->tc, 0, TRNC_F32, 1, &w);
   e.src[0] = lw_tile_ap(A->ps, A->tc, 0, TRNC_F32, 1, &w);
   if (J->base_is_out) {
     lw_tile *b = lw_pool_next(&K->aux);
@@ -656,12 +715,26 @@ static trnc_status acc_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void
     e.alu0 = TRNC_NC_ALU_ADD;
     e.src[1] = lw_tile_ap(b, A->tc, 0, TRNC_F32, 1, &w);
     lw_tile *er[2] = {A->ps, b};
-    st = lw_emit(L, &e, er, 2, &ev, 1);
+    st = lw_emit(L, &e, er, 2, &sum, 1);
   } else {
     e.op = TRNC_NC_OP_TENSOR_COPY;
-    st = lw_emit(L, &e, &A->ps, 1, &ev, 1);
+    st = lw_emit(L, &e, &A->ps, 1, &sum, 1);
   }
   if (st) return st;
+  /* the non-finite sources: M ? (P ? NaN : -inf) : (P ? +inf : sum), then Q ? NaN */
+  int tc = A->tc;
+  trnc_nc_ap P = lw_tile_ap(A->cnt[0], tc, 0, TRNC_F32, 1, &w), M = lw_tile_ap(A->cnt[1], tc, 0, TRNC_F32, 1, &w);
+  trnc_nc_ap Q = lw_tile_ap(A->cnt[2], tc, 0, TRNC_F32, 1, &w), sa = e.dst;
+  trnc_nc_ap pinf = lw_tile_ap(K->cst[1], tc, 0, TRNC_F32, 1, &w), ninf = lw_tile_ap(K->cst[2], tc, 0, TRNC_F32, 1, &w);
+  trnc_nc_ap nan = lw_tile_ap(K->cst[3], tc, 0, TRNC_F32, 1, &w);
+  lw_tile *ta = lw_pool_next(&K->ind), *tb = lw_pool_next(&K->ind);
+  trnc_nc_ap aa = lw_tile_ap(ta, tc, 0, TRNC_F32, 1, &w), ba = lw_tile_ap(tb, tc, 0, TRNC_F32, 1, &w);
+  trnc_nc_ap eva = lw_tile_ap(ev, tc, 0, odt, 1, &w);
+  if ((st = vec(L, TRNC_NC_OP_SELECT, 0, aa, ta, &P, A->cnt[0], &nan, K->cst[3], &ninf, K->cst[2], 0)) ||
+      (st = vec(L, TRNC_NC_OP_SELECT, 0, ba, tb, &P, A->cnt[0], &pinf, K->cst[1], &sa, sum, 0)) ||
+      (st = vec(L, TRNC_NC_OP_SELECT, 0, ba, tb, &M, A->cnt[1], &aa, ta, &ba, tb, 0)) ||
+      (st = vec(L, TRNC_NC_OP_SELECT, 0, eva, ev, &Q, A->cnt[2], &nan, K->cst[3], &ba, tb, 0)))
+    return st;
   trnc_nc_instr s;
   memset(&s, 0, sizeof s);
   s.op = TRNC_NC_OP_DMA_COPY;
@@ -720,8 +793,22 @@ static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
       (st = lw_pool_init(L, &K.ev, TRNC_NC_MEM_SBUF, ACC_MAXF * 4, 2)) ||
       (st = lw_pool_init(L, &K.oh, TRNC_NC_MEM_SBUF, LW_P * 4, 3)) ||
       (st = lw_pool_init(L, &K.iota, TRNC_NC_MEM_SBUF, LW_P * 4, 2)) ||
-      (st = lw_pool_init(L, &K.ps, TRNC_NC_MEM_PSUM, ACC_MAXF * 4, 2)))
+      (st = lw_pool_init(L, &K.ps, TRNC_NC_MEM_PSUM, ACC_MAXF * 4, 2)) ||
+      (st = lw_pool_init(L, &K.ind, TRNC_NC_MEM_SBUF, ACC_MAXF * 4, 6)) ||
+      (st = lw_pool_init(L, &K.nps, TRNC_NC_MEM_PSUM, ACC_MAXF * 4, 3)))
     return st;
+  static const float fills[4] = {0.0f, INFINITY, -INFINITY, NAN};
+  for (int c = 0; c < 4; c++) {
+    int64_t mf = ACC_MAXF;
+    if (!(K.cst[c] = lw_sbuf(L, ACC_MAXF * 4))) return L->status;
+    trnc_nc_instr ms;
+    memset(&ms, 0, sizeof ms);
+    ms.op = TRNC_NC_OP_MEMSET;
+    ms.engine = TRNC_NC_GPSIMD;
+    ms.imm[0] = fills[c];
+    ms.dst = lw_tile_ap(K.cst[c], LW_P, 0, TRNC_F32, 1, &mf);
+    if ((st = lw_emit(L, &ms, NULL, 0, &K.cst[c], 1))) return st;
+  }
   L->ops_per_engine[0]++;
   for (int64_t t0 = 0; t0 < J->trows; t0 += LW_P) {
     A.t0 = t0;

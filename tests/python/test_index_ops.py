@@ -152,3 +152,29 @@ def test_masked_scatter_forward_backward(n):
     want = torch.autograd.grad(f(xb, sb), [xb, sb], cot)
     for a, b in zip(got, want):
         _same(a, b)
+
+
+@pytest.mark.parametrize("op", ["scatter_add", "index_put", "embedding_backward"])
+def test_accumulating_non_finite_sources_reach_only_their_rows(op):
+    # the one-hot matmul of accumulating scatters multiplied every source by
+    # 0 for the rows it does not hit: one NaN or inf made its whole block NaN
+    torch.manual_seed(0)
+    if op == "scatter_add":
+        idx, src = torch.randint(0, 10, (40, 5)), torch.randn(40, 5)
+        src[0, 0], src[1, 1], src[2, 2] = float("nan"), float("inf"), -float("inf")
+        src[3, 3], src[4, 3] = float("inf"), -float("inf")    # both signs: NaN if they meet
+        f, args = (lambda x, i, s: x.scatter_add(0, i, s)), (torch.zeros(10, 5), idx, src)
+    elif op == "index_put":
+        v = torch.randn(4, 5)
+        v[1, 0], v[2, 4] = float("nan"), -float("inf")
+        f = lambda x, v: x.index_put((torch.tensor([1, 3, 1, 7]),), v, accumulate=True)  # noqa: E731
+        args = (torch.randn(10, 5), v)
+    else:
+        g = torch.randn(30, 8)
+        g[5, 2], g[6, 3] = float("nan"), float("inf")
+        f = lambda g, ids: torch.ops.aten.embedding_dense_backward(g, ids, 20, -1, False)  # noqa: E731
+        args = (g, torch.randint(0, 20, (30,)))
+    torch._dynamo.reset()
+    got = torch.compile(f, backend="neuron", dynamic=False)(*args)
+    assert trnc.stats()["inference"] >= 1
+    torch.testing.assert_close(got, f(*args), equal_nan=True)
