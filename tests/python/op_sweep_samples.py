@@ -2190,3 +2190,28 @@ def xfail_reason(op: OpLine, dtype, tag: str) -> str | None:
         if oid == op.id and dt in ("*", SHORT[dtype]) and re.fullmatch(rx, tag):
             return reason
     return None
+
+
+def _searchsorted_samples(dtype):
+    """searchsorted(sorted_sequence, values, out_int32, right): the
+    boundaries sorted along their last dim (unsorted ones are undefined in
+    eager), with ties and values equal to a boundary."""
+    g = torch.Generator().manual_seed(11)
+    out = []
+    for shape, nv in (((3, 5), 5), ((130, 3), 4), ((2, 1, 129), 7), ((17,), 9)):
+        seq = torch.sort(torch.randint(-4, 5, shape, generator=g).to(dtype), -1).values
+        vals = torch.randint(-5, 6, tuple(shape[:-1]) + (nv,), generator=g).to(dtype)
+        for right in (False, True):
+            out.append(Sample([seq, vals], {"right": right}, tag=f"{shape_tag(shape)}-r{int(right)}"))
+    return out
+
+
+def _pdist_samples(dtype):
+    """_pdist_forward(x [N, M], p): 2-D only (eager raises otherwise)."""
+    g = torch.Generator().manual_seed(12)
+    return [Sample([torch.randn(n, m, generator=g).to(dtype), p], tag=f"{n}x{m}-p{p}")
+            for n, m in ((5, 3), (1, 4), (17, 129)) for p in (1.0, 2.0, 3.0)]
+
+
+OVERRIDES["SEARCHSORTED"] = lambda dtype, full: _searchsorted_samples(dtype)
+OVERRIDES["PDIST"] = lambda dtype, full: _pdist_samples(dtype)
