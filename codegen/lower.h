@@ -210,6 +210,12 @@ trnc_status lw_norm_emit(lw *L, const trnc_node *n);
 bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);
 
+/** Scaled-dot-product attention forward as one flash-attention kernel
+ *  (emit_attention.c): the CPU flash op when passes/decomp_attention.c kept
+ *  it (no attn_mask, head dim <= 128). */
+bool lw_attention_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_attention_emit(lw *L, const trnc_node *n);
+
 /** An op family's emitter: `handles` says whether it lowers node n (given
  *  its operands), `emit` emits it (outputs already have their tvs). The
  *  families are listed in codegen/families.c. */

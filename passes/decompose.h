@@ -67,6 +67,13 @@ trnc_ref trnc_db_op(trnc_db *b, trnc_op op, const trnc_arg *args, uint32_t nargs
  */
 trnc_status trnc_db_result(trnc_db *b, uint32_t k, trnc_ref r);
 
+/** Keeps the node being decomposed as it is: the code generator lowers this
+ *  form itself (a decomposition that chooses between its own rewrite and a
+ *  kernel of codegen/, such as scaled-dot-product attention's flash kernel).
+ *  Must be called before anything is emitted for the node; returns TRNC_OK or
+ *  the builder's error status (TRNC_ERR_INTERNAL if nodes were emitted). */
+trnc_status trnc_db_keep(trnc_db *b);
+
 /* Small compositions used by several decompositions. */
 /** x converted to dtype dt (_to_copy; contiguous). */
 trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt);
