@@ -39,11 +39,18 @@
 
 #include "codegen/lower.h"
 
-/* Keys per block: 3 PSUM banks of fp32 scores, two blocks in flight (6 of
- * the 8 banks), so the row max of one block overlaps the exponentials of
- * the previous one; the 2 banks left hold the PV accumulators and the fp32
+/* Keys per block: 2 PSUM banks of fp32 scores, three blocks in flight (6 of
+ * the 8 banks: a round of fa_run has two blocks' scores live, pass 1's and
+ * pass 2's); the 2 banks left hold the PV accumulators and the fp32
  * transposes. */
-#define FA_BLOCK 1536
+#define FA_BLOCK 1024
+#define FA_SBUFS 3
+/* Rounds between a block's exponentials and its PV (fa_run): covers the
+ * ~2 us DMA transpose of P. */
+#define FA_LAG 2
+/* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
+ * still pending (up to FA_LAG + 1 one-block tiles). */
+#define FA_RING (FA_LAG + 4)
 #define FA_MM_N 512     /* moving free size of one matmul (one PSUM bank) */
 #define FA_MASK (-3.0e38f) /* added above the causal diagonal: exp() gives 0 */
 
@@ -58,7 +65,7 @@ typedef struct fa {
   trnc_dtype dt;    /* matmul dtype: the inputs' */
   int64_t esz;
   bool dma_t;       /* P^T, K^T and Q^T by DMA transpose (2-byte dtypes) */
-  lw_pool kt, vt, qt, stage, sp, op, tp, p, pt, oacc, ofin, lsum, small;
+  lw_pool kt, vt, qt, stage, sp, op, tp, p, pt, ofin, stat, small;
   lw_tile *ident, *mask; /* fp32 [128, 128] identity and causal mask */
 } fa;
 
@@ -161,173 +168,154 @@ static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *v
   return lw_emit_split(f->L, vin, n, NULL, 0, vt);
 }
 
-/* The running state of one query tile. */
+/* One query tile: 128 (or fewer) rows of query head h. */
 typedef struct qtile {
-  int64_t b, h, q0, rt;
+  int64_t b, h, hk, q0, rt, kend, nblk;
   lw_tile *kt, *vt;          /* its key/value head's resident tiles */
-  int64_t hk;                /* its key/value head */
-  bool first, last;          /* (a block's copy) the tile's first / last block */
-  bool head_last;            /* (a block's copy) the last block of its key/value head */
-  struct qtile *owner;       /* (a block's copy) the tile's running state */
-  lw_tile *qt, *m, *l, *o;   /* Q^T [E, rt]; row max (raw scores), row sum, O (fp32) */
-  /* the block between its softmax (stage A) and its PV (stage B) */
-  lw_tile *p, *pt, *alpha;
-  int64_t k0, w;
+  lw_tile *qt;               /* Q^T [E, rt] */
+  lw_tile *m, *nb, *l;       /* row max of the raw scores, -scale m, row sum */
+  lw_tile *o;                /* PSUM [rt, E]: P V accumulated over every block */
 } qtile;
 
-/* Stage A of key block [k0, k0 + w): scores, max, exponentials, P^T. */
-static trnc_status stage_a(fa *f, qtile *t, lw_tile *kt, int64_t k0, int64_t w, bool first) {
-  lw *L = f->L;
-  trnc_status st;
-  int64_t rt = t->rt;
+/* Scores of key block j of t: S [rt, w] = Q K^T (+ the causal mask on the
+ * block holding the diagonal) into the next PSUM score tile. */
+static lw_tile *scores(fa *f, const qtile *t, int64_t j, int64_t *w, trnc_status *st) {
+  int64_t k0 = j * FA_BLOCK, rt = t->rt;
+  *w = min64(FA_BLOCK, t->kend - k0);
   lw_tile *s = lw_pool_next(&f->sp);
-  for (int64_t c = 0; c < w; c += FA_MM_N) {
-    int64_t cw = min64(FA_MM_N, w - c);
+  for (int64_t c = 0; c < *w && !*st; c += FA_MM_N) {
+    int64_t cw = min64(FA_MM_N, *w - c);
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
     mm.dst = lw_tile_ap(s, (int)rt, c * 4, TRNC_F32, 1, &cw);
     mm.src[0] = lw_tile_ap(t->qt, (int)f->E, 0, f->dt, 1, &rt);
-    mm.src[1] = lw_tile_ap(kt, (int)f->E, (k0 + c) * f->esz, f->dt, 1, &cw);
-    if ((st = emit1(f, &mm, t->qt, kt, NULL, s, NULL))) return st;
+    mm.src[1] = lw_tile_ap(t->kt, (int)f->E, (k0 + c) * f->esz, f->dt, 1, &cw);
+    *st = emit1(f, &mm, t->qt, t->kt, NULL, s, NULL);
   }
-  if (f->causal && t->q0 >= k0 && t->q0 < k0 + w) {
+  if (!*st && f->causal && t->q0 >= k0 && t->q0 < k0 + *w) {
     /* keys q0.. of the diagonal sub-block: S[p, j] += (j > p) ? -3e38 : 0 */
-    int64_t dw = min64(128, k0 + w - t->q0);
+    int64_t dw = min64(128, k0 + *w - t->q0);
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
     mm.mode = 1;
     mm.dst = lw_tile_ap(s, (int)rt, (t->q0 - k0) * 4, TRNC_F32, 1, &dw);
     mm.src[0] = lw_tile_ap(f->ident, (int)rt, 0, TRNC_F32, 1, &rt);
     mm.src[1] = lw_tile_ap(f->mask, (int)rt, 0, TRNC_F32, 1, &dw);
-    if ((st = emit1(f, &mm, f->ident, f->mask, NULL, s, NULL))) return st;
+    *st = emit1(f, &mm, f->ident, f->mask, NULL, s, NULL);
   }
-  /* m' = max(m, rowmax S) */
-  lw_tile *mb = lw_pool_next(&f->small);
+  return s;
+}
+
+/* Pass 1, block j: m = max(m, rowmax S) (VectorE reduce reading PSUM,
+ * GpSimd max); after the last block nb = -scale m. */
+static trnc_status pass_max(fa *f, qtile *t, int64_t j) {
+  trnc_status st = TRNC_OK;
+  int64_t w, rt = t->rt;
+  lw_tile *s = scores(f, t, j, &w, &st);
+  if (st) return st;
+  lw_tile *mb = j == 0 ? t->m : lw_pool_next(&f->small);
   trnc_nc_instr red = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
   red.alu0 = TRNC_NC_ALU_MAX;
   red.mode = 1;
   red.src[0] = lw_tile_ap(s, (int)rt, 0, TRNC_F32, 1, &w);
   red.dst = col(mb, rt);
   if ((st = emit1(f, &red, s, NULL, NULL, mb, NULL))) return st;
-  lw_tile *mold = t->m;
-  if (!first) {
-    lw_tile *mn = lw_pool_next(&f->small);
+  if (j > 0) {
     trnc_nc_instr mx = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
     mx.alu0 = TRNC_NC_ALU_MAX;
-    mx.src[0] = col(mold, rt);
+    mx.src[0] = col(t->m, rt);
     mx.src[1] = col(mb, rt);
-    mx.dst = col(mn, rt);
-    if ((st = emit1(f, &mx, mold, mb, NULL, mn, NULL))) return st;
-    t->m = mn;
-  } else {
-    t->m = mb;
+    mx.dst = col(t->m, rt);
+    if ((st = emit1(f, &mx, t->m, mb, NULL, t->m, NULL))) return st;
   }
-  lw_tile *nb = lw_pool_next(&f->small);
+  if (j < t->nblk - 1) return TRNC_OK;
   trnc_nc_instr neg = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
   neg.alu0 = TRNC_NC_ALU_MUL;
   neg.alu1 = TRNC_NC_ALU_BYPASS;
   neg.imm[0] = -f->scale;
   neg.src[0] = col(t->m, rt);
-  neg.dst = col(nb, rt);
-  if ((st = emit1(f, &neg, t->m, NULL, NULL, nb, NULL))) return st;
-  /* P = exp(scale S - scale m'), row sums into l (first block) or rs */
-  lw_tile *p = lw_pool_next(&f->p), *rs = first ? t->l : lw_pool_next(&f->small);
+  neg.dst = col(t->nb, rt);
+  return emit1(f, &neg, t->m, NULL, NULL, t->nb, NULL);
+}
+
+/* A block between pass 2's exponentials and its PV. */
+typedef struct fa_pv {
+  qtile *t;
+  int64_t j, w;
+  lw_tile *p, *pt;
+  int64_t round;             /* fa_run's round that issued it */
+} fa_pv;
+
+/* Pass 2, block j: P = exp(scale S - scale m) with its row sum (ScalarE,
+ * PSUM -> SBUF), l += rowsum (GpSimd), P^T by DMA transpose (2-byte
+ * dtypes: one DMA per 128 keys, in parallel; fp32: TensorE in pass_pv). */
+static trnc_status pass_exp(fa *f, qtile *t, int64_t j, fa_pv *out) {
+  trnc_status st = TRNC_OK;
+  int64_t w, rt = t->rt;
+  lw_tile *s = scores(f, t, j, &w, &st);
+  if (st) return st;
+  lw_tile *p = lw_pool_next(&f->p), *rs = j == 0 ? t->l : lw_pool_next(&f->small);
   trnc_nc_instr ex = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   ex.act = TRNC_NC_ACT_EXP;
   ex.imm[0] = f->scale;
-  ex.src[0] = red.src[0];
-  ex.src[1] = col(nb, rt);
+  ex.src[0] = lw_tile_ap(s, (int)rt, 0, TRNC_F32, 1, &w);
+  ex.src[1] = col(t->nb, rt);
   ex.dst = lw_tile_ap(p, (int)rt, 0, f->dt, 1, &w);
   ex.dst2 = col(rs, rt);
-  if ((st = emit1(f, &ex, s, nb, NULL, p, rs))) return st;
-  t->alpha = NULL;
-  if (!first) {
-    lw_tile *a = lw_pool_next(&f->small);
-    trnc_nc_instr ea = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
-    ea.act = TRNC_NC_ACT_EXP;
-    ea.imm[0] = f->scale;
-    ea.src[0] = col(mold, rt);
-    ea.src[1] = col(nb, rt);
-    ea.dst = col(a, rt);
-    if ((st = emit1(f, &ea, mold, nb, NULL, a, NULL))) return st;
-    trnc_nc_instr lu = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
-    lu.alu0 = TRNC_NC_ALU_MUL;
-    lu.alu1 = TRNC_NC_ALU_ADD;
-    lu.src[0] = col(t->l, rt);
-    lu.src[1] = col(a, rt);
-    lu.src[2] = col(rs, rt);
-    lu.dst = col(t->l, rt);
-    if ((st = emit1(f, &lu, t->l, a, rs, t->l, NULL))) return st;
-    t->alpha = a;
+  if ((st = emit1(f, &ex, s, t->nb, NULL, p, rs))) return st;
+  if (j > 0) {
+    trnc_nc_instr ad = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
+    ad.alu0 = TRNC_NC_ALU_ADD;
+    ad.src[0] = col(t->l, rt);
+    ad.src[1] = col(rs, rt);
+    ad.dst = col(t->l, rt);
+    if ((st = emit1(f, &ad, t->l, rs, NULL, t->l, NULL))) return st;
   }
-  t->p = p;
-  t->k0 = k0;
-  t->w = w;
-  t->pt = lw_pool_next(&f->pt);
-  if (f->dma_t) { /* one DMA transpose per 128 keys, in parallel */
-    trnc_nc_instr ds[FA_BLOCK / 128];
-    int nd = 0;
-    for (int64_t c = 0; c < w; c += 128, nd++) {
-      int64_t sw = min64(128, w - c);
-      ds[nd] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-      ds[nd].mode = TRNC_NC_DMA_TRANSPOSE;
-      ds[nd].src[0] = lw_tile_ap(p, (int)rt, c * f->esz, f->dt, 1, &sw);
-      ds[nd].dst = lw_tile_ap(t->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
-    }
-    if ((st = lw_emit_split(L, ds, nd, &p, 1, t->pt))) return st;
+  *out = (fa_pv){t, j, w, p, lw_pool_next(&f->pt), 0};
+  if (!f->dma_t) return TRNC_OK;
+  trnc_nc_instr ds[FA_BLOCK / 128];
+  int nd = 0;
+  for (int64_t c = 0; c < w; c += 128, nd++) {
+    int64_t sw = min64(128, w - c);
+    ds[nd] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
+    ds[nd].mode = TRNC_NC_DMA_TRANSPOSE;
+    ds[nd].src[0] = lw_tile_ap(p, (int)rt, c * f->esz, f->dt, 1, &sw);
+    ds[nd].dst = lw_tile_ap(out->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
   }
-  return TRNC_OK;
+  return lw_emit_split(f->L, ds, nd, &p, 1, out->pt);
 }
 
-/* Stage B of the block stage A left in t: (fp32: P^T on TensorE), PV, O. */
-static trnc_status stage_b(fa *f, qtile *t, lw_tile *vt, bool first) {
+/* PV of a pass-2 block: (fp32: P^T on TensorE,) O += P^T' V in PSUM. */
+static trnc_status pass_pv(fa *f, const fa_pv *b) {
   trnc_status st;
-  int64_t rt = t->rt, w = t->w;
+  qtile *t = b->t;
+  int64_t rt = t->rt, w = b->w, k0 = b->j * FA_BLOCK;
   if (!f->dma_t)
     for (int64_t c = 0; c < w; c += 128) {
       int64_t sw = min64(128, w - c);
       lw_tile *tp = lw_pool_next(&f->tp);
       trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
-      tr.src[0] = lw_tile_ap(t->p, (int)rt, c * f->esz, f->dt, 1, &sw);
+      tr.src[0] = lw_tile_ap(b->p, (int)rt, c * f->esz, f->dt, 1, &sw);
       tr.dst = lw_tile_ap(tp, (int)sw, 0, TRNC_F32, 1, &rt);
-      if ((st = emit1(f, &tr, t->p, NULL, NULL, tp, NULL))) return st;
+      if ((st = emit1(f, &tr, b->p, NULL, NULL, tp, NULL))) return st;
       trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
       cp.src[0] = tr.dst;
-      cp.dst = lw_tile_ap(t->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
-      if ((st = emit1(f, &cp, tp, NULL, NULL, t->pt, NULL))) return st;
+      cp.dst = lw_tile_ap(b->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
+      if ((st = emit1(f, &cp, tp, NULL, NULL, b->pt, NULL))) return st;
     }
-  lw_tile *ps = lw_pool_next(&f->op);
   for (int64_t c = 0; c < w; c += 128) {
     int64_t sw = min64(128, w - c);
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
-    mm.mode = c > 0;
-    mm.dst = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &f->E);
-    mm.src[0] = lw_tile_ap(t->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
-    mm.src[1] = lw_tile_ap(vt, (int)sw, ((t->k0 + c) / 128) * f->E * f->esz, f->dt, 1, &f->E);
-    if ((st = emit1(f, &mm, t->pt, vt, NULL, ps, NULL))) return st;
+    mm.mode = b->j > 0 || c > 0;
+    mm.dst = lw_tile_ap(t->o, (int)rt, 0, TRNC_F32, 1, &f->E);
+    mm.src[0] = lw_tile_ap(b->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
+    mm.src[1] = lw_tile_ap(t->vt, (int)sw, ((k0 + c) / 128) * f->E * f->esz, f->dt, 1, &f->E);
+    if ((st = emit1(f, &mm, b->pt, t->vt, NULL, t->o, NULL))) return st;
   }
-  trnc_nc_ap o = lw_tile_ap(t->o, (int)rt, 0, TRNC_F32, 1, &f->E);
-  if (first) {
-    trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
-    cp.src[0] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &f->E);
-    cp.dst = o;
-    return emit1(f, &cp, ps, NULL, NULL, t->o, NULL);
-  }
-  trnc_nc_instr sc = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
-  sc.alu0 = TRNC_NC_ALU_MUL;
-  sc.alu1 = TRNC_NC_ALU_BYPASS;
-  sc.src[0] = o;
-  sc.src[1] = col(t->alpha, rt);
-  sc.dst = o;
-  if ((st = emit1(f, &sc, t->o, t->alpha, NULL, t->o, NULL))) return st;
-  trnc_nc_instr add = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
-  add.alu0 = TRNC_NC_ALU_ADD;
-  add.src[0] = o;
-  add.src[1] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &f->E);
-  add.dst = o;
-  return emit1(f, &add, t->o, ps, NULL, t->o, NULL);
+  return TRNC_OK;
 }
 
-/* out = O / l and logsumexp = scale m + log l of query tile t of head (b, h). */
-static trnc_status finish(fa *f, qtile *t, int64_t b, int64_t h) {
+/* out = O / l (VectorE, PSUM -> SBUF in the output dtype) and logsumexp =
+ * scale m + log l of query tile t. */
+static trnc_status finish(fa *f, qtile *t) {
   lw *L = f->L;
   trnc_status st;
   int64_t rt = t->rt;
@@ -341,7 +329,7 @@ static trnc_status finish(fa *f, qtile *t, int64_t b, int64_t h) {
   if ((st = emit1(f, &dv, t->o, t->l, NULL, of, NULL))) return st;
   trnc_nc_instr sd = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
   sd.src[0] = dv.dst;
-  sd.dst = hbm(f->out, at(f->out, b, h, t->q0), rt, f->out->t.stride[2], f->E);
+  sd.dst = hbm(f->out, at(f->out, t->b, t->h, t->q0), rt, f->out->t.stride[2], f->E);
   if ((st = emit1(f, &sd, of, NULL, NULL, NULL, NULL))) return st;
   if (f->lse->buffer < 0) return TRNC_OK;
   lw_tile *ll = lw_pool_next(&f->small), *ls = lw_pool_next(&f->small);
@@ -362,16 +350,10 @@ static trnc_status finish(fa *f, qtile *t, int64_t b, int64_t h) {
   const lw_tv *lt = f->lse;
   trnc_nc_instr sl = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
   sl.src[0] = fm.dst;
-  sl.dst = hbm(lt, lt->t.offset + b * lt->t.stride[0] + h * lt->t.stride[1] + t->q0 * lt->t.stride[2], rt,
+  sl.dst = hbm(lt, lt->t.offset + t->b * lt->t.stride[0] + t->h * lt->t.stride[1] + t->q0 * lt->t.stride[2], rt,
                lt->t.stride[2], 1);
   return emit1(f, &sl, ls, NULL, NULL, NULL, NULL);
 }
-
-/* Where the pipeline stands: key/value head (b, hk), query head g of its
- * group, query tile q0, key block j. */
-typedef struct fa_pos {
-  int64_t b, hk, g, q0, j;
-} fa_pos;
 
 /* Key blocks of query tile q0 (causal, top-left aligned: row i sees keys
  * 0..i, so blocks past the tile's last row are skipped). */
@@ -379,77 +361,82 @@ static int64_t kend_of(const fa *f, int64_t q0) {
   return f->causal ? min64(f->S, q0 + min64(128, f->Lq - q0)) : f->S;
 }
 
-/* The position after p; false past the last. */
-static bool fa_next(const fa *f, fa_pos *p) {
-  if (++p->j * FA_BLOCK < kend_of(f, p->q0)) return true;
-  p->j = 0;
-  if ((p->q0 += 128) < f->Lq) return true;
-  p->q0 = 0;
-  if (++p->g < f->Hq / f->Hk) return true;
-  p->g = 0;
-  if (++p->hk < f->Hk) return true;
-  p->hk = 0;
-  return ++p->b < f->B;
+/* Query tile number i (over batch, key/value head, group member, rows) into
+ * slot t, with its Q^T loaded; K/V of its head are loaded by the caller. */
+static trnc_status tile_begin(fa *f, int64_t i, qtile *t) {
+  int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
+  int64_t hi = i / (nq * G), g = i / nq % G;
+  memset(t, 0, sizeof *t);
+  t->b = hi / f->Hk, t->hk = hi % f->Hk, t->h = t->hk * G + g;
+  t->q0 = i % nq * 128, t->rt = min64(128, f->Lq - t->q0);
+  t->kend = kend_of(f, t->q0);
+  t->nblk = (t->kend + FA_BLOCK - 1) / FA_BLOCK;
+  t->kt = &f->kt.tiles[hi % 2], t->vt = &f->vt.tiles[hi % 2];
+  t->qt = lw_pool_next(&f->qt);
+  t->m = lw_pool_next(&f->stat), t->nb = lw_pool_next(&f->stat), t->l = lw_pool_next(&f->stat);
+  t->o = lw_pool_next(&f->op);
+  return load_t(f, t->qt, 0, &f->q, at(&f->q, t->b, t->h, t->q0), t->rt, f->q.t.stride[2]);
 }
 
-/* Every (head, query tile, key block) in order, software-pipelined: stage
- * A (scores, softmax, P^T) of block i+1 is emitted before stage B (PV,
- * rescale) of block i, across query tiles and heads too, so each in-order
- * engine queue always has the next block's work behind the current one.
- * Keys and values of head i + 2 are loaded into head i's buffer once stage
- * B of head i's last block has been issued. */
+/* Two passes per query tile, software-pipelined over all tiles in rounds:
+ * a round issues pass 1 (scores, row max) of one block of the tile after
+ * the current one, pass 2 (scores, exponentials, P^T) of one block of the
+ * current tile, and the PV of the pass-2 block issued FA_LAG rounds
+ * earlier, so TensorE multiplies while VectorE takes row maxima, ScalarE
+ * computes exponentials and the DMA queues transpose P (each engine queue
+ * runs in order; lw_emit adds the semaphores). With the exact row max known
+ * before any exponential, the PV products of all blocks accumulate in one
+ * PSUM tile: no rescaling. Keys and values of head i load into the buffer
+ * of head i - 2 once every PV of that head has been issued. */
 static trnc_status fa_run(fa *f) {
-  qtile ring[3], *cur = NULL;
-  int nring = 0;
+  int64_t ntiles = f->B * f->Hk * (f->Hq / f->Hk) * ((f->Lq + 127) / 128);
+  int64_t per_head = ntiles / (f->B * f->Hk);
+  qtile ring[FA_RING];
+  fa_pv pq[FA_LAG + 2];
+  int qh = 0, nq = 0;
+  int64_t tr = 0, jr = 0, te = 0, je = 0, round = 0; /* pass-1 and pass-2 cursors */
   trnc_status st;
-  for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
-    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi]))) return st;
-  fa_pos p = {0, 0, 0, 0, 0};
-  qtile pend, next; /* the block whose stage B is next; the one just issued */
-  memset(&pend, 0, sizeof pend);
-  memset(&next, 0, sizeof next);
-  bool have = false, more = true;
-  while (more || have) {
-
-    bool issued = false;
-    if (more) {
-      int64_t h = p.hk * (f->Hq / f->Hk) + p.g;
-      if (p.j == 0) {
-        cur = &ring[nring++ % 3];
-        memset(cur, 0, sizeof *cur);
-        cur->b = p.b, cur->h = h, cur->q0 = p.q0, cur->rt = min64(128, f->Lq - p.q0);
-        int64_t hi = p.b * f->Hk + p.hk;
-        cur->kt = &f->kt.tiles[hi % 2], cur->vt = &f->vt.tiles[hi % 2];
-        cur->qt = lw_pool_next(&f->qt);
-        cur->l = lw_pool_next(&f->lsum);
-        cur->o = lw_pool_next(&f->oacc);
-        if ((st = load_t(f, cur->qt, 0, &f->q, at(&f->q, p.b, h, p.q0), cur->rt, f->q.t.stride[2]))) return st;
+  while (te < ntiles || nq) {
+    bool did = false;
+    /* pass 1 of tile tr (at most one tile ahead of pass 2) */
+    if (tr < ntiles && tr <= te + 1) {
+      qtile *t = &ring[tr % FA_RING];
+      if (jr == 0) {
+        int64_t hi = tr / per_head;
+        if (tr % per_head == 0) {
+          /* a new key/value head: every PV of head hi - 2 first */
+          while (nq && pq[qh].t->b * f->Hk + pq[qh].t->hk <= hi - 2) {
+            fa_pv *b = &pq[qh];
+            qh = (qh + 1) % (FA_LAG + 2), nq--;
+            if ((st = pass_pv(f, b))) return st;
+            if (b->j == b->t->nblk - 1 && (st = finish(f, b->t))) return st;
+          }
+          if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2]))) return st;
+        }
+        if ((st = tile_begin(f, tr, t))) return st;
       }
-      int64_t k0 = p.j * FA_BLOCK, kend = kend_of(f, p.q0);
-      if ((st = stage_a(f, cur, cur->kt, k0, min64(FA_BLOCK, kend - k0), p.j == 0))) return st;
-      next = *cur;
-      next.first = p.j == 0;
-      next.hk = p.hk;
-      more = fa_next(f, &p);
-      next.last = !more || p.j == 0;
-      next.head_last = !more || (p.j == 0 && p.g == 0 && p.q0 == 0);
-      issued = true;
+      if ((st = pass_max(f, t, jr))) return st;
+      if (++jr == t->nblk) jr = 0, tr++;
+      did = true;
     }
-    if (have) {
-      if ((st = stage_b(f, &pend, pend.vt, pend.first))) return st;
-      if (pend.last && (st = finish(f, pend.owner, pend.b, pend.h))) return st;
-      /* the last block of key/value head i has been issued: head i + 2
-       * loads into its buffer */
-      int64_t hi = pend.b * f->Hk + pend.hk + 2;
-      if (pend.head_last && hi < f->B * f->Hk &&
-          (st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2])))
-        return st;
+    /* pass 2 of tile te, once its pass 1 is complete */
+    if (te < ntiles && tr > te && nq < FA_LAG + 1) {
+      qtile *t = &ring[te % FA_RING];
+      fa_pv *b = &pq[(qh + nq++) % (FA_LAG + 2)];
+      if ((st = pass_exp(f, t, je, b))) return st;
+      b->round = round;
+      if (++je == t->nblk) je = 0, te++;
+      did = true;
     }
-    have = issued;
-    if (issued) {
-      pend = next;
-      pend.owner = cur;
+    /* the PV of the oldest pass-2 block, FA_LAG rounds later (or now, when
+     * nothing else could be issued) */
+    if (nq && (!did || round - pq[qh].round >= FA_LAG || nq > FA_LAG)) {
+      fa_pv *b = &pq[qh];
+      qh = (qh + 1) % (FA_LAG + 2), nq--;
+      if ((st = pass_pv(f, b))) return st;
+      if (b->j == b->t->nblk - 1 && (st = finish(f, b->t))) return st;
     }
+    round++;
   }
   return TRNC_OK;
 }
@@ -466,19 +453,19 @@ static trnc_status fa_pools(fa *f) {
   int64_t nkt = (f->S + 127) / 128, tb = 128 * 4;
   trnc_status st;
   /* PSUM first: the score blocks start on bank boundaries */
-  if ((st = lw_pool_init(L, &f->sp, TRNC_NC_MEM_PSUM, FA_BLOCK * 4, 2)) ||
-      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, 2)) ||
+  if ((st = lw_pool_init(L, &f->sp, TRNC_NC_MEM_PSUM, FA_BLOCK * 4, FA_SBUFS)) ||
+      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, FA_RING)) ||
       (st = lw_pool_init(L, &f->tp, TRNC_NC_MEM_PSUM, tb, 2)) ||
       (st = lw_pool_init(L, &f->kt, TRNC_NC_MEM_SBUF, f->S * f->esz, 2)) ||
       (st = lw_pool_init(L, &f->vt, TRNC_NC_MEM_SBUF, nkt * f->E * f->esz, 2)) ||
-      (st = lw_pool_init(L, &f->qt, TRNC_NC_MEM_SBUF, 128 * f->esz, 2)) ||
+      (st = lw_pool_init(L, &f->qt, TRNC_NC_MEM_SBUF, 128 * f->esz, FA_RING)) ||
       (st = lw_pool_init(L, &f->stage, TRNC_NC_MEM_SBUF, f->E * f->esz, 2)) ||
-      (st = lw_pool_init(L, &f->p, TRNC_NC_MEM_SBUF, FA_BLOCK * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->pt, TRNC_NC_MEM_SBUF, FA_BLOCK * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->oacc, TRNC_NC_MEM_SBUF, f->E * 4, 2)) ||
+      (st = lw_pool_init(L, &f->p, TRNC_NC_MEM_SBUF, FA_BLOCK * f->esz, FA_LAG + 2)) ||
+      (st = lw_pool_init(L, &f->pt, TRNC_NC_MEM_SBUF, FA_BLOCK * f->esz, FA_LAG + 2)) ||
       (st = lw_pool_init(L, &f->ofin, TRNC_NC_MEM_SBUF, f->E * 4, 2)) ||
-      (st = lw_pool_init(L, &f->lsum, TRNC_NC_MEM_SBUF, 4, 2)) ||
-      (st = lw_pool_init(L, &f->small, TRNC_NC_MEM_SBUF, 4, 24)))
+      (st = lw_pool_init(L, &f->stat, TRNC_NC_MEM_SBUF, 4, 3 * FA_RING)) ||
+      /* short-lived [rt, 1] values: a block's row max or row sum, log l */
+      (st = lw_pool_init(L, &f->small, TRNC_NC_MEM_SBUF, 4, 16)))
     return st;
   if (!f->causal) return TRNC_OK;
   /* identity and causal mask (fp32, built on GpSimd once per kernel) */
