@@ -175,6 +175,7 @@ typedef struct qtile {
   lw_tile *qt;               /* Q^T [E, rt] */
   lw_tile *m, *nb, *l;       /* row max of the raw scores, -scale m, row sum */
   lw_tile *o;                /* PSUM [rt, E]: P V accumulated over every block */
+  bool last_of_head;         /* the last tile of its key/value head */
 } qtile;
 
 /* Scores of key block j of t: S [rt, w] = Q K^T (+ the causal mask on the
@@ -361,10 +362,18 @@ static int64_t kend_of(const fa *f, int64_t q0) {
   return f->causal ? min64(f->S, q0 + min64(128, f->Lq - q0)) : f->S;
 }
 
-/* Query tile number i (over batch, key/value head, group member, rows) into
- * slot t, with its Q^T loaded; K/V of its head are loaded by the caller. */
-static trnc_status tile_begin(fa *f, int64_t i, qtile *t) {
+/* Slot t for query tile number i (over batch, key/value head, group
+ * member, rows); Q^T of tile i + 1 starts loading (into its slot's tile of
+ * the qt pool), so it is there when that tile begins. */
+static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
   int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
+  for (int64_t k = i == 0 ? 0 : i + 1; k <= i + 1 && k < ntiles; k++) {
+    int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
+    int64_t b = hi / f->Hk, h = hi % f->Hk * G + g;
+    trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, &f->q, at(&f->q, b, h, q0), min64(128, f->Lq - q0),
+                            f->q.t.stride[2]);
+    if (st) return st;
+  }
   int64_t hi = i / (nq * G), g = i / nq % G;
   memset(t, 0, sizeof *t);
   t->b = hi / f->Hk, t->hk = hi % f->Hk, t->h = t->hk * G + g;
@@ -372,10 +381,23 @@ static trnc_status tile_begin(fa *f, int64_t i, qtile *t) {
   t->kend = kend_of(f, t->q0);
   t->nblk = (t->kend + FA_BLOCK - 1) / FA_BLOCK;
   t->kt = &f->kt.tiles[hi % 2], t->vt = &f->vt.tiles[hi % 2];
-  t->qt = lw_pool_next(&f->qt);
+  t->qt = &f->qt.tiles[i % FA_RING];
   t->m = lw_pool_next(&f->stat), t->nb = lw_pool_next(&f->stat), t->l = lw_pool_next(&f->stat);
   t->o = lw_pool_next(&f->op);
-  return load_t(f, t->qt, 0, &f->q, at(&f->q, t->b, t->h, t->q0), t->rt, f->q.t.stride[2]);
+  t->last_of_head = (i + 1) % (ntiles / (f->B * f->Hk)) == 0;
+  return TRNC_OK;
+}
+
+/* The PV of pass-2 block b, and what follows it: the tile's output after
+ * its last block; after the last block of head h's last tile, the load of
+ * head h + 2 into head h's buffer. */
+static trnc_status pv_done(fa *f, const fa_pv *b) {
+  trnc_status st = pass_pv(f, b);
+  if (st || b->j < b->t->nblk - 1) return st;
+  if ((st = finish(f, b->t))) return st;
+  int64_t hi = b->t->b * f->Hk + b->t->hk + 2;
+  if (!b->t->last_of_head || hi >= f->B * f->Hk) return TRNC_OK;
+  return load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2]);
 }
 
 /* Two passes per query tile, software-pipelined over all tiles in rounds:
@@ -386,8 +408,9 @@ static trnc_status tile_begin(fa *f, int64_t i, qtile *t) {
  * computes exponentials and the DMA queues transpose P (each engine queue
  * runs in order; lw_emit adds the semaphores). With the exact row max known
  * before any exponential, the PV products of all blocks accumulate in one
- * PSUM tile: no rescaling. Keys and values of head i load into the buffer
- * of head i - 2 once every PV of that head has been issued. */
+ * PSUM tile: no rescaling. Keys and values of head i + 2 load into the
+ * buffer of head i once every PV of head i has been issued (pv_done), one
+ * head ahead of their use. */
 static trnc_status fa_run(fa *f) {
   int64_t ntiles = f->B * f->Hk * (f->Hq / f->Hk) * ((f->Lq + 127) / 128);
   int64_t per_head = ntiles / (f->B * f->Hk);
@@ -396,24 +419,23 @@ static trnc_status fa_run(fa *f) {
   int qh = 0, nq = 0;
   int64_t tr = 0, jr = 0, te = 0, je = 0, round = 0; /* pass-1 and pass-2 cursors */
   trnc_status st;
+  for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
+    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi]))) return st;
   while (te < ntiles || nq) {
     bool did = false;
     /* pass 1 of tile tr (at most one tile ahead of pass 2) */
     if (tr < ntiles && tr <= te + 1) {
       qtile *t = &ring[tr % FA_RING];
       if (jr == 0) {
+        /* a new key/value head hi: every PV of head hi - 2 issued (and
+         * with it the load of head hi) */
         int64_t hi = tr / per_head;
-        if (tr % per_head == 0) {
-          /* a new key/value head: every PV of head hi - 2 first */
-          while (nq && pq[qh].t->b * f->Hk + pq[qh].t->hk <= hi - 2) {
-            fa_pv *b = &pq[qh];
-            qh = (qh + 1) % (FA_LAG + 2), nq--;
-            if ((st = pass_pv(f, b))) return st;
-            if (b->j == b->t->nblk - 1 && (st = finish(f, b->t))) return st;
-          }
-          if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2]))) return st;
+        while (tr % per_head == 0 && nq && pq[qh].t->b * f->Hk + pq[qh].t->hk <= hi - 2) {
+          fa_pv *b = &pq[qh];
+          qh = (qh + 1) % (FA_LAG + 2), nq--;
+          if ((st = pv_done(f, b))) return st;
         }
-        if ((st = tile_begin(f, tr, t))) return st;
+        if ((st = tile_begin(f, tr, t, ntiles))) return st;
       }
       if ((st = pass_max(f, t, jr))) return st;
       if (++jr == t->nblk) jr = 0, tr++;
@@ -433,8 +455,7 @@ static trnc_status fa_run(fa *f) {
     if (nq && (!did || round - pq[qh].round >= FA_LAG || nq > FA_LAG)) {
       fa_pv *b = &pq[qh];
       qh = (qh + 1) % (FA_LAG + 2), nq--;
-      if ((st = pass_pv(f, b))) return st;
-      if (b->j == b->t->nblk - 1 && (st = finish(f, b->t))) return st;
+      if ((st = pv_done(f, b))) return st;
     }
     round++;
   }
