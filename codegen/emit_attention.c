@@ -47,7 +47,7 @@
 #define FA_SBUFS 3
 /* Rounds between a block's exponentials and its PV (fa_run): covers the
  * ~2 us DMA transpose of P. */
-#define FA_LAG 2
+#define FA_LAG 3
 /* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
  * still pending (up to FA_LAG + 1 one-block tiles). */
 #define FA_RING (FA_LAG + 4)
@@ -475,8 +475,8 @@ static trnc_status fa_pools(fa *f) {
   trnc_status st;
   /* PSUM first: the score blocks start on bank boundaries */
   if ((st = lw_pool_init(L, &f->sp, TRNC_NC_MEM_PSUM, FA_BLOCK * 4, FA_SBUFS)) ||
-      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, FA_RING)) ||
-      (st = lw_pool_init(L, &f->tp, TRNC_NC_MEM_PSUM, tb, 2)) ||
+      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, FA_LAG + 3)) ||
+      (!f->dma_t && (st = lw_pool_init(L, &f->tp, TRNC_NC_MEM_PSUM, tb, 2))) ||
       (st = lw_pool_init(L, &f->kt, TRNC_NC_MEM_SBUF, f->S * f->esz, 2)) ||
       (st = lw_pool_init(L, &f->vt, TRNC_NC_MEM_SBUF, nkt * f->E * f->esz, 2)) ||
       (st = lw_pool_init(L, &f->qt, TRNC_NC_MEM_SBUF, 128 * f->esz, FA_RING)) ||
