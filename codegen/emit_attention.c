@@ -15,9 +15,10 @@
  * rows (queries on partitions; Q^T [E, 128] is the stationary operand) it
  * streams blocks of FA_BLOCK keys:
  *   S   = Q K^T                 TensorE, 512-key matmuls into PSUM (fp32)
- *   causal: S += mask           on the block holding the diagonal, one fp32
- *                               identity matmul adds -3e38 above it; blocks
- *                               entirely above the diagonal are skipped
+ *   causal: S += mask           on the block holding the diagonal, one
+ *                               identity matmul (bf16 for bf16 inputs, else
+ *                               fp32) adds -3e38 above it; blocks entirely
+ *                               above the diagonal are skipped
  *   m'  = max(m, rowmax S)      VectorE reduce reading PSUM; GpSimd max
  *   P   = exp(scale S - scale m'), rowsum   ScalarE, PSUM -> SBUF, with the
  *                               row sum accumulated by the same instruction
@@ -66,7 +67,8 @@ typedef struct fa {
   int64_t esz;
   bool dma_t;       /* P^T, K^T and Q^T by DMA transpose (2-byte dtypes) */
   lw_pool kt, vt, qt, stage, sp, op, tp, p, pt, ofin, stat, small;
-  lw_tile *ident, *mask; /* fp32 [128, 128] identity and causal mask */
+  lw_tile *ident, *mask; /* [128, 128] identity and causal mask */
+  trnc_dtype mask_dt;    /* theirs: bf16 (holds -3e38, at the bf16 matmul rate) or fp32 */
 } fa;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -198,8 +200,8 @@ static lw_tile *scores(fa *f, const qtile *t, int64_t j, int64_t *w, trnc_status
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
     mm.mode = 1;
     mm.dst = lw_tile_ap(s, (int)rt, (t->q0 - k0) * 4, TRNC_F32, 1, &dw);
-    mm.src[0] = lw_tile_ap(f->ident, (int)rt, 0, TRNC_F32, 1, &rt);
-    mm.src[1] = lw_tile_ap(f->mask, (int)rt, 0, TRNC_F32, 1, &dw);
+    mm.src[0] = lw_tile_ap(f->ident, (int)rt, 0, f->mask_dt, 1, &rt);
+    mm.src[1] = lw_tile_ap(f->mask, (int)rt, 0, f->mask_dt, 1, &dw);
     *st = emit1(f, &mm, f->ident, f->mask, NULL, s, NULL);
   }
   return s;
@@ -367,7 +369,7 @@ static int64_t kend_of(const fa *f, int64_t q0) {
  * the qt pool), so it is there when that tile begins. */
 static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
   int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
-  for (int64_t k = i == 0 ? 0 : i + 1; k <= i + 1 && k < ntiles; k++) {
+  for (int64_t k = i + 1; k <= i + 1 && k < ntiles; k++) {
     int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
     int64_t b = hi / f->Hk, h = hi % f->Hk * G + g;
     trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, &f->q, at(&f->q, b, h, q0), min64(128, f->Lq - q0),
@@ -419,6 +421,10 @@ static trnc_status fa_run(fa *f) {
   int qh = 0, nq = 0;
   int64_t tr = 0, jr = 0, te = 0, je = 0, round = 0; /* pass-1 and pass-2 cursors */
   trnc_status st;
+  /* the first tile's Q^T ahead of the first heads' keys and values, which
+   * arrive in key order: the first block can start before the rest */
+  if ((st = load_t(f, &f->qt.tiles[0], 0, &f->q, at(&f->q, 0, 0, 0), min64(128, f->Lq), f->q.t.stride[2])))
+    return st;
   for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
     if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi]))) return st;
   while (te < ntiles || nq) {
@@ -506,7 +512,7 @@ static trnc_status fa_pools(fa *f) {
     as.aff[2] = -1;
     as.imm[0] = i ? FA_MASK : 0.0f;
     as.src[0] = ms.dst;
-    as.dst = lw_tile_ap(dst, 128, 0, TRNC_F32, 1, &c);
+    as.dst = lw_tile_ap(dst, 128, 0, f->mask_dt, 1, &c);
     if ((st = emit1(f, &as, src, NULL, NULL, dst, NULL))) return st;
   }
   return TRNC_OK;
@@ -542,6 +548,7 @@ trnc_status lw_attention_emit(lw *L, const trnc_node *n) {
   f.dt = f.q.t.dtype;
   f.esz = lw_esize(f.dt);
   f.dma_t = f.esz == 2;
+  f.mask_dt = f.dt == TRNC_BF16 ? TRNC_BF16 : TRNC_F32;
   if ((st = lw_kernel_begin(L, "flash_attention"))) return st;
   if ((st = fa_pools(&f))) return st;
   return fa_run(&f);
