@@ -177,6 +177,8 @@ typedef struct qtile {
   lw_tile *qt;               /* Q^T [E, rt] */
   lw_tile *m, *nb, *l;       /* row max of the raw scores, -scale m, row sum */
   lw_tile *o;                /* PSUM [rt, E]: P V accumulated over every block */
+  lw_tile *s_last;           /* pass 1's scores of the last block, reused by pass 2 */
+  int64_t w_last;
   bool last_of_head;         /* the last tile of its key/value head */
 } qtile;
 
@@ -230,6 +232,7 @@ static trnc_status pass_max(fa *f, qtile *t, int64_t j) {
     if ((st = emit1(f, &mx, t->m, mb, NULL, t->m, NULL))) return st;
   }
   if (j < t->nblk - 1) return TRNC_OK;
+  t->s_last = s, t->w_last = w;
   trnc_nc_instr neg = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
   neg.alu0 = TRNC_NC_ALU_MUL;
   neg.alu1 = TRNC_NC_ALU_BYPASS;
@@ -247,15 +250,19 @@ typedef struct fa_pv {
   int64_t round;             /* fa_run's round that issued it */
 } fa_pv;
 
-/* Pass 2, block j: P = exp(scale S - scale m) with its row sum (ScalarE,
- * PSUM -> SBUF), l += rowsum (GpSimd), P^T by DMA transpose (2-byte
- * dtypes: one DMA per 128 keys, in parallel; fp32: TensorE in pass_pv). */
+/* Pass 2, block j (last to first: the last block's scores are still in
+ * PSUM from pass 1, which saves recomputing them; the score pool's three
+ * tiles outlast the two score blocks fa_run allocates in between): P =
+ * exp(scale S - scale m) with its row sum (ScalarE, PSUM -> SBUF), l +=
+ * rowsum (GpSimd), P^T by DMA transpose (2-byte dtypes: one DMA per 128
+ * keys, in parallel; fp32: TensorE in pass_pv). */
 static trnc_status pass_exp(fa *f, qtile *t, int64_t j, fa_pv *out) {
   trnc_status st = TRNC_OK;
-  int64_t w, rt = t->rt;
-  lw_tile *s = scores(f, t, j, &w, &st);
+  int64_t w = t->w_last, rt = t->rt;
+  bool first = j == t->nblk - 1; /* pass 2 runs the blocks last to first */
+  lw_tile *s = first ? t->s_last : scores(f, t, j, &w, &st);
   if (st) return st;
-  lw_tile *p = lw_pool_next(&f->p), *rs = j == 0 ? t->l : lw_pool_next(&f->small);
+  lw_tile *p = lw_pool_next(&f->p), *rs = first ? t->l : lw_pool_next(&f->small);
   trnc_nc_instr ex = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   ex.act = TRNC_NC_ACT_EXP;
   ex.imm[0] = f->scale;
@@ -264,7 +271,7 @@ static trnc_status pass_exp(fa *f, qtile *t, int64_t j, fa_pv *out) {
   ex.dst = lw_tile_ap(p, (int)rt, 0, f->dt, 1, &w);
   ex.dst2 = col(rs, rt);
   if ((st = emit1(f, &ex, s, t->nb, NULL, p, rs))) return st;
-  if (j > 0) {
+  if (!first) {
     trnc_nc_instr ad = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
     ad.alu0 = TRNC_NC_ALU_ADD;
     ad.src[0] = col(t->l, rt);
@@ -307,7 +314,7 @@ static trnc_status pass_pv(fa *f, const fa_pv *b) {
   for (int64_t c = 0; c < w; c += 128) {
     int64_t sw = min64(128, w - c);
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
-    mm.mode = b->j > 0 || c > 0;
+    mm.mode = b->j < t->nblk - 1 || c > 0; /* the last block's PV comes first */
     mm.dst = lw_tile_ap(t->o, (int)rt, 0, TRNC_F32, 1, &f->E);
     mm.src[0] = lw_tile_ap(b->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
     mm.src[1] = lw_tile_ap(t->vt, (int)sw, ((k0 + c) / 128) * f->E * f->esz, f->dt, 1, &f->E);
@@ -395,7 +402,7 @@ static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
  * head h + 2 into head h's buffer. */
 static trnc_status pv_done(fa *f, const fa_pv *b) {
   trnc_status st = pass_pv(f, b);
-  if (st || b->j < b->t->nblk - 1) return st;
+  if (st || b->j > 0) return st;
   if ((st = finish(f, b->t))) return st;
   int64_t hi = b->t->b * f->Hk + b->t->hk + 2;
   if (!b->t->last_of_head || hi >= f->B * f->Hk) return TRNC_OK;
@@ -451,7 +458,7 @@ static trnc_status fa_run(fa *f) {
     if (te < ntiles && tr > te && nq < FA_LAG + 1) {
       qtile *t = &ring[te % FA_RING];
       fa_pv *b = &pq[(qh + nq++) % (FA_LAG + 2)];
-      if ((st = pass_exp(f, t, je, b))) return st;
+      if ((st = pass_exp(f, t, t->nblk - 1 - je, b))) return st;
       b->round = round;
       if (++je == t->nblk) je = 0, te++;
       did = true;
