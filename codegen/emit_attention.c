@@ -2,8 +2,8 @@
  * emit_attention.c — scaled-dot-product attention forward as one
  * flash-attention kernel (aten._scaled_dot_product_flash_attention_for_cpu,
  * kept whole by passes/decomp_attention.c when the shape rule there picks
- * this kernel: no attn_mask, head dim <= 128, at least 128 queries and
- * keys, keys and values resident in SBUF).
+ * this kernel: no attn_mask, head dim <= 128, keys and values resident in
+ * SBUF).
  *
  * Shapes: query [B,Hq,L,E], key and value [B,Hk,S,E] (any strides whose
  * last one is 1; others are copied first), Hq = G*Hk: query head h reads
@@ -11,29 +11,35 @@
  * query's dtype, logsumexp [B,Hq,L] float32.
  *
  * Per key/value head the kernel keeps K^T [E, S] and V [128, S/128 tiles, E]
- * resident in SBUF (double-buffered across heads). Per query tile of 128
- * rows (queries on partitions; Q^T [E, 128] is the stationary operand) it
- * streams blocks of FA_BLOCK keys:
- *   S   = Q K^T                 TensorE, 512-key matmuls into PSUM (fp32)
- *   causal: S += mask           on the block holding the diagonal, one
+ * resident in SBUF (double-buffered: head i + 2 loads while head i + 1
+ * computes). Per query tile of 128 rows (queries on partitions; Q^T [E, 128]
+ * is the stationary operand) it streams blocks of FA_BLOCK keys, twice:
+ *   pass 1  S = Q K^T           TensorE, 512-key matmuls into PSUM (fp32)
+ *           causal: S += mask   on the block holding the diagonal, one
  *                               identity matmul (bf16 for bf16 inputs, else
  *                               fp32) adds -3e38 above it; blocks entirely
  *                               above the diagonal are skipped
- *   m'  = max(m, rowmax S)      VectorE reduce reading PSUM; GpSimd max
- *   P   = exp(scale S - scale m'), rowsum   ScalarE, PSUM -> SBUF, with the
- *                               row sum accumulated by the same instruction
- *   a   = exp(scale (m - m'))   ScalarE; l = a l + rowsum (GpSimd)
- *   P^T per 128 keys            DMA transpose (2-byte dtypes; the NKI ISA
+ *           m = max(m, rowmax S)   VectorE reduce reading PSUM; GpSimd max
+ *   pass 2  S again (the last block's is still in PSUM: pass 2 runs the
+ *           blocks last to first)
+ *           P = exp(scale S - scale m), l += rowsum   ScalarE, PSUM -> SBUF,
+ *                               the row sum accumulated by the same
+ *                               instruction; GpSimd add
+ *           P^T per 128 keys    DMA transpose (2-byte dtypes; the NKI ISA
  *                               allows DMA transpose only for those) or
  *                               TensorE transpose + copy (fp32)
- *   O   = a O + P V             TensorE into PSUM (keys on partitions),
- *                               O scaled on GpSimd, PSUM added on VectorE
- * and at the end out = O / l, logsumexp = scale m + log l. The loop is
- * software-pipelined in emission order: block j+1's QK^T and softmax are
- * issued before block j's PV, so TensorE multiplies while ScalarE computes
- * the exponentials (the engine queues run in order; lw_emit adds the
- * semaphores). P is rounded to the matmul dtype (bf16 for bf16 inputs) as
- * flash kernels do; everything else accumulates in fp32.
+ *           O += P V            TensorE, one PSUM accumulation over every
+ *                               block (keys on partitions)
+ * and at the end out = O / l, logsumexp = scale m + log l. Knowing the
+ * exact row max before any exponential costs a second Q K^T but saves the
+ * online softmax's per-block rescaling of O and l, which would load VectorE
+ * and ScalarE (the engines that bound this kernel with TensorE: the row max
+ * reads every score once on VectorE, the exponentials once on ScalarE).
+ * fa_run software-pipelines the passes across tiles and heads (pass 1 of
+ * tile t + 1 beside pass 2 of tile t, each PV FA_LAG rounds after its
+ * exponentials), so TensorE multiplies while the other engines work. P is
+ * rounded to the matmul dtype (bf16 for bf16 inputs) as flash kernels do;
+ * everything else accumulates in fp32.
  */
 #include <math.h>
 #include <string.h>
