@@ -10,6 +10,7 @@ const lw_family lw_families[] = {
     {"norm", lw_norm_handles, lw_norm_emit},
     {"conv", lw_conv_handles, lw_conv_emit},
     {"collective", lw_cc_handles, lw_cc_emit},
+    {"attention", lw_attention_handles, lw_attention_emit},
     {NULL, NULL, NULL} /* sentinel: keeps the array non-empty */
 };
 const int lw_nfamilies = (int)(sizeof lw_families / sizeof lw_families[0]) - 1;

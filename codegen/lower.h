@@ -210,6 +210,17 @@ trnc_status lw_norm_emit(lw *L, const trnc_node *n);
 bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);
 
+/** Scaled-dot-product attention forward as one flash-attention kernel
+ *  (emit_attention.c): the CPU flash op when passes/decomp_attention.c kept
+ *  it (no attn_mask, head dim <= 128). query [B,Hq,L,E], key/value
+ *  [B,Hk,S,E] in any layout (a strided last dim is copied first); writes the
+ *  output [B,Hq,L,E] and the float32 logsumexp [B,Hq,L] in their layouts.
+ *  Errors: TRNC_ERR_INTERNAL for a kept form it does not lower (a mask or a
+ *  head dim over 128: a trnc bug) or PSUM full, TRNC_ERR_LIMIT when SBUF is
+ *  full (the shape rule keeps keys and values within 64 KiB), TRNC_ERR_NOMEM. */
+bool lw_attention_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_attention_emit(lw *L, const trnc_node *n);
+
 /** An op family's emitter: `handles` says whether it lowers node n (given
  *  its operands), `emit` emits it (outputs already have their tvs). The
  *  families are listed in codegen/families.c. */

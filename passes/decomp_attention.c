@@ -91,9 +91,30 @@ static trnc_ref rowsum(trnc_db *b, trnc_ref x) {
   return DB(b, SUM, V(x), trnc_db_ints(b, (const int64_t[]){-1}, 1), trnc_db_bool(true), NONE);
 }
 
+/* Bytes per partition of keys (K^T) or values resident in SBUF for one
+ * key/value head of the flash kernel, at most: it keeps both, double-
+ * buffered across heads, in 64 KiB of the smallest target's 192 KiB. */
+#define FLASH_KV_BYTES (16 * 1024)
+
+/* The shape rule that picks codegen/emit_attention.c's flash-attention
+ * kernel over this decomposition: no attn_mask, head dim <= 128 (one
+ * contraction tile), keys and values resident in SBUF. At every length the
+ * kernel costs less than the decomposition's batched matmuls and softmax
+ * (cost model, trn2: the demo's T = 37, E = 24 heads 15 vs 37 us, T = 127
+ * 22 vs 134 us), so there is no lower bound. */
+static bool flash_kernel(trnc_db *b, const trnc_node *n) {
+  if (n->args[5].kind == TRNC_ARG_VALUE) return false;
+  const trnc_type *q = trnc_db_type(b, n->args[0].u.ref), *k = trnc_db_type(b, n->args[1].u.ref);
+  int64_t esz = q->dtype == TRNC_F32 ? 4 : q->dtype == TRNC_BF16 || q->dtype == TRNC_F16 ? 2 : 0;
+  if (!esz || trnc_db_type(b, n->args[2].u.ref)->shape[3] != q->shape[3]) return false;
+  return q->shape[3] >= 1 && q->shape[3] <= 128 && k->shape[2] >= 1 && k->shape[2] * esz <= FLASH_KV_BYTES;
+}
+
 /* _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p,
- * is_causal, *, attn_mask, scale) -> (output, logsumexp) */
+ * is_causal, *, attn_mask, scale) -> (output, logsumexp); kept whole for the
+ * flash kernel when flash_kernel() says so. */
 trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n) {
+  if (flash_kernel(b, n)) return trnc_db_keep(b);
   attn a;
   trnc_status st = scores(b, n, 0, 4, 5, 6, &a);
   if (st) return st;

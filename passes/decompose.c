@@ -39,6 +39,7 @@ struct trnc_db {
   bool bound[MAX_OUTS];
   trnc_ref from[MAX_OUTS], to[MAX_OUTS]; /* emitted values re-bound to src's outputs */
   uint32_t nremap;
+  bool keep;                 /* the decomposition kept the node (trnc_db_keep) */
   trnc_status st;
   trnc_ref seed;             /* the rng_seed input (TRNC_NO_REF: no random op) */
   int64_t next_block;        /* first unused 128-bit Philox block of this call */
@@ -92,6 +93,13 @@ trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n) {
 /* ---- builder ------------------------------------------------------------------- */
 
 const trnc_graph *trnc_db_graph(const trnc_db *b) { return b->g; }
+
+trnc_status trnc_db_keep(trnc_db *b) {
+  if (b->st) return b->st;
+  if (b->nnodes != b->first) return trnc_db_fail(b, "kept a node after emitting others for it");
+  b->keep = true;
+  return TRNC_OK;
+}
 const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r) { return &b->g->values[r].type; }
 trnc_status trnc_db_status(const trnc_db *b) { return b->st; }
 
@@ -491,9 +499,17 @@ static trnc_status expand(trnc_db *b, const trnc_node *n) {
   b->first = b->nnodes;
   b->nremap = 0;
   memset(b->bound, 0, sizeof b->bound);
+  b->keep = false;
   trnc_status st = decomps[n->op](b, n);
   if (!st) st = b->st;
   if (st) return st;
+  if (b->keep) { /* lowered by the code generator as it is */
+    trnc_node *c = push_node(b);
+    if (!c) return nomem(b);
+    *c = *n;
+    for (uint32_t k = 0; k < n->nouts; k++) b->g->values[n->outs[k]].node = b->nnodes - 1;
+    return TRNC_OK;
+  }
   for (uint32_t k = 0; k < n->nouts; k++)
     if (!b->bound[k] && !b->g->values[n->outs[k]].is_none)
       return trnc_db_fail(b, "left an output unbound");

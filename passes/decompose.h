@@ -92,6 +92,13 @@ trnc_ref trnc_db_const_f32(trnc_db *b, int rank, const int64_t *shape, const flo
  */
 trnc_status trnc_db_result(trnc_db *b, uint32_t k, trnc_ref r);
 
+/** Keeps the node being decomposed as it is: the code generator lowers this
+ *  form itself (a decomposition that chooses between its own rewrite and a
+ *  kernel of codegen/, such as scaled-dot-product attention's flash kernel).
+ *  Must be called before anything is emitted for the node; returns TRNC_OK or
+ *  the builder's error status (TRNC_ERR_INTERNAL if nodes were emitted). */
+trnc_status trnc_db_keep(trnc_db *b);
+
 /* Small compositions used by several decompositions. */
 /** x converted to dtype dt (_to_copy; contiguous). */
 trnc_ref trnc_db_cast(trnc_db *b, trnc_ref x, trnc_dtype dt);

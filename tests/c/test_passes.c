@@ -204,13 +204,15 @@ static Trnc__Fx__TensorMeta *m4(tu_fx *b, Trnc__Fx__DType dt, int64_t a, int64_t
   return tu_meta(b, dt, 4, (int64_t[]){a, c, e, f});
 }
 
-/* _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal)
- * over [1,4,5,8] queries and [1,2,7,8] keys (grouped-query heads), with the
- * output in the kernel's [B,L,H,E] layout and logsumexp [B,H,L]. */
-static uint32_t sdpa_graph(tu_fx *b, double dropout_p) {
+/* _scaled_dot_product_flash_attention_for_cpu(q, k, v, dropout_p, is_causal,
+ * attn_mask=mask) over [1,4,5,8] queries and [1,2,7,8] keys (grouped-query
+ * heads), with the output in the kernel's [B,L,H,E] layout and logsumexp
+ * [B,H,L]; `mask`: an additive [1,1,5,7] attn_mask, else None. */
+static uint32_t sdpa_graph(tu_fx *b, double dropout_p, bool mask) {
   uint32_t q = tu_placeholder(b, "q", m4(b, F32, 1, 4, 5, 8));
   uint32_t k = tu_placeholder(b, "k", m4(b, F32, 1, 2, 7, 8));
   uint32_t v = tu_placeholder(b, "v", m4(b, F32, 1, 2, 7, 8));
+  uint32_t m = mask ? tu_placeholder(b, "m", m4(b, F32, 1, 1, 5, 7)) : 0;
   uint32_t n = tu_call(b, "attn", "aten._scaled_dot_product_flash_attention_for_cpu.default",
                        strided(m4(b, F32, 1, 4, 5, 8), (const int64_t[]){160, 8, 32, 1}, 0));
   tu_add_output(b, n, strided(m3(b, F32, 1, 4, 5), (const int64_t[]){20, 1, 4}, 0));
@@ -220,19 +222,34 @@ static uint32_t sdpa_graph(tu_fx *b, double dropout_p) {
   tu_arg(b, n, tu_a_ref(b, "value", v, 0));
   tu_arg(b, n, tu_a_float(b, "dropout_p", dropout_p));
   tu_arg(b, n, tu_a_bool(b, "is_causal", true));
-  tu_arg(b, n, tu_a_none(b, "attn_mask"));
+  tu_arg(b, n, mask ? tu_a_ref(b, "attn_mask", m, 0) : tu_a_none(b, "attn_mask"));
   tu_arg(b, n, tu_a_none(b, "scale"));
   tu_output_ref(b, n, 0);
   tu_output_ref(b, n, 1);
   return n;
 }
 
-/* The attention op leaves the graph: matmuls over [B*Hk, G*L] rows, the
- * causal mask (from two aranges, small enough to fold into a constant), the
- * softmax pieces; the graph outputs keep their declared layouts. */
+/* Without an attn_mask the op stays for codegen's flash-attention kernel
+ * (passes/decomp_attention.c's shape rule), its outputs in their layouts. */
+static void test_sdpa_kept_for_the_flash_kernel(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  sdpa_graph(b, 0.0, false);
+  run r = lower(b);
+  HAS(r, "sdpa_flash");
+  HASNT(r, "bmm(");
+  const trnc_type *out = trnc_ref_type(r.g, r.g->outputs[0]);
+  assert_int_equal(out->stride[1], 8);
+  assert_int_equal(out->stride[2], 32);
+  done(&r, b);
+}
+
+/* With an attn_mask the attention op leaves the graph: matmuls over
+ * [B*Hk, G*L] rows, the causal mask (from two aranges, small enough to fold
+ * into a constant), the softmax pieces; the graph outputs keep their
+ * declared layouts. */
 static void test_decompose_sdpa(void **state) {
   tu_fx *b = tu_fx_new(FWD);
-  sdpa_graph(b, 0.0);
+  sdpa_graph(b, 0.0, true);
   run r = lower(b);
   HASNT(r, "sdpa_flash");
   HAS(r, "bmm(");
@@ -253,7 +270,7 @@ static void test_decompose_sdpa(void **state) {
 /* dropout_p > 0 is refused by the legality scan, before any rewriting. */
 static void test_decompose_sdpa_dropout_refused(void **state) {
   tu_fx *b = tu_fx_new(FWD);
-  sdpa_graph(b, 0.1);
+  sdpa_graph(b, 0.1, false);
   refused(b, "dropout_p > 0");
 }
 
@@ -780,6 +797,7 @@ static void test_goldens_shrink(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decompose_sdpa),
+      cmocka_unit_test(test_sdpa_kept_for_the_flash_kernel),
       cmocka_unit_test(test_decompose_sdpa_dropout_refused),
       cmocka_unit_test(test_decompose_topk),
       cmocka_unit_test(test_decompose_histc),

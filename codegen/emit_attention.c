@@ -1,0 +1,568 @@
+/*
+ * emit_attention.c — scaled-dot-product attention forward as one
+ * flash-attention kernel (aten._scaled_dot_product_flash_attention_for_cpu,
+ * kept whole by passes/decomp_attention.c when the shape rule there picks
+ * this kernel: no attn_mask, head dim <= 128, keys and values resident in
+ * SBUF).
+ *
+ * Shapes: query [B,Hq,L,E], key and value [B,Hk,S,E] (any strides whose
+ * last one is 1; others are copied first), Hq = G*Hk: query head h reads
+ * key/value head h / G (grouped-query attention). Output [B,Hq,L,E] in the
+ * query's dtype, logsumexp [B,Hq,L] float32.
+ *
+ * Per key/value head the kernel keeps K^T [E, S] and V [128, S/128 tiles, E]
+ * resident in SBUF (double-buffered: head i + 2 loads while head i + 1
+ * computes). Per query tile of 128 rows (queries on partitions; Q^T [E, 128]
+ * is the stationary operand) it streams blocks of FA_BLOCK keys, twice:
+ *   pass 1  S = Q K^T           TensorE, 512-key matmuls into PSUM (fp32)
+ *           causal: S += mask   on the block holding the diagonal, one
+ *                               identity matmul (bf16 for bf16 inputs, else
+ *                               fp32) adds -3e38 above it; blocks entirely
+ *                               above the diagonal are skipped
+ *           m = max(m, rowmax S)   VectorE reduce reading PSUM; GpSimd max
+ *   pass 2  S again (the last block's is still in PSUM: pass 2 runs the
+ *           blocks last to first)
+ *           P = exp(scale S - scale m), l += rowsum   ScalarE, PSUM -> SBUF,
+ *                               the row sum accumulated by the same
+ *                               instruction; GpSimd add
+ *           P^T per 128 keys    DMA transpose (2-byte dtypes; the NKI ISA
+ *                               allows DMA transpose only for those) or
+ *                               TensorE transpose + copy (fp32)
+ *           O += P V            TensorE, one PSUM accumulation over every
+ *                               block (keys on partitions)
+ * and at the end out = O / l, logsumexp = scale m + log l. Knowing the
+ * exact row max before any exponential costs a second Q K^T but saves the
+ * online softmax's per-block rescaling of O and l, which would load VectorE
+ * and ScalarE (the engines that bound this kernel with TensorE: the row max
+ * reads every score once on VectorE, the exponentials once on ScalarE).
+ * fa_run software-pipelines the passes across tiles and heads (pass 1 of
+ * tile t + 1 beside pass 2 of tile t, each PV FA_LAG rounds after its
+ * exponentials), so TensorE multiplies while the other engines work. P is
+ * rounded to the matmul dtype (bf16 for bf16 inputs) as flash kernels do;
+ * everything else accumulates in fp32.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "codegen/lower.h"
+
+/* Keys per block: 2 PSUM banks of fp32 scores, three blocks in flight (6 of
+ * the 8 banks: a round of fa_run has two blocks' scores live, pass 1's and
+ * pass 2's); the 2 banks left hold the PV accumulators and the fp32
+ * transposes. */
+#define FA_BLOCK 1024
+#define FA_SBUFS 3
+/* Rounds between a block's exponentials and its PV (fa_run): covers the
+ * ~2 us DMA transpose of P. */
+#define FA_LAG 3
+/* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
+ * still pending (up to FA_LAG + 1 one-block tiles). */
+#define FA_RING (FA_LAG + 4)
+#define FA_MM_N 512     /* moving free size of one matmul (one PSUM bank) */
+#define FA_MASK (-3.0e38f) /* added above the causal diagonal: exp() gives 0 */
+
+typedef struct fa {
+  lw *L;
+  const trnc_node *n;
+  lw_tv q, k, v;
+  const lw_tv *out, *lse;
+  int64_t B, Hq, Hk, Lq, S, E;
+  float scale;
+  bool causal;
+  trnc_dtype dt;    /* matmul dtype: the inputs' */
+  int64_t esz;
+  bool dma_t;       /* P^T, K^T and Q^T by DMA transpose (2-byte dtypes) */
+  lw_pool kt, vt, qt, stage, sp, op, tp, p, pt, ofin, stat, small;
+  lw_tile *ident, *mask; /* [128, 128] identity and causal mask */
+  trnc_dtype mask_dt;    /* theirs: bf16 (holds -3e38, at the bf16 matmul rate) or fp32 */
+} fa;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* HBM access pattern: `rows` partitions from element `off` of tv, row
+ * stride `rs`, `cols` contiguous elements per row. */
+static trnc_nc_ap hbm(const lw_tv *tv, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
+  trnc_nc_ap a;
+  memset(&a, 0, sizeof a);
+  a.mem = TRNC_NC_MEM_HBM;
+  a.dtype = (uint8_t)tv->t.dtype;
+  a.buffer = tv->buffer;
+  a.offset = off * lw_esize(tv->t.dtype);
+  a.partitions = (int32_t)rows;
+  a.partition_stride = rs;
+  a.nfree = 1;
+  a.free[0].stride = 1;
+  a.free[0].count = cols;
+  return a;
+}
+
+/* Element offset of row `row` of head (b, h) of a [B, H, T, E] view. */
+static int64_t at(const lw_tv *tv, int64_t b, int64_t h, int64_t row) {
+  return tv->t.offset + b * tv->t.stride[0] + h * tv->t.stride[1] + row * tv->t.stride[2];
+}
+
+static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0, lw_tile *w1) {
+  lw_tile *rd[3], *wr[2];
+  int nr = 0, nw = 0;
+  if (r0) rd[nr++] = r0;
+  if (r1) rd[nr++] = r1;
+  if (r2) rd[nr++] = r2;
+  if (w0) wr[nw++] = w0;
+  if (w1) wr[nw++] = w1;
+  return lw_emit(f->L, in, rd, nr, wr, nw);
+}
+
+static trnc_nc_ap col(const lw_tile *t, int64_t np) {
+  int64_t one = 1;
+  return lw_tile_ap(t, (int)np, 0, TRNC_F32, 1, &one);
+}
+
+/* rows x E of tv from element off (row stride rs) into dst as [E, rows] at
+ * byte offset doff: a DMA transpose for 2-byte dtypes, else a load and a
+ * TensorE transpose through PSUM. */
+static trnc_status load_t(fa *f, lw_tile *dst, int64_t doff, const lw_tv *tv, int64_t off, int64_t rows,
+                          int64_t rs) {
+  lw *L = f->L;
+  if (f->dma_t) {
+    trnc_nc_instr d = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+    d.mode = TRNC_NC_DMA_TRANSPOSE;
+    d.dst = lw_tile_ap(dst, (int)f->E, doff, f->dt, 1, &rows);
+    d.src[0] = hbm(tv, off, rows, rs, f->E);
+    return emit1(f, &d, NULL, NULL, NULL, dst, NULL);
+  }
+  lw_tile *s = lw_pool_next(&f->stage), *t = lw_pool_next(&f->tp);
+  trnc_nc_instr d = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  d.dst = lw_tile_ap(s, (int)rows, 0, f->dt, 1, &f->E);
+  d.src[0] = hbm(tv, off, rows, rs, f->E);
+  trnc_status st = emit1(f, &d, NULL, NULL, NULL, s, NULL);
+  if (st) return st;
+  trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+  tr.src[0] = d.dst;
+  tr.dst = lw_tile_ap(t, (int)f->E, 0, TRNC_F32, 1, &rows);
+  if ((st = emit1(f, &tr, s, NULL, NULL, t, NULL))) return st;
+  trnc_nc_instr c = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  c.src[0] = tr.dst;
+  c.dst = lw_tile_ap(dst, (int)f->E, doff, f->dt, 1, &rows);
+  return emit1(f, &c, t, NULL, NULL, dst, NULL);
+}
+
+/* Most parts of one grouped write (keys of a head: S <= 8192 by the shape
+ * rule of passes/decomp_attention.c; a block's P^T: FA_BLOCK / 128). */
+#define FA_MAX_PARTS 64
+
+/* K^T and V of head (b, hk) into kt [E, S] and vt [128, tiles, E]: each
+ * 128-key part on its own DMA queue (fp32 K^T: through TensorE). */
+static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *vt) {
+  trnc_status st;
+  trnc_nc_instr *kin = trnc_arena_array(&f->L->arena, FA_MAX_PARTS, sizeof *kin);
+  trnc_nc_instr *vin = trnc_arena_array(&f->L->arena, FA_MAX_PARTS, sizeof *vin);
+  if (!kin || !vin) return lw_fail(f->L, f->n, TRNC_ERR_NOMEM, "out of memory in flash attention");
+  int n = 0;
+  for (int64_t k0 = 0; k0 < f->S; k0 += 128, n++) {
+    int64_t kr = min64(128, f->S - k0);
+    if (f->dma_t) {
+      kin[n] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
+      kin[n].mode = TRNC_NC_DMA_TRANSPOSE;
+      kin[n].dst = lw_tile_ap(kt, (int)f->E, k0 * f->esz, f->dt, 1, &kr);
+      kin[n].src[0] = hbm(&f->k, at(&f->k, b, hk, k0), kr, f->k.t.stride[2], f->E);
+    } else if ((st = load_t(f, kt, k0 * f->esz, &f->k, at(&f->k, b, hk, k0), kr, f->k.t.stride[2]))) {
+      return st;
+    }
+    vin[n] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
+    vin[n].dst = lw_tile_ap(vt, (int)kr, (k0 / 128) * f->E * f->esz, f->dt, 1, &f->E);
+    vin[n].src[0] = hbm(&f->v, at(&f->v, b, hk, k0), kr, f->v.t.stride[2], f->E);
+  }
+  if (f->dma_t && (st = lw_emit_split(f->L, kin, n, NULL, 0, kt))) return st;
+  return lw_emit_split(f->L, vin, n, NULL, 0, vt);
+}
+
+/* One query tile: 128 (or fewer) rows of query head h. */
+typedef struct qtile {
+  int64_t b, h, hk, q0, rt, kend, nblk;
+  lw_tile *kt, *vt;          /* its key/value head's resident tiles */
+  lw_tile *qt;               /* Q^T [E, rt] */
+  lw_tile *m, *nb, *l;       /* row max of the raw scores, -scale m, row sum */
+  lw_tile *o;                /* PSUM [rt, E]: P V accumulated over every block */
+  lw_tile *s_last;           /* pass 1's scores of the last block, reused by pass 2 */
+  int64_t w_last;
+  bool last_of_head;         /* the last tile of its key/value head */
+} qtile;
+
+/* Scores of key block j of t: S [rt, w] = Q K^T (+ the causal mask on the
+ * block holding the diagonal) into the next PSUM score tile. */
+static lw_tile *scores(fa *f, const qtile *t, int64_t j, int64_t *w, trnc_status *st) {
+  int64_t k0 = j * FA_BLOCK, rt = t->rt;
+  *w = min64(FA_BLOCK, t->kend - k0);
+  lw_tile *s = lw_pool_next(&f->sp);
+  for (int64_t c = 0; c < *w && !*st; c += FA_MM_N) {
+    int64_t cw = min64(FA_MM_N, *w - c);
+    trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+    mm.dst = lw_tile_ap(s, (int)rt, c * 4, TRNC_F32, 1, &cw);
+    mm.src[0] = lw_tile_ap(t->qt, (int)f->E, 0, f->dt, 1, &rt);
+    mm.src[1] = lw_tile_ap(t->kt, (int)f->E, (k0 + c) * f->esz, f->dt, 1, &cw);
+    *st = emit1(f, &mm, t->qt, t->kt, NULL, s, NULL);
+  }
+  if (!*st && f->causal && t->q0 >= k0 && t->q0 < k0 + *w) {
+    /* keys q0.. of the diagonal sub-block: S[p, j] += (j > p) ? -3e38 : 0 */
+    int64_t dw = min64(128, k0 + *w - t->q0);
+    trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+    mm.mode = 1;
+    mm.dst = lw_tile_ap(s, (int)rt, (t->q0 - k0) * 4, TRNC_F32, 1, &dw);
+    mm.src[0] = lw_tile_ap(f->ident, (int)rt, 0, f->mask_dt, 1, &rt);
+    mm.src[1] = lw_tile_ap(f->mask, (int)rt, 0, f->mask_dt, 1, &dw);
+    *st = emit1(f, &mm, f->ident, f->mask, NULL, s, NULL);
+  }
+  return s;
+}
+
+/* Pass 1, block j: m = max(m, rowmax S) (VectorE reduce reading PSUM,
+ * GpSimd max); after the last block nb = -scale m. */
+static trnc_status pass_max(fa *f, qtile *t, int64_t j) {
+  trnc_status st = TRNC_OK;
+  int64_t w, rt = t->rt;
+  lw_tile *s = scores(f, t, j, &w, &st);
+  if (st) return st;
+  lw_tile *mb = j == 0 ? t->m : lw_pool_next(&f->small);
+  trnc_nc_instr red = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
+  red.alu0 = TRNC_NC_ALU_MAX;
+  red.mode = 1;
+  red.src[0] = lw_tile_ap(s, (int)rt, 0, TRNC_F32, 1, &w);
+  red.dst = col(mb, rt);
+  if ((st = emit1(f, &red, s, NULL, NULL, mb, NULL))) return st;
+  if (j > 0) {
+    trnc_nc_instr mx = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
+    mx.alu0 = TRNC_NC_ALU_MAX;
+    mx.src[0] = col(t->m, rt);
+    mx.src[1] = col(mb, rt);
+    mx.dst = col(t->m, rt);
+    if ((st = emit1(f, &mx, t->m, mb, NULL, t->m, NULL))) return st;
+  }
+  if (j < t->nblk - 1) return TRNC_OK;
+  t->s_last = s, t->w_last = w;
+  trnc_nc_instr neg = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
+  neg.alu0 = TRNC_NC_ALU_MUL;
+  neg.alu1 = TRNC_NC_ALU_BYPASS;
+  neg.imm[0] = -f->scale;
+  neg.src[0] = col(t->m, rt);
+  neg.dst = col(t->nb, rt);
+  return emit1(f, &neg, t->m, NULL, NULL, t->nb, NULL);
+}
+
+/* A block between pass 2's exponentials and its PV. */
+typedef struct fa_pv {
+  qtile *t;
+  int64_t j, w;
+  lw_tile *p, *pt;
+  int64_t round;             /* fa_run's round that issued it */
+} fa_pv;
+
+/* Pass 2, block j (last to first: the last block's scores are still in
+ * PSUM from pass 1, which saves recomputing them; the score pool's three
+ * tiles outlast the two score blocks fa_run allocates in between): P =
+ * exp(scale S - scale m) with its row sum (ScalarE, PSUM -> SBUF), l +=
+ * rowsum (GpSimd), P^T by DMA transpose (2-byte dtypes: one DMA per 128
+ * keys, in parallel; fp32: TensorE in pass_pv). */
+static trnc_status pass_exp(fa *f, qtile *t, int64_t j, fa_pv *out) {
+  trnc_status st = TRNC_OK;
+  int64_t w = t->w_last, rt = t->rt;
+  bool first = j == t->nblk - 1; /* pass 2 runs the blocks last to first */
+  lw_tile *s = first ? t->s_last : scores(f, t, j, &w, &st);
+  if (st) return st;
+  lw_tile *p = lw_pool_next(&f->p), *rs = first ? t->l : lw_pool_next(&f->small);
+  trnc_nc_instr ex = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ex.act = TRNC_NC_ACT_EXP;
+  ex.imm[0] = f->scale;
+  ex.src[0] = lw_tile_ap(s, (int)rt, 0, TRNC_F32, 1, &w);
+  ex.src[1] = col(t->nb, rt);
+  ex.dst = lw_tile_ap(p, (int)rt, 0, f->dt, 1, &w);
+  ex.dst2 = col(rs, rt);
+  if ((st = emit1(f, &ex, s, t->nb, NULL, p, rs))) return st;
+  if (!first) {
+    trnc_nc_instr ad = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
+    ad.alu0 = TRNC_NC_ALU_ADD;
+    ad.src[0] = col(t->l, rt);
+    ad.src[1] = col(rs, rt);
+    ad.dst = col(t->l, rt);
+    if ((st = emit1(f, &ad, t->l, rs, NULL, t->l, NULL))) return st;
+  }
+  *out = (fa_pv){t, j, w, p, lw_pool_next(&f->pt), 0};
+  if (!f->dma_t) return TRNC_OK;
+  trnc_nc_instr ds[FA_BLOCK / 128];
+  int nd = 0;
+  for (int64_t c = 0; c < w; c += 128, nd++) {
+    int64_t sw = min64(128, w - c);
+    ds[nd] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
+    ds[nd].mode = TRNC_NC_DMA_TRANSPOSE;
+    ds[nd].src[0] = lw_tile_ap(p, (int)rt, c * f->esz, f->dt, 1, &sw);
+    ds[nd].dst = lw_tile_ap(out->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
+  }
+  return lw_emit_split(f->L, ds, nd, &p, 1, out->pt);
+}
+
+/* PV of a pass-2 block: (fp32: P^T on TensorE,) O += P^T' V in PSUM. */
+static trnc_status pass_pv(fa *f, const fa_pv *b) {
+  trnc_status st;
+  qtile *t = b->t;
+  int64_t rt = t->rt, w = b->w, k0 = b->j * FA_BLOCK;
+  if (!f->dma_t)
+    for (int64_t c = 0; c < w; c += 128) {
+      int64_t sw = min64(128, w - c);
+      lw_tile *tp = lw_pool_next(&f->tp);
+      trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+      tr.src[0] = lw_tile_ap(b->p, (int)rt, c * f->esz, f->dt, 1, &sw);
+      tr.dst = lw_tile_ap(tp, (int)sw, 0, TRNC_F32, 1, &rt);
+      if ((st = emit1(f, &tr, b->p, NULL, NULL, tp, NULL))) return st;
+      trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+      cp.src[0] = tr.dst;
+      cp.dst = lw_tile_ap(b->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
+      if ((st = emit1(f, &cp, tp, NULL, NULL, b->pt, NULL))) return st;
+    }
+  for (int64_t c = 0; c < w; c += 128) {
+    int64_t sw = min64(128, w - c);
+    trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+    mm.mode = b->j < t->nblk - 1 || c > 0; /* the last block's PV comes first */
+    mm.dst = lw_tile_ap(t->o, (int)rt, 0, TRNC_F32, 1, &f->E);
+    mm.src[0] = lw_tile_ap(b->pt, (int)sw, c * f->esz, f->dt, 1, &rt);
+    mm.src[1] = lw_tile_ap(t->vt, (int)sw, ((k0 + c) / 128) * f->E * f->esz, f->dt, 1, &f->E);
+    if ((st = emit1(f, &mm, b->pt, t->vt, NULL, t->o, NULL))) return st;
+  }
+  return TRNC_OK;
+}
+
+/* out = O / l (VectorE, PSUM -> SBUF in the output dtype) and logsumexp =
+ * scale m + log l of query tile t. */
+static trnc_status finish(fa *f, qtile *t) {
+  lw *L = f->L;
+  trnc_status st;
+  int64_t rt = t->rt;
+  lw_tile *of = lw_pool_next(&f->ofin);
+  trnc_nc_instr dv = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  dv.alu0 = TRNC_NC_ALU_DIV;
+  dv.alu1 = TRNC_NC_ALU_BYPASS;
+  dv.src[0] = lw_tile_ap(t->o, (int)rt, 0, TRNC_F32, 1, &f->E);
+  dv.src[1] = col(t->l, rt);
+  dv.dst = lw_tile_ap(of, (int)rt, 0, f->out->t.dtype, 1, &f->E);
+  if ((st = emit1(f, &dv, t->o, t->l, NULL, of, NULL))) return st;
+  trnc_nc_instr sd = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  sd.src[0] = dv.dst;
+  sd.dst = hbm(f->out, at(f->out, t->b, t->h, t->q0), rt, f->out->t.stride[2], f->E);
+  if ((st = emit1(f, &sd, of, NULL, NULL, NULL, NULL))) return st;
+  if (f->lse->buffer < 0) return TRNC_OK;
+  lw_tile *ll = lw_pool_next(&f->small), *ls = lw_pool_next(&f->small);
+  trnc_nc_instr lg = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  lg.act = TRNC_NC_ACT_LOG;
+  lg.imm[0] = 1.0f;
+  lg.src[0] = col(t->l, rt);
+  lg.dst = col(ll, rt);
+  if ((st = emit1(f, &lg, t->l, NULL, NULL, ll, NULL))) return st;
+  trnc_nc_instr fm = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
+  fm.alu0 = TRNC_NC_ALU_MUL;
+  fm.imm[0] = f->scale;
+  fm.alu1 = TRNC_NC_ALU_ADD;
+  fm.src[0] = col(t->m, rt);
+  fm.src[2] = col(ll, rt);
+  fm.dst = col(ls, rt);
+  if ((st = emit1(f, &fm, t->m, ll, NULL, ls, NULL))) return st;
+  const lw_tv *lt = f->lse;
+  trnc_nc_instr sl = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  sl.src[0] = fm.dst;
+  sl.dst = hbm(lt, lt->t.offset + t->b * lt->t.stride[0] + t->h * lt->t.stride[1] + t->q0 * lt->t.stride[2], rt,
+               lt->t.stride[2], 1);
+  return emit1(f, &sl, ls, NULL, NULL, NULL, NULL);
+}
+
+/* Key blocks of query tile q0 (causal, top-left aligned: row i sees keys
+ * 0..i, so blocks past the tile's last row are skipped). */
+static int64_t kend_of(const fa *f, int64_t q0) {
+  return f->causal ? min64(f->S, q0 + min64(128, f->Lq - q0)) : f->S;
+}
+
+/* Slot t for query tile number i (over batch, key/value head, group
+ * member, rows); Q^T of tile i + 1 starts loading (into its slot's tile of
+ * the qt pool), so it is there when that tile begins. */
+static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
+  int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
+  for (int64_t k = i + 1; k <= i + 1 && k < ntiles; k++) {
+    int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
+    int64_t b = hi / f->Hk, h = hi % f->Hk * G + g;
+    trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, &f->q, at(&f->q, b, h, q0), min64(128, f->Lq - q0),
+                            f->q.t.stride[2]);
+    if (st) return st;
+  }
+  int64_t hi = i / (nq * G), g = i / nq % G;
+  memset(t, 0, sizeof *t);
+  t->b = hi / f->Hk, t->hk = hi % f->Hk, t->h = t->hk * G + g;
+  t->q0 = i % nq * 128, t->rt = min64(128, f->Lq - t->q0);
+  t->kend = kend_of(f, t->q0);
+  t->nblk = (t->kend + FA_BLOCK - 1) / FA_BLOCK;
+  t->kt = &f->kt.tiles[hi % 2], t->vt = &f->vt.tiles[hi % 2];
+  t->qt = &f->qt.tiles[i % FA_RING];
+  t->m = lw_pool_next(&f->stat), t->nb = lw_pool_next(&f->stat), t->l = lw_pool_next(&f->stat);
+  t->o = lw_pool_next(&f->op);
+  t->last_of_head = (i + 1) % (ntiles / (f->B * f->Hk)) == 0;
+  return TRNC_OK;
+}
+
+/* The PV of pass-2 block b, and what follows it: the tile's output after
+ * its last block; after the last block of head h's last tile, the load of
+ * head h + 2 into head h's buffer. */
+static trnc_status pv_done(fa *f, const fa_pv *b) {
+  trnc_status st = pass_pv(f, b);
+  if (st || b->j > 0) return st;
+  if ((st = finish(f, b->t))) return st;
+  int64_t hi = b->t->b * f->Hk + b->t->hk + 2;
+  if (!b->t->last_of_head || hi >= f->B * f->Hk) return TRNC_OK;
+  return load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2]);
+}
+
+/* Two passes per query tile, software-pipelined over all tiles in rounds:
+ * a round issues pass 1 (scores, row max) of one block of the tile after
+ * the current one, pass 2 (scores, exponentials, P^T) of one block of the
+ * current tile, and the PV of the pass-2 block issued FA_LAG rounds
+ * earlier, so TensorE multiplies while VectorE takes row maxima, ScalarE
+ * computes exponentials and the DMA queues transpose P (each engine queue
+ * runs in order; lw_emit adds the semaphores). With the exact row max known
+ * before any exponential, the PV products of all blocks accumulate in one
+ * PSUM tile: no rescaling. Keys and values of head i + 2 load into the
+ * buffer of head i once every PV of head i has been issued (pv_done), one
+ * head ahead of their use. */
+static trnc_status fa_run(fa *f) {
+  int64_t ntiles = f->B * f->Hk * (f->Hq / f->Hk) * ((f->Lq + 127) / 128);
+  int64_t per_head = ntiles / (f->B * f->Hk);
+  qtile ring[FA_RING];
+  fa_pv pq[FA_LAG + 2];
+  int qh = 0, nq = 0;
+  int64_t tr = 0, jr = 0, te = 0, je = 0, round = 0; /* pass-1 and pass-2 cursors */
+  trnc_status st;
+  /* the first tile's Q^T ahead of the first heads' keys and values, which
+   * arrive in key order: the first block can start before the rest */
+  if ((st = load_t(f, &f->qt.tiles[0], 0, &f->q, at(&f->q, 0, 0, 0), min64(128, f->Lq), f->q.t.stride[2])))
+    return st;
+  for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
+    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi]))) return st;
+  while (te < ntiles || nq) {
+    bool did = false;
+    /* pass 1 of tile tr (at most one tile ahead of pass 2) */
+    if (tr < ntiles && tr <= te + 1) {
+      qtile *t = &ring[tr % FA_RING];
+      if (jr == 0) {
+        /* a new key/value head hi: every PV of head hi - 2 issued (and
+         * with it the load of head hi) */
+        int64_t hi = tr / per_head;
+        while (tr % per_head == 0 && nq && pq[qh].t->b * f->Hk + pq[qh].t->hk <= hi - 2) {
+          fa_pv *b = &pq[qh];
+          qh = (qh + 1) % (FA_LAG + 2), nq--;
+          if ((st = pv_done(f, b))) return st;
+        }
+        if ((st = tile_begin(f, tr, t, ntiles))) return st;
+      }
+      if ((st = pass_max(f, t, jr))) return st;
+      if (++jr == t->nblk) jr = 0, tr++;
+      did = true;
+    }
+    /* pass 2 of tile te, once its pass 1 is complete */
+    if (te < ntiles && tr > te && nq < FA_LAG + 1) {
+      qtile *t = &ring[te % FA_RING];
+      fa_pv *b = &pq[(qh + nq++) % (FA_LAG + 2)];
+      if ((st = pass_exp(f, t, t->nblk - 1 - je, b))) return st;
+      b->round = round;
+      if (++je == t->nblk) je = 0, te++;
+      did = true;
+    }
+    /* the PV of the oldest pass-2 block, FA_LAG rounds later (or now, when
+     * nothing else could be issued) */
+    if (nq && (!did || round - pq[qh].round >= FA_LAG || nq > FA_LAG)) {
+      fa_pv *b = &pq[qh];
+      qh = (qh + 1) % (FA_LAG + 2), nq--;
+      if ((st = pv_done(f, b))) return st;
+    }
+    round++;
+  }
+  return TRNC_OK;
+}
+
+/* A contiguous copy of operand tv when its last dim is strided. */
+static trnc_status dense_rows(lw *L, const trnc_node *n, uint32_t arg, lw_tv *out) {
+  *out = L->tv[n->args[arg].u.ref];
+  if (out->t.stride[3] == 1 || out->t.shape[3] == 1) return TRNC_OK;
+  return lw_materialize(L, n, n->args[arg].u.ref, out);
+}
+
+static trnc_status fa_pools(fa *f) {
+  lw *L = f->L;
+  int64_t nkt = (f->S + 127) / 128, tb = 128 * 4;
+  trnc_status st;
+  /* PSUM first: the score blocks start on bank boundaries */
+  if ((st = lw_pool_init(L, &f->sp, TRNC_NC_MEM_PSUM, FA_BLOCK * 4, FA_SBUFS)) ||
+      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, FA_LAG + 3)) ||
+      (!f->dma_t && (st = lw_pool_init(L, &f->tp, TRNC_NC_MEM_PSUM, tb, 2))) ||
+      (st = lw_pool_init(L, &f->kt, TRNC_NC_MEM_SBUF, f->S * f->esz, 2)) ||
+      (st = lw_pool_init(L, &f->vt, TRNC_NC_MEM_SBUF, nkt * f->E * f->esz, 2)) ||
+      (st = lw_pool_init(L, &f->qt, TRNC_NC_MEM_SBUF, 128 * f->esz, FA_RING)) ||
+      (st = lw_pool_init(L, &f->stage, TRNC_NC_MEM_SBUF, f->E * f->esz, 2)) ||
+      (st = lw_pool_init(L, &f->p, TRNC_NC_MEM_SBUF, FA_BLOCK * f->esz, FA_LAG + 2)) ||
+      (st = lw_pool_init(L, &f->pt, TRNC_NC_MEM_SBUF, FA_BLOCK * f->esz, FA_LAG + 2)) ||
+      (st = lw_pool_init(L, &f->ofin, TRNC_NC_MEM_SBUF, f->E * 4, 2)) ||
+      (st = lw_pool_init(L, &f->stat, TRNC_NC_MEM_SBUF, 4, 3 * FA_RING)) ||
+      /* short-lived [rt, 1] values: a block's row max or row sum, log l */
+      (st = lw_pool_init(L, &f->small, TRNC_NC_MEM_SBUF, 4, 16)))
+    return st;
+  if (!f->causal) return TRNC_OK;
+  /* identity and causal mask (fp32, built on GpSimd once per kernel) */
+  lw_tile *ones = lw_sbuf(L, tb), *zeros = lw_sbuf(L, tb);
+  if (!ones || !zeros || !(f->ident = lw_sbuf(L, tb)) || !(f->mask = lw_sbuf(L, tb))) return L->status;
+  int64_t c = 128;
+  for (int i = 0; i < 2; i++) {
+    lw_tile *src = i ? zeros : ones, *dst = i ? f->mask : f->ident;
+    trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+    ms.imm[0] = i ? 0.0f : 1.0f;
+    ms.dst = lw_tile_ap(src, 128, 0, TRNC_F32, 1, &c);
+    if ((st = emit1(f, &ms, NULL, NULL, NULL, src, NULL))) return st;
+    /* identity: p - j == 0 ? 1 : 0; mask: p - j >= 0 ? 0 : -3e38 */
+    trnc_nc_instr as = lw_instr(TRNC_NC_OP_AFFINE_SELECT, TRNC_NC_GPSIMD);
+    as.alu0 = i ? TRNC_NC_ALU_GE : TRNC_NC_ALU_EQ;
+    as.aff[1] = 1;
+    as.aff[2] = -1;
+    as.imm[0] = i ? FA_MASK : 0.0f;
+    as.src[0] = ms.dst;
+    as.dst = lw_tile_ap(dst, 128, 0, f->mask_dt, 1, &c);
+    if ((st = emit1(f, &as, src, NULL, NULL, dst, NULL))) return st;
+  }
+  return TRNC_OK;
+}
+
+bool lw_attention_handles(const trnc_graph *g, const trnc_node *n) {
+  (void)g;
+  return n->op == TRNC_OP_SDPA_FLASH;
+}
+
+trnc_status lw_attention_emit(lw *L, const trnc_node *n) {
+  const trnc_graph *g = L->g;
+  fa f;
+  memset(&f, 0, sizeof f);
+  f.L = L;
+  f.n = n;
+  const trnc_type *qt = &g->values[n->args[0].u.ref].type, *kt = &g->values[n->args[1].u.ref].type;
+  f.B = qt->shape[0], f.Hq = qt->shape[1], f.Lq = qt->shape[2], f.E = qt->shape[3];
+  f.Hk = kt->shape[1], f.S = kt->shape[2];
+  f.scale = (float)trnc_arg_number(&n->args[6], 1.0 / sqrt((double)f.E));
+  f.causal = n->args[4].kind == TRNC_ARG_BOOL && n->args[4].u.b;
+  f.out = &L->tv[n->outs[0]];
+  f.lse = &L->tv[n->outs[1]];
+  if (f.out->buffer < 0 || f.B == 0 || f.Hq == 0 || f.Lq == 0) return TRNC_OK;
+  if (n->args[5].kind == TRNC_ARG_VALUE || f.E > 128 || f.S == 0)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL,
+                   "flash attention kept for a form it does not lower (attn_mask, head dim %lld > 128 "
+                   "or no keys): passes/decomp_attention.c should have decomposed it",
+                   (long long)f.E);
+  trnc_status st;
+  if ((st = dense_rows(L, n, 0, &f.q)) || (st = dense_rows(L, n, 1, &f.k)) || (st = dense_rows(L, n, 2, &f.v)))
+    return st;
+  f.dt = f.q.t.dtype;
+  f.esz = lw_esize(f.dt);
+  f.dma_t = f.esz == 2;
+  f.mask_dt = f.dt == TRNC_BF16 ? TRNC_BF16 : TRNC_F32;
+  if ((st = lw_kernel_begin(L, "flash_attention"))) return st;
+  if ((st = fa_pools(&f))) return st;
+  return fa_run(&f);
+}
