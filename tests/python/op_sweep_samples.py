@@ -2215,3 +2215,76 @@ def _pdist_samples(dtype):
 
 OVERRIDES["SEARCHSORTED"] = lambda dtype, full: _searchsorted_samples(dtype)
 OVERRIDES["PDIST"] = lambda dtype, full: _pdist_samples(dtype)
+
+
+def _bucketize_samples(dtype):
+    """bucketize(input, boundaries [sorted 1-D], out_int32, right)."""
+    g = torch.Generator().manual_seed(13)
+    out = []
+    for n, nb in ((7, 5), (130, 9), (1, 1)):
+        b = torch.sort(torch.randint(-4, 5, (nb,), generator=g).to(dtype)).values
+        x = torch.randint(-5, 6, (n,), generator=g).to(dtype)
+        for right in (False, True):
+            out.append(Sample([x, b], {"right": right}, tag=f"{n}-{nb}-r{int(right)}"))
+    return out
+
+
+def _cdist_samples(dtype, backward):
+    """_cdist_forward(x1 [P, M], x2 [R, M], p, None) and its backward (grad,
+    x1, x2, p, cdist) with cdist from eager."""
+    g = torch.Generator().manual_seed(14)
+    out = []
+    for (p_, r, m), p in itertools.product(((5, 4, 3), (17, 3, 129)), (1.0, 2.0, 3.0)):
+        x1, x2 = torch.randn(p_, m, generator=g).to(dtype), torch.randn(r, m, generator=g).to(dtype)
+        if backward:
+            cd = torch.ops.aten._cdist_forward(x1.float(), x2.float(), p, None).to(dtype)
+            out.append(Sample([torch.randn(cd.shape, generator=g).to(dtype), x1, x2, p, cd],
+                              tag=f"{p_}x{r}x{m}-p{p}"))
+        else:
+            out.append(Sample([x1, x2, p, None], tag=f"{p_}x{r}x{m}-p{p}"))
+    return out
+
+
+def _pdist_bw_samples(dtype):
+    """_pdist_backward(grad, x [N, M], p, pdist) with pdist from eager."""
+    g = torch.Generator().manual_seed(15)
+    out = []
+    for (n, m), p in itertools.product(((5, 3), (17, 9)), (1.0, 2.0)):
+        x = torch.randn(n, m, generator=g).to(dtype)
+        pd = torch.ops.aten._pdist_forward(x.float(), p).to(dtype)
+        out.append(Sample([torch.randn(pd.shape, generator=g).to(dtype), x, p, pd], tag=f"{n}x{m}-p{p}"))
+    return out
+
+
+def _index_reduce_samples(dtype):
+    """index_reduce(self, dim, index, source, reduce, include_self); float
+    dtypes only (the table's check refuses integers with a reason)."""
+    if not dtype.is_floating_point:
+        return []
+    g = torch.Generator().manual_seed(16)
+    out = []
+    for red, inc in itertools.product(("prod", "mean", "amax", "amin"), (True, False)):
+        x = torch.randn(6, 5, generator=g).to(dtype)
+        idx = torch.tensor([0, 2, 2, 5])
+        src = torch.randn(4, 5, generator=g).to(dtype)
+        out.append(Sample([x, 0, idx, src, red], {"include_self": inc}, tag=f"{red}-{int(inc)}"))
+    return out
+
+
+def _masked_scatter_bw_samples(dtype):
+    """masked_scatter_backward(grad, mask, sizes of the source): float
+    gradients (the decomposition's scatter_add of integers is not lowered)."""
+    if not dtype.is_floating_point:
+        return []
+    g = torch.Generator().manual_seed(17)
+    grad = torch.randn(4, 6, generator=g).to(dtype)
+    mask = torch.rand(4, 6, generator=g) > 0.5
+    return [Sample([grad, mask, [int(mask.sum()) + 3]], tag="4x6")]
+
+
+OVERRIDES["BUCKETIZE"] = lambda dtype, full: _bucketize_samples(dtype)
+OVERRIDES["CDIST"] = lambda dtype, full: _cdist_samples(dtype, False)
+OVERRIDES["CDIST_BACKWARD"] = lambda dtype, full: _cdist_samples(dtype, True)
+OVERRIDES["PDIST_BACKWARD"] = lambda dtype, full: _pdist_bw_samples(dtype)
+OVERRIDES["INDEX_REDUCE"] = lambda dtype, full: _index_reduce_samples(dtype)
+OVERRIDES["MASKED_SCATTER_BACKWARD"] = lambda dtype, full: _masked_scatter_bw_samples(dtype)

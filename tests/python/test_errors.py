@@ -190,7 +190,7 @@ class LgammaGrad(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return torch.lgamma(grad)
+        return torch.i0(grad)
 
 
 def test_backward_error_propagates_directly():
@@ -199,5 +199,5 @@ def test_backward_error_propagates_directly():
     assert trnc.stats()["forward"] == 1
     with pytest.raises(trnc.UnsupportedOperatorError) as ei:
         y.sum().backward()  # the backward graph compiles lazily, here
-    assert "aten.lgamma.default" in str(ei.value)
+    assert "aten.i0.default" in str(ei.value)
     assert "backward graph" in str(ei.value)

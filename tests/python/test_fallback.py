@@ -1,7 +1,7 @@
 """Opt-in partial CPU fallback (``options={"fallback": "cpu"}``, ``TRNC_FALLBACK=cpu``).
 
-A model with one op trnc cannot lower (``torch.lgamma``; its backward
-needs ``digamma``) trains with the fallback and matches eager; the
+A model with one op trnc cannot lower (``torch.i0``; its backward
+needs ``special_i1``) trains with the fallback and matches eager; the
 ops trnc refused run with torch, everything else in trnc programs; one
 warning per graph names each fallback op and its file:line;
 ``trnc.fallback_ops()`` lists them. Without the option the error is the
@@ -22,7 +22,7 @@ import torch.nn as nn
 import trnc
 
 
-class LgammaMLP(nn.Module):
+class I0MLP(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.a = nn.Linear(8, 16)
@@ -30,12 +30,12 @@ class LgammaMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.a(x))
-        h = torch.lgamma(h + 1)  # the op trnc does not lower
+        h = torch.i0(h * 0.5)  # the op trnc does not lower
         return self.b(h)
 
 
-LGAMMA_LINE = next(i for i, line in enumerate(inspect.getsource(LgammaMLP).splitlines())
-                   if "torch.lgamma" in line) + inspect.getsourcelines(LgammaMLP)[1]
+I0_LINE = next(i for i, line in enumerate(inspect.getsource(I0MLP).splitlines())
+                   if "torch.i0" in line) + inspect.getsourcelines(I0MLP)[1]
 
 
 def _train(model, compile_kw, steps=2):
@@ -66,41 +66,41 @@ def _check_fallback(warned):
     # one warning per graph (forward, backward), none on the second step
     assert len(warned) == 2, [str(w.message) for w in warned]
     fw, bw = (str(w.message) for w in warned)
-    where = f"{__file__}:{LGAMMA_LINE}"
-    assert "forward graph" in fw and f"aten.lgamma.default at {where}" in fw
-    assert "backward graph" in bw and f"aten.digamma.default at {where}" in bw
+    where = f"{__file__}:{I0_LINE}"
+    assert "forward graph" in fw and f"aten.i0.default at {where}" in fw
+    assert "backward graph" in bw and f"aten.special_i1.default at {where}" in bw
     assert all(w.filename == __file__ for w in warned)  # attributed to the user's call
     ops = trnc.fallback_ops()
     assert [(o["op"], o["kind"]) for o in ops] == [
-        ("aten.lgamma.default", "forward"), ("aten.digamma.default", "backward")]
-    assert all(o["file"] == __file__ and o["line"] == LGAMMA_LINE for o in ops)
+        ("aten.i0.default", "forward"), ("aten.special_i1.default", "backward")]
+    assert all(o["file"] == __file__ and o["line"] == I0_LINE for o in ops)
     s = trnc.stats()
-    # forward: the layers before and after the lgamma, two trnc programs; the
-    # backward: trnc programs around the eager digamma (one today: the ops
-    # before the digamma need no trnc program of their own)
+    # forward: the layers before and after the i0, two trnc programs; the
+    # backward: trnc programs around the eager special_i1 (one today: the ops
+    # before the special_i1 need no trnc program of their own)
     assert s["forward"] == 2 and s["backward"] >= 1 and s["errors"] == 0, s
 
 
 def test_fallback_option_trains_and_matches_eager():
-    _check_fallback(_train(LgammaMLP(), {"options": {"fallback": "cpu"}}))
+    _check_fallback(_train(I0MLP(), {"options": {"fallback": "cpu"}}))
 
 
 def test_fallback_environment_variable(monkeypatch):
     monkeypatch.setenv("TRNC_FALLBACK", "cpu")
-    _check_fallback(_train(LgammaMLP(), {}))
+    _check_fallback(_train(I0MLP(), {}))
 
 
 def test_without_fallback_the_error_is_unchanged():
     x = torch.randn(4, 8)
     with pytest.raises(Exception) as info:
-        torch.compile(LgammaMLP(), backend="neuron", dynamic=False)(x)
+        torch.compile(I0MLP(), backend="neuron", dynamic=False)(x)
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError)
     # the graph number counts every graph this process compiled
     assert re.sub(r"graph \d+", "graph N", str(err)).splitlines() == [
         "trnc cannot lower 1 operator (1 use) in forward graph N:",
-        "  aten.lgamma.default  (1 use)",
-        f"    at {__file__}:{LGAMMA_LINE}  `h = torch.lgamma(h + 1)  # the op trnc does "
+        "  aten.i0.default  (1 use)",
+        f"    at {__file__}:{I0_LINE}  `h = torch.i0(h * 0.5)  # the op trnc does "
         "not lower`",
         "       operands (f32[4,16])",
         "Supported operators and their limits are listed in docs/operators.md (also `trnc ops`)."]
@@ -112,9 +112,9 @@ def test_without_fallback_the_error_is_unchanged():
 def test_unknown_fallback_mode_is_rejected(monkeypatch, value):
     x = torch.randn(4, 8)
     with pytest.raises(Exception, match="not a fallback mode"):
-        torch.compile(LgammaMLP(), backend="neuron", dynamic=False,
+        torch.compile(I0MLP(), backend="neuron", dynamic=False,
                       options={"fallback": value})(x)
     torch._dynamo.reset()
     monkeypatch.setenv("TRNC_FALLBACK", value)
     with pytest.raises(Exception, match="TRNC_FALLBACK"):
-        torch.compile(LgammaMLP(), backend="neuron", dynamic=False)(x)
+        torch.compile(I0MLP(), backend="neuron", dynamic=False)(x)

@@ -22,12 +22,15 @@ I2 = torch.tensor([[3], [0]])
 I3 = torch.tensor([4, -5])
 
 
-def _same(fn, *args):
+def _same(fn, *args, exact=True):
     torch._dynamo.reset()
     trnc.reset()
     got = torch.compile(fn, backend="neuron", dynamic=False)(*args)
     assert trnc.stats()["inference"] == 1
-    assert torch.equal(got, fn(*args))
+    if exact:
+        assert torch.equal(got, fn(*args))
+    else:  # duplicate indices accumulate in another order than eager's: rounding
+        torch.testing.assert_close(got, fn(*args), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("key", ["i0,i1,i2", ":,i1,i2,i3", "i0,:,i2,i3", "i0,i1,i2,i3", "i0,i1,:,i3"])
@@ -39,9 +42,9 @@ def test_index(key):
 
 def test_index_put():
     x = torch.randn(2, 3, 4, 5)
-    _same(lambda x: torch.index_put(x, (I0, I1, I2), torch.ones(2, 2, 5), accumulate=True), x)
+    _same(lambda x: torch.index_put(x, (I0, I1, I2), torch.ones(2, 2, 5), accumulate=True), x, exact=False)
     _same(lambda x: torch.index_put(x, (I0, I1, I2, I3), torch.tensor(1.5)), x)
-    _same(lambda x: torch.ops.aten.index_put(x, [I0, None, I2, I3], torch.ones(2, 2, 3), True), x)
+    _same(lambda x: torch.ops.aten.index_put(x, [I0, None, I2, I3], torch.ones(2, 2, 3), True), x, exact=False)
 
 
 def test_index_gradient_accumulates():
