@@ -75,6 +75,9 @@ typedef enum trnc_op {
 #define TRNC_PDIST_MAX 1024
 #define TRNC_SORT_MAX 4096
 #define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
+/** Largest matrix dim of the linear-algebra ops (passes/decomp_linalg.c
+ *  unrolls one graph step per column; the graph grows with it). */
+#define TRNC_LINALG_MAX_N 32
 
 /* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
  * per depth tap of its kernel: the most depth taps it is lowered for. */

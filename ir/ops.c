@@ -371,6 +371,30 @@ static const char *check_histc(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* Linear algebra: matrix dims within TRNC_LINALG_MAX_N, LAPACK's pivoted
+ * forms only. */
+static const char *check_linalg(const trnc_graph *g, const trnc_node *n) {
+  for (uint32_t i = 0; i < n->nargs; i++) {
+    if (n->args[i].kind != TRNC_ARG_VALUE) continue;
+    const trnc_type *t = trnc_ref_type(g, n->args[i].u.ref);
+    if (t->rank >= 2 && (t->shape[t->rank - 1] > TRNC_LINALG_MAX_N ||
+                         (t->shape[t->rank - 2] > TRNC_LINALG_MAX_N && i == 0)))
+      return "linear algebra of matrices larger than 32 x 32 is not lowered (trnc unrolls one "
+             "step per column)";
+    if (t->rank >= 1 && trnc_type_numel(t) == 0)
+      return "linear algebra of empty matrices is not lowered";
+  }
+  if ((n->op == TRNC_OP_LINALG_LU_FACTOR_EX || n->op == TRNC_OP_LINALG_LU) && !trnc_arg_bool(n, 1, true))
+    return "LU without pivoting (pivot=False) is not lowered (eager supports it on CUDA only)";
+  if (n->op == TRNC_OP_LINALG_LU_SOLVE || n->op == TRNC_OP_LU_UNPACK) {
+    const trnc_type *p = trnc_ref_type(g, n->args[1].u.ref);
+    const trnc_type *lu = trnc_ref_type(g, n->args[0].u.ref);
+    if (p->dtype != TRNC_I32 || lu->dtype == TRNC_I32 || lu->dtype == TRNC_I64)
+      return "LU must be float32 and pivots int32";
+  }
+  return NULL;
+}
+
 /* grouped_mm_fallback(_backward): float input and weight, integer offs. */
 static const char *check_grouped_mm(const trnc_graph *g, const trnc_node *n) {
   for (uint32_t i = 0; i < n->nargs; i++) {

@@ -465,6 +465,157 @@ trnc_status rule_topk(const trnc_graph *g, const trnc_node *n, trnc_type *out, u
   return TRNC_OK;
 }
 
+/* ---- linear algebra (passes/decomp_linalg.c) ------------------------------ */
+
+/* Checks that t is a batch of matrices (rank >= 2; square if asked). */
+static trnc_status matrices(const trnc_node *n, const trnc_type *t, bool square, trnc_diags *d) {
+  CHECK(t && t->rank >= 2, "%s: expected a batch of matrices of rank >= 2", n->target);
+  CHECK(!square || t->shape[t->rank - 1] == t->shape[t->rank - 2],
+        "%s: expected square matrices, got %lld x %lld", n->target,
+        (long long)t->shape[t->rank - 2], (long long)t->shape[t->rank - 1]);
+  return TRNC_OK;
+}
+
+/* out: the broadcast batch of a and c (all dims but the last two), then
+ * rows, cols. */
+static trnc_status mat_broadcast(const trnc_node *n, const trnc_type *a, const trnc_type *c,
+                                 int64_t rows, int64_t cols, trnc_type *out, trnc_dtype dt,
+                                 trnc_diags *d) {
+  int ra = a->rank - 2, rc = c->rank - 2, r = ra > rc ? ra : rc;
+  int64_t shape[TRNC_MAX_RANK];
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - ra), ic = i - (r - rc);
+    int64_t da = ia >= 0 ? a->shape[ia] : 1, dc = ic >= 0 ? c->shape[ic] : 1;
+    CHECK(da == dc || da == 1 || dc == 1, "%s: batch dims %lld and %lld do not broadcast",
+          n->target, (long long)da, (long long)dc);
+    shape[i] = da == 1 ? dc : da;
+  }
+  shape[r] = rows;
+  shape[r + 1] = cols;
+  set_shape(out, dt, r + 2, shape);
+  return TRNC_OK;
+}
+
+/* out: t's batch dims followed by the n dims of tail, of dtype dt. */
+static void batch_with(trnc_type *out, const trnc_type *t, trnc_dtype dt, int n, const int64_t *tail) {
+  int64_t shape[TRNC_MAX_RANK];
+  int r = t->rank - 2;
+  for (int i = 0; i < r; i++) shape[i] = t->shape[i];
+  for (int i = 0; i < n; i++) shape[r + i] = tail[i];
+  set_shape(out, dt, r + n, shape);
+}
+
+/* linalg_lu_factor_ex(A): LU [..., m, n], pivots [..., min(m, n)] and info
+ * [...] int32; _linalg_det(A): det [...], LU, pivots; _linalg_slogdet(A):
+ * sign, logabsdet [...], LU, pivots. */
+trnc_status rule_lu_factor(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  bool det = n->op == TRNC_OP_LINALG_DET, slog = n->op == TRNC_OP_LINALG_SLOGDET;
+  trnc_status st = matrices(n, a, det || slog, d);
+  if (st) return st;
+  uint32_t want = slog ? 4 : 3, lu = det ? 1 : slog ? 2 : 0;
+  CHECK(nout == want, "%s has %u outputs, the graph declares %u", n->target, want, nout);
+  int64_t m = a->shape[a->rank - 2], c = a->shape[a->rank - 1], k = m < c ? m : c;
+  copy_shape(&out[lu], a, a->dtype);
+  batch_with(&out[lu + 1], a, TRNC_I32, 1, &k);
+  if (!det && !slog) batch_with(&out[2], a, TRNC_I32, 0, NULL);
+  for (uint32_t i = 0; i < lu; i++) batch_with(&out[i], a, a->dtype, 0, NULL);
+  return TRNC_OK;
+}
+
+/* linalg_inv_ex(A), linalg_cholesky_ex(A): [..., n, n] and info [...]
+ * int32; cholesky(A), cholesky_inverse(L): [..., n, n]. */
+trnc_status rule_square_ex(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  trnc_status st = matrices(n, a, true, d);
+  if (st) return st;
+  copy_shape(&out[0], a, a->dtype);
+  if (nout > 1) batch_with(&out[1], a, TRNC_I32, 0, NULL);
+  return TRNC_OK;
+}
+
+/* _linalg_solve_ex(A, B, left): the result (B's matrix, or vector, over the
+ * broadcast batch), LU and pivots of A, info. */
+trnc_status rule_solve_ex(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                          trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0), *b = targ(g, n, 1);
+  trnc_status st = matrices(n, a, true, d);
+  if (st) return st;
+  CHECK(nout == 4, "%s has 4 outputs, the graph declares %u", n->target, nout);
+  CHECK(b && b->rank >= 1, "%s: B must have rank >= 1", n->target);
+  bool left = trnc_arg_bool(n, 2, true);
+  int64_t k = a->shape[a->rank - 1];
+  bool vec = b->rank == 1 || (b->rank == a->rank - 1 && b->shape[b->rank - 1] == k);
+  for (int i = 0; vec && b->rank > 1 && i < b->rank - 1; i++) vec = b->shape[i] == a->shape[i];
+  trnc_type bm = *b;
+  CHECK(!vec || b->rank < TRNC_MAX_RANK, "%s: B has too many dims", n->target);
+  if (vec) { /* B as [..., n, 1] (left) or [..., 1, n] */
+    bm.rank = (uint8_t)(b->rank + 1);
+    bm.shape[bm.rank - 1] = left ? 1 : b->shape[b->rank - 1];
+    bm.shape[bm.rank - 2] = left ? b->shape[b->rank - 1] : 1;
+  }
+  CHECK(bm.rank >= 2 && bm.rank <= TRNC_MAX_RANK, "%s: B of rank %d is not a batch of matrices",
+        n->target, b->rank);
+  int64_t bk = bm.shape[bm.rank - (left ? 2 : 1)];
+  CHECK(bk == k, "%s: A is %lld x %lld but B's %s dim is %lld", n->target, (long long)k,
+        (long long)k, left ? "row" : "column", (long long)bk);
+  st = mat_broadcast(n, a, &bm, bm.shape[bm.rank - 2], bm.shape[bm.rank - 1], &out[0], b->dtype, d);
+  if (st) return st;
+  if (vec) { /* drop the unit dim again: the batch and [n] */
+    out[0].rank--;
+    out[0].shape[out[0].rank - 1] = k;
+  }
+  copy_shape(&out[1], a, a->dtype);
+  batch_with(&out[2], a, TRNC_I32, 1, &k);
+  batch_with(&out[3], a, TRNC_I32, 0, NULL);
+  return TRNC_OK;
+}
+
+/* linalg_lu_solve(LU, pivots, B), linalg_solve_triangular(A, B),
+ * cholesky_solve(B, L), triangular_solve(B, A) (with A's clone over the
+ * broadcast batch): X of B's matrix shape over the broadcast batch. */
+trnc_status rule_solve_rhs(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  bool b_first = n->op == TRNC_OP_CHOLESKY_SOLVE || n->op == TRNC_OP_TRIANGULAR_SOLVE;
+  const trnc_type *a = targ(g, n, b_first ? 1 : 0);
+  const trnc_type *b = targ(g, n, n->op == TRNC_OP_LINALG_LU_SOLVE ? 2 : b_first ? 0 : 1);
+  trnc_status st = matrices(n, a, true, d);
+  if (!st) st = matrices(n, b, false, d);
+  if (st) return st;
+  int64_t k = a->shape[a->rank - 1];
+  bool left = n->op != TRNC_OP_LINALG_SOLVE_TRIANGULAR && n->op != TRNC_OP_LINALG_LU_SOLVE
+                  ? true
+                  : trnc_arg_bool(n, 3, true);
+  CHECK(b->shape[b->rank - (left ? 2 : 1)] == k, "%s: A is %lld x %lld but B's %s dim is %lld",
+        n->target, (long long)k, (long long)k, left ? "row" : "column",
+        (long long)b->shape[b->rank - (left ? 2 : 1)]);
+  st = mat_broadcast(n, a, b, b->shape[b->rank - 2], b->shape[b->rank - 1], &out[0], b->dtype, d);
+  if (!st && nout > 1) st = mat_broadcast(n, a, b, k, k, &out[1], a->dtype, d);
+  return st;
+}
+
+/* linalg_lu(A) and lu_unpack(LU, pivots): P [..., m, m], L [..., m, k],
+ * U [..., k, n] with k = min(m, n). */
+trnc_status rule_linalg_lu(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  trnc_status st = matrices(n, a, false, d);
+  if (st) return st;
+  CHECK(nout == 3, "%s has 3 outputs, the graph declares %u", n->target, nout);
+  int64_t m = a->shape[a->rank - 2], c = a->shape[a->rank - 1], k = m < c ? m : c;
+  int64_t p[2] = {m, m}, l[2] = {m, k}, u[2] = {k, c};
+  batch_with(&out[0], a, a->dtype, 2, p);
+  batch_with(&out[1], a, a->dtype, 2, l);
+  batch_with(&out[2], a, a->dtype, 2, u);
+  int64_t none = 0; /* lu_unpack: an empty [0] for what it does not unpack */
+  if (n->op == TRNC_OP_LU_UNPACK && !trnc_arg_bool(n, 3, true)) set_shape(&out[0], a->dtype, 1, &none);
+  if (n->op == TRNC_OP_LU_UNPACK && !trnc_arg_bool(n, 2, true))
+    for (int i = 1; i < 3; i++) set_shape(&out[i], a->dtype, 1, &none);
+  return TRNC_OK;
+}
+
 /* histc(self, bins, min, max): [bins] of self's dtype. */
 trnc_status rule_histc(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                        trnc_diags *d) {

@@ -131,6 +131,20 @@ trnc_ref trnc_db_rng_seed(const trnc_db *b);
 int64_t trnc_db_rng_blocks(trnc_db *b, int64_t nblocks);
 
 /* ---- the decompositions named in ir/ops.def --------------------------------- */
+/** linalg_lu_factor_ex, _linalg_det, _linalg_slogdet, linalg_inv_ex and
+ *  _linalg_solve_ex from one unrolled LU factorization with partial pivoting
+ *  (LAPACK getf2's steps; passes/decomp_linalg.c). */
+trnc_status decomp_lu(trnc_db *b, const trnc_node *n);
+/** linalg_lu_solve: the pivots' row swaps and two column-sweep triangular
+ *  solves (transposed for adjoint, through transposes for left=False). */
+trnc_status decomp_lu_solve(trnc_db *b, const trnc_node *n);
+/** linalg_solve_triangular, triangular_solve: one column-sweep solve. */
+trnc_status decomp_solve_triangular(trnc_db *b, const trnc_node *n);
+/** linalg_cholesky_ex, cholesky, cholesky_solve, cholesky_inverse: potf2's
+ *  unrolled steps over the triangle LAPACK reads, and two triangular solves. */
+trnc_status decomp_cholesky(trnc_db *b, const trnc_node *n);
+/** linalg_lu, lu_unpack: P, L and U of an LU factorization. */
+trnc_status decomp_lu_unpack(trnc_db *b, const trnc_node *n);
 /** _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp) from
  *  batched matmuls and a masked, max-subtracted softmax (passes/decomp_attention.c). */
 trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n);
