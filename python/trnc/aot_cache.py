@@ -65,6 +65,7 @@ class TrncOutputCode(OutputCode):
     mutated: tuple[int, ...] | None   # inference: inputs it writes to (None: unknown)
     plain: bool                       # inference: aliasing.plain_inference (called directly)
     run: Callable[[list[Any]], Any] | None = None
+    checks: tuple[tuple[str, bool], ...] = ()  # effects.split_checks: info outputs to check
 
     def __post_init__(self) -> None:
         # aot_autograd passes one list; an instance attribute, so that the

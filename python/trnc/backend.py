@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from . import aliasing, cache, errors, fallback, pipeline
+from . import aliasing, cache, effects, errors, fallback, pipeline
 from . import megacache  # noqa: F401  (registers torch's "trnc" MegaCache artifact type)
 from .serialize import dynamo_inputs, serialize
 
@@ -641,13 +641,14 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
     of is partitioned (fallback.py): the refused ops run with torch, the rest
     as programs."""
     name = _graph_name(opts, kind)
+    original = fallback.copy_graph(gm) if opts["fallback"] else None
+    checks = effects.split_checks(gm)
     mutated = aliasing.mutated_in_graph(gm) if kind == "inference" else None
     _note_mutations(kind, mutated)
-    plain = kind == "inference" and aliasing.plain_inference(gm)
-    original = fallback.copy_graph(gm) if opts["fallback"] else None
+    plain = kind == "inference" and not checks and aliasing.plain_inference(gm)
     try:
         fn = _compile_one(kind, opts, gm, example_inputs, name,
-                          aot_cached=aot_cached, mutated=mutated, plain=plain)
+                          aot_cached=aot_cached, mutated=mutated, plain=plain, checks=checks)
         _note_direct(kind, _direct_of(fn) if plain else None)
         return fn
     except errors.UnsupportedOperatorError as e:
@@ -669,10 +670,12 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
 
 def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                  example_inputs: Sequence[Any], name: str, *, aot_cached: bool = False,
-                 mutated: frozenset[int] | None = None, plain: bool = False) -> Callable[..., Any]:
+                 mutated: frozenset[int] | None = None, plain: bool = False,
+                 checks: tuple[effects.Check, ...] = ()) -> Callable[..., Any]:
     """``_compile_graph`` of one graph named ``name``, without the fallback
     (``mutated``: the inference graph's written inputs, ``plain``: its
-    ``aliasing.plain_inference``, both for the cached entry)."""
+    ``aliasing.plain_inference``, both for the cached entry; ``checks``: the
+    error checks ``effects.split_checks`` took out of ``gm``)."""
     t0 = time.perf_counter()
     try:
         data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
@@ -689,7 +692,8 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
             opaque = _opaque_outputs(gm)
             fn = (_compile_only(lowered, compiled) if opts["compile_only"]
-                  else _boxed_runner(name, kind, compiled, names, opaque))
+                  else effects.checked(_boxed_runner(name, kind, compiled, names, opaque),
+                                       checks))
             if aot_cached and not opts["compile_only"]:
                 from . import aot_cache
 
@@ -697,6 +701,7 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                     kind=kind, opts={k: v for k, v in opts.items() if k != "user_inputs"},
                     data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
                     mutated=None if mutated is None else tuple(sorted(mutated)), plain=plain,
+                    checks=checks,
                     record={"text": rec.text, "hash": rec.hash, "summary": rec.summary,
                             "warnings": rec.warnings},
                     run=fn)
@@ -746,7 +751,8 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
         raise
     rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
     rec.compiled = weakref.ref(compiled)
-    fn = _boxed_runner(name, kind, compiled, oc.names, oc.opaque)
+    fn = effects.checked(_boxed_runner(name, kind, compiled, oc.names, oc.opaque),
+                         getattr(oc, "checks", ()))
     _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
     _finish(rec, t0)
     return fn

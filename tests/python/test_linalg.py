@@ -140,3 +140,29 @@ def test_the_32_limit_and_past_it():
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError)
     assert "larger than 32 x 32" in str(err)
+
+
+@pytest.mark.parametrize("name", ["inv", "solve", "cholesky", "lu_factor"])
+def test_checked_forms_match_eager(name):
+    """The forms that raise on singular input (aten._linalg_check_errors in a
+    with_effects node, taken out of the graph by trnc.effects)."""
+    a, b = _mat(3, 4, 4, seed=18, shift=2.0), _mat(3, 4, 2, seed=19)
+    fns = {"inv": (torch.linalg.inv, (a,)), "solve": (torch.linalg.solve, (a, b)),
+           "cholesky": (torch.linalg.cholesky, (_spd(3, 4, 4, seed=20),)),
+           "lu_factor": (lambda a: torch.linalg.lu_factor(a)[0], (a,))}
+    fn, args = fns[name]
+    _check(fn, *args)
+
+
+@pytest.mark.parametrize("name", ["inv", "cholesky"])
+def test_checked_forms_raise_eagers_error(name):
+    fn = {"inv": torch.linalg.inv, "cholesky": torch.linalg.cholesky}[name]
+    a = _spd(3, 4, 4, seed=21)
+    a[1] = 0.0
+    torch._dynamo.reset()
+    with pytest.raises(torch.linalg.LinAlgError) as got:
+        torch.compile(fn, backend="neuron", dynamic=False)(a)
+    with pytest.raises(torch.linalg.LinAlgError) as want:
+        fn(a)
+    assert str(got.value) == str(want.value)
+    assert "Batch element 1" in str(got.value)
