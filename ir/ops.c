@@ -381,8 +381,9 @@ static const char *check_linalg(const trnc_graph *g, const trnc_node *n) {
                          (t->shape[t->rank - 2] > TRNC_LINALG_MAX_N && i == 0)))
       return "linear algebra of matrices larger than 32 x 32 is not lowered (trnc unrolls one "
              "step per column)";
-    if (t->rank >= 1 && trnc_type_numel(t) == 0)
-      return "linear algebra of empty matrices is not lowered";
+    if (t->rank >= 1 && trnc_type_numel(t) == 0 &&
+        (n->op == TRNC_OP_LINALG_LU || n->op == TRNC_OP_LU_UNPACK))
+      return "lu and lu_unpack of empty matrices are not lowered";
   }
   if ((n->op == TRNC_OP_LINALG_LU_FACTOR_EX || n->op == TRNC_OP_LINALG_LU) && !trnc_arg_bool(n, 1, true))
     return "LU without pivoting (pivot=False) is not lowered (eager supports it on CUDA only)";

@@ -205,9 +205,33 @@ static trnc_status results(trnc_db *b, const trnc_ref *r, uint32_t n) {
   return TRNC_OK;
 }
 
+/* An op over empty matrices (a dim of 0, in the batch or the matrix): every
+ * result is empty but det's and slogdet's over 0 x 0 matrices (1; sign 1,
+ * log 0), and info 0. Returns false, emitting nothing, when no tensor
+ * operand is empty. */
+static bool empty_case(trnc_db *b, const trnc_node *n, trnc_status *st) {
+  bool empty = false;
+  for (uint32_t i = 0; i < n->nargs; i++)
+    if (n->args[i].kind == TRNC_ARG_VALUE && trnc_type_numel(trnc_db_type(b, n->args[i].u.ref)) == 0)
+      empty = true;
+  if (!empty) return false;
+  *st = TRNC_OK;
+  for (uint32_t k = 0; k < n->nouts && !*st; k++) {
+    const trnc_type t = *trnc_db_type(b, n->outs[k]);
+    bool one = k == 0 && (n->op == TRNC_OP_LINALG_DET || n->op == TRNC_OP_LINALG_SLOGDET);
+    trnc_ref v = one ? DB(b, FULL, trnc_db_ints(b, t.shape, t.rank), F(1.0), trnc_db_dtype(t.dtype),
+                          NONE, NONE, NONE)
+                     : trnc_db_zeros(b, t.dtype, t.rank, t.shape);
+    *st = trnc_db_result(b, k, v);
+  }
+  return true;
+}
+
 /* linalg_lu_factor_ex, _linalg_det, _linalg_slogdet, linalg_inv_ex,
  * _linalg_solve_ex: one LU factorization and what is computed from it. */
 trnc_status decomp_lu(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
   lu f;
   trnc_ref a = trnc_db_f32(b, n->args[0].u.ref);
   /* det and slogdet factor A^T as eager does (det A^T = det A): their LU
@@ -258,6 +282,8 @@ trnc_status decomp_lu(trnc_db *b, const trnc_node *n) {
 
 /* linalg_lu_solve(LU, pivots, B, left, adjoint). */
 trnc_status decomp_lu_solve(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
   trnc_ref LU = trnc_db_f32(b, n->args[0].u.ref), pv = n->args[1].u.ref;
   const trnc_type *t = trnc_db_type(b, LU);
   int64_t k = t->shape[t->rank - 1];
@@ -272,6 +298,8 @@ trnc_status decomp_lu_solve(trnc_db *b, const trnc_node *n) {
 /* linalg_solve_triangular(A, B, upper, left, unitriangular) and
  * triangular_solve(B, A, upper, transpose, unitriangular). */
 trnc_status decomp_solve_triangular(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
   bool ts = n->op == TRNC_OP_TRIANGULAR_SOLVE;
   trnc_ref A = trnc_db_f32(b, n->args[ts ? 1 : 0].u.ref), B = trnc_db_f32(b, n->args[ts ? 0 : 1].u.ref);
   bool upper = trnc_arg_bool(n, 2, true), unit = trnc_arg_bool(n, 4, false);
@@ -281,7 +309,7 @@ trnc_status decomp_solve_triangular(trnc_db *b, const trnc_node *n) {
     x = tr(b, trsm(b, tr(b, A), tr(b, B), upper, unit));
   else
     x = trsm(b, trans ? tr(b, A) : A, B, trans ? upper : !upper, unit);
-  trnc_status st = trnc_db_result(b, 0, x);
+  st = trnc_db_result(b, 0, x);
   if (st || !ts) return st;
   const trnc_type *ta = trnc_db_type(b, A);
   int64_t shape[TRNC_MAX_RANK];
@@ -329,6 +357,8 @@ static trnc_ref chol_solve(trnc_db *b, trnc_ref L, trnc_ref B, bool upper) {
 
 /* linalg_cholesky_ex, cholesky, cholesky_solve, cholesky_inverse. */
 trnc_status decomp_cholesky(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
   trnc_ref x = trnc_db_f32(b, n->args[0].u.ref);
   switch (n->op) {
     case TRNC_OP_LINALG_CHOLESKY_EX: {

@@ -43,12 +43,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('char', 'forward'): "aten._to_copy.default: i8 result 0 cannot be proven to stay within i8's "
                       'range; eager PyTorch would wrap around, which trnc does not emulate: '
                       'compute in a wider dtype',
- ('cholesky', 'forward'): 'no lowering for aten.cholesky.default',
- ('cholesky', 'grad'): 'no lowering for aten.cholesky.default',
- ('cholesky_inverse', 'forward'): 'no lowering for aten.cholesky_inverse.default',
- ('cholesky_inverse', 'grad'): 'no lowering for aten.cholesky_inverse.default',
- ('cholesky_solve', 'forward'): 'no lowering for aten.cholesky_solve.default',
- ('cholesky_solve', 'grad'): 'no lowering for aten.cholesky_solve.default',
  ('combinations', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                               "data-dependent size in dim 0 (u0): the shape of this op's result "
                               'depends on the values in its input tensors, which a static-shape '
@@ -158,16 +152,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
  ('kthvalue', 'forward'): 'no lowering for aten.kthvalue.default',
  ('kthvalue', 'grad'): 'no lowering for aten.kthvalue.default',
- ('linalg.cholesky', 'forward'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
-                                 'higher_order.with_effects',
- ('linalg.cholesky', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
-                              'higher_order.with_effects',
- ('linalg.cholesky_ex', 'forward'): 'no lowering for aten.linalg_cholesky_ex.default',
- ('linalg.cholesky_ex', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default',
  ('linalg.cond', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.cond', 'grad'): 'no lowering for aten._linalg_svd.default',
- ('linalg.det', 'forward'): 'no lowering for aten._linalg_det.default',
- ('linalg.det', 'grad'): 'no lowering for aten._linalg_det.default',
  ('linalg.eig', 'forward'): 'no lowering for aten.linalg_eig.default',
  ('linalg.eigh', 'forward'): 'no lowering for aten._linalg_eigh.default',
  ('linalg.eigh', 'grad'): 'no lowering for aten._linalg_eigh.default',
@@ -178,26 +164,9 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('linalg.householder_product', 'forward'): 'no lowering for '
                                             'aten.linalg_householder_product.default',
  ('linalg.householder_product', 'grad'): 'no lowering for aten.linalg_householder_product.default',
- ('linalg.inv', 'forward'): 'no lowering for aten.linalg_inv_ex.default; no lowering for '
-                            'higher_order.with_effects',
- ('linalg.inv', 'grad'): 'no lowering for aten.linalg_inv_ex.default; no lowering for '
-                         'higher_order.with_effects',
- ('linalg.inv_ex', 'forward'): 'no lowering for aten.linalg_inv_ex.default',
- ('linalg.inv_ex', 'grad'): 'no lowering for aten.linalg_inv_ex.default',
- ('linalg.ldl_factor', 'forward'): 'no lowering for aten.linalg_ldl_factor_ex.default; no lowering '
-                                   'for higher_order.with_effects',
+ ('linalg.ldl_factor', 'forward'): 'no lowering for aten.linalg_ldl_factor_ex.default',
  ('linalg.ldl_factor_ex', 'forward'): 'no lowering for aten.linalg_ldl_factor_ex.default',
  ('linalg.ldl_solve', 'forward'): 'no lowering for aten.linalg_ldl_solve.default',
- ('linalg.lu', 'forward'): 'no lowering for aten.linalg_lu.default',
- ('linalg.lu', 'grad'): 'no lowering for aten.linalg_lu.default',
- ('linalg.lu_factor', 'forward'): 'no lowering for aten.linalg_lu_factor_ex.default; no lowering '
-                                  'for higher_order.with_effects',
- ('linalg.lu_factor', 'grad'): 'no lowering for aten.linalg_lu_factor_ex.default; no lowering for '
-                               'higher_order.with_effects',
- ('linalg.lu_factor_ex', 'forward'): 'no lowering for aten.linalg_lu_factor_ex.default',
- ('linalg.lu_factor_ex', 'grad'): 'no lowering for aten.linalg_lu_factor_ex.default',
- ('linalg.lu_solve', 'forward'): 'no lowering for aten.linalg_lu_solve.default',
- ('linalg.lu_solve', 'grad'): 'no lowering for aten.linalg_lu_solve.default',
  ('linalg.matrix_rank', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.matrix_rank.hermitian', 'forward'): 'no lowering for aten._linalg_eigh.default',
  ('linalg.pinv', 'forward'): 'no lowering for aten.linalg_pinv.atol_rtol_tensor',
@@ -208,38 +177,12 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('linalg.pinv.singular', 'grad'): 'no lowering for aten.linalg_pinv.atol_rtol_tensor',
  ('linalg.qr', 'forward'): 'no lowering for aten.linalg_qr.default',
  ('linalg.qr', 'grad'): 'no lowering for aten.linalg_qr.default',
- ('linalg.slogdet', 'forward'): 'no lowering for aten._linalg_slogdet.default',
- ('linalg.slogdet', 'grad'): 'no lowering for aten._linalg_slogdet.default',
- ('linalg.solve', 'forward'): 'no lowering for aten._linalg_solve_ex.default; no lowering for '
-                              'higher_order.with_effects',
- ('linalg.solve', 'grad'): 'no lowering for aten._linalg_solve_ex.default; no lowering for '
-                           'higher_order.with_effects',
- ('linalg.solve_ex', 'forward'): 'no lowering for aten._linalg_solve_ex.default',
- ('linalg.solve_ex', 'grad'): 'no lowering for aten._linalg_solve_ex.default',
- ('linalg.solve_triangular', 'forward'): 'no lowering for aten.linalg_solve_triangular.default',
- ('linalg.solve_triangular', 'grad'): 'no lowering for aten.linalg_solve_triangular.default',
  ('linalg.svd', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.svd', 'grad'): 'no lowering for aten._linalg_svd.default',
  ('linalg.svdvals', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.svdvals', 'grad'): 'no lowering for aten._linalg_svd.default',
- ('linalg.tensorinv', 'forward'): 'no lowering for aten.linalg_inv_ex.default; no lowering for '
-                                  'higher_order.with_effects',
- ('linalg.tensorinv', 'grad'): 'no lowering for aten.linalg_inv_ex.default; no lowering for '
-                               'higher_order.with_effects',
- ('linalg.tensorsolve', 'forward'): 'no lowering for aten._linalg_solve_ex.default; no lowering '
-                                    'for higher_order.with_effects',
- ('linalg.tensorsolve', 'grad'): 'no lowering for aten._linalg_solve_ex.default; no lowering for '
-                                 'higher_order.with_effects',
  ('logcumsumexp', 'forward'): 'no lowering for aten.logcumsumexp.default',
  ('logcumsumexp', 'grad'): 'no lowering for aten.logcumsumexp.default',
- ('logdet', 'forward'): 'no lowering for aten._linalg_slogdet.default',
- ('logdet', 'grad'): 'no lowering for aten._linalg_slogdet.default',
- ('lu', 'forward'): 'no lowering for aten.linalg_lu_factor_ex.default',
- ('lu', 'grad'): 'no lowering for aten.linalg_lu_factor_ex.default',
- ('lu_solve', 'forward'): 'no lowering for aten.linalg_lu_solve.default',
- ('lu_solve', 'grad'): 'no lowering for aten.linalg_lu_solve.default',
- ('lu_unpack', 'forward'): 'no lowering for aten.lu_unpack.default',
- ('lu_unpack', 'grad'): 'no lowering for aten.lu_unpack.default',
  ('masked.median', 'forward'): 'no lowering for aten.nanmedian.dim',
  ('masked.median', 'grad'): 'no lowering for aten.nanmedian.dim',
  ('masked_select', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
@@ -431,8 +374,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                            'mask) instead of selecting elements',
  ('topk', 'forward'): 'no lowering for aten.topk.default',
  ('topk', 'grad'): 'no lowering for aten.topk.default',
- ('triangular_solve', 'forward'): 'no lowering for aten.triangular_solve.default',
- ('triangular_solve', 'grad'): 'no lowering for aten.triangular_solve.default',
  ('unique', 'forward'): "aten._unique2.default: node '_unique2' output 0 has a data-dependent size "
                         "in dim 0 (u0): the shape of this op's result depends on the values in its "
                         'input tensors, which a static-shape compiler cannot lower; keep shapes '

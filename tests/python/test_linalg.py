@@ -166,3 +166,13 @@ def test_checked_forms_raise_eagers_error(name):
         fn(a)
     assert str(got.value) == str(want.value)
     assert "Batch element 1" in str(got.value)
+
+
+def test_empty_matrices():
+    """0 x 0 matrices (det 1, slogdet (1, 0)) and empty batches."""
+    _check(torch.linalg.det, torch.zeros(3, 0, 0), grad=False)
+    _check(lambda a: torch.linalg.slogdet(a), torch.zeros(2, 0, 0), grad=False)
+    _check(lambda a, b: torch.linalg.solve_ex(a, b)[0], torch.zeros(0, 3, 3), torch.zeros(0, 3, 2),
+           grad=False)
+    _check(lambda b, f: torch.cholesky_solve(b, f), torch.zeros(2, 0, 3), torch.zeros(2, 0, 0),
+           grad=False)
