@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled 
 
 def _close(got, want, rtol):
     assert got.shape == want.shape and got.dtype == want.dtype
-    if not got.is_floating_point():
+    if not got.is_floating_point() or not want.numel():
         assert torch.equal(got, want)
         return
     scale = want.abs().max().clamp_min(1e-6)
