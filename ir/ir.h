@@ -43,6 +43,7 @@ typedef enum trnc_op {
  * is accepted where interval analysis proves values fit int32 (docs/dtypes.md). */
 #define TRNC_DTS_FLOAT (TRNC_DT(TRNC_F32) | TRNC_DT(TRNC_BF16) | TRNC_DT(TRNC_F16) | TRNC_DT(TRNC_F64))
 #define TRNC_DTS_SINGLE (TRNC_DT(TRNC_F32) | TRNC_DT(TRNC_F64)) /* f64 runs as f32 */
+#define TRNC_DTS_LINALG (TRNC_DTS_SINGLE | TRNC_DTS_INDEX) /* float32 matrices, int32 pivots and info */
 #define TRNC_DTS_FP8   (TRNC_DT(TRNC_F8E4M3) | TRNC_DT(TRNC_F8E5M2))
 #define TRNC_DTS_INT   (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32) | TRNC_DT(TRNC_I16) | TRNC_DT(TRNC_I8) | TRNC_DT(TRNC_U8))
 #define TRNC_DTS_INDEX (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32))

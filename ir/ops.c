@@ -374,14 +374,19 @@ static const char *check_histc(const trnc_graph *g, const trnc_node *n) {
 /* Linear algebra: matrix dims within TRNC_LINALG_MAX_N, LAPACK's pivoted
  * forms only. */
 static const char *check_linalg(const trnc_graph *g, const trnc_node *n) {
+  /* the unrolled steps: min(m, n) of an LU's matrix, n of a square one */
+  bool b_first = n->op == TRNC_OP_TRIANGULAR_SOLVE || n->op == TRNC_OP_CHOLESKY_SOLVE;
+  const trnc_type *t = trnc_ref_type(g, n->args[b_first ? 1 : 0].u.ref);
+  if (t->rank >= 2) {
+    int64_t rows = t->shape[t->rank - 2], cols = t->shape[t->rank - 1];
+    if ((rows < cols ? rows : cols) > TRNC_LINALG_MAX_N)
+      return "linear algebra of matrices larger than 32 x 32 (of LU: with both dims above 32) is "
+             "not lowered (trnc unrolls one step per column)";
+  }
   for (uint32_t i = 0; i < n->nargs; i++) {
     if (n->args[i].kind != TRNC_ARG_VALUE) continue;
-    const trnc_type *t = trnc_ref_type(g, n->args[i].u.ref);
-    if (t->rank >= 2 && (t->shape[t->rank - 1] > TRNC_LINALG_MAX_N ||
-                         (t->shape[t->rank - 2] > TRNC_LINALG_MAX_N && i == 0)))
-      return "linear algebra of matrices larger than 32 x 32 is not lowered (trnc unrolls one "
-             "step per column)";
-    if (t->rank >= 1 && trnc_type_numel(t) == 0 &&
+    const trnc_type *a = trnc_ref_type(g, n->args[i].u.ref);
+    if (a->rank >= 1 && trnc_type_numel(a) == 0 &&
         (n->op == TRNC_OP_LINALG_LU || n->op == TRNC_OP_LU_UNPACK))
       return "lu and lu_unpack of empty matrices are not lowered";
   }

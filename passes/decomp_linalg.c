@@ -38,9 +38,9 @@ static trnc_ref tr(trnc_db *b, trnc_ref x) { return DB(b, TRANSPOSE, V(x), I(-2)
 
 /* 0..n-1 as int64 [n, 1] (a row index) or [n] (a column index). */
 static trnc_ref iota(trnc_db *b, int64_t n, bool column) {
-  int64_t v[TRNC_LINALG_MAX_N + 1], shape[2] = {n, 1};
-  for (int64_t i = 0; i < n; i++) v[i] = i;
-  return trnc_db_const_i64(b, column ? 2 : 1, shape, v);
+  trnc_ref r = DB(b, ARANGE, I(n), trnc_db_dtype(TRNC_I64), NONE, NONE, NONE);
+  int64_t shape[2] = {n, 1};
+  return column ? trnc_db_view(b, r, 2, shape) : r;
 }
 
 /* The broadcast batch of a and c (their dims but the last two) followed by
@@ -191,10 +191,9 @@ static trnc_ref lu_solve(trnc_db *b, trnc_ref LU, const trnc_ref *piv, int64_t n
 
 /* The identity [n, n] (float32) broadcast to batch-and-matrix shape. */
 static trnc_ref eye(trnc_db *b, int rank, const int64_t *shape) {
-  int64_t n = shape[rank - 1], sq[2] = {n, n};
-  float v[TRNC_LINALG_MAX_N * TRNC_LINALG_MAX_N];
-  for (int64_t i = 0; i < n * n; i++) v[i] = i % (n + 1) == 0 ? 1.0f : 0.0f;
-  return expand_to(b, trnc_db_const_f32(b, 2, sq, v), rank, shape);
+  int64_t n = shape[rank - 1];
+  trnc_ref e = DB(b, EQ, V(iota(b, n, true)), V(iota(b, n, false)));
+  return expand_to(b, trnc_db_cast(b, e, TRNC_F32), rank, shape);
 }
 
 static trnc_status results(trnc_db *b, const trnc_ref *r, uint32_t n) {
