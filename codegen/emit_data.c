@@ -61,9 +61,10 @@
 
 #define R (TRNC_MAX_RANK + 1)
 #define MAXF 4096            /* data tile: elements per partition */
-#define ACC_MAXF 512         /* accumulate: one PSUM bank of fp32 */
+#define ACC_MAXF TRNC_ACC_BLOCK_COLS    /* accumulate: one PSUM bank of fp32 */
 #define MASK_ROWS (1 << 21)  /* combined-index tables: rows limit (fp32-exact) */
-#define ACC_BLOCKS 16384     /* accumulate: matmul blocks limit */
+#define ACC_BLOCKS TRNC_ACC_MAX_BLOCKS  /* accumulate: matmul blocks limit */
+_Static_assert(TRNC_ACC_BLOCK_ROWS == LW_P, "an accumulation block is one partition tile of rows");
 
 /* ---- small dimension spaces ----------------------------------------------------- */
 
@@ -1040,20 +1041,9 @@ static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
 
 static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_EMBEDDING: {
-      trnc_ref w = vref(n, 0), ix = vref(n, 1);
-      if (w == TRNC_NO_REF || ix == TRNC_NO_REF || vt(g, w)->rank != 2) return false;
-      return vt(g, ix)->dtype == TRNC_I32 || vt(g, ix)->dtype == TRNC_I64;
-    }
-    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: {
-      trnc_ref go = vref(n, 0), ix = vref(n, 1);
-      if (go == TRNC_NO_REF || ix == TRNC_NO_REF || trnc_arg_bool(n, 4, false)) return false; /* scale_grad_by_freq */
-      if (!acc_dtype_ok(vt(g, go)->dtype)) return false;
-      int64_t T = trnc_arg_int(n, 2, 0), N = trnc_type_numel(vt(g, ix));
-      int64_t D = vt(g, go)->shape[vt(g, go)->rank - 1];
-      if (T <= 0 || N <= 0 || D <= 0 || T > INT32_MAX) return false;
-      return ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(D, ACC_MAXF) <= ACC_BLOCKS;
-    }
+    case TRNC_OP_EMBEDDING:                /* weight rank, index dtype: check_embedding */
+    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
+      return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
       return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
@@ -1156,8 +1146,8 @@ static trnc_status emit_embedding(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   job J;
   embedding_job(&J, ix, w, o);
-  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0)
-    return lw_fail(L, n, TRNC_ERR_LIMIT, "embedding: index into an empty weight");
+  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0) /* refused by check_embedding */
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "embedding: index into an empty weight");
   return run_job(L, n, &J, J_GATHER);
 }
 
