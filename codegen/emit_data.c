@@ -62,7 +62,8 @@
 #define R (TRNC_MAX_RANK + 1)
 #define MAXF 4096            /* data tile: elements per partition */
 #define ACC_MAXF TRNC_ACC_BLOCK_COLS    /* accumulate: one PSUM bank of fp32 */
-#define MASK_ROWS (1 << 21)  /* combined-index tables: rows limit (fp32-exact) */
+#define MASK_ROWS TRNC_INDEX_TABLE_MAX_ROWS  /* combined-index tables: rows limit (fp32-exact) */
+_Static_assert(TRNC_GATHER_MAX_ELEMS == MASK_ROWS / 2, "gather/scatter address half a table");
 #define ACC_BLOCKS TRNC_ACC_MAX_BLOCKS  /* accumulate: matmul blocks limit */
 _Static_assert(TRNC_ACC_BLOCK_ROWS == LW_P, "an accumulation block is one partition tile of rows");
 
@@ -1049,30 +1050,11 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
     case TRNC_OP_AS_STRIDED_SCATTER:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_INDEX_SELECT: {
-      trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      return x != TRNC_NO_REF && ix != TRNC_NO_REF &&
-             (vt(g, x)->rank == 0 || vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX);
-    }
-    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
-      trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
-      const trnc_type *xt = vt(g, x), *it = vt(g, ix);
-      if (xt->rank != it->rank || xt->rank == 0) return false;
-      if (trnc_type_numel(xt) > MASK_ROWS / 2 || extent(xt) > MASK_ROWS / 2) return false;
-      if (n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD) {
-        trnc_ref s = vref(n, 3);
-        if (s == TRNC_NO_REF || vt(g, s)->rank != it->rank) return false;
-      }
-      if (n->op == TRNC_OP_SCATTER_ADD) {
-        if (!acc_dtype_ok(xt->dtype)) return false;
-        const trnc_type *ot = vt(g, n->outs[0]);
-        if (!dense_strides(ot)) return false;
-        int64_t T = trnc_type_numel(xt), N = trnc_type_numel(it);
-        if (N == 0 || ceil_div(T, LW_P) * ceil_div(N, LW_P) > ACC_BLOCKS) return false;
-      }
-      return true;
-    }
+    case TRNC_OP_INDEX_SELECT: /* the indexed dim's length: check_index_select */
+    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
+    case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD:
+      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF) return false;
+      return (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_ADD) || vref(n, 3) != TRNC_NO_REF;
     case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
       adv A;
       trnc_ref x = vref(n, 0);

@@ -79,6 +79,12 @@ typedef enum trnc_op {
 /* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
  * per depth tap of its kernel: the most depth taps it is lowered for. */
 #define TRNC_CONV_MAX_DEPTH_TAPS 64
+/* The convolution emitter's tiles (codegen/emit_conv.c), stated in the
+ * limits text: an input band's elements per partition, input channels per
+ * group (32 contraction tiles of 128), bytes of one weight tile. */
+#define TRNC_CONV_BAND_MAX 12288
+#define TRNC_CONV_MAX_CIN 4096
+#define TRNC_CONV_WTILE_MAX 65536
 
 /* Max pooling with indices that passes/decomp_pool.c gathers tap by tap
  * (3-D, adaptive): the most taps (elements of a window) it is lowered for. */
@@ -97,6 +103,11 @@ typedef enum trnc_op {
 #define TRNC_ACC_BLOCK_ROWS 128
 #define TRNC_ACC_BLOCK_COLS 512
 #define TRNC_ACC_MAX_BLOCKS 16384
+/* Rows of a combined-index table (codegen/emit_data.c: the flat row index
+ * stays exact in fp32 with room for the mask); gather/scatter address at
+ * most half of it. */
+#define TRNC_INDEX_TABLE_MAX_ROWS 2097152
+#define TRNC_GATHER_MAX_ELEMS 1048576
 /* argmax/argmin/max.dim/min.dim carry the index through fp32: the longest
  * reduced dim (2^24). */
 #define TRNC_ARGREDUCE_MAX 16777216

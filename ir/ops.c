@@ -104,7 +104,7 @@ static const char *check_pdist(const trnc_graph *g, const trnc_node *n) {
   double p = trnc_arg_number(trnc_node_arg(n, bw ? 2 : 1), 2);
   if (x->rank != 2) return "pdist's input must be 2-D [N, M]";
   if (!(p >= 0)) return "p must be non-negative";
-  if (x->shape[0] > TRNC_PDIST_MAX) return "pdist is lowered for at most 1024 rows";
+  if (x->shape[0] > TRNC_PDIST_MAX) return "pdist is lowered for at most " TRNC_XSTR(TRNC_PDIST_MAX) " rows";
   if ((double)trnc_type_numel(x) * (double)x->shape[0] > (double)TRNC_ONEHOT_MAX)
     return "more than 2^24 differences (rows times rows times columns)";
   if (isinf(p) && x->shape[1] == 0) return "p = inf over empty rows has no identity";
@@ -210,7 +210,7 @@ static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
     if (r < 3 || r > 5) return "only 1-D, 2-D and 3-D convolutions are lowered";
     if (r == 5 && w && w->kind == TRNC_ARG_VALUE && trnc_ref_type(g, w->u.ref)->rank == 5 &&
         trnc_ref_type(g, w->u.ref)->shape[2] > TRNC_CONV_MAX_DEPTH_TAPS)
-      return "3-D convolution with a kernel depth above 64 is not lowered (trnc sums one 2-D "
+      return "3-D convolution with a kernel depth above " TRNC_XSTR(TRNC_CONV_MAX_DEPTH_TAPS) " is not lowered (trnc sums one 2-D "
              "convolution per depth tap)";
   }
   if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST) {
@@ -301,7 +301,7 @@ static int64_t dim_size(const trnc_graph *g, const trnc_node *n, uint32_t dim_ar
 
 static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
   if (dim_size(g, n, 1, 0) > TRNC_CUMSUM_MAX)
-    return "cumsum over more than 4096 elements is not lowered (trnc computes a scan as a "
+    return "cumsum over more than " TRNC_XSTR(TRNC_CUMSUM_MAX) " elements is not lowered (trnc computes a scan as a "
            "matmul with a triangular ones matrix of the scan length squared)";
   return NULL;
 }
@@ -311,7 +311,7 @@ static const char *check_masked_scatter(const trnc_graph *g, const trnc_node *n)
   const trnc_type *t = n->op == TRNC_OP_MASKED_SCATTER ? &g->values[n->outs[0]].type
                                                        : trnc_ref_type(g, n->args[0].u.ref);
   if (trnc_type_numel(t) > TRNC_CUMSUM_MAX)
-    return "masked_scatter over more than 4096 elements is not lowered (trnc numbers the masked "
+    return "masked_scatter over more than " TRNC_XSTR(TRNC_CUMSUM_MAX) " elements is not lowered (trnc numbers the masked "
            "positions with a prefix sum, a matmul with a triangular ones matrix)";
   return NULL;
 }
@@ -343,7 +343,7 @@ static const char *check_window_max(const trnc_graph *g, const trnc_node *n) {
                     : trnc_adaptive_window(x->shape[x->rank - sp + j], trnc_arg_spatial(n, 1, j, 1));
     taps *= k > 0 ? k : 1;
     if (taps > TRNC_WINDOW_MAX_TAPS)
-      return "max pooling with windows of more than 256 elements is not lowered for 3-D or adaptive "
+      return "max pooling with windows of more than " TRNC_XSTR(TRNC_WINDOW_MAX_TAPS) " elements is not lowered for 3-D or adaptive "
              "pooling (trnc gathers each window tap separately)";
   }
   return NULL;
@@ -359,7 +359,7 @@ static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
     return "topk with k = 0 (an empty result) is not lowered";
   if (numel == 0) return "sort/topk of an empty tensor is not lowered";
   if (len > TRNC_SORT_MAX)
-    return "sort/topk along a dim of more than 4096 elements is not lowered (trnc ranks each "
+    return "sort/topk along a dim of more than " TRNC_XSTR(TRNC_SORT_MAX) " elements is not lowered (trnc ranks each "
            "element by comparing it with every other element of its row)";
   if (numel > TRNC_SORT_MAX_COMPARISONS / len)
     return "sort/topk needing more than 2^24 comparisons (rows x N x N) is not lowered (trnc "
@@ -502,6 +502,47 @@ static const char *check_nll(const trnc_graph *g, const trnc_node *n) {
   if (x->shape[x->rank - 1] >= TRNC_NLL_MAX_CLASSES)
     return "nll_loss over " TRNC_XSTR(TRNC_NLL_MAX_CLASSES) " classes or more is not lowered "
            "(the gathered index goes through fp32)";
+  return NULL;
+}
+
+/* Elements from the first to the last of t, through its strides. */
+static int64_t extent(const trnc_type *t) {
+  int64_t e = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0) return 0;
+    e += (t->shape[i] - 1) * t->stride[i];
+  }
+  return e;
+}
+
+/* index_select(self, dim, index): one DMA gather per row of the dim */
+static const char *check_index_select(const trnc_graph *g, const trnc_node *n) {
+  if (dim_size(g, n, 1, 0) > INT32_MAX)
+    return "index_select along a dim of more than 2^31 - 1 rows is not lowered";
+  return NULL;
+}
+
+/* gather(self, dim, index, sparse_grad) / scatter.value / scatter.src /
+ * scatter_add(self, dim, index, src): DMA row gathers over a combined-index
+ * table; scatter_add accumulates by one-hot matmuls in PSUM blocks */
+static const char *check_gather(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor_arg(g, n, 0), *ix = tensor_arg(g, n, 2);
+  if (!x || !ix) return NULL;
+  if (x->rank == 0 || ix->rank != x->rank)
+    return "gather/scatter of a 0-d self, or with an index of another rank, is not lowered";
+  if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS || extent(x) > TRNC_GATHER_MAX_ELEMS)
+    return "gather/scatter over a self of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS)
+           " elements (or a strided extent beyond) is not lowered (the combined index goes through fp32)";
+  const trnc_type *src = n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD ? tensor_arg(g, n, 3) : NULL;
+  if (src && src->rank != ix->rank) return "scatter's src must have the index's rank";
+  if (n->op != TRNC_OP_SCATTER_ADD) return NULL;
+  if (!float_dt(x->dtype)) return "scatter_add is lowered for float tensors only (it accumulates in fp32 PSUM)";
+  if (!trnc_type_is_dense(&g->values[n->outs[0]].type)) return "scatter_add into a result with gaps is not lowered";
+  int64_t t = trnc_type_numel(x), rows = trnc_type_numel(ix);
+  if (rows == 0) return "scatter_add with an empty index is not lowered";
+  if (ceil_div64(t, TRNC_ACC_BLOCK_ROWS) * ceil_div64(rows, TRNC_ACC_BLOCK_ROWS) > TRNC_ACC_MAX_BLOCKS)
+    return "scatter_add needing more than " TRNC_XSTR(TRNC_ACC_MAX_BLOCKS)
+           " TensorE accumulation blocks (self/128 x index/128) is not lowered";
   return NULL;
 }
 
