@@ -18,6 +18,9 @@
 #include "codegen/lower.h"
 #include "ir/shape.h"
 
+_Static_assert(TRNC_CC_MAX_SPLITS == TRNC_NC_CC_MAX_GROUP && TRNC_CC_GROUP_NAME == TRNC_NC_CC_GROUP_NAME,
+               "ir/ir.h's collective limits are the NeuronCore descriptor's");
+
 static bool is_start(trnc_op op) {
   switch (op) {
     case TRNC_OP_ALL_REDUCE: case TRNC_OP_ALL_REDUCE_COALESCED: case TRNC_OP_ALL_GATHER:
@@ -137,10 +140,11 @@ static trnc_status start_one(lw *L, const trnc_node *n, trnc_ref in, trnc_ref ou
     int64_t os[TRNC_NC_CC_MAX_GROUP], is[TRNC_NC_CC_MAX_GROUP];
     const trnc_arg *ao = trnc_node_arg(n, 1), *ai = trnc_node_arg(n, 2);
     int k = ao && ao->kind == TRNC_ARG_LIST ? (int)ao->u.list.n : 0;
-    if (k && (k != gsize || k > TRNC_NC_CC_MAX_GROUP))
-      return lw_fail(L, n, TRNC_ERR_UNSUPPORTED,
-                     "all_to_all_single: %d splits for a group of %d ranks (at most %d)", k, gsize,
-                     TRNC_NC_CC_MAX_GROUP);
+    int ki = ai && ai->kind == TRNC_ARG_LIST ? (int)ai->u.list.n : 0;
+    if (k != ki || (k && (k != gsize || k > TRNC_NC_CC_MAX_GROUP))) /* refused by check_cc */
+      return lw_fail(L, n, TRNC_ERR_INTERNAL,
+                     "all_to_all_single: %d/%d splits for a group of %d ranks (at most %d)", k, ki,
+                     gsize, TRNC_NC_CC_MAX_GROUP);
     const trnc_type *xt = &g->values[in].type;
     int64_t row = xt->rank ? trnc_type_numel(xt) / (xt->shape[0] ? xt->shape[0] : 1) : 1;
     for (int i = 0; i < k; i++) {
@@ -162,8 +166,8 @@ trnc_status lw_cc_emit(lw *L, const trnc_node *n) {
   const trnc_arg *gn = n->nargs ? trnc_node_arg(n, n->nargs - 1) : NULL;
   const char *group = gn && gn->kind == TRNC_ARG_STR ? gn->u.s : "";
   int32_t gsize = trnc_graph_group_size(L->g, group);
-  if (gsize < 1 || strlen(group) >= TRNC_NC_CC_GROUP_NAME)
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED,
+  if (gsize < 1 || strlen(group) >= TRNC_NC_CC_GROUP_NAME) /* refused by check_cc */
+    return lw_fail(L, n, TRNC_ERR_INTERNAL,
                    "%s: process group '%s' has no recorded size or a name of %d bytes or more",
                    n->target, group, TRNC_NC_CC_GROUP_NAME);
   const trnc_arg *a0 = trnc_node_arg(n, 0);

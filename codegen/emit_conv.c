@@ -63,10 +63,10 @@
 
 #include "codegen/lower.h"
 
-#define BAND_MAX 12288   /* elements per partition of an input band */
+#define BAND_MAX TRNC_CONV_BAND_MAX  /* elements per partition of an input band */
 #define POOL_OUT_MAX 4096 /* output elements per partition of a pooling tile */
-#define MAX_CT 32        /* contraction tiles of 128 channels */
-#define WBYTES_MAX (64 * 1024)
+#define MAX_CT (TRNC_CONV_MAX_CIN / LW_P)  /* contraction tiles of 128 channels */
+#define WBYTES_MAX TRNC_CONV_WTILE_MAX
 
 static int64_t mini(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t maxi(int64_t a, int64_t b) { return a > b ? a : b; }

@@ -61,9 +61,11 @@
 
 #define R (TRNC_MAX_RANK + 1)
 #define MAXF 4096            /* data tile: elements per partition */
-#define ACC_MAXF 512         /* accumulate: one PSUM bank of fp32 */
-#define MASK_ROWS (1 << 21)  /* combined-index tables: rows limit (fp32-exact) */
-#define ACC_BLOCKS 16384     /* accumulate: matmul blocks limit */
+#define ACC_MAXF TRNC_ACC_BLOCK_COLS    /* accumulate: one PSUM bank of fp32 */
+#define MASK_ROWS TRNC_INDEX_TABLE_MAX_ROWS  /* combined-index tables: rows limit (fp32-exact) */
+_Static_assert(TRNC_GATHER_MAX_ELEMS == MASK_ROWS / 2, "gather/scatter address half a table");
+#define ACC_BLOCKS TRNC_ACC_MAX_BLOCKS  /* accumulate: matmul blocks limit */
+_Static_assert(TRNC_ACC_BLOCK_ROWS == LW_P, "an accumulation block is one partition tile of rows");
 
 /* ---- small dimension spaces ----------------------------------------------------- */
 
@@ -1040,49 +1042,19 @@ static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
 
 static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_EMBEDDING: {
-      trnc_ref w = vref(n, 0), ix = vref(n, 1);
-      if (w == TRNC_NO_REF || ix == TRNC_NO_REF || vt(g, w)->rank != 2) return false;
-      return vt(g, ix)->dtype == TRNC_I32 || vt(g, ix)->dtype == TRNC_I64;
-    }
-    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: {
-      trnc_ref go = vref(n, 0), ix = vref(n, 1);
-      if (go == TRNC_NO_REF || ix == TRNC_NO_REF || trnc_arg_bool(n, 4, false)) return false; /* scale_grad_by_freq */
-      if (!acc_dtype_ok(vt(g, go)->dtype)) return false;
-      int64_t T = trnc_arg_int(n, 2, 0), N = trnc_type_numel(vt(g, ix));
-      int64_t D = vt(g, go)->shape[vt(g, go)->rank - 1];
-      if (T <= 0 || N <= 0 || D <= 0 || T > INT32_MAX) return false;
-      return ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(D, ACC_MAXF) <= ACC_BLOCKS;
-    }
+    case TRNC_OP_EMBEDDING:                /* weight rank, index dtype: check_embedding */
+    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
+      return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
       return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
     case TRNC_OP_AS_STRIDED_SCATTER:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_INDEX_SELECT: {
-      trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      return x != TRNC_NO_REF && ix != TRNC_NO_REF &&
-             (vt(g, x)->rank == 0 || vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX);
-    }
-    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
-      trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
-      const trnc_type *xt = vt(g, x), *it = vt(g, ix);
-      if (xt->rank != it->rank || xt->rank == 0) return false;
-      if (trnc_type_numel(xt) > MASK_ROWS / 2 || extent(xt) > MASK_ROWS / 2) return false;
-      if (n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD) {
-        trnc_ref s = vref(n, 3);
-        if (s == TRNC_NO_REF || vt(g, s)->rank != it->rank) return false;
-      }
-      if (n->op == TRNC_OP_SCATTER_ADD) {
-        if (!acc_dtype_ok(xt->dtype)) return false;
-        const trnc_type *ot = vt(g, n->outs[0]);
-        if (!dense_strides(ot)) return false;
-        int64_t T = trnc_type_numel(xt), N = trnc_type_numel(it);
-        if (N == 0 || ceil_div(T, LW_P) * ceil_div(N, LW_P) > ACC_BLOCKS) return false;
-      }
-      return true;
-    }
+    case TRNC_OP_INDEX_SELECT: /* the indexed dim's length: check_index_select */
+    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
+    case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD:
+      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF) return false;
+      return (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_ADD) || vref(n, 3) != TRNC_NO_REF;
     case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
       adv A;
       trnc_ref x = vref(n, 0);
@@ -1156,8 +1128,8 @@ static trnc_status emit_embedding(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   job J;
   embedding_job(&J, ix, w, o);
-  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0)
-    return lw_fail(L, n, TRNC_ERR_LIMIT, "embedding: index into an empty weight");
+  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0) /* refused by check_embedding */
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "embedding: index into an empty weight");
   return run_job(L, n, &J, J_GATHER);
 }
 

@@ -62,7 +62,7 @@
 #define NOPS 10
 #define NCOL 32            /* fp32 statistics columns per row tile */
 #define BIGF 16777216.0f   /* 2^24: larger than any index we produce */
-#define LNBW_MAX_ROW 4096  /* layer_norm_backward: row must fit one chunk */
+#define LNBW_MAX_ROW TRNC_LNBW_MAX_ROW  /* layer_norm_backward: row must fit one chunk */
 #define MAX_FREE_CAP 8192
 
 enum { K_FULL, K_ROW, K_PARAM };
@@ -974,7 +974,7 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
   N_.C = xt->shape[xt->rank - 1];
   if (N_.N == 0 || N_.C == 0) {
     if (!N_.out && !N_.out2) return TRNC_OK;
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "nll_loss over an empty batch is not lowered");
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "nll_loss over an empty batch (refused by check_nll)");
   }
   if (!N_.t || (!N_.bw && !N_.x)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "nll_loss operand without buffer");
   const lw_tv *xs = N_.bw ? N_.out : N_.x;  /* the [N, C] tensor */
@@ -1134,36 +1134,15 @@ static trnc_status emit_nll(lw *L, const trnc_node *n) {
 
 bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_LAYER_NORM_BACKWARD: {
-      const trnc_type *x = trnc_ref_type(g, n->args[1].u.ref);
-      const trnc_arg *ns = trnc_node_arg(n, 2);
-      if (!ns || ns->kind != TRNC_ARG_LIST) return false;
-      int64_t R = 1;
-      for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) R *= x->shape[i];
-      return R <= LNBW_MAX_ROW;
-    }
+    case TRNC_OP_LAYER_NORM_BACKWARD: /* rows within TRNC_LNBW_MAX_ROW: check_layer_norm_bw */
+      return true;
     case TRNC_OP_ARGMAX:
     case TRNC_OP_ARGMIN:
     case TRNC_OP_MAX_DIM:
-    case TRNC_OP_MIN_DIM: {
-      const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
-      trnc_dtype dt = x->dtype;
-      if (!is_float(dt) && dt != TRNC_I16 && dt != TRNC_I8 && dt != TRNC_U8 && dt != TRNC_BOOL) return false;
-      const trnc_arg *da = trnc_node_arg(n, 1);
-      int64_t R = 1;
-      if (!da || da->kind != TRNC_ARG_INT) {
-        R = trnc_type_numel(x);
-      } else {
-        int d = wrapdim(da->u.i, x->rank);
-        R = d >= 0 ? x->shape[d] : 1;
-      }
-      return R > 0 && R < (1 << 24) && trnc_type_numel(x) > 0;
-    }
-    case TRNC_OP_NLL_LOSS:
-    case TRNC_OP_NLL_LOSS_BACKWARD: {
-      const trnc_type *x = trnc_ref_type(g, n->args[n->op == TRNC_OP_NLL_LOSS ? 0 : 1].u.ref);
-      return x->shape[x->rank - 1] < (1 << 22);
-    }
+    case TRNC_OP_MIN_DIM:       /* dtypes and dim length: check_argreduce */
+    case TRNC_OP_NLL_LOSS:      /* batch and classes: check_nll */
+    case TRNC_OP_NLL_LOSS_BACKWARD:
+      return true;
     default:
       return false;
   }

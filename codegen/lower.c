@@ -105,17 +105,8 @@ typedef struct cstate {
   struct trnc_compiled *c;
 } cstate;
 
-static bool is_view_op(trnc_op op) {
-  switch (op) {
-    case TRNC_OP_VIEW: case TRNC_OP_UNSAFE_VIEW: case TRNC_OP_RESHAPE: case TRNC_OP_PERMUTE:
-    case TRNC_OP_EXPAND: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE: case TRNC_OP_SQUEEZE_DIM:
-    case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_T:
-    case TRNC_OP_TRANSPOSE: case TRNC_OP_ALIAS: case TRNC_OP_SPLIT: case TRNC_OP_SPLIT_WITH_SIZES:
-    case TRNC_OP_AS_STRIDED: case TRNC_OP_WAIT_TENSOR: case TRNC_OP_DIAGONAL:
-      return true;
-    default: return false;
-  }
-}
+/* Views and wait_tensor: the result lives in the operand's buffer, no kernel. */
+static bool is_view_op(trnc_op op) { return trnc_op_has(op, TRNC_OPF_ALIASES); }
 
 static int64_t extent_elems(const trnc_type *t) {
   int64_t e = 1;
@@ -1498,16 +1489,23 @@ trnc_status trnc_compile(const trnc_graph *g, const trnc_compile_options *opt,
   if (!target)
     return trnc_diag_error(diags, TRNC_ERR_INVALID_ARGUMENT,
                            "unknown target '%s' (known: trn2, trn3)", o.target ? o.target : "");
-  /* every node must have a lowering: report all that don't, at once */
+  /* every node must be within its op's limits (the table's predicate, as
+   * the legality scan applies it: the passes emit table ops too) and have a
+   * lowering: report all that don't, at once */
   size_t before = trnc_diags_error_count(diags);
   for (uint32_t i = 0; i < g->nnodes; i++) {
     const trnc_node *n = &g->nodes[i];
-    if (n->dead || can_lower(g, n)) continue;
+    if (n->dead) continue;
+    const char *why = trnc_op_limits(g, n);
+    if (!why && can_lower(g, n)) continue;
     trnc_diag_loc loc = trnc_node_loc(n);
     char ops[512];
     trnc_node_operands_str(g, n, ops, sizeof ops);
-    trnc_diag_add(diags, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, ops,
-                  "no NeuronCore lowering for %s yet (see docs/operators.md)", n->target);
+    if (why)
+      trnc_diag_add(diags, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, ops, "%s", why);
+    else
+      trnc_diag_add(diags, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, ops,
+                    "no NeuronCore lowering for %s yet (see docs/operators.md)", n->target);
   }
   if (trnc_diags_error_count(diags) > before) return TRNC_ERR_UNSUPPORTED;
 

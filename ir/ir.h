@@ -26,7 +26,7 @@ typedef uint32_t trnc_ref;           /* index into trnc_graph.values */
 
 /* ---- ops --------------------------------------------------------------- */
 typedef enum trnc_op {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) TRNC_OP_##id,
+#define OP(id, target, flags, args, rule, dtypes, rank, check, limits, decomp) TRNC_OP_##id,
 #include "ir/ops.def"
 #undef OP
   TRNC_OP_COUNT,
@@ -83,10 +83,50 @@ typedef enum trnc_op {
 /* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
  * per depth tap of its kernel: the most depth taps it is lowered for. */
 #define TRNC_CONV_MAX_DEPTH_TAPS 64
+/* The convolution emitter's tiles (codegen/emit_conv.c), stated in the
+ * limits text: an input band's elements per partition, input channels per
+ * group (32 contraction tiles of 128), bytes of one weight tile. */
+#define TRNC_CONV_BAND_MAX 12288
+#define TRNC_CONV_MAX_CIN 4096
+#define TRNC_CONV_WTILE_MAX 65536
 
 /* Max pooling with indices that passes/decomp_pool.c gathers tap by tap
  * (3-D, adaptive): the most taps (elements of a window) it is lowered for. */
 #define TRNC_WINDOW_MAX_TAPS 256
+
+/* Limits of the ops the code generator lowers itself, checked by their
+ * check functions (ir/ops.c), which the legality scan and the code
+ * generator's pre-scan both call; the emitters size their tiles by them.
+ * Plain integer literals, so the limits text can spell them (TRNC_XSTR). */
+/* native_layer_norm_backward: a normalized row fits one SBUF chunk
+ * (codegen/emit_norm.c). */
+#define TRNC_LNBW_MAX_ROW 4096
+/* One-hot accumulation (embedding backward, scatter_add, index_put with
+ * accumulate; codegen/emit_data.c): a block is 128 index rows (partitions)
+ * x 128 table rows x 512 columns (one fp32 PSUM bank); the most blocks. */
+#define TRNC_ACC_BLOCK_ROWS 128
+#define TRNC_ACC_BLOCK_COLS 512
+#define TRNC_ACC_MAX_BLOCKS 16384
+/* Rows of a combined-index table (codegen/emit_data.c: the flat row index
+ * stays exact in fp32 with room for the mask); gather/scatter address at
+ * most half of it. */
+#define TRNC_INDEX_TABLE_MAX_ROWS 2097152
+#define TRNC_GATHER_MAX_ELEMS 1048576
+/* argmax/argmin/max.dim/min.dim carry the index through fp32: the longest
+ * reduced dim (2^24). */
+#define TRNC_ARGREDUCE_MAX 16777216
+/* nll_loss: the most classes (the gathered element's flat index within a
+ * 128-row chunk stays exact in fp32, codegen/emit_norm.c). */
+#define TRNC_NLL_MAX_CLASSES 4194304
+/* all_to_all_single with explicit splits: the most ranks (one split size
+ * per rank in the collective's descriptor, TRNC_NC_CC_MAX_GROUP), and the
+ * longest process-group name in bytes, NUL included (TRNC_NC_CC_GROUP_NAME). */
+#define TRNC_CC_MAX_SPLITS 64
+#define TRNC_CC_GROUP_NAME 64
+
+#define TRNC_XSTR_(x) #x
+/** The spelling of a macro's value, for limits text ("at most " TRNC_XSTR(N)). */
+#define TRNC_XSTR(x) TRNC_XSTR_(x)
 
 /* ---- types ------------------------------------------------------------- */
 typedef struct trnc_type {
@@ -226,10 +266,45 @@ typedef trnc_status (*trnc_shape_rule)(const trnc_graph *g, const trnc_node *n,
  *  if lowerable, else a static reason string. */
 typedef const char *(*trnc_limit_check)(const trnc_graph *g, const trnc_node *n);
 
+/* Op flags (ir/ops.def's flags column): one group bit per op, the section of
+ * docs/operators.md and trnc.ops()'s "category" (trnc_op_group), then the
+ * properties stages test instead of naming ops. */
+enum {
+  TRNC_OPF_ELEMENTWISE = 1u << 0,
+  TRNC_OPF_REDUCTION = 1u << 1,
+  TRNC_OPF_VIEW = 1u << 2,
+  TRNC_OPF_POOLING = 1u << 3,
+  TRNC_OPF_GATHER = 1u << 4,
+  TRNC_OPF_COMPARE = 1u << 5,
+  TRNC_OPF_DATA_MOVEMENT = 1u << 6,
+  TRNC_OPF_CREATION = 1u << 7,
+  TRNC_OPF_NORMALIZATION = 1u << 8,
+  TRNC_OPF_MATMUL = 1u << 9,
+  TRNC_OPF_COLLECTIVE = 1u << 10,
+  TRNC_OPF_RANDOM = 1u << 11,
+  TRNC_OPF_SORT = 1u << 12,
+  TRNC_OPF_COPY = 1u << 13,
+  TRNC_OPF_LOSS = 1u << 14,
+  TRNC_OPF_CONV = 1u << 15,
+  TRNC_OPF_ATTENTION = 1u << 16,
+  TRNC_OPF_LINALG = 1u << 17,
+  TRNC_OPF_GROUPS = (1u << 18) - 1,
+  /* exact in int32 on GpSimd for integer operands and result (legality.c int_form) */
+  TRNC_OPF_INT_EXACT = 1u << 20,
+  /* passes/fold.c evaluates it when its operands are constants */
+  TRNC_OPF_FOLDABLE = 1u << 21,
+  /* the result lives in its first operand's buffer (views, wait_tensor): no kernel */
+  TRNC_OPF_ALIASES = 1u << 22,
+  /* draws from the random stream (passes/decompose.c gives it blocks) */
+  TRNC_OPF_DRAWS = 1u << 23,
+  /* passes/decompose.c rewrites it (its decomp column is not NULL) */
+  TRNC_OPF_DECOMPOSED = 1u << 24,
+};
+
 typedef struct trnc_op_def {
   const char *name;          /* IR op name */
   const char *target;        /* aten OpOverload */
-  const char *category;
+  uint32_t flags;            /* TRNC_OPF_* */
   const char *args;          /* argument kinds, one char per schema argument */
   trnc_shape_rule rule;
   uint32_t dtypes;           /* TRNC_DT() set for tensor operands */
@@ -242,6 +317,23 @@ typedef struct trnc_op_def {
 
 extern const trnc_op_def trnc_op_defs[TRNC_OP_COUNT];
 
+/** True if op is a table op whose flags include every bit of `f`
+ *  (false for non-table node kinds). */
+static inline bool trnc_op_has(trnc_op op, uint32_t f) {
+  return (unsigned)op < TRNC_OP_COUNT && (trnc_op_defs[op].flags & f) == f;
+}
+/** True if op is a table op with any bit of `f`. */
+static inline bool trnc_op_any(trnc_op op, uint32_t f) {
+  return (unsigned)op < TRNC_OP_COUNT && (trnc_op_defs[op].flags & f) != 0;
+}
+/** The op's limits predicate (its check column): NULL if node n is within
+ *  the limits trnc lowers it for, else a static reason. The legality scan
+ *  reports it for the graph as traced; codegen/lower.c's pre-scan for the
+ *  graph after the passes (decompositions emit table ops too), both as one
+ *  diagnostic per node, all at once. NULL for non-table node kinds. */
+const char *trnc_op_limits(const trnc_graph *g, const trnc_node *n);
+/** Name of op's group bit ("elementwise", "view", ...), "" for non-table kinds. */
+const char *trnc_op_group(trnc_op op);
 /** Op for an FX target string, or TRNC_OP_UNKNOWN. */
 trnc_op trnc_op_lookup(const char *target);
 /** True if passes/decompose.c rewrites op into other table ops (its

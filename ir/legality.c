@@ -77,11 +77,9 @@ static interval dtype_range(trnc_dtype t, int64_t input_bound) {
  * converted exactly (views, copies, casts, gathers: DMA and same-dtype copies
  * are bit-exact, and a float -> int32 store converts exactly). */
 static bool computes(const trnc_node *n) {
-  if (n->op >= TRNC_OP_COUNT) return false;
-  const char *cat = trnc_op_defs[n->op].category;
   /* sort and topk compare and sum their values through fp32 (passes/decomp_sort.c) */
-  return !strcmp(cat, "elementwise") || !strcmp(cat, "compare") || !strcmp(cat, "reduction") ||
-         !strcmp(cat, "sort");
+  return trnc_op_any(n->op, TRNC_OPF_ELEMENTWISE | TRNC_OPF_COMPARE | TRNC_OPF_REDUCTION |
+                                TRNC_OPF_SORT);
 }
 
 /* Interval of a graph input or constant of integer dtype. */
@@ -329,18 +327,14 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
     }
     default: break;
   }
-  if (n->op < TRNC_OP_COUNT) {
-    const char *cat = trnc_op_defs[n->op].category;
-    /* Views, copies and data movement keep values; gathers and scatters
-     * produce values from their (data and index) inputs. */
-    if (!strcmp(cat, "view") || !strcmp(cat, "copy") || !strcmp(cat, "data_movement") ||
-        !strcmp(cat, "gather")) {
-      interval r = {INFINITY, -INFINITY, false};
-      for (uint32_t a = 0; a < n->nargs; a++) r = hull(r, list_hull(g, vals, &n->args[a]));
-      if (r.lo > r.hi) r = iv(0, 0);
-      if (n->op == TRNC_OP_CONSTANT_PAD_ND) r = hull(r, arg_iv(g, vals, trnc_node_arg(n, 2)));
-      return r;
-    }
+  /* Views, copies and data movement keep values; gathers and scatters
+   * produce values from their (data and index) inputs. */
+  if (trnc_op_any(n->op, TRNC_OPF_VIEW | TRNC_OPF_COPY | TRNC_OPF_DATA_MOVEMENT | TRNC_OPF_GATHER)) {
+    interval r = {INFINITY, -INFINITY, false};
+    for (uint32_t a = 0; a < n->nargs; a++) r = hull(r, list_hull(g, vals, &n->args[a]));
+    if (r.lo > r.hi) r = iv(0, 0);
+    if (n->op == TRNC_OP_CONSTANT_PAD_ND) r = hull(r, arg_iv(g, vals, trnc_node_arg(n, 2)));
+    return r;
   }
   return iv_unknown();
 }
@@ -391,25 +385,8 @@ static bool scalar_int(const trnc_arg *a) {
  * int32; an integer result, or a bool one for comparisons). */
 static bool int_form(const trnc_graph *g, const trnc_node *n) {
   const trnc_value *out = &g->values[n->outs[0]];
-  bool cmp = false;
-  switch (n->op) {
-    case TRNC_OP_EQ: case TRNC_OP_EQ_SCALAR: case TRNC_OP_NE: case TRNC_OP_NE_SCALAR:
-    case TRNC_OP_LT: case TRNC_OP_LT_SCALAR: case TRNC_OP_LE: case TRNC_OP_LE_SCALAR:
-    case TRNC_OP_GT: case TRNC_OP_GT_SCALAR: case TRNC_OP_GE: case TRNC_OP_GE_SCALAR:
-      cmp = true;
-      break;
-    case TRNC_OP_ADD: case TRNC_OP_ADD_SCALAR: case TRNC_OP_SUB: case TRNC_OP_SUB_SCALAR:
-    case TRNC_OP_RSUB_SCALAR: case TRNC_OP_MUL: case TRNC_OP_MUL_SCALAR: case TRNC_OP_MAXIMUM:
-    case TRNC_OP_MINIMUM: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_CLAMP:
-    case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
-    case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT: case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR:
-    case TRNC_OP_BITWISE_AND_SCALAR: case TRNC_OP_BITWISE_OR_SCALAR: case TRNC_OP_BITWISE_XOR_SCALAR:
-    case TRNC_OP_TO_COPY: case TRNC_OP_CLONE:
-    case TRNC_OP_ALIAS: case TRNC_OP_DIV_MODE: case TRNC_OP_REMAINDER:
-    case TRNC_OP_REMAINDER_SCALAR: case TRNC_OP_FMOD: case TRNC_OP_FMOD_SCALAR:
-      break;
-    default: return false;
-  }
+  if (!trnc_op_has(n->op, TRNC_OPF_INT_EXACT)) return false;
+  bool cmp = trnc_op_has(n->op, TRNC_OPF_COMPARE);
   if (n->nouts != 1 || out->is_none) return false;
   if (cmp ? out->type.dtype != TRNC_BOOL : !is_int_dtype(out->type.dtype)) return false;
   bool first = true;
@@ -676,8 +653,8 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
     poisoned = c.poisoned;
     for (uint32_t k = 0; ok && !poisoned && k < n->nouts; k++)
       ok = value_ok(g, n, &g->values[n->outs[k]], def->dtypes, def->max_rank, "the result", d);
-    if (ok && !poisoned && def->check) {
-      const char *why = def->check(g, n);
+    if (ok && !poisoned) {
+      const char *why = trnc_op_limits(g, n);
       if (why) {
         report(g, n, d, "%s", why);
         ok = false;

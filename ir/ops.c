@@ -37,6 +37,8 @@ static const char *check_cc(const trnc_graph *g, const trnc_node *n) {
   }
   const trnc_arg *gn = n->nargs ? arg(n, n->nargs - 1) : NULL;
   if (!gn || gn->kind != TRNC_ARG_STR) return "group_name must be a process group name (a string)";
+  if (strlen(gn->u.s) >= TRNC_CC_GROUP_NAME)
+    return "group_name must be shorter than " TRNC_XSTR(TRNC_CC_GROUP_NAME) " bytes";
   if (trnc_graph_group_size(g, gn->u.s) < 1)
     return "the graph does not record the size of this process group (compile with "
            "torch.distributed initialized, through trnc's backend)";
@@ -48,6 +50,20 @@ static const char *check_cc(const trnc_graph *g, const trnc_node *n) {
       trnc_arg_int(n, n->op == TRNC_OP_ALL_GATHER || n->op == TRNC_OP_ALL_GATHER_COALESCED ? 1 : 2,
                    0) != trnc_graph_group_size(g, gn->u.s))
     return "group_size differs from the size of the process group";
+  if (n->op == TRNC_OP_ALL_TO_ALL) {
+    /* all_to_all_single(input, output_split_sizes, input_split_sizes, group) */
+    int32_t size = trnc_graph_group_size(g, gn->u.s);
+    for (uint32_t i = 1; i <= 2; i++) {
+      const trnc_arg *sp = arg(n, i);
+      uint32_t k = sp && sp->kind == TRNC_ARG_LIST ? sp->u.list.n : 0;
+      const trnc_arg *other = arg(n, 3 - i);
+      uint32_t ko = other && other->kind == TRNC_ARG_LIST ? other->u.list.n : 0;
+      if (k != ko) return "all_to_all_single's output and input split sizes must both be given or both be empty";
+      if (k && (k != (uint32_t)size || k > TRNC_CC_MAX_SPLITS))
+        return "all_to_all_single's split sizes must list one size per rank of the group, for at "
+               "most " TRNC_XSTR(TRNC_CC_MAX_SPLITS) " ranks";
+    }
+  }
   return NULL;
 }
 
@@ -88,7 +104,7 @@ static const char *check_pdist(const trnc_graph *g, const trnc_node *n) {
   double p = trnc_arg_number(trnc_node_arg(n, bw ? 2 : 1), 2);
   if (x->rank != 2) return "pdist's input must be 2-D [N, M]";
   if (!(p >= 0)) return "p must be non-negative";
-  if (x->shape[0] > TRNC_PDIST_MAX) return "pdist is lowered for at most 1024 rows";
+  if (x->shape[0] > TRNC_PDIST_MAX) return "pdist is lowered for at most " TRNC_XSTR(TRNC_PDIST_MAX) " rows";
   if ((double)trnc_type_numel(x) * (double)x->shape[0] > (double)TRNC_ONEHOT_MAX)
     return "more than 2^24 differences (rows times rows times columns)";
   if (isinf(p) && x->shape[1] == 0) return "p = inf over empty rows has no identity";
@@ -194,7 +210,7 @@ static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
     if (r < 3 || r > 5) return "only 1-D, 2-D and 3-D convolutions are lowered";
     if (r == 5 && w && w->kind == TRNC_ARG_VALUE && trnc_ref_type(g, w->u.ref)->rank == 5 &&
         trnc_ref_type(g, w->u.ref)->shape[2] > TRNC_CONV_MAX_DEPTH_TAPS)
-      return "3-D convolution with a kernel depth above 64 is not lowered (trnc sums one 2-D "
+      return "3-D convolution with a kernel depth above " TRNC_XSTR(TRNC_CONV_MAX_DEPTH_TAPS) " is not lowered (trnc sums one 2-D "
              "convolution per depth tap)";
   }
   if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST) {
@@ -285,7 +301,7 @@ static int64_t dim_size(const trnc_graph *g, const trnc_node *n, uint32_t dim_ar
 
 static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
   if (dim_size(g, n, 1, 0) > TRNC_CUMSUM_MAX)
-    return "cumsum over more than 4096 elements is not lowered (trnc computes a scan as a "
+    return "cumsum over more than " TRNC_XSTR(TRNC_CUMSUM_MAX) " elements is not lowered (trnc computes a scan as a "
            "matmul with a triangular ones matrix of the scan length squared)";
   return NULL;
 }
@@ -295,7 +311,7 @@ static const char *check_masked_scatter(const trnc_graph *g, const trnc_node *n)
   const trnc_type *t = n->op == TRNC_OP_MASKED_SCATTER ? &g->values[n->outs[0]].type
                                                        : trnc_ref_type(g, n->args[0].u.ref);
   if (trnc_type_numel(t) > TRNC_CUMSUM_MAX)
-    return "masked_scatter over more than 4096 elements is not lowered (trnc numbers the masked "
+    return "masked_scatter over more than " TRNC_XSTR(TRNC_CUMSUM_MAX) " elements is not lowered (trnc numbers the masked "
            "positions with a prefix sum, a matmul with a triangular ones matrix)";
   return NULL;
 }
@@ -327,7 +343,7 @@ static const char *check_window_max(const trnc_graph *g, const trnc_node *n) {
                     : trnc_adaptive_window(x->shape[x->rank - sp + j], trnc_arg_spatial(n, 1, j, 1));
     taps *= k > 0 ? k : 1;
     if (taps > TRNC_WINDOW_MAX_TAPS)
-      return "max pooling with windows of more than 256 elements is not lowered for 3-D or adaptive "
+      return "max pooling with windows of more than " TRNC_XSTR(TRNC_WINDOW_MAX_TAPS) " elements is not lowered for 3-D or adaptive "
              "pooling (trnc gathers each window tap separately)";
   }
   return NULL;
@@ -343,7 +359,7 @@ static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
     return "topk with k = 0 (an empty result) is not lowered";
   if (numel == 0) return "sort/topk of an empty tensor is not lowered";
   if (len > TRNC_SORT_MAX)
-    return "sort/topk along a dim of more than 4096 elements is not lowered (trnc ranks each "
+    return "sort/topk along a dim of more than " TRNC_XSTR(TRNC_SORT_MAX) " elements is not lowered (trnc ranks each "
            "element by comparing it with every other element of its row)";
   if (numel > TRNC_SORT_MAX_COMPARISONS / len)
     return "sort/topk needing more than 2^24 comparisons (rows x N x N) is not lowered (trnc "
@@ -428,17 +444,154 @@ static const char *check_index(const trnc_graph *g, const trnc_node *n) {
   return NULL; /* more than 2 index tensors: passes/decomp_ops.c linearizes them */
 }
 
+/* ---- limits of the ops the code generator lowers itself -------------------------- */
+
+static const trnc_type *tensor_arg(const trnc_graph *g, const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = arg(n, i);
+  return a && a->kind == TRNC_ARG_VALUE ? trnc_ref_type(g, a->u.ref) : NULL;
+}
+static bool float_dt(trnc_dtype t) {
+  return t == TRNC_F32 || t == TRNC_BF16 || t == TRNC_F16 || t == TRNC_F64;
+}
+static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* native_layer_norm_backward(grad, input, normalized_shape, ...): one SBUF
+ * chunk per normalized row */
+static const char *check_layer_norm_bw(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor_arg(g, n, 1);
+  const trnc_arg *ns = arg(n, 2);
+  if (!x || !ns || ns->kind != TRNC_ARG_LIST) return NULL; /* the shape rule reports it */
+  int64_t r = 1;
+  for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) r *= i >= 0 ? x->shape[i] : 1;
+  if (r > TRNC_LNBW_MAX_ROW)
+    return "layer norm backward over normalized rows of more than " TRNC_XSTR(TRNC_LNBW_MAX_ROW)
+           " elements is not lowered (each row must fit one SBUF chunk)";
+  return NULL;
+}
+
+/* embedding(weight [V, D], indices): a DMA gather of rows */
+static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *w = tensor_arg(g, n, 0), *ix = tensor_arg(g, n, 1);
+  if (!w || !ix) return NULL;
+  if (w->rank != 2) return "embedding's weight must be 2-D";
+  if (ix->dtype != TRNC_I32 && ix->dtype != TRNC_I64) return "embedding indices must be int32 or int64";
+  if (w->shape[0] == 0 && trnc_type_numel(ix) > 0)
+    return "embedding indexes into an empty weight (eager raises IndexError)";
+  return NULL;
+}
+
+/* embedding_dense_backward(grad, indices, num_weights, padding_idx,
+ * scale_grad_by_freq): a one-hot matmul accumulation in PSUM blocks */
+static const char *check_embedding_bw(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *go = tensor_arg(g, n, 0), *ix = tensor_arg(g, n, 1);
+  if (!go || !ix || go->rank == 0) return NULL;
+  if (trnc_arg_bool(n, 4, false)) return "scale_grad_by_freq=True is not lowered";
+  if (!float_dt(go->dtype)) return "embedding backward is lowered for float gradients only";
+  int64_t t = trnc_arg_int(n, 2, 0), rows = trnc_type_numel(ix), d = go->shape[go->rank - 1];
+  if (t <= 0 || rows <= 0 || d <= 0)
+    return "embedding backward with no weights, no indices or empty rows is not lowered";
+  if (t > INT32_MAX) return "embedding backward with more than 2^31 - 1 weights is not lowered";
+  if (ceil_div64(t, TRNC_ACC_BLOCK_ROWS) * ceil_div64(rows, TRNC_ACC_BLOCK_ROWS) *
+          ceil_div64(d, TRNC_ACC_BLOCK_COLS) > TRNC_ACC_MAX_BLOCKS)
+    return "embedding backward needing more than " TRNC_XSTR(TRNC_ACC_MAX_BLOCKS)
+           " TensorE accumulation blocks (num_weights/128 x indices/128 x width/512) is not lowered";
+  return NULL;
+}
+
+/* argmax/argmin (self, dim?, keepdim) and max.dim/min.dim (self, dim,
+ * keepdim): the index of the extreme goes through fp32 */
+static const char *check_argreduce(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor0(g, n);
+  if (!x) return NULL;
+  if (x->dtype == TRNC_I32 || x->dtype == TRNC_I64)
+    return "int32/int64 values are not lowered for this reduction (its values and indices go "
+           "through fp32): cast to float first";
+  const trnc_arg *da = arg(n, 1);
+  int64_t r = da && da->kind == TRNC_ARG_INT ? dim_size(g, n, 1, 0) : trnc_type_numel(x);
+  if (trnc_type_numel(x) == 0 || r <= 0)
+    return "an empty input is not lowered for this reduction (over an empty dim eager raises)";
+  if (r >= TRNC_ARGREDUCE_MAX)
+    return "a reduced dim of 2^24 elements or more is not lowered (the index goes through fp32)";
+  return NULL;
+}
+
+/* amax/amin/max/min: no identity over no elements */
+static const char *check_extreme(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor0(g, n);
+  if (x && trnc_type_numel(x) == 0 && trnc_type_numel(&g->values[n->outs[0]].type) > 0)
+    return "max/min over an empty dim has no identity (eager raises): reduce a non-empty dim";
+  return NULL;
+}
+
+/* nll_loss_forward(self [N, C] or [C], target, weight, reduction,
+ * ignore_index) / nll_loss_backward(grad, self, target, ...) */
+static const char *check_nll(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor_arg(g, n, n->op == TRNC_OP_NLL_LOSS_BACKWARD ? 1 : 0);
+  if (!x || x->rank < 1) return NULL;
+  if (trnc_type_numel(x) == 0) return "nll_loss over an empty batch or no classes is not lowered";
+  if (x->shape[x->rank - 1] >= TRNC_NLL_MAX_CLASSES)
+    return "nll_loss over " TRNC_XSTR(TRNC_NLL_MAX_CLASSES) " classes or more is not lowered "
+           "(the gathered index goes through fp32)";
+  return NULL;
+}
+
+/* Elements from the first to the last of t, through its strides. */
+static int64_t extent(const trnc_type *t) {
+  int64_t e = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0) return 0;
+    e += (t->shape[i] - 1) * t->stride[i];
+  }
+  return e;
+}
+
+/* index_select(self, dim, index): one DMA gather per row of the dim */
+static const char *check_index_select(const trnc_graph *g, const trnc_node *n) {
+  if (dim_size(g, n, 1, 0) > INT32_MAX)
+    return "index_select along a dim of more than 2^31 - 1 rows is not lowered";
+  return NULL;
+}
+
+/* gather(self, dim, index, sparse_grad) / scatter.value / scatter.src /
+ * scatter_add(self, dim, index, src): DMA row gathers over a combined-index
+ * table; scatter_add accumulates by one-hot matmuls in PSUM blocks */
+static const char *check_gather(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor_arg(g, n, 0), *ix = tensor_arg(g, n, 2);
+  if (!x || !ix) return NULL;
+  if (x->rank == 0 || ix->rank != x->rank)
+    return "gather/scatter of a 0-d self, or with an index of another rank, is not lowered";
+  if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS || extent(x) > TRNC_GATHER_MAX_ELEMS)
+    return "gather/scatter over a self of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS)
+           " elements (or a strided extent beyond) is not lowered (the combined index goes through fp32)";
+  const trnc_type *src = n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD ? tensor_arg(g, n, 3) : NULL;
+  if (src && src->rank != ix->rank) return "scatter's src must have the index's rank";
+  if (n->op != TRNC_OP_SCATTER_ADD) return NULL;
+  if (!float_dt(x->dtype)) return "scatter_add is lowered for float tensors only (it accumulates in fp32 PSUM)";
+  if (!trnc_type_is_dense(&g->values[n->outs[0]].type)) return "scatter_add into a result with gaps is not lowered";
+  int64_t t = trnc_type_numel(x), rows = trnc_type_numel(ix);
+  if (rows == 0) return "scatter_add with an empty index is not lowered";
+  if (ceil_div64(t, TRNC_ACC_BLOCK_ROWS) * ceil_div64(rows, TRNC_ACC_BLOCK_ROWS) > TRNC_ACC_MAX_BLOCKS)
+    return "scatter_add needing more than " TRNC_XSTR(TRNC_ACC_MAX_BLOCKS)
+           " TensorE accumulation blocks (self/128 x index/128) is not lowered";
+  return NULL;
+}
+
+const char *trnc_op_limits(const trnc_graph *g, const trnc_node *n) {
+  if (!n || (unsigned)n->op >= TRNC_OP_COUNT || !trnc_op_defs[n->op].check) return NULL;
+  return trnc_op_defs[n->op].check(g, n);
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 static const char *const op_names[TRNC_OP_KIND_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) #id,
+#define OP(id, target, flags, args, rule, dtypes, rank, check, limits, decomp) #id,
 #include "ir/ops.def"
 #undef OP
     "PLACEHOLDER", "CONSTANT", "UNKNOWN"};
 
 const trnc_op_def trnc_op_defs[TRNC_OP_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) \
-  {NULL, target, cat, args, rule, dtypes, rank, check, limits, #decomp},
+#define OP(id, target, flags, args, rule, dtypes, rank, check, limits, decomp) \
+  {NULL, target, flags, args, rule, dtypes, rank, check, limits, #decomp},
 #include "ir/ops.def"
 #undef OP
 };
@@ -462,8 +615,23 @@ const char *trnc_op_name(trnc_op op) {
   return (unsigned)op < TRNC_OP_KIND_COUNT ? lower_names[op] : "?";
 }
 
-bool trnc_op_decomposed(trnc_op op) {
-  return (unsigned)op < TRNC_OP_COUNT && strcmp(trnc_op_defs[op].decomp, "NULL") != 0;
+bool trnc_op_decomposed(trnc_op op) { return trnc_op_has(op, TRNC_OPF_DECOMPOSED); }
+
+/* Group names, in TRNC_OPF_* bit order. */
+static const char *const group_names[] = {
+    "elementwise", "reduction", "view",       "pooling", "gather",  "compare",
+    "data_movement", "creation", "normalization", "matmul", "collective", "random",
+    "sort",        "copy",      "loss",       "conv",    "attention", "linalg"};
+_Static_assert(sizeof group_names / sizeof group_names[0] == 18 &&
+                   TRNC_OPF_GROUPS == (1u << 18) - 1,
+               "one name per TRNC_OPF_ group bit");
+
+const char *trnc_op_group(trnc_op op) {
+  if ((unsigned)op >= TRNC_OP_COUNT) return "";
+  uint32_t g = trnc_op_defs[op].flags & TRNC_OPF_GROUPS;
+  for (unsigned b = 0; b < sizeof group_names / sizeof group_names[0]; b++)
+    if (g == 1u << b) return group_names[b];
+  return ""; /* not exactly one group bit: tests/c/test_ops.c reports it */
 }
 
 trnc_op trnc_op_lookup(const char *target) {
@@ -528,7 +696,7 @@ bool trnc_op_get_info(size_t i, trnc_op_info *out) {
   if (!dts[i][0]) dtypes_str(d->dtypes, dts[i], sizeof dts[i]);
   out->name = trnc_op_name((trnc_op)i);
   out->fx_target = d->target;
-  out->category = d->category;
+  out->category = trnc_op_group((trnc_op)i);
   out->dtypes = dts[i];
   out->max_rank = d->max_rank;
   out->limits = d->limits;
@@ -562,18 +730,19 @@ char *trnc_ops_markdown(void) {
        "Dtype notes: `f64` is accepted and runs as `f32` (a `UserWarning` names the inputs);\n"
        "`i64` is accepted where trnc proves the values fit in 32 bits (see `docs/dtypes.md`).\n"
        "Complex dtypes, sparse layouts and nested tensors are not lowered.\n\n");
-  const char *cat = NULL;
+  uint32_t grp = 0;
   int count = 0;
   for (int i = 0; i < TRNC_OP_COUNT; i++) count++;
   EMIT("%d ops.\n", count);
-  /* Group by category, in table order of first appearance. */
+  /* Group by the group bit, in table order of first appearance. */
   bool done[TRNC_OP_COUNT] = {false};
   for (int i = 0; i < TRNC_OP_COUNT; i++) {
     if (done[i]) continue;
-    cat = trnc_op_defs[i].category;
-    EMIT("\n## %s\n\n| aten op | trnc op | dtypes | max rank | limits |\n|---|---|---|---|---|\n", cat);
+    grp = trnc_op_defs[i].flags & TRNC_OPF_GROUPS;
+    EMIT("\n## %s\n\n| aten op | trnc op | dtypes | max rank | limits |\n|---|---|---|---|---|\n",
+         trnc_op_group((trnc_op)i));
     for (int j = i; j < TRNC_OP_COUNT; j++) {
-      if (done[j] || strcmp(trnc_op_defs[j].category, cat)) continue;
+      if (done[j] || (trnc_op_defs[j].flags & TRNC_OPF_GROUPS) != grp) continue;
       done[j] = true;
       trnc_op_info info;
       trnc_op_get_info((size_t)j, &info);

@@ -19,7 +19,7 @@
 
 #define TRNC_RANK_NONE 0xFF
 
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp)            \
+#define OP(id, target, flags, args, rule, dtypes, rank, check, limits, decomp)            \
   trnc_status rule(const trnc_graph *g, const trnc_node *n, trnc_type *out,  \
                    uint32_t nout, trnc_diags *d);
 #include "ir/ops.def"

@@ -9,8 +9,8 @@
  * Constants with the same type and bytes merge the same way.
  *
  * Never merged: placeholders (each is a distinct input), ops outside the
- * table, random ops (category "random": two dropouts draw different
- * masks) and collectives (category "collective": each is an exchange every
+ * table, random ops (TRNC_OPF_RANDOM: two dropouts draw different
+ * masks) and collectives (TRNC_OPF_COLLECTIVE: each is an exchange every
  * rank issues). A graph output moves to the earlier node only if
  * trnc_pu_output_redirect_ok allows it (no new aliasing between outputs, or
  * with inputs and constants); otherwise the later node stays, computing its
@@ -142,8 +142,8 @@ static bool node_eq(const trnc_graph *g, const trnc_node *a, const trnc_node *b)
 static bool cse_candidate(const trnc_node *n) {
   if (n->dead || n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_UNKNOWN) return false;
   if (n->op == TRNC_OP_CONSTANT) return true;
-  return (unsigned)n->op < TRNC_OP_COUNT && !trnc_pu_op_in_category(n->op, "random") &&
-         !trnc_pu_op_in_category(n->op, "collective"); /* each one is a message exchange */
+  /* a collective is a message exchange every rank makes */
+  return (unsigned)n->op < TRNC_OP_COUNT && !trnc_op_any(n->op, TRNC_OPF_RANDOM | TRNC_OPF_COLLECTIVE);
 }
 
 static void canon_arg(trnc_arg *a, const trnc_ref *repl) {

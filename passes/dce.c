@@ -5,8 +5,8 @@
  * graph output. The graph is functional (aot_autograd hands over functionalized
  * graphs), so every table op is pure: random ops (native_dropout) are removed
  * too when unused. Never removed: placeholders (they are the calling
- * convention: the caller passes every input), collectives (category
- * "collective": every rank of the group must issue them, used or not; their
+ * convention: the caller passes every input), collectives (TRNC_OPF_COLLECTIVE:
+ * every rank of the group must issue them, used or not; their
  * wait_tensor too) and ops outside the table
  * (TRNC_OP_UNKNOWN; the legality scan reports those, and nothing is assumed
  * about them).
@@ -35,7 +35,7 @@ trnc_status trnc_pass_dce(trnc_graph *g, trnc_diags *d) {
     trnc_node *n = &g->nodes[i];
     if (n->dead) continue;
     bool live = n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_UNKNOWN ||
-                trnc_pu_op_in_category(n->op, "collective");
+                trnc_op_has(n->op, TRNC_OPF_COLLECTIVE);
     for (uint32_t k = 0; k < n->nouts && !live; k++) live = live_val[n->outs[k]];
     if (!live) {
       n->dead = true;

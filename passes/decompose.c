@@ -23,7 +23,7 @@
 #define MAX_OUTS 64 /* outputs of a decomposed node (the table's ops have at most 5) */
 
 static const trnc_decomp_fn decomps[TRNC_OP_COUNT] = {
-#define OP(id, target, cat, args, rule, dtypes, rank, check, limits, decomp) decomp,
+#define OP(id, target, flags, args, rule, dtypes, rank, check, limits, decomp) decomp,
 #include "ir/ops.def"
 #undef OP
 };
@@ -449,8 +449,7 @@ int64_t trnc_db_rng_blocks(trnc_db *b, int64_t nblocks) {
 /* True if n draws from the random stream (the table's random ops but the
  * dropout backward, which reuses the forward's mask). */
 static bool draws(const trnc_node *n) {
-  return !n->dead && (unsigned)n->op < TRNC_OP_COUNT && n->op != TRNC_OP_DROPOUT_BACKWARD &&
-         trnc_pu_op_in_category(n->op, "random");
+  return !n->dead && trnc_op_has(n->op, TRNC_OPF_DRAWS);
 }
 
 /* Appends the rng_seed input: int32 [2], the call's 64-bit seed as its low

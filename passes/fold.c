@@ -277,39 +277,14 @@ typedef struct fold_ctx {
   uint8_t **result;    /* per node: evaluated bytes (arena) */
 } fold_ctx;
 
-static bool is_creation(trnc_op op) {
-  switch (op) {
-    case TRNC_OP_FULL: case TRNC_OP_FULL_LIKE: case TRNC_OP_ZEROS: case TRNC_OP_ONES:
-    case TRNC_OP_SCALAR_TENSOR: case TRNC_OP_ARANGE: case TRNC_OP_ARANGE_START:
-    case TRNC_OP_ARANGE_START_STEP:
-      return true;
-    default: return false;
-  }
-}
+/* Creations fold.c evaluates (full, zeros, arange, ...). */
+static bool is_creation(trnc_op op) { return trnc_op_has(op, TRNC_OPF_CREATION | TRNC_OPF_FOLDABLE); }
 
-/* Ops folded only when a user is folded too. */
+/* Ops folded only when a user is folded too: creations and expand, which
+ * would only grow the constant. */
 static bool needs_folded_user(trnc_op op) { return is_creation(op) || op == TRNC_OP_EXPAND; }
 
-static bool in_safe_set(trnc_op op) {
-  if (is_creation(op)) return true;
-  switch (op) {
-    case TRNC_OP_ADD: case TRNC_OP_SUB: case TRNC_OP_MUL: case TRNC_OP_DIV:
-    case TRNC_OP_ADD_SCALAR: case TRNC_OP_SUB_SCALAR: case TRNC_OP_MUL_SCALAR:
-    case TRNC_OP_DIV_SCALAR: case TRNC_OP_RSUB_SCALAR: case TRNC_OP_NEG: case TRNC_OP_ABS:
-    case TRNC_OP_MAXIMUM: case TRNC_OP_MINIMUM:
-    case TRNC_OP_EQ: case TRNC_OP_NE: case TRNC_OP_LT: case TRNC_OP_LE: case TRNC_OP_GT:
-    case TRNC_OP_GE: case TRNC_OP_EQ_SCALAR: case TRNC_OP_NE_SCALAR: case TRNC_OP_LT_SCALAR:
-    case TRNC_OP_LE_SCALAR: case TRNC_OP_GT_SCALAR: case TRNC_OP_GE_SCALAR:
-    case TRNC_OP_LOGICAL_AND: case TRNC_OP_LOGICAL_OR: case TRNC_OP_LOGICAL_XOR:
-    case TRNC_OP_LOGICAL_NOT: case TRNC_OP_BITWISE_AND: case TRNC_OP_BITWISE_OR:
-    case TRNC_OP_BITWISE_NOT: case TRNC_OP_WHERE: case TRNC_OP_MASKED_FILL:
-    case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
-      return true;
-    default:
-      return trnc_pu_op_in_category(op, "view") && op != TRNC_OP_SPLIT &&
-             op != TRNC_OP_SPLIT_WITH_SIZES;
-  }
-}
+static bool in_safe_set(trnc_op op) { return trnc_op_has(op, TRNC_OPF_FOLDABLE); }
 
 typedef struct refs_ctx {
   const trnc_graph *g;

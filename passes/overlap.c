@@ -68,7 +68,7 @@ static void note_producer(trnc_ref r, void *ctx) {
 }
 
 static bool is_collective_start(trnc_op op) {
-  return trnc_pu_op_in_category(op, "collective") && op != TRNC_OP_WAIT_TENSOR;
+  return trnc_op_has(op, TRNC_OPF_COLLECTIVE) && op != TRNC_OP_WAIT_TENSOR;
 }
 
 trnc_status trnc_pass_overlap(trnc_graph *g, trnc_diags *d) {

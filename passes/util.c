@@ -28,9 +28,6 @@ bool trnc_pu_is_contiguous(const trnc_type *t) {
   return t->offset == 0;
 }
 
-bool trnc_pu_op_in_category(trnc_op op, const char *cat) {
-  return (unsigned)op < TRNC_OP_COUNT && !strcmp(trnc_op_defs[op].category, cat);
-}
 
 bool trnc_pu_rule(const trnc_graph *g, const trnc_node *n, trnc_type *out) {
   if ((unsigned)n->op >= TRNC_OP_COUNT || n->nouts > MAX_OUTS || n->nouts == 0) return false;
@@ -52,7 +49,7 @@ bool trnc_pu_rule_accepts(const trnc_type *want, const trnc_type *got) {
 }
 
 bool trnc_pu_is_true_view(const trnc_graph *g, const trnc_node *n) {
-  if (n->dead || n->nouts != 1 || !trnc_pu_op_in_category(n->op, "view")) return false;
+  if (n->dead || n->nouts != 1 || !trnc_op_has(n->op, TRNC_OPF_VIEW)) return false;
   if (n->nargs < 1 || n->args[0].kind != TRNC_ARG_VALUE) return false;
   trnc_type t[MAX_OUTS];
   return trnc_pu_rule(g, n, t) && t[0].offset >= 0;

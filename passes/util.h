@@ -25,8 +25,6 @@ bool trnc_pu_type_equiv(const trnc_type *a, const trnc_type *b);
  *  strides ignored). */
 bool trnc_pu_is_contiguous(const trnc_type *t);
 
-/** True if op's table category is `cat` (false for non-table node kinds). */
-bool trnc_pu_op_in_category(trnc_op op, const char *cat);
 
 /**
  * Runs n's shape rule into out[0..n->nouts) (offsets preset to -1, as the

@@ -62,9 +62,8 @@ static trnc_status empty_reduction(lw *L, const trnc_node *red) {
   const lw_tv *o = &L->tv[red->outs[0]];
   const kir_reduction *rr = kir_reduction_of(red->op);
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
-  if (!rr->identity)
-    return lw_fail(L, red, TRNC_ERR_UNSUPPORTED,
-                   "%s over an empty dim has no identity (eager raises); reduce a non-empty dim",
+  if (!rr->identity) /* refused by check_extreme */
+    return lw_fail(L, red, TRNC_ERR_INTERNAL, "%s over an empty dim has no identity",
                    trnc_op_name(red->op));
   return lw_emit_fill(L, o, rr->empty, trnc_op_name(red->op));
 }

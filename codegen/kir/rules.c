@@ -69,9 +69,8 @@ static const rule simple[TRNC_OP_COUNT] = {
 bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n) {
   (void)g;
   if (n->op >= TRNC_OP_COUNT || n->nouts != 1) return false;
-  const char *cat = trnc_op_defs[n->op].category;
-  if (!strcmp(cat, "elementwise") || !strcmp(cat, "compare")) return true;
-  return n->op == TRNC_OP_CLONE || n->op == TRNC_OP_TO_COPY;
+  return trnc_op_any(n->op, TRNC_OPF_ELEMENTWISE | TRNC_OPF_COMPARE) || n->op == TRNC_OP_CLONE ||
+         n->op == TRNC_OP_TO_COPY;
 }
 
 /* Reductions, one row each: fold, x != 0 first, times 1/count after, every

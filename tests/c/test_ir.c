@@ -426,6 +426,19 @@ static void test_op_table(void **state) {
   assert_string_equal(info.fx_target, "aten.gelu.default");
   assert_string_equal(info.dtypes, "f32 f64 f16 bf16");
   assert_false(trnc_op_get_info(trnc_op_count(), &info));
+  assert_string_equal(info.category, "elementwise"); /* gelu's, from its group bit */
+  /* Every line has exactly one group bit, and TRNC_OPF_DECOMPOSED exactly
+   * when its decomp column names a function (convert_ops_def.py sets both). */
+  for (int op = 0; op < TRNC_OP_COUNT; op++) {
+    uint32_t g = trnc_op_defs[op].flags & TRNC_OPF_GROUPS;
+    if (!g || (g & (g - 1))) fail_msg("%s: %u group bits", trnc_op_name((trnc_op)op), g);
+    assert_true(trnc_op_group((trnc_op)op)[0]);
+    if (trnc_op_decomposed((trnc_op)op) != (strcmp(trnc_op_defs[op].decomp, "NULL") != 0))
+      fail_msg("%s: TRNC_OPF_DECOMPOSED differs from its decomp column", trnc_op_name((trnc_op)op));
+  }
+  assert_true(trnc_op_has(TRNC_OP_VIEW, TRNC_OPF_VIEW | TRNC_OPF_ALIASES));
+  assert_false(trnc_op_has(TRNC_OP_PLACEHOLDER, TRNC_OPF_VIEW));
+  assert_string_equal(trnc_op_group(TRNC_OP_UNKNOWN), "");
   char *md = trnc_ops_markdown();
   assert_non_null(strstr(md, "| `aten.convolution.default` | convolution |"));
   trnc_free(md);

@@ -4,9 +4,9 @@ per dtype, over odd, size-1, 0-d, non-contiguous and broadcast inputs.
 
 How a line becomes samples:
 
-* ``table()`` parses ir/ops.def (ID, fx_target, category, the argument-kind
-  string, max rank, limits) and takes each op's dtype set from the extension
-  (``trnc._trnc.ops()``, the same table compiled in).
+* ``table()`` parses ir/ops.def (ID, fx_target, the argument-kind
+  string, max rank) and takes each op's dtype set, group and limits text
+  from the extension (``trnc._trnc.ops()``, the same table compiled in).
 * An op whose required arguments are all of simple kinds (T tensor, W tensor
   or scalar, n Scalar, i int, b bool, d ScalarType, and optional ones left at
   their schema defaults) gets *generic* samples: every shape of ``SHAPES`` up
@@ -69,15 +69,17 @@ class OpLine:
         return getattr(getattr(getattr(torch.ops, ns), name), ov)
 
 
-_OP_RE = re.compile(r'^OP\((\w+),\s*"([^"]+)",\s*"([^"]*)",\s*"([^"]*)",\s*\w+,\s*\w+,\s*'
-                    r'(\d+),\s*\w+,\s*"((?:[^"\\]|\\.)*)",\s*\w+\)\s*$')
+_OP_RE = re.compile(r'^OP\((\w+),\s*"([^"]+)",\s*[\w |]+,\s*"([^"]*)",\s*\w+,\s*\w+,\s*'
+                    r'(\d+),\s*\w+,\s*.*,\s*\w+\)\s*$')
 
 
 @functools.lru_cache(maxsize=1)
 def table() -> tuple[OpLine, ...]:
     from trnc import _trnc
 
-    claimed = {o["fx_target"]: o["dtypes"].split() for o in _trnc.ops()}
+    ops = _trnc.ops()
+    claimed = {o["fx_target"]: o["dtypes"].split() for o in ops}
+    info = {o["fx_target"]: o for o in ops}
     lines = []
     for raw in (REPO / "ir" / "ops.def").read_text().splitlines():
         if not raw.startswith("OP("):
@@ -85,7 +87,9 @@ def table() -> tuple[OpLine, ...]:
         m = _OP_RE.match(raw)
         if not m:
             raise ValueError(f"ops.def line the sweep cannot parse: {raw}")
-        oid, target, cat, args, rank, limits = m.groups()
+        oid, target, args, rank = m.groups()
+        o = info.get(target, {})
+        cat, limits = o.get("category", ""), o.get("limits", "")  # group from its TRNC_OPF_* bits
         if cat == "collective":  # need a process group: tests/python/test_collectives.py
             claimed.pop(target, None)
             continue
@@ -2171,7 +2175,7 @@ NOT_REACHED: dict[str, str] = {
 # Open bugs: (op id, dtype short name or "*", tag regex) -> one-line reason.
 # A listed case that passes fails the sweep (strict xfail): remove its line.
 _S2 = "S2: output strides of a non-contiguous self are rejected by the importer (GraphImportError)"
-_S4 = "S4: refused 'no NeuronCore lowering yet' although the table claims this dtype"
+_S4 = "S4: refused (emitter or table limits) although the table claims this dtype"
 XFAIL: dict[tuple[str, str, str], str] = {
     ("SLICE_SCATTER", "*", r".*-S"): _S2,
     ("SELECT_SCATTER", "*", r".*-S"): _S2,

@@ -82,6 +82,35 @@ def test_complex_inputs_are_unlowerable():
     assert "c64" in str(err.inner_exception) or "complex64" in str(err.inner_exception)
 
 
+class OverLimits(nn.Module):
+    """Three ops outside the limits their table lines state (ir/ops.c's
+    predicates, which the code generator decided during emission before)."""
+
+    def forward(self, x, xi, w, ix):
+        a = torch.argmax(xi, dim=1)  # LINE_ARGMAX_INT
+        b = torch.nn.functional.embedding(ix, w)  # LINE_EMBED_EMPTY
+        c = torch.nn.functional.nll_loss(x[:0], ix[:0].reshape(0))  # LINE_NLL_EMPTY
+        return a, b, c
+
+
+def test_limits_all_listed_at_once():
+    """argmax of int32, an embedding into an empty weight and nll_loss over
+    an empty batch: one UnsupportedOperatorError from the legality scan
+    names all three, each with its reason and line."""
+    err = _compile_error(OverLimits(), torch.randn(4, 5), torch.randint(0, 9, (4, 5), dtype=torch.int32),
+                         torch.randn(0, 3), torch.zeros(2, dtype=torch.int64))
+    inner = err.inner_exception
+    assert isinstance(inner, trnc.UnsupportedOperatorError)
+    msg = str(inner)
+    for marker in ("# LINE_ARGMAX_INT", "# LINE_EMBED_EMPTY", "# LINE_NLL_EMPTY"):
+        assert f"{__file__}:{line_of(marker)}" in msg, (marker, msg)
+    assert "int32/int64 values are not lowered" in msg
+    assert "empty weight" in msg
+    assert "nll_loss over an empty batch" in msg
+    assert {"aten.argmax.default", "aten.embedding.default", "aten.nll_loss_forward.default"} <= \
+        set(inner.operators)
+
+
 def _trnc_warnings(record):
     return [w for w in record if issubclass(w.category, UserWarning)
             and str(w.message).startswith("trnc")]
