@@ -538,13 +538,24 @@ trnc_status rule_argmax(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return reduce_shape(n, x, &dim, is_none(n, 1) ? 0 : 1, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
-/* max.dim / min.dim: (values: self's dtype, indices: int64), reduced over one dim. */
+/* max.dim / min.dim / median.dim / nanmedian.dim / mode (self, dim, keepdim)
+ * and kthvalue (self, k, dim, keepdim): (values: self's dtype, indices:
+ * int64), reduced over one dim. */
 trnc_status rule_minmax_dim(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = trnc_arg_int(n, 1, 0);
-  trnc_status s = reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, 2, false), &out[0], d);
+  uint32_t a = n->op == TRNC_OP_KTHVALUE ? 2 : 1;
+  int64_t dim = trnc_arg_int(n, a, n->op == TRNC_OP_MODE || a == 2 ? -1 : 0);
+  if (n->op == TRNC_OP_KTHVALUE) {
+    int64_t k = trnc_arg_int(n, 1, 0), w = dim;
+    CHECK(wrap_dim(&w, x->rank), "kthvalue: dim %lld out of range for rank %d", (long long)dim,
+          x->rank);
+    int64_t len = x->rank ? x->shape[w] : 1;
+    CHECK(k >= 1 && k <= len, "kthvalue: k = %lld out of range for a dim of %lld", (long long)k,
+          (long long)len);
+  }
+  trnc_status s = reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, a + 1, false), &out[0], d);
   out[0].dtype = x->dtype;
   with_indices(out);
   return s;

@@ -208,6 +208,9 @@ trnc_status decomp_searchsorted(trnc_db *b, const trnc_node *n);
  *  by a one-hot sum (passes/decomp_sort.c). */
 trnc_status decomp_sort(trnc_db *b, const trnc_node *n);
 trnc_status decomp_topk(trnc_db *b, const trnc_node *n);
+/** median, nanmedian (.default and .dim), kthvalue and mode: the value and
+ *  index at one stable rank per row (as sort's), picked by a one-hot sum. */
+trnc_status decomp_median(trnc_db *b, const trnc_node *n);
 /** histc(x, bins, min, max): eager's float32 bin arithmetic, a one-hot
  *  comparison with the bins and a sum. */
 trnc_status decomp_histc(trnc_db *b, const trnc_node *n);

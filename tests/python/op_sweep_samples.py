@@ -1898,6 +1898,66 @@ def _topk(dtype, full):
     return out
 
 
+# (shape, dim, layout) of median, nanmedian, kthvalue and mode: rows of 1,
+# odd and even lengths, 127/128/129 (one partition tile and more), first and
+# last dims, a transpose and a strided slice.
+SELECT_CASES = [((), 0, "c"), ((1,), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((4, 6), 0, "c"),
+                ((2, 127), 1, "c"), ((2, 128), -1, "S"), ((129, 3), 0, "c"), ((2, 3, 129), -1, "c")]
+
+
+def _select_samples(op, dtype):
+    """Distinct values (eager's index among equal values is unspecified:
+    nth_element, an unstable sort past 16 elements), and float rows with
+    NaN: median's result is the first NaN of its row, nanmedian's the lower
+    median of the other elements, kthvalue's NaN the largest."""
+    out = []
+    for shape, dim, lay in SELECT_CASES:
+        st = shape_tag(shape)
+        n = shape[dim] if shape else 1
+        mk = _mk("select", op, dtype, st, dim, lay)
+        x = mk.tensor(shape, dtype, lay) if not shape else _sort_values(mk, shape, dim, dtype,
+                                                                        lay, ties=False)
+        kind = "c" if lay == "c" else "nc"
+        if op in ("MEDIAN_ALL", "NANMEDIAN_ALL"):
+            out.append(Sample([x], tag=f"{st}-{lay}", kind=kind))
+            continue
+        for keep in (False, True):
+            args = [x, (n + 1) // 2, dim, keep] if op == "KTHVALUE" else [x, dim, keep]
+            out.append(Sample(args, tag=f"{st}-d{dim}-k{int(keep)}-{lay}", kind=kind))
+    if dtype in FLOATS and op != "MODE":  # mode's row with a NaN: eager's sort is unspecified
+        mk = _mk("select", op, dtype, "nan")
+        x = _sort_values(mk, (4, 9), 1, dtype, "c", ties=False).clone()
+        x[0, 4] = x[2, 8] = x[2, 1] = x[3, 0] = float("nan")
+        x[1, 2] = float("inf")
+        x[3, 5] = float("-inf")
+        if op in ("MEDIAN_ALL", "NANMEDIAN_ALL"):
+            out.append(Sample([x], tag="4x9-nan", kind="x"))
+            out.append(Sample([x[1]], tag="9-inf", kind="x"))
+        elif op == "KTHVALUE":
+            for k in (1, 5, 8, 9):
+                out.append(Sample([x, k, 1, False], tag=f"4x9-nan-k{k}", kind="x"))
+        else:
+            out.append(Sample([x, 1, False], tag="4x9-nan", kind="x"))
+    return out
+
+
+for _op in ("MEDIAN_ALL", "MEDIAN_DIM", "NANMEDIAN_ALL", "NANMEDIAN_DIM", "KTHVALUE"):
+    OVERRIDES[_op] = functools.partial(lambda op, dtype, full: _select_samples(op, dtype), _op)
+
+
+@override("MODE")
+def _mode(dtype, full):
+    """The selection samples (each value once: the smallest is the mode) and
+    rows of at most 16 with repeated values, where eager's sort is an
+    insertion sort and reports the last of the mode's equal elements."""
+    out = _select_samples("MODE", dtype)
+    g = torch.Generator().manual_seed(5)
+    for shape, dim in (((5, 16), 1), ((16, 3), 0), ((2, 3, 7), -1)):
+        x = torch.randint(-2, 3, shape, generator=g).to(dtype)
+        out.append(Sample([x, dim, False], tag=f"{shape_tag(shape)}-d{dim}-ties", kind="x"))
+    return out
+
+
 # (shape, bins, min, max, values): randn, values on the bin edges, MoE expert
 # ids (eager's routing: bins = experts over [0, experts - 1]), NaN and inf
 HISTC_CASES = [((1000,), 7, -1.3, 2.1, "randn"), ((3, 5), 4, -1.0, 1.0, "randn"),

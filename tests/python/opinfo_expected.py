@@ -156,8 +156,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
- ('kthvalue', 'forward'): 'no lowering for aten.kthvalue.default',
- ('kthvalue', 'grad'): 'no lowering for aten.kthvalue.default',
  ('linalg.cholesky', 'forward'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
                                  'higher_order.with_effects',
  ('linalg.cholesky', 'grad'): 'no lowering for aten.linalg_cholesky_ex.default; no lowering for '
@@ -240,8 +238,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('lu_solve', 'grad'): 'no lowering for aten.linalg_lu_solve.default',
  ('lu_unpack', 'forward'): 'no lowering for aten.lu_unpack.default',
  ('lu_unpack', 'grad'): 'no lowering for aten.lu_unpack.default',
- ('masked.median', 'forward'): 'no lowering for aten.nanmedian.dim',
- ('masked.median', 'grad'): 'no lowering for aten.nanmedian.dim',
  ('masked_select', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                                "data-dependent size in dim 0 (u0): the shape of this op's result "
                                'depends on the values in its input tensors, which a static-shape '
@@ -254,18 +250,12 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('matrix_exp', 'forward'): 'no lowering for aten.linalg_matrix_exp.default',
  ('matrix_exp', 'grad'): 'no lowering for aten.linalg_matrix_exp.default',
- ('median', 'forward'): 'no lowering for aten.median.default',
- ('median', 'grad'): 'no lowering for aten.median.default',
- ('mode', 'forward'): 'no lowering for aten.mode.default',
- ('mode', 'grad'): 'no lowering for aten.mode.default',
  ('msort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
                        'lowered (trnc ranks each element by comparing it with every other element '
                        'of its row)',
  ('msort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
                     'lowered (trnc ranks each element by comparing it with every other element of '
                     'its row)',
- ('nanmedian', 'forward'): 'no lowering for aten.nanmedian.default',
- ('nanmedian', 'grad'): 'no lowering for aten.nanmedian.default',
  ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
  ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
