@@ -64,10 +64,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('diagonal_copy', 'grad'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'forward'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'grad'): 'no lowering for aten.diagonal_scatter.default',
- ('erfc', 'forward'): 'no lowering for aten.erfc.default',
- ('erfc', 'grad'): 'no lowering for aten.erfc.default',
- ('erfinv', 'forward'): 'no lowering for aten.erfinv.default',
- ('erfinv', 'grad'): 'no lowering for aten.erfinv.default',
  ('fft.fft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.fft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('fft.fft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
@@ -360,8 +356,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                 'aten.special_chebyshev_polynomial_v.default',
  ('special.chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_w.default',
- ('special.erfcx', 'forward'): 'no lowering for aten.special_erfcx.default',
- ('special.erfcx', 'grad'): 'no lowering for aten.special_erfcx.default',
  ('special.hermite_polynomial_h', 'forward'): 'no lowering for '
                                               'aten.special_hermite_polynomial_h.default',
  ('special.hermite_polynomial_he', 'forward'): 'no lowering for '
@@ -376,10 +370,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.log_ndtr', 'forward'): 'no lowering for aten.erfc.default; no lowering for '
-                                  'aten.special_erfcx.default',
- ('special.log_ndtr', 'grad'): 'no lowering for aten.erfc.default; no lowering for '
-                               'aten.special_erfcx.default',
  ('special.modified_bessel_i0', 'forward'): 'no lowering for '
                                             'aten.special_modified_bessel_i0.default',
  ('special.modified_bessel_i1', 'forward'): 'no lowering for '
