@@ -893,6 +893,20 @@ trnc_status rule_baddbmm(const trnc_graph *g, const trnc_node *n, trnc_type *out
   return s ? s : bias_broadcasts(n, targ(g, n, 0), &out[0], d);
 }
 
+/* addbmm(self, batch1 [B,N,M], batch2 [B,M,P], beta, alpha): [N,P], self
+ * broadcast to it. */
+trnc_status rule_addbmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  trnc_node m = *n;
+  m.args = n->args + 1;
+  m.nargs = 2;
+  trnc_type t = {0};
+  trnc_status s = rule_bmm(g, &m, &t, 1, d);
+  if (s) return s;
+  set_shape(&out[0], t.dtype, 2, t.shape + 1);
+  return bias_broadcasts(n, targ(g, n, 0), &out[0], d);
+}
+
 /* ---- convolution --------------------------------------------------------------------------- */
 
 /* Reads an int list of length 1 or `sp` (spatial dims) into v[sp]. */

@@ -230,6 +230,17 @@ trnc_status decomp_bernoulli(trnc_db *b, const trnc_node *n);
  *  the forward's mask (no draw). */
 trnc_status decomp_dropout_bw(trnc_db *b, const trnc_node *n);
 
+/** hypot(x, y): max(|x|, |y|) sqrt(1 + (min/max)^2) in float32 (C's inf and
+ *  NaN rules); addbmm: one addmm contracting over the batch and M together
+ *  (passes/decomp_math.c). */
+trnc_status decomp_hypot(trnc_db *b, const trnc_node *n);
+trnc_status decomp_addbmm(trnc_db *b, const trnc_node *n);
+/** addmm / baddbmm with beta = 0: alpha * mm (bmm), self unread (a NaN in it
+ *  stays out, as eager); other betas are lowered directly
+ *  (decomp_beta_lowered_directly). */
+trnc_status decomp_beta0(trnc_db *b, const trnc_node *n);
+bool decomp_beta_lowered_directly(const trnc_graph *g, const trnc_node *n);
+
 /** convolution / convolution_backward, transposed or 3-D (the code generator
  *  lowers 1-D/2-D non-transposed ones itself: decomp_conv_lowered_directly):
  *  a transposed convolution is the input gradient of the convolution it

@@ -13,6 +13,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_pool.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_index.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_scan.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_math.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/simplify.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/fold.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/cse.c

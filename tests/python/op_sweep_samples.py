@@ -792,18 +792,30 @@ def _mm(dtype, full):
 def _addmm_args(s: Sample, mk, variant):
     a, b = s.args
     m, n = a.shape[0], b.shape[1]
-    bias = mk.tensor((n,) if variant != "full" else (m, n), a.dtype)
+    bias = mk.tensor((n,) if variant not in ("full", "beta0") else (m, n), a.dtype)
     s.args = [bias, a, b]
+    _bias_variant(s, variant)
+    return s
+
+
+def _bias_variant(s: Sample, variant):
+    """scaled: beta 0.5, alpha 2; beta0: beta 0 over a bias holding NaN and
+    inf, which eager never reads."""
     if variant == "scaled":
         s.kwargs = {"beta": 0.5, "alpha": 2.0}
+    elif variant == "beta0":
+        bias = s.args[0].clone()
+        bias.view(-1)[0] = float("nan")
+        bias.view(-1)[-1] = float("inf")
+        s.args[0] = bias
+        s.kwargs = {"beta": 0, "alpha": 1.5}
     s.tag += f"-{variant}"
-    return s
 
 
 BMM_SHAPES = [(1, 1, 1, 1), (2, 3, 5, 7), (3, 129, 2, 4), (1, 130, 7, 5), (2, 5, 3, 513)]
 
 
-@override("BMM", "BADDBMM")
+@override("BMM", "BADDBMM", "ADDBMM")
 def _bmm(dtype, full):
     out = []
     for bsz, m, k, n in BMM_SHAPES:
@@ -2146,22 +2158,22 @@ def samples(op: OpLine, dtype, full: bool) -> list[Sample]:
         out = OVERRIDES[op.id](dtype, full)
         if op.id in POST:
             out = [POST[op.id](op.id, s) for s in out]
-        if op.id in ("ADDMM", "BADDBMM"):
+        if op.id in ("ADDMM", "BADDBMM", "ADDBMM"):
             res = []
             for i, s in enumerate(out):
                 mk = _mk("bias", op.id, s.tag)
                 a, b = s.args
-                for variant in ("vec", "full", "scaled"):
+                for variant in ("vec", "full", "scaled", "beta0")[:4 if a.is_floating_point() else 3]:
                     s2 = Sample(list(s.args), dict(s.kwargs), s.tag, s.kind)
                     if op.id == "ADDMM":
                         _addmm_args(s2, mk, variant)
                     else:
-                        bias = mk.tensor((b.shape[-1],) if variant == "vec" else
-                                         (a.shape[0], a.shape[1], b.shape[-1]), a.dtype)
+                        full_shape = ((a.shape[0], a.shape[1], b.shape[-1]) if op.id == "BADDBMM"
+                                      else (a.shape[1], b.shape[-1]))
+                        bias = mk.tensor((b.shape[-1],) if variant == "vec" else full_shape,
+                                         a.dtype)
                         s2.args = [bias, a, b]
-                        if variant == "scaled":
-                            s2.kwargs = {"beta": 0.5, "alpha": 2.0}
-                        s2.tag += f"-{variant}"
+                        _bias_variant(s2, variant)
                     res.append(s2)
             out = res
         return out

@@ -15,8 +15,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
  ('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('addbmm', 'forward'): 'no lowering for aten.addbmm.default',
- ('addbmm', 'grad'): 'no lowering for aten.addbmm.default',
  ('argsort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is '
                          'not lowered (trnc ranks each element by comparing it with every other '
                          'element of its row)',
@@ -146,8 +144,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '
                              'aten._histogramdd_from_bin_cts.default',
- ('hypot', 'forward'): 'no lowering for aten.hypot.default',
- ('hypot', 'grad'): 'no lowering for aten.hypot.default',
  ('i0', 'forward'): 'no lowering for aten.i0.default',
  ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',

@@ -1,7 +1,7 @@
 """Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
 PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx and erfinv
-(codegen/kir/special.c) over their poles, infinities and NaN, and integer remainder/fmod computed exactly in
-int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
+(codegen/kir/special.c) over their poles, infinities and NaN, and integer
+remainder/fmod computed exactly in int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
 129 and at values far beyond fp32's exact integers. Each test also checks
 that trnc compiled the graph (trnc.stats())."""
 
