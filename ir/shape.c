@@ -696,6 +696,36 @@ static void masked_out(const trnc_node *n, uint32_t mask_arg, int k, trnc_type *
   else copy_shape(out, like, like->dtype);
 }
 
+/* native_group_norm_backward(grad_out, input, mean [N,G], rstd [N,G], weight?,
+ * N, C, HxW, group, output_mask): (grad_input: input's type, grad_weight
+ * [C], grad_bias [C]), None where output_mask is false. */
+trnc_status rule_group_norm_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "native_group_norm_backward has 3 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *w = targ(g, n, 4);
+  CHECK(x->rank >= 2 && go->rank == x->rank &&
+            !memcmp(go->shape, x->shape, sizeof(int64_t) * x->rank),
+        "group_norm backward: grad_out and input shapes differ");
+  int64_t N = trnc_arg_int(n, 5, -1), C = trnc_arg_int(n, 6, -1), hw = trnc_arg_int(n, 7, -1);
+  int64_t groups = trnc_arg_int(n, 8, 0), spatial = 1;
+  for (int i = 2; i < x->rank; i++) spatial *= x->shape[i];
+  CHECK(N == x->shape[0] && C == x->shape[1] && hw == spatial && groups > 0 && C % groups == 0,
+        "group_norm backward: N, C, HxW, group (%lld, %lld, %lld, %lld) do not match the input",
+        (long long)N, (long long)C, (long long)hw, (long long)groups);
+  for (uint32_t a = 2; a <= 3; a++) {
+    const trnc_type *st = targ(g, n, a);
+    CHECK(st && trnc_type_numel(st) == N * groups, "group_norm backward: mean/rstd must hold "
+          "N x group = %lld values", (long long)(N * groups));
+  }
+  CHECK(!w || (w->rank == 1 && w->shape[0] == C), "group_norm backward: weight must be [%lld]",
+        (long long)C);
+  trnc_type cvec = {.dtype = w ? w->dtype : x->dtype, .rank = 1, .shape = {C}};
+  masked_out(n, 9, 0, &out[0], x);
+  masked_out(n, 9, 1, &out[1], &cvec);
+  masked_out(n, 9, 2, &out[2], &cvec);
+  return TRNC_OK;
+}
+
 trnc_status rule_layer_norm_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                                uint32_t nout, trnc_diags *d) {
   CHECK(nout == 3, "native_layer_norm_backward has 3 outputs, the graph declares %u", nout);

@@ -168,6 +168,9 @@ trnc_status decomp_pdist(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
+/** native_group_norm_backward: float32 sums of grad and grad * x over each
+ *  channel's positions, combined per group as torch's decomposition. */
+trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n);
 /** var.dim(x, dim, unbiased, keepdim): var.correction with correction
  *  1 (unbiased) or 0 (passes/decomp_ops.c). */
 trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);

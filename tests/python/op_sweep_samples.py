@@ -1829,6 +1829,27 @@ def _group_norm(dtype, full):
     return out
 
 
+@override("GROUP_NORM_BACKWARD")
+def _group_norm_bw(dtype, full):
+    """The forward's cases, with the saved mean and rstd of eager's forward
+    and every output mask."""
+    out = []
+    for shape, groups, affine in GROUP_NORM_CASES:
+        st = shape_tag(shape)
+        mk = _mk("gnbw", dtype, st, groups, affine)
+        c, hw = shape[1], math.prod(shape[2:])
+        x, go = mk.tensor(shape, dtype), mk.tensor(shape, dtype)
+        w = mk.tensor((c,), dtype) if affine else None
+        _, mean, rstd = A.native_group_norm(x, w, None, shape[0], c, hw, groups, 1e-5)
+        for mask in ([True, True, True], [True, False, False], [False, True, True]):
+            if not affine and mask[1]:
+                mask = [mask[0], False, mask[2]]
+            out.append(Sample([go, x, mean, rstd, w, shape[0], c, hw, groups, mask],
+                              tag=f"{st}-g{groups}-{'aff' if affine else 'plain'}-"
+                                  f"{''.join(str(int(m)) for m in mask)}"))
+    return out
+
+
 # (shape, dim, layout): rows of 1, odd lengths and 127/128/129 (one partition
 # tile and more), along the last dim, a first dim and across a transpose.
 SORT_CASES = [((), 0, "c"), ((1,), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((3, 5), 0, "c"),
