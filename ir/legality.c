@@ -280,6 +280,15 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       if (d < 0) d += x->rank;
       return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
     }
+    case TRNC_OP_MEDIAN_ALL: case TRNC_OP_NANMEDIAN_ALL: return arg_iv(g, vals, a0);
+    case TRNC_OP_MEDIAN_DIM: case TRNC_OP_NANMEDIAN_DIM: case TRNC_OP_KTHVALUE:
+    case TRNC_OP_MODE: { /* an element of the input, its index along dim */
+      if (k == 0) return arg_iv(g, vals, a0);
+      const trnc_type *x = trnc_ref_type(g, a0->u.ref);
+      int64_t d = trnc_arg_int(n, n->op == TRNC_OP_KTHVALUE ? 2 : 1, -1);
+      if (d < 0) d += x->rank;
+      return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
+    }
     case TRNC_OP_HISTC: /* counts (a float result, integer-valued) */
       return iv(0, (double)trnc_type_numel(trnc_ref_type(g, a0->u.ref)));
     case TRNC_OP_MAX_POOL2D: {

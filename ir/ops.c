@@ -354,7 +354,10 @@ static const char *check_window_max(const trnc_graph *g, const trnc_node *n) {
 static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = tensor0(g, n);
   if (!t) return NULL;
-  int64_t numel = trnc_type_numel(t), len = dim_size(g, n, n->op == TRNC_OP_SORT ? 1 : 2, -1);
+  bool all = n->op == TRNC_OP_MEDIAN_ALL || n->op == TRNC_OP_NANMEDIAN_ALL;
+  uint32_t dim_arg = n->op == TRNC_OP_SORT_STABLE || n->op == TRNC_OP_TOPK ||
+                             n->op == TRNC_OP_KTHVALUE ? 2 : 1;
+  int64_t numel = trnc_type_numel(t), len = all ? numel : dim_size(g, n, dim_arg, -1);
   if (n->op == TRNC_OP_TOPK && trnc_arg_int(n, 1, -1) == 0)
     return "topk with k = 0 (an empty result) is not lowered";
   if (numel == 0) return "sort/topk of an empty tensor is not lowered";

@@ -689,13 +689,24 @@ trnc_status rule_argmax(const trnc_graph *g, const trnc_node *n, trnc_type *out,
   return reduce_shape(n, x, &dim, is_none(n, 1) ? 0 : 1, trnc_arg_bool(n, 2, false), &out[0], d);
 }
 
-/* max.dim / min.dim: (values: self's dtype, indices: int64), reduced over one dim. */
+/* max.dim / min.dim / median.dim / nanmedian.dim / mode (self, dim, keepdim)
+ * and kthvalue (self, k, dim, keepdim): (values: self's dtype, indices:
+ * int64), reduced over one dim. */
 trnc_status rule_minmax_dim(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                             uint32_t nout, trnc_diags *d) {
   CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
   const trnc_type *x = targ(g, n, 0);
-  int64_t dim = trnc_arg_int(n, 1, 0);
-  trnc_status s = reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, 2, false), &out[0], d);
+  uint32_t a = n->op == TRNC_OP_KTHVALUE ? 2 : 1;
+  int64_t dim = trnc_arg_int(n, a, n->op == TRNC_OP_MODE || a == 2 ? -1 : 0);
+  if (n->op == TRNC_OP_KTHVALUE) {
+    int64_t k = trnc_arg_int(n, 1, 0), w = dim;
+    CHECK(wrap_dim(&w, x->rank), "kthvalue: dim %lld out of range for rank %d", (long long)dim,
+          x->rank);
+    int64_t len = x->rank ? x->shape[w] : 1;
+    CHECK(k >= 1 && k <= len, "kthvalue: k = %lld out of range for a dim of %lld", (long long)k,
+          (long long)len);
+  }
+  trnc_status s = reduce_shape(n, x, &dim, 1, trnc_arg_bool(n, a + 1, false), &out[0], d);
   out[0].dtype = x->dtype;
   with_indices(out);
   return s;
@@ -834,6 +845,36 @@ static void masked_out(const trnc_node *n, uint32_t mask_arg, int k, trnc_type *
               m->u.list.items[k].kind == TRNC_ARG_BOOL && !m->u.list.items[k].u.b);
   if (!on || !like) set_none(out);
   else copy_shape(out, like, like->dtype);
+}
+
+/* native_group_norm_backward(grad_out, input, mean [N,G], rstd [N,G], weight?,
+ * N, C, HxW, group, output_mask): (grad_input: input's type, grad_weight
+ * [C], grad_bias [C]), None where output_mask is false. */
+trnc_status rule_group_norm_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                               uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 3, "native_group_norm_backward has 3 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *w = targ(g, n, 4);
+  CHECK(x->rank >= 2 && go->rank == x->rank &&
+            !memcmp(go->shape, x->shape, sizeof(int64_t) * x->rank),
+        "group_norm backward: grad_out and input shapes differ");
+  int64_t N = trnc_arg_int(n, 5, -1), C = trnc_arg_int(n, 6, -1), hw = trnc_arg_int(n, 7, -1);
+  int64_t groups = trnc_arg_int(n, 8, 0), spatial = 1;
+  for (int i = 2; i < x->rank; i++) spatial *= x->shape[i];
+  CHECK(N == x->shape[0] && C == x->shape[1] && hw == spatial && groups > 0 && C % groups == 0,
+        "group_norm backward: N, C, HxW, group (%lld, %lld, %lld, %lld) do not match the input",
+        (long long)N, (long long)C, (long long)hw, (long long)groups);
+  for (uint32_t a = 2; a <= 3; a++) {
+    const trnc_type *st = targ(g, n, a);
+    CHECK(st && trnc_type_numel(st) == N * groups, "group_norm backward: mean/rstd must hold "
+          "N x group = %lld values", (long long)(N * groups));
+  }
+  CHECK(!w || (w->rank == 1 && w->shape[0] == C), "group_norm backward: weight must be [%lld]",
+        (long long)C);
+  trnc_type cvec = {.dtype = w ? w->dtype : x->dtype, .rank = 1, .shape = {C}};
+  masked_out(n, 9, 0, &out[0], x);
+  masked_out(n, 9, 1, &out[1], &cvec);
+  masked_out(n, 9, 2, &out[2], &cvec);
+  return TRNC_OK;
 }
 
 trnc_status rule_layer_norm_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
@@ -1031,6 +1072,20 @@ trnc_status rule_baddbmm(const trnc_graph *g, const trnc_node *n, trnc_type *out
   m.nargs = 2;
   trnc_status s = rule_bmm(g, &m, out, nout, d);
   return s ? s : bias_broadcasts(n, targ(g, n, 0), &out[0], d);
+}
+
+/* addbmm(self, batch1 [B,N,M], batch2 [B,M,P], beta, alpha): [N,P], self
+ * broadcast to it. */
+trnc_status rule_addbmm(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  trnc_node m = *n;
+  m.args = n->args + 1;
+  m.nargs = 2;
+  trnc_type t = {0};
+  trnc_status s = rule_bmm(g, &m, &t, 1, d);
+  if (s) return s;
+  set_shape(&out[0], t.dtype, 2, t.shape + 1);
+  return bias_broadcasts(n, targ(g, n, 0), &out[0], d);
 }
 
 /* ---- convolution --------------------------------------------------------------------------- */

@@ -369,3 +369,52 @@ trnc_status decomp_pdist(trnc_db *b, const trnc_node *n) {
   g = DB(b, ADD, V(g), V(DB(b, T, V(g))), I(1));
   return trnc_db_result(b, 0, cdist_bw(b, V(g), x, x, p, V(full)));
 }
+
+/* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean,
+ * Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group,
+ * bool[3] output_mask), as torch's decomposition, over [N, G, C/G, HxW]:
+ *   ds = sum_hw g x, db = sum_hw g (per channel);
+ *   dx = g rstd w + x c2 + c3,  c2 = (sum_c db w mean - sum_c ds w) rstd^3 / (HxW C/G),
+ *   c3 = -c2 mean - sum_c db w rstd / (HxW C/G);
+ *   dw = sum_n (ds - db mean) rstd,  db_bias = sum_n db. */
+trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[1].u.ref);
+  int64_t N = trnc_arg_int(n, 5, 1), C = trnc_arg_int(n, 6, 1), HW = trnc_arg_int(n, 7, 1);
+  int64_t G = trnc_arg_int(n, 8, 1), cpg = C / G;
+  const int64_t s4[4] = {N, G, cpg, HW}, s3[3] = {N, G, 1}, w3s[3] = {1, G, cpg};
+  trnc_ref g = trnc_db_view(b, trnc_db_f32(b, n->args[0].u.ref), 4, s4);
+  trnc_ref x = trnc_db_view(b, trnc_db_f32(b, n->args[1].u.ref), 4, s4);
+  trnc_ref mean = trnc_db_view(b, trnc_db_f32(b, n->args[2].u.ref), 3, s3);
+  trnc_ref rstd = trnc_db_view(b, trnc_db_f32(b, n->args[3].u.ref), 3, s3);
+  bool has_w = n->args[4].kind == TRNC_ARG_VALUE;
+  trnc_ref w = has_w ? trnc_db_view(b, trnc_db_f32(b, n->args[4].u.ref), 3, w3s) : TRNC_NO_REF;
+  int64_t d3 = 3, d2 = 2, d0 = 0;
+  trnc_arg hw = trnc_db_ints(b, &d3, 1), ch = trnc_db_ints(b, &d2, 1), bat = trnc_db_ints(b, &d0, 1);
+  trnc_arg keep = trnc_db_bool(true), nokeep = trnc_db_bool(false);
+  trnc_ref ds = DB(b, SUM, V(DB(b, MUL, V(g), V(x))), hw, nokeep, NONE); /* [N, G, cpg] */
+  trnc_ref db = DB(b, SUM, V(g), hw, nokeep, NONE);
+  const trnc_graph *gr = trnc_db_graph(b);
+  trnc_status st = TRNC_OK;
+  if (!gr->values[n->outs[0]].is_none) {
+    double s = 1.0 / (double)(HW * cpg);
+    trnc_ref dsv = DB(b, SUM, V(has_w ? DB(b, MUL, V(ds), V(w)) : ds), ch, keep, NONE);
+    trnc_ref dbv = DB(b, SUM, V(has_w ? DB(b, MUL, V(db), V(w)) : db), ch, keep, NONE);
+    trnc_ref c1 = has_w ? DB(b, MUL, V(rstd), V(w)) : rstd;
+    trnc_ref r3 = DB(b, MUL, V(rstd), V(DB(b, MUL, V(rstd), V(rstd))));
+    trnc_ref c2 = DB(b, SUB, V(DB(b, MUL, V(dbv), V(mean))), V(dsv), I(1));
+    c2 = DB(b, MUL_SCALAR, V(DB(b, MUL, V(c2), V(r3))), F(s));
+    trnc_ref c3 = DB(b, SUB, V(DB(b, NEG, V(DB(b, MUL, V(c2), V(mean))))),
+                     V(DB(b, MUL_SCALAR, V(DB(b, MUL, V(dbv), V(rstd))), F(s))), I(1));
+    trnc_ref dx = DB(b, MUL, V(g), V(DB(b, UNSQUEEZE, V(c1), I(-1))));
+    dx = DB(b, ADD, V(dx), V(DB(b, MUL, V(x), V(DB(b, UNSQUEEZE, V(c2), I(-1))))), I(1));
+    dx = DB(b, ADD, V(dx), V(DB(b, UNSQUEEZE, V(c3), I(-1))), I(1));
+    st = trnc_db_result(b, 0, trnc_db_view(b, dx, t.rank, t.shape));
+  }
+  if (!st && !gr->values[n->outs[1]].is_none) {
+    trnc_ref dw = DB(b, MUL, V(DB(b, SUB, V(ds), V(DB(b, MUL, V(db), V(mean))), I(1))), V(rstd));
+    st = trnc_db_result(b, 1, trnc_db_view(b, DB(b, SUM, V(dw), bat, nokeep, NONE), 1, &C));
+  }
+  if (!st && !gr->values[n->outs[2]].is_none)
+    st = trnc_db_result(b, 2, trnc_db_view(b, DB(b, SUM, V(db), bat, nokeep, NONE), 1, &C));
+  return st;
+}

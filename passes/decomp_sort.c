@@ -18,6 +18,19 @@
  * Limits: TRNC_SORT_MAX per row, TRNC_SORT_MAX_COMPARISONS in all (the op
  * table's check_sort).
  *
+ * median, nanmedian, kthvalue and mode select one element per row by the
+ * same stable ranks (dim moved last keeping the other dims' order, so a
+ * row's result is element r of the reduced output): rank k in each row,
+ * its value and index picked by a one-hot sum,
+ *   median     k = (N-1)/2, or N - nan_count (the first NaN) if the row has one
+ *   nanmedian  k = floor(max(N - nan_count - 1, 0) / 2) (the first NaN if all are)
+ *   kthvalue   k = k - 1 (NaN largest, as eager's nth_element orders it)
+ *   mode       the lowest-ranked element whose count of equal elements is the
+ *              row's largest and that is the last of its equals (eager scans
+ *              the sorted row and keeps the first run of the largest length,
+ *              reporting the index of its last element; a NaN equals nothing
+ *              but itself).
+ *
  * histc(x, bins, min, max) follows eager's CPU kernel: an element counts if
  * min <= x <= max (NaN does not), in bin
  *   trunc((x - min) * bins / (max - min)),  the last bin taking x == max,
@@ -162,4 +175,93 @@ trnc_status decomp_histc(trnc_db *b, const trnc_node *n) {
   hot = DB(b, LOGICAL_AND, V(hot), V(trnc_db_view(b, in, 2, (const int64_t[]){numel, 1})));
   return trnc_db_result(b, 0, DB(b, SUM, V(hot), dims1(b, 0), trnc_db_bool(false),
                                  trnc_db_dtype(t.dtype)));
+}
+
+/* x with `dim` moved last and the other dims in order, as contiguous rows
+ * [rows, len] (the whole tensor as one row when all). */
+static rows as_rows_kept(trnc_db *b, trnc_ref x, int64_t dim, bool all) {
+  const trnc_type t = *trnc_db_type(b, x);
+  int64_t numel = trnc_type_numel(&t);
+  int d = (int)(dim < 0 ? dim + t.rank : dim);
+  rows r = {.len = all || t.rank == 0 ? numel : t.shape[d]};
+  r.rows = numel / r.len;
+  trnc_ref m = x;
+  if (!all && t.rank > 1 && d != t.rank - 1) {
+    int64_t perm[TRNC_MAX_RANK];
+    for (int i = 0, k = 0; i < t.rank; i++)
+      if (i != d) perm[k++] = i;
+    perm[t.rank - 1] = d;
+    m = DB(b, PERMUTE, V(x), trnc_db_ints(b, perm, t.rank));
+  }
+  r.x = trnc_db_view(b, DB(b, CLONE, V(m), NONE), 2, (const int64_t[]){r.rows, r.len});
+  return r;
+}
+
+/* [rows, 1] of an int64 [rows, N] tensor's sum over the row. */
+static trnc_ref row_sum(trnc_db *b, trnc_ref x) {
+  return DB(b, SUM, V(x), dims1(b, -1), trnc_db_bool(true), trnc_db_dtype(TRNC_I64));
+}
+
+/* mode's choice: among the elements whose count of equal elements is the
+ * row's largest and that are the last of their equals, the lowest ranked. */
+static trnc_ref mode_hot(trnc_db *b, const rows *r, trnc_ref rank) {
+  int64_t n = r->len;
+  trnc_arg i64 = trnc_db_dtype(TRNC_I64);
+  trnc_ref xi = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, n, 1});
+  trnc_ref xj = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, 1, n});
+  trnc_ref idx = DB(b, ARANGE, I(n), i64, NONE, NONE, NONE);
+  trnc_ref ii = DB(b, UNSQUEEZE, V(idx), I(1)), jj = DB(b, UNSQUEEZE, V(idx), I(0));
+  trnc_ref eq = DB(b, LOGICAL_OR, V(DB(b, EQ, V(xj), V(xi))), V(DB(b, EQ, V(jj), V(ii))));
+  trnc_ref count = DB(b, SUM, V(eq), dims1(b, -1), trnc_db_bool(false), i64);
+  trnc_ref later = DB(b, SUM, V(DB(b, LOGICAL_AND, V(eq), V(DB(b, GT, V(jj), V(ii))))),
+                      dims1(b, -1), trnc_db_bool(false), i64);
+  trnc_ref most = DB(b, AMAX, V(count), dims1(b, -1), trnc_db_bool(true));
+  trnc_ref cand = DB(b, LOGICAL_AND, V(DB(b, EQ, V(count), V(most))),
+                     V(DB(b, EQ_SCALAR, V(later), I(0))));
+  trnc_ref first = DB(b, AMIN, V(DB(b, WHERE, V(cand), V(rank), I(n))), dims1(b, -1),
+                      trnc_db_bool(true));
+  return DB(b, EQ, V(rank), V(first));
+}
+
+/* median / median.dim / nanmedian / nanmedian.dim (self, [dim, keepdim]),
+ * kthvalue(self, k, dim, keepdim), mode(self, dim, keepdim) */
+trnc_status decomp_median(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  trnc_dtype dt = trnc_db_type(b, x)->dtype;
+  bool all = n->op == TRNC_OP_MEDIAN_ALL || n->op == TRNC_OP_NANMEDIAN_ALL;
+  bool nan = n->op == TRNC_OP_NANMEDIAN_ALL || n->op == TRNC_OP_NANMEDIAN_DIM;
+  int64_t dim = all ? 0 : trnc_arg_int(n, n->op == TRNC_OP_KTHVALUE ? 2 : 1, -1);
+  rows r = as_rows_kept(b, x, dim, all);
+  int64_t len = r.len;
+  trnc_ref rank = ranks(b, &r, false), hot;
+  if (n->op == TRNC_OP_KTHVALUE) {
+    hot = DB(b, EQ_SCALAR, V(rank), I(trnc_arg_int(n, 1, 1) - 1));
+  } else if (n->op == TRNC_OP_MODE) {
+    hot = mode_hot(b, &r, rank);
+  } else if (!is_float(dt)) {
+    hot = DB(b, EQ_SCALAR, V(rank), I((len - 1) / 2));
+  } else {
+    trnc_ref nans = row_sum(b, DB(b, ISNAN, V(r.x)));
+    if (nan) { /* 2k == m or 2k + 1 == m, m = max(N - nans - 1, 0) */
+      trnc_ref m = DB(b, CLAMP, V(DB(b, RSUB_SCALAR, V(nans), I(len - 1), I(1))), I(0), NONE);
+      trnc_ref k2 = DB(b, MUL_SCALAR, V(rank), I(2));
+      hot = DB(b, LOGICAL_OR, V(DB(b, EQ, V(k2), V(m))),
+               V(DB(b, EQ, V(DB(b, ADD_SCALAR, V(k2), I(1), I(1))), V(m))));
+    } else {
+      trnc_ref k = DB(b, WHERE, V(DB(b, GT_SCALAR, V(nans), I(0))),
+                      V(DB(b, RSUB_SCALAR, V(nans), I(len), I(1))), I((len - 1) / 2));
+      hot = DB(b, EQ, V(rank), V(k));
+    }
+  }
+  trnc_arg zero = is_float(dt) ? F(0.0) : I(0);
+  trnc_ref val = DB(b, SUM, V(DB(b, WHERE, V(hot), V(r.x), zero)), dims1(b, -1),
+                    trnc_db_bool(false), trnc_db_dtype(dt));
+  const trnc_type *vt = trnc_db_type(b, n->outs[0]);
+  trnc_status s = trnc_db_result(b, 0, trnc_db_view(b, val, vt->rank, vt->shape));
+  if (s || all) return s;
+  trnc_ref ii = trnc_db_view(b, DB(b, ARANGE, I(len), trnc_db_dtype(TRNC_I64), NONE, NONE, NONE),
+                             2, (const int64_t[]){1, len});
+  trnc_ref idx = DB(b, SUM, V(DB(b, WHERE, V(hot), V(ii), I(0))), dims1(b, -1),
+                    trnc_db_bool(false), trnc_db_dtype(TRNC_I64));
+  return trnc_db_result(b, 1, trnc_db_view(b, idx, vt->rank, vt->shape));
 }

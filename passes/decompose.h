@@ -182,6 +182,9 @@ trnc_status decomp_pdist(trnc_db *b, const trnc_node *n);
 /** native_group_norm: two-pass float32 mean and variance over each group of
  *  channels, then the affine weight and bias per channel. */
 trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
+/** native_group_norm_backward: float32 sums of grad and grad * x over each
+ *  channel's positions, combined per group as torch's decomposition. */
+trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n);
 /** var.dim(x, dim, unbiased, keepdim): var.correction with correction
  *  1 (unbiased) or 0 (passes/decomp_ops.c). */
 trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);
@@ -222,6 +225,9 @@ trnc_status decomp_searchsorted(trnc_db *b, const trnc_node *n);
  *  by a one-hot sum (passes/decomp_sort.c). */
 trnc_status decomp_sort(trnc_db *b, const trnc_node *n);
 trnc_status decomp_topk(trnc_db *b, const trnc_node *n);
+/** median, nanmedian (.default and .dim), kthvalue and mode: the value and
+ *  index at one stable rank per row (as sort's), picked by a one-hot sum. */
+trnc_status decomp_median(trnc_db *b, const trnc_node *n);
 /** histc(x, bins, min, max): eager's float32 bin arithmetic, a one-hot
  *  comparison with the bins and a sum. */
 trnc_status decomp_histc(trnc_db *b, const trnc_node *n);
@@ -240,6 +246,17 @@ trnc_status decomp_bernoulli(trnc_db *b, const trnc_node *n);
 /** native_dropout_backward(grad, mask, scale): where(mask, grad * scale, 0),
  *  the forward's mask (no draw). */
 trnc_status decomp_dropout_bw(trnc_db *b, const trnc_node *n);
+
+/** hypot(x, y): max(|x|, |y|) sqrt(1 + (min/max)^2) in float32 (C's inf and
+ *  NaN rules); addbmm: one addmm contracting over the batch and M together
+ *  (passes/decomp_math.c). */
+trnc_status decomp_hypot(trnc_db *b, const trnc_node *n);
+trnc_status decomp_addbmm(trnc_db *b, const trnc_node *n);
+/** addmm / baddbmm with beta = 0: alpha * mm (bmm), self unread (a NaN in it
+ *  stays out, as eager); other betas are lowered directly
+ *  (decomp_beta_lowered_directly). */
+trnc_status decomp_beta0(trnc_db *b, const trnc_node *n);
+bool decomp_beta_lowered_directly(const trnc_graph *g, const trnc_node *n);
 
 /** convolution / convolution_backward, transposed or 3-D (the code generator
  *  lowers 1-D/2-D non-transposed ones itself: decomp_conv_lowered_directly):

@@ -218,6 +218,13 @@ int kir_lgamma(kir_kernel *k, trnc_dtype dt, int x);
  *  0 <= n <= KIR_POLYGAMMA_MAX_ORDER; -1 otherwise or when the kernel is full. */
 int kir_polygamma(kir_kernel *k, trnc_dtype dt, int x, int n);
 
+/** erfc(x) (scaled: special_erfcx(x) = exp(x^2) erfc(x)) of fp32 value x as
+ *  dtype dt; -1 when the kernel is full. */
+int kir_erfc(kir_kernel *k, trnc_dtype dt, int x, bool scaled);
+/** erfinv(x) of fp32 value x as dtype dt (+-inf at +-1, NaN beyond); -1 when
+ *  the kernel is full. */
+int kir_erfinv(kir_kernel *k, trnc_dtype dt, int x);
+
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {
   uint8_t alu;    /* fold: TRNC_NC_ALU_ADD / MUL / MAX / MIN */

@@ -550,6 +550,9 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     }
     case TRNC_OP_ISNAN: return kir_tt(k, dt, TRNC_NC_ALU_NE, x, x);
     case TRNC_OP_LGAMMA: return kir_lgamma(k, dt, x);
+    case TRNC_OP_ERFC: return kir_erfc(k, dt, x, false);
+    case TRNC_OP_SPECIAL_ERFCX: return kir_erfc(k, dt, x, true);
+    case TRNC_OP_ERFINV: return kir_erfinv(k, dt, x);
     case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
     case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
@@ -787,7 +790,10 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
 
 int kir_eltwise_values(const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_LGAMMA: return 64;
+    case TRNC_OP_LGAMMA:
+    case TRNC_OP_ERFC:
+    case TRNC_OP_SPECIAL_ERFCX:
+    case TRNC_OP_ERFINV: return 64;
     case TRNC_OP_DIGAMMA:
     case TRNC_OP_POLYGAMMA: return 96;
     default: return 2;

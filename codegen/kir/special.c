@@ -1,5 +1,5 @@
 /*
- * special.c — lowering rules of the gamma-function family as kernel IR
+ * special.c — lowering rules of the gamma- and error-function families as kernel IR
  * (elementwise, fp32 intermediates; the ops of rules.c's composite table
  * that need more than a few instructions).
  *
@@ -21,6 +21,12 @@
  *                psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi r)),
  *              P_0(c) = c, P_{m+1}(c) = -(1 + c^2) P_m'(c) (cot's derivatives),
  *              cot(pi r) = sin(pi (1/2 - |r|)) / sin(pi r).
+ *
+ *   erfc(x), special_erfcx(x): Numerical Recipes' erfcc, erfcx(z) = t exp(P(t)),
+ *              t = 1/(1 + z/2), z = |x|, times exp(-z^2) for erfc (split so that
+ *              the square's rounding does not reach the exponent); x < 0:
+ *              erfc = 2 - erfc(-x), erfcx = 2 exp(x^2) - erfcx(-x).
+ *   erfinv(x)  Giles' single-precision polynomials in log((1-x)(1+x)).
  *
  * Poles as eager: lgamma(0 or a negative integer) = +inf, lgamma(+-inf) =
  * +inf; digamma(+-0) = -+inf, digamma(negative integer or -inf) = NaN;
@@ -155,4 +161,66 @@ int kir_polygamma(kir_kernel *k, trnc_dtype dt, int x, int n) {
   /* eager's Hurwitz zeta is NaN at +inf */
   int pinf = kir_ts(k, F, x, TRNC_NC_ALU_EQ, INFINITY, B, 0);
   return kir_select(k, dt, pinf, kir_const(k, F, axes, NAN), v);
+}
+
+/* ---- the error-function family --------------------------------------------- */
+
+/* Numerical Recipes' erfcc (Press et al., Numerical Recipes in C, 2nd ed.,
+ * section 6.2): erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), z >= 0,
+ * fractional error below 1.2e-7 for every z >= 0. */
+static const double ERFC_P[] = {-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+                                0.27886807,  -1.13520398, 1.48851587, -0.82215223, 0.17087277};
+
+/* exp(s z^2) for 0 <= z <= 16: exp(s zh^2) exp(s d (z + zh)) with zh = z
+ * rounded to a multiple of 1/16 (zh^2 exact in fp32) and d = z - zh (exact):
+ * exp(s z^2) rounded from z^2 would carry z^2's rounding error times z^2. */
+static int exp_square(kir_kernel *k, int z, float s) {
+  int zh = kir_ts(k, F, z, MUL, 16, ADD, 8388608.0f); /* 16 z rounded to an integer, + 2^23 */
+  zh = kir_ts(k, F, zh, ADD, -8388608.0f, MUL, 1.0f / 16);
+  int d = kir_tt(k, F, TRNC_NC_ALU_SUB, z, zh);
+  int e = kir_act(k, F, TRNC_NC_ACT_EXP, kir_tt(k, F, MUL, zh, zh), s, 0);
+  int de = kir_tt(k, F, MUL, d, kir_tt(k, F, ADD, z, zh));
+  return kir_tt(k, F, MUL, e, kir_act(k, F, TRNC_NC_ACT_EXP, de, s, 0));
+}
+
+int kir_erfc(kir_kernel *k, trnc_dtype dt, int x, bool scaled) {
+  int z = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+  int t = kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, z, 0.5f, 1);
+  /* erfcx(z) = t exp(P(t)) for z >= 0 (0 at +inf: t = 0) */
+  int a = kir_tt(k, F, MUL, t, kir_act(k, F, TRNC_NC_ACT_EXP, horner(k, t, ERFC_P, 10), 1, 0));
+  int neg = kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0);
+  int v;
+  if (scaled) { /* x < 0: 2 exp(x^2) - erfcx(-x) (+inf once exp(x^2) overflows, |x| > 9.4) */
+    int e = exp_square(k, kir_ts(k, F, z, TRNC_NC_ALU_MIN, 10, B, 0), 1);
+    v = kir_select(k, F, neg, kir_tt(k, F, TRNC_NC_ALU_SUB, kir_ts(k, F, e, MUL, 2, B, 0), a), a);
+  } else { /* erfcx(z) exp(-z^2), 2 - that below 0 (0 past z = 10.05 in fp32) */
+    a = kir_tt(k, F, MUL, a, exp_square(k, kir_ts(k, F, z, TRNC_NC_ALU_MIN, 10.5f, B, 0), -1));
+    v = kir_select(k, F, neg, kir_ts(k, F, a, MUL, -1, ADD, 2), a);
+  }
+  return kir_copy(k, dt, v); /* NaN: t and so v are NaN (MIN propagates it) */
+}
+
+/* Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011),
+ * single precision: w = -log((1 - x)(1 + x)); erfinv(x) = x P1(w - 2.5) for
+ * w < 5, x P2(sqrt(w) - 3) otherwise (relative error below 4e-7 in fp32). */
+static const double ERFINV_P1[] = {1.50140941,     0.246640727,   -0.00417768164,
+                                   -0.00125372503, 0.00021858087, -4.39150654e-06,
+                                   -3.5233877e-06, 3.43273939e-07, 2.81022636e-08};
+static const double ERFINV_P2[] = {2.83297682,    1.00167406,    0.00943887047,
+                                   -0.0076224613, 0.00573950773, -0.00367342844,
+                                   0.00134934322, 0.000100950558, -0.000200214257};
+
+int kir_erfinv(kir_kernel *k, trnc_dtype dt, int x) {
+  uint32_t axes = k->values[x].axes;
+  int one_m = kir_ts(k, F, x, MUL, -1, ADD, 1), one_p = kir_ts(k, F, x, ADD, 1, B, 0);
+  int w = kir_act(k, F, TRNC_NC_ACT_LOG, kir_tt(k, F, MUL, one_m, one_p), 1, 0);
+  w = kir_ts(k, F, w, MUL, -1, B, 0);
+  int p1 = horner(k, kir_ts(k, F, w, ADD, -2.5f, B, 0), ERFINV_P1, 9);
+  int sw = kir_act(k, F, TRNC_NC_ACT_SQRT, kir_ts(k, F, w, TRNC_NC_ALU_MAX, 0, B, 0), 1, 0);
+  int p2 = horner(k, kir_ts(k, F, sw, ADD, -3, B, 0), ERFINV_P2, 9);
+  int v = kir_tt(k, F, MUL, kir_select(k, F, kir_ts(k, F, w, TRNC_NC_ALU_LT, 5, B, 0), p1, p2), x);
+  /* erfinv(+-1) = +-inf, NaN beyond (and for NaN: w is NaN) */
+  int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+  v = kir_select(k, F, kir_ts(k, F, ax, TRNC_NC_ALU_EQ, 1, B, 0), kir_ts(k, F, x, MUL, INFINITY, B, 0), v);
+  return kir_select(k, dt, kir_ts(k, F, ax, TRNC_NC_ALU_GT, 1, B, 0), kir_const(k, F, axes, NAN), v);
 }

@@ -796,18 +796,30 @@ def _mm(dtype, full):
 def _addmm_args(s: Sample, mk, variant):
     a, b = s.args
     m, n = a.shape[0], b.shape[1]
-    bias = mk.tensor((n,) if variant != "full" else (m, n), a.dtype)
+    bias = mk.tensor((n,) if variant not in ("full", "beta0") else (m, n), a.dtype)
     s.args = [bias, a, b]
+    _bias_variant(s, variant)
+    return s
+
+
+def _bias_variant(s: Sample, variant):
+    """scaled: beta 0.5, alpha 2; beta0: beta 0 over a bias holding NaN and
+    inf, which eager never reads."""
     if variant == "scaled":
         s.kwargs = {"beta": 0.5, "alpha": 2.0}
+    elif variant == "beta0":
+        bias = s.args[0].clone()
+        bias.view(-1)[0] = float("nan")
+        bias.view(-1)[-1] = float("inf")
+        s.args[0] = bias
+        s.kwargs = {"beta": 0, "alpha": 1.5}
     s.tag += f"-{variant}"
-    return s
 
 
 BMM_SHAPES = [(1, 1, 1, 1), (2, 3, 5, 7), (3, 129, 2, 4), (1, 130, 7, 5), (2, 5, 3, 513)]
 
 
-@override("BMM", "BADDBMM")
+@override("BMM", "BADDBMM", "ADDBMM")
 def _bmm(dtype, full):
     out = []
     for bsz, m, k, n in BMM_SHAPES:
@@ -1821,6 +1833,27 @@ def _group_norm(dtype, full):
     return out
 
 
+@override("GROUP_NORM_BACKWARD")
+def _group_norm_bw(dtype, full):
+    """The forward's cases, with the saved mean and rstd of eager's forward
+    and every output mask."""
+    out = []
+    for shape, groups, affine in GROUP_NORM_CASES:
+        st = shape_tag(shape)
+        mk = _mk("gnbw", dtype, st, groups, affine)
+        c, hw = shape[1], math.prod(shape[2:])
+        x, go = mk.tensor(shape, dtype), mk.tensor(shape, dtype)
+        w = mk.tensor((c,), dtype) if affine else None
+        _, mean, rstd = A.native_group_norm(x, w, None, shape[0], c, hw, groups, 1e-5)
+        for mask in ([True, True, True], [True, False, False], [False, True, True]):
+            if not affine and mask[1]:
+                mask = [mask[0], False, mask[2]]
+            out.append(Sample([go, x, mean, rstd, w, shape[0], c, hw, groups, mask],
+                              tag=f"{st}-g{groups}-{'aff' if affine else 'plain'}-"
+                                  f"{''.join(str(int(m)) for m in mask)}"))
+    return out
+
+
 # (shape, dim, layout): rows of 1, odd lengths and 127/128/129 (one partition
 # tile and more), along the last dim, a first dim and across a transpose.
 SORT_CASES = [((), 0, "c"), ((1,), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((3, 5), 0, "c"),
@@ -1899,6 +1932,66 @@ def _topk(dtype, full):
         x[0, 4] = x[2, 8] = float("nan")
         out.append(Sample([x, 3, 1, True, True], tag="3x9-nan-max", kind="x"))
         out.append(Sample([x, 3, 1, False, True], tag="3x9-nan-min", kind="x"))
+    return out
+
+
+# (shape, dim, layout) of median, nanmedian, kthvalue and mode: rows of 1,
+# odd and even lengths, 127/128/129 (one partition tile and more), first and
+# last dims, a transpose and a strided slice.
+SELECT_CASES = [((), 0, "c"), ((1,), 0, "c"), ((7,), 0, "c"), ((3, 5), 1, "T"), ((4, 6), 0, "c"),
+                ((2, 127), 1, "c"), ((2, 128), -1, "S"), ((129, 3), 0, "c"), ((2, 3, 129), -1, "c")]
+
+
+def _select_samples(op, dtype):
+    """Distinct values (eager's index among equal values is unspecified:
+    nth_element, an unstable sort past 16 elements), and float rows with
+    NaN: median's result is the first NaN of its row, nanmedian's the lower
+    median of the other elements, kthvalue's NaN the largest."""
+    out = []
+    for shape, dim, lay in SELECT_CASES:
+        st = shape_tag(shape)
+        n = shape[dim] if shape else 1
+        mk = _mk("select", op, dtype, st, dim, lay)
+        x = mk.tensor(shape, dtype, lay) if not shape else _sort_values(mk, shape, dim, dtype,
+                                                                        lay, ties=False)
+        kind = "c" if lay == "c" else "nc"
+        if op in ("MEDIAN_ALL", "NANMEDIAN_ALL"):
+            out.append(Sample([x], tag=f"{st}-{lay}", kind=kind))
+            continue
+        for keep in (False, True):
+            args = [x, (n + 1) // 2, dim, keep] if op == "KTHVALUE" else [x, dim, keep]
+            out.append(Sample(args, tag=f"{st}-d{dim}-k{int(keep)}-{lay}", kind=kind))
+    if dtype in FLOATS and op != "MODE":  # mode's row with a NaN: eager's sort is unspecified
+        mk = _mk("select", op, dtype, "nan")
+        x = _sort_values(mk, (4, 9), 1, dtype, "c", ties=False).clone()
+        x[0, 4] = x[2, 8] = x[2, 1] = x[3, 0] = float("nan")
+        x[1, 2] = float("inf")
+        x[3, 5] = float("-inf")
+        if op in ("MEDIAN_ALL", "NANMEDIAN_ALL"):
+            out.append(Sample([x], tag="4x9-nan", kind="x"))
+            out.append(Sample([x[1]], tag="9-inf", kind="x"))
+        elif op == "KTHVALUE":
+            for k in (1, 5, 8, 9):
+                out.append(Sample([x, k, 1, False], tag=f"4x9-nan-k{k}", kind="x"))
+        else:
+            out.append(Sample([x, 1, False], tag="4x9-nan", kind="x"))
+    return out
+
+
+for _op in ("MEDIAN_ALL", "MEDIAN_DIM", "NANMEDIAN_ALL", "NANMEDIAN_DIM", "KTHVALUE"):
+    OVERRIDES[_op] = functools.partial(lambda op, dtype, full: _select_samples(op, dtype), _op)
+
+
+@override("MODE")
+def _mode(dtype, full):
+    """The selection samples (each value once: the smallest is the mode) and
+    rows of at most 16 with repeated values, where eager's sort is an
+    insertion sort and reports the last of the mode's equal elements."""
+    out = _select_samples("MODE", dtype)
+    g = torch.Generator().manual_seed(5)
+    for shape, dim in (((5, 16), 1), ((16, 3), 0), ((2, 3, 7), -1)):
+        x = torch.randint(-2, 3, shape, generator=g).to(dtype)
+        out.append(Sample([x, dim, False], tag=f"{shape_tag(shape)}-d{dim}-ties", kind="x"))
     return out
 
 
@@ -2090,22 +2183,22 @@ def samples(op: OpLine, dtype, full: bool) -> list[Sample]:
         out = OVERRIDES[op.id](dtype, full)
         if op.id in POST:
             out = [POST[op.id](op.id, s) for s in out]
-        if op.id in ("ADDMM", "BADDBMM"):
+        if op.id in ("ADDMM", "BADDBMM", "ADDBMM"):
             res = []
             for i, s in enumerate(out):
                 mk = _mk("bias", op.id, s.tag)
                 a, b = s.args
-                for variant in ("vec", "full", "scaled"):
+                for variant in ("vec", "full", "scaled", "beta0")[:4 if a.is_floating_point() else 3]:
                     s2 = Sample(list(s.args), dict(s.kwargs), s.tag, s.kind)
                     if op.id == "ADDMM":
                         _addmm_args(s2, mk, variant)
                     else:
-                        bias = mk.tensor((b.shape[-1],) if variant == "vec" else
-                                         (a.shape[0], a.shape[1], b.shape[-1]), a.dtype)
+                        full_shape = ((a.shape[0], a.shape[1], b.shape[-1]) if op.id == "BADDBMM"
+                                      else (a.shape[1], b.shape[-1]))
+                        bias = mk.tensor((b.shape[-1],) if variant == "vec" else full_shape,
+                                         a.dtype)
                         s2.args = [bias, a, b]
-                        if variant == "scaled":
-                            s2.kwargs = {"beta": 0.5, "alpha": 2.0}
-                        s2.tag += f"-{variant}"
+                        _bias_variant(s2, variant)
                     res.append(s2)
             out = res
         return out

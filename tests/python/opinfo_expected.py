@@ -15,8 +15,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
  ('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('addbmm', 'forward'): 'no lowering for aten.addbmm.default',
- ('addbmm', 'grad'): 'no lowering for aten.addbmm.default',
  ('argsort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is '
                          'not lowered (trnc ranks each element by comparing it with every other '
                          'element of its row)',
@@ -58,10 +56,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('diagonal_copy', 'grad'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'forward'): 'no lowering for aten.diagonal_scatter.default',
  ('diagonal_scatter', 'grad'): 'no lowering for aten.diagonal_scatter.default',
- ('erfc', 'forward'): 'no lowering for aten.erfc.default',
- ('erfc', 'grad'): 'no lowering for aten.erfc.default',
- ('erfinv', 'forward'): 'no lowering for aten.erfinv.default',
- ('erfinv', 'grad'): 'no lowering for aten.erfinv.default',
  ('fft.fft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.fft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('fft.fft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
@@ -144,14 +138,10 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '
                              'aten._histogramdd_from_bin_cts.default',
- ('hypot', 'forward'): 'no lowering for aten.hypot.default',
- ('hypot', 'grad'): 'no lowering for aten.hypot.default',
  ('i0', 'forward'): 'no lowering for aten.i0.default',
  ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
- ('kthvalue', 'forward'): 'no lowering for aten.kthvalue.default',
- ('kthvalue', 'grad'): 'no lowering for aten.kthvalue.default',
  ('linalg.cond', 'forward'): 'no lowering for aten._linalg_svd.default',
  ('linalg.cond', 'grad'): 'no lowering for aten._linalg_svd.default',
  ('linalg.eig', 'forward'): 'no lowering for aten.linalg_eig.default',
@@ -183,8 +173,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('linalg.svdvals', 'grad'): 'no lowering for aten._linalg_svd.default',
  ('logcumsumexp', 'forward'): 'no lowering for aten.logcumsumexp.default',
  ('logcumsumexp', 'grad'): 'no lowering for aten.logcumsumexp.default',
- ('masked.median', 'forward'): 'no lowering for aten.nanmedian.dim',
- ('masked.median', 'grad'): 'no lowering for aten.nanmedian.dim',
  ('masked_select', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                                "data-dependent size in dim 0 (u0): the shape of this op's result "
                                'depends on the values in its input tensors, which a static-shape '
@@ -197,18 +185,12 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('matrix_exp', 'forward'): 'no lowering for aten.linalg_matrix_exp.default',
  ('matrix_exp', 'grad'): 'no lowering for aten.linalg_matrix_exp.default',
- ('median', 'forward'): 'no lowering for aten.median.default',
- ('median', 'grad'): 'no lowering for aten.median.default',
- ('mode', 'forward'): 'no lowering for aten.mode.default',
- ('mode', 'grad'): 'no lowering for aten.mode.default',
  ('msort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
                        'lowered (trnc ranks each element by comparing it with every other element '
                        'of its row)',
  ('msort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
                     'lowered (trnc ranks each element by comparing it with every other element of '
                     'its row)',
- ('nanmedian', 'forward'): 'no lowering for aten.nanmedian.default',
- ('nanmedian', 'grad'): 'no lowering for aten.nanmedian.default',
  ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
  ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
@@ -313,8 +295,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                 'aten.special_chebyshev_polynomial_v.default',
  ('special.chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_w.default',
- ('special.erfcx', 'forward'): 'no lowering for aten.special_erfcx.default',
- ('special.erfcx', 'grad'): 'no lowering for aten.special_erfcx.default',
  ('special.hermite_polynomial_h', 'forward'): 'no lowering for '
                                               'aten.special_hermite_polynomial_h.default',
  ('special.hermite_polynomial_he', 'forward'): 'no lowering for '
@@ -329,10 +309,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.log_ndtr', 'forward'): 'no lowering for aten.erfc.default; no lowering for '
-                                  'aten.special_erfcx.default',
- ('special.log_ndtr', 'grad'): 'no lowering for aten.erfc.default; no lowering for '
-                               'aten.special_erfcx.default',
  ('special.modified_bessel_i0', 'forward'): 'no lowering for '
                                             'aten.special_modified_bessel_i0.default',
  ('special.modified_bessel_i1', 'forward'): 'no lowering for '

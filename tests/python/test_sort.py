@@ -1,4 +1,4 @@
-"""sort, argsort, topk, histc and transformers' grouped expert matmul
+"""sort, argsort, topk, median, nanmedian, kthvalue, mode, histc and transformers' grouped expert matmul
 (passes/decomp_sort.c, passes/decomp_moe.c) compiled with trnc against
 eager PyTorch: rows of 1, odd lengths and 127/128/129, ties, NaN and
 infinities, the backward of topk and of the grouped matmul, and the
@@ -171,6 +171,86 @@ def test_limits_are_refused_with_their_reason():
     # integers are compared through fp32: exact within +-2^24 only
     big = _refusal(lambda x: torch.sort(torch.tensor([2**30, 1, 5]))[0].float() + x, torch.ones(3))
     assert "aten.sort.default" in big and "outside +-2^24" in big
+
+
+# ---- median, nanmedian, kthvalue, mode --------------------------------------- #
+
+def _distinct(rows, n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randperm(n, generator=g) for _ in range(rows)]).float() / 3 - n / 6
+
+
+@pytest.mark.parametrize("n", [1, 2, 127, 128, 129, 4096])
+def test_median_and_kthvalue_equal_eager_at_tile_boundaries(n):
+    x = _distinct(1 if n == 4096 else 2, n, n)   # 2^24 comparisons at most
+
+    def f(x):
+        m, k = torch.median(x, -1), torch.kthvalue(x, (n + 2) // 3, -1, True)
+        return torch.median(x[0]), m.values, m.indices, k.values, k.indices
+
+    got, want = _compiled(f)(x), f(x)
+    assert trnc.stats()["inference"] == 1
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and torch.equal(g, w)
+
+
+def test_median_nanmedian_kthvalue_with_nan_and_infinities():
+    x = _distinct(5, 9, 3)
+    x[0, 4] = NAN                      # median: the row's first NaN
+    x[1, 2] = x[1, 6] = NAN
+    x[2, 0], x[2, 8] = INF, -INF
+    x[3, :] = NAN                      # all NaN: nanmedian is NaN too
+    x[4, 1:8] = NAN                    # nanmedian of the two numbers left: the lower
+
+    def f(x):
+        return torch.median(x, 1), torch.nanmedian(x, 1), torch.kthvalue(x, 8, 1)
+
+    got = _compiled(f)(x)
+    for g, w in zip(got, f(x)):
+        torch.testing.assert_close(g.values, w.values, rtol=0, atol=0, equal_nan=True)
+    # the indices are eager's where it defines them (median's first NaN, the
+    # lower of two numbers) and select the values everywhere
+    assert got[0].indices.tolist()[:2] == [4, 2]
+    assert got[1].indices[4].item() == (0 if x[4, 0] < x[4, 8] else 8)
+    for r in got:
+        v = torch.gather(x, 1, r.indices[:, None])[:, 0]
+        assert torch.equal(v.isnan(), r.values.isnan())
+        assert torch.equal(v[~v.isnan()], r.values[~r.values.isnan()])
+    whole = torch.tensor([3.0, NAN, 1.0, 2.0])
+    assert torch.isnan(_compiled(torch.median)(whole))
+    assert _compiled(torch.nanmedian)(whole).item() == 2.0
+
+
+def test_mode_equals_eager_on_short_rows_with_ties():
+    # rows of at most 16: eager's sort is an insertion sort, the mode's index
+    # is the last of its equal elements; frequency ties take the smallest value
+    g = torch.Generator().manual_seed(1)
+    x = torch.randint(-2, 3, (64, 16), generator=g).float()
+    got, want = _compiled(lambda x: torch.mode(x, 1))(x), torch.mode(x, 1)
+    assert torch.equal(got.values, want.values) and torch.equal(got.indices, want.indices)
+    xi = torch.randint(0, 5, (3, 129), generator=g)
+    got, want = _compiled(lambda x: torch.mode(x, -1, True))(xi), torch.mode(xi, -1, True)
+    assert torch.equal(got.values, want.values)
+    assert torch.equal(torch.gather(xi, -1, got.indices), got.values)
+
+
+def test_median_gradient_reaches_the_selected_element():
+    x0 = torch.randn(3, 129)                     # distinct: eager's index among ties is its own
+    res = []
+    f = lambda x: torch.median(x, 1).values.sum() + torch.kthvalue(x, 2, 0).values.sum()  # noqa: E731
+    for fn in (f, _compiled(f)):
+        x = x0.clone().requires_grad_()
+        fn(x).backward()
+        res.append(x.grad)
+    assert trnc.stats()["backward"] == 1
+    assert torch.equal(res[0], res[1])
+
+
+def test_median_limits_are_refused_with_their_reason():
+    assert "more than 4096 elements" in _refusal(torch.median, torch.randn(16385))
+    assert "more than 4096 elements" in _refusal(lambda x: torch.mode(x, 0), torch.randn(4097, 2))
+    assert "more than 2^24 comparisons" in _refusal(lambda x: torch.median(x, 1),
+                                                    torch.randn(3, 3000))
 
 
 # ---- transformers::grouped_mm_fallback ------------------------------------- #

@@ -1,7 +1,7 @@
 """Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
-PyTorch: lgamma, digamma and polygamma (codegen/kir/special.c) over their
-poles, infinities and NaN, and integer remainder/fmod computed exactly in
-int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
+PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx and erfinv
+(codegen/kir/special.c) over their poles, infinities and NaN, and integer
+remainder/fmod computed exactly in int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
 129 and at values far beyond fp32's exact integers. Each test also checks
 that trnc compiled the graph (trnc.stats())."""
 
@@ -221,3 +221,51 @@ def test_pdist_forward_backward(p, rows):
         (got,) = torch.autograd.grad(out, xa, cot)
         (wg,) = torch.autograd.grad(want, x2, cot.double())
         torch.testing.assert_close(got.double(), wg, rtol=1e-4, atol=1e-4)
+
+
+# ---- erfc, special.erfcx, erfinv (codegen/kir/special.c) ------------------------ #
+
+def _close_to_float64(got, want, want64, rtol):
+    """NaN and infinities where eager has them; finite values within rtol of
+    float64 (or equal to eager's float32) above 1e-37, within 1e-37 below
+    (subnormal results: one ulp of eager's is 1.4e-45)."""
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+    fin = torch.isfinite(want)
+    g, r = got[fin].double(), want64[fin]
+    assert ((g - r).abs() <= rtol * r.abs() + 1e-37).all(), ((g - r).abs() / r.abs()).max()
+
+
+@pytest.mark.parametrize("n", [127, 128, 129, 16385, 65537])
+def test_erfc_erfcx_at_tile_boundaries(n):
+    x = torch.linspace(-9.5, 27, n)
+    x[:8] = torch.tensor([0.0, -0.0, INF, -INF, NAN, 10.0, 1e30, -1e30])
+    xd = x.double()
+    e64 = torch.erfc(xd)
+    _close_to_float64(_run(torch.erfc, x), torch.erfc(x), e64, 1e-6)
+    fin = xd.abs() < 26                  # erfc underflows float64 beyond
+    x64 = torch.where(fin, torch.exp(xd * xd) * e64, torch.special.erfcx(xd))
+    _close_to_float64(_run(torch.special.erfcx, x), torch.special.erfcx(x), x64, 1e-6)
+
+
+@pytest.mark.parametrize("n", [129, 16385])
+def test_erfinv_values_and_edges(n):
+    x = torch.linspace(-1, 1, n)
+    x[1:9] = torch.tensor([1 - 2**-24, -1 + 2**-24, 1e-30, 1.5, -2.0, NAN, INF, -0.0])
+    _close_to_float64(_run(torch.erfinv, x), torch.erfinv(x), torch.erfinv(x.double()), 1e-6)
+
+
+def test_erfc_erfinv_gradients_and_log_ndtr():
+    torch.manual_seed(0)
+    x0 = torch.randn(3, 129) * 2
+    u0 = torch.rand(3, 129) * 1.8 - 0.9
+    f = lambda x, u: (torch.erfc(x) + torch.special.erfcx(x.abs()) + torch.erfinv(u)  # noqa: E731
+                      + torch.special.log_ndtr(x)).sum()
+    grads = []
+    for fn in (f, torch.compile(f, backend="neuron", dynamic=False)):
+        x, u = x0.clone().requires_grad_(), u0.clone().requires_grad_()
+        fn(x, u).backward()
+        grads.append((x.grad, u.grad))
+    assert trnc.stats()["backward"] >= 1
+    for g, w in zip(*grads):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
