@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Scaled-dot-product attention forward through trnc's flash-attention
-kernel (codegen/emit_attention.c): F.scaled_dot_product_attention of
+kernel (codegen/kir/attention.c): F.scaled_dot_product_attention of
 [1, H, T, E] bf16 query, key and value, causal and not, through
 torch.compile(backend="neuron"), compiled only (not run), each in a fresh
 process with the artifact cache off. Prints, per case: NeuronCore

@@ -211,7 +211,7 @@ bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);
 
 /** Scaled-dot-product attention forward as one flash-attention kernel
- *  (emit_attention.c): the CPU flash op when passes/decomp_attention.c kept
+ *  (codegen/kir/attention.c): the CPU flash op when passes/decomp_attention.c kept
  *  it (no attn_mask, head dim <= 128). query [B,Hq,L,E], key/value
  *  [B,Hk,S,E] in any layout (a strided last dim is copied first); writes the
  *  output [B,Hq,L,E] and the float32 logsumexp [B,Hq,L] in their layouts.

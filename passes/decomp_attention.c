@@ -96,7 +96,7 @@ static trnc_ref rowsum(trnc_db *b, trnc_ref x) {
  * buffered across heads, in 64 KiB of the smallest target's 192 KiB. */
 #define FLASH_KV_BYTES (16 * 1024)
 
-/* The shape rule that picks codegen/emit_attention.c's flash-attention
+/* The shape rule that picks codegen/kir/attention.c's flash-attention
  * kernel over this decomposition: no attn_mask, head dim <= 128 (one
  * contraction tile), keys and values resident in SBUF. At every length the
  * kernel costs less than the decomposition's batched matmuls and softmax

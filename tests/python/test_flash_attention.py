@@ -1,5 +1,5 @@
 """Scaled-dot-product attention through trnc's flash-attention kernel
-(codegen/emit_attention.c), which passes/decomp_attention.c picks for head
+(codegen/kir/attention.c), which passes/decomp_attention.c picks for head
 dim <= 128 and no attn_mask: outputs against eager
 at and around the 128-row tile (T = 127/128/129/257), several head dims,
 causal, grouped-query heads, an explicit scale, float32, bfloat16 and float16; the
