@@ -56,7 +56,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "codegen/kir/kir.h"
+#include "codegen/kir/attention.h"
 
 /* The kernel's axes: batch, key/value head, group member (query head
  * hk G + g), query row, key (sequential), head dim. */
@@ -77,8 +77,6 @@ enum { A_B, A_HK, A_G, A_L, A_S, A_E, A_N };
 /* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
  * still pending (up to FA_LAG + 1 one-block tiles). */
 #define FA_RING (FA_LAG + 4)
-#define FA_MM_N 512     /* moving free size of one matmul (one PSUM bank) */
-#define FA_MASK (-3.0e38f) /* added above the causal diagonal: exp() gives 0 */
 
 typedef struct fa {
   lw *L;
@@ -97,17 +95,15 @@ typedef struct fa {
   trnc_dtype mask_dt;    /* theirs: bf16 (holds -3e38, at the bf16 matmul rate) or fp32 */
 } fa;
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+#define min64 fa_min
 
-/* HBM access pattern: `rows` partitions from element `off` of tensor T,
- * row stride `rs`, `cols` contiguous elements per row. */
-static trnc_nc_ap hbm(const kir_tensor *T, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
+trnc_nc_ap fa_hbm(int32_t buffer, trnc_dtype dt, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
   trnc_nc_ap a;
   memset(&a, 0, sizeof a);
   a.mem = TRNC_NC_MEM_HBM;
-  a.dtype = (uint8_t)T->dtype;
-  a.buffer = T->buffer;
-  a.offset = off * lw_esize(T->dtype);
+  a.dtype = (uint8_t)dt;
+  a.buffer = buffer;
+  a.offset = off * lw_esize(dt);
   a.partitions = (int32_t)rows;
   a.partition_stride = rs;
   a.nfree = 1;
@@ -116,13 +112,19 @@ static trnc_nc_ap hbm(const kir_tensor *T, int64_t off, int64_t rows, int64_t rs
   return a;
 }
 
+/* HBM access pattern of `rows` rows of tensor T from element off. */
+static trnc_nc_ap hbm(const kir_tensor *T, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
+  return fa_hbm(T->buffer, T->dtype, off, rows, rs, cols);
+}
+
 /* Element offset of tensor T at batch b, key/value head hk, group member g
  * and index `row` of axis `ax` (queries A_L or keys A_S). */
 static int64_t at(const kir_tensor *T, int64_t b, int64_t hk, int64_t g, int ax, int64_t row) {
   return T->offset + b * T->stride[A_B] + hk * T->stride[A_HK] + g * T->stride[A_G] + row * T->stride[ax];
 }
 
-static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0, lw_tile *w1) {
+trnc_status fa_emit(lw *L, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0,
+                    lw_tile *w1) {
   lw_tile *rd[3], *wr[2];
   int nr = 0, nw = 0;
   if (r0) rd[nr++] = r0;
@@ -130,13 +132,19 @@ static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_
   if (r2) rd[nr++] = r2;
   if (w0) wr[nw++] = w0;
   if (w1) wr[nw++] = w1;
-  return lw_emit(f->L, in, rd, nr, wr, nw);
+  return lw_emit(L, in, rd, nr, wr, nw);
 }
 
-static trnc_nc_ap col(const lw_tile *t, int64_t np) {
-  int64_t one = 1;
-  return lw_tile_ap(t, (int)np, 0, TRNC_F32, 1, &one);
+static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0, lw_tile *w1) {
+  return fa_emit(f->L, in, r0, r1, r2, w0, w1);
 }
+
+trnc_nc_ap fa_col(const lw_tile *t, int64_t np, int64_t off) {
+  int64_t one = 1;
+  return lw_tile_ap(t, (int)np, off, TRNC_F32, 1, &one);
+}
+
+static trnc_nc_ap col(const lw_tile *t, int64_t np) { return fa_col(t, np, 0); }
 
 /* acc = acc alu part over rt rows of [rt, 1] columns (GpSimd). */
 static trnc_status fold_col(fa *f, int alu, lw_tile *acc, lw_tile *part, int64_t rt) {
@@ -535,17 +543,20 @@ static trnc_status fa_pools(fa *f) {
       /* short-lived [rt, 1] values: a block's row max or row sum, log l */
       (st = lw_pool_init(L, &f->small, TRNC_NC_MEM_SBUF, 4, 16)))
     return st;
-  if (!f->causal) return TRNC_OK;
-  /* identity and causal mask (fp32, built on GpSimd once per kernel) */
+  return f->causal ? fa_causal_tiles(L, f->mask_dt, &f->ident, &f->mask) : TRNC_OK;
+}
+
+trnc_status fa_causal_tiles(lw *L, trnc_dtype mask_dt, lw_tile **ident, lw_tile **mask) {
+  trnc_status st;
+  int64_t tb = 128 * 4, c = 128;
   lw_tile *ones = lw_sbuf(L, tb), *zeros = lw_sbuf(L, tb);
-  if (!ones || !zeros || !(f->ident = lw_sbuf(L, tb)) || !(f->mask = lw_sbuf(L, tb))) return L->status;
-  int64_t c = 128;
+  if (!ones || !zeros || !(*ident = lw_sbuf(L, tb)) || !(*mask = lw_sbuf(L, tb))) return L->status;
   for (int i = 0; i < 2; i++) {
-    lw_tile *src = i ? zeros : ones, *dst = i ? f->mask : f->ident;
+    lw_tile *src = i ? zeros : ones, *dst = i ? *mask : *ident;
     trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
     ms.imm[0] = i ? 0.0f : 1.0f;
     ms.dst = lw_tile_ap(src, 128, 0, TRNC_F32, 1, &c);
-    if ((st = emit1(f, &ms, NULL, NULL, NULL, src, NULL))) return st;
+    if ((st = fa_emit(L, &ms, NULL, NULL, NULL, src, NULL))) return st;
     /* identity: p - j == 0 ? 1 : 0; mask: p - j >= 0 ? 0 : -3e38 */
     trnc_nc_instr as = lw_instr(TRNC_NC_OP_AFFINE_SELECT, TRNC_NC_GPSIMD);
     as.alu0 = i ? TRNC_NC_ALU_GE : TRNC_NC_ALU_EQ;
@@ -553,8 +564,8 @@ static trnc_status fa_pools(fa *f) {
     as.aff[2] = -1;
     as.imm[0] = i ? FA_MASK : 0.0f;
     as.src[0] = ms.dst;
-    as.dst = lw_tile_ap(dst, 128, 0, f->mask_dt, 1, &c);
-    if ((st = emit1(f, &as, src, NULL, NULL, dst, NULL))) return st;
+    as.dst = lw_tile_ap(dst, 128, 0, mask_dt, 1, &c);
+    if ((st = fa_emit(L, &as, src, NULL, NULL, dst, NULL))) return st;
   }
   return TRNC_OK;
 }
@@ -673,8 +684,7 @@ trnc_status kir_emit_seq(lw *L, const kir_kernel *k) {
 
 /* ---- the builder: SDPA node -> kir kernel --------------------------------------------- */
 
-/* A contiguous copy of operand tv when its last dim is strided. */
-static trnc_status dense_rows(lw *L, const trnc_node *n, uint32_t arg, lw_tv *out) {
+trnc_status fa_dense_rows(lw *L, const trnc_node *n, uint32_t arg, lw_tv *out) {
   *out = L->tv[n->args[arg].u.ref];
   if (out->t.stride[3] == 1 || out->t.shape[3] == 1) return TRNC_OK;
   return lw_materialize(L, n, n->args[arg].u.ref, out);
@@ -737,11 +747,11 @@ static trnc_status build_forward(lw *L, const trnc_node *n, const lw_tv *tq, con
 }
 
 bool lw_attention_handles(const trnc_graph *g, const trnc_node *n) {
-  (void)g;
-  return n->op == TRNC_OP_SDPA_FLASH;
+  return n->op == TRNC_OP_SDPA_FLASH || kir_attention_bw_handles(g, n);
 }
 
 trnc_status lw_attention_emit(lw *L, const trnc_node *n) {
+  if (n->op != TRNC_OP_SDPA_FLASH) return kir_attention_bw_emit(L, n);
   const trnc_graph *g = L->g;
   const trnc_type *qt = &g->values[n->args[0].u.ref].type, *kt = &g->values[n->args[1].u.ref].type;
   if (L->tv[n->outs[0]].buffer < 0 || qt->shape[0] == 0 || qt->shape[1] == 0 || qt->shape[2] == 0) return TRNC_OK;
@@ -752,7 +762,7 @@ trnc_status lw_attention_emit(lw *L, const trnc_node *n) {
                    (long long)qt->shape[3]);
   lw_tv q, k, v;
   trnc_status st;
-  if ((st = dense_rows(L, n, 0, &q)) || (st = dense_rows(L, n, 1, &k)) || (st = dense_rows(L, n, 2, &v)))
+  if ((st = fa_dense_rows(L, n, 0, &q)) || (st = fa_dense_rows(L, n, 1, &k)) || (st = fa_dense_rows(L, n, 2, &v)))
     return st;
   kir_kernel *kk = trnc_arena_alloc(&L->arena, sizeof *kk);
   if (!kk) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
