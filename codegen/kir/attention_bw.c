@@ -38,6 +38,11 @@
 
 #define FB_BLOCK 512 /* keys per block: one PSUM bank of fp32 scores */
 #define FB_CH (FB_BLOCK / 128)
+/* Tiles between a tile's stage 1 and its stages 2 and 3 (fb_run); the
+ * per-tile pools hold FB_DEPTH tiles, those in flight and one more. */
+#define FB_LAG2 1
+#define FB_LAG3 2
+#define FB_DEPTH (FB_LAG3 + 2)
 #define FB_MAX_PARTS 64 /* 128-key parts of a head (S <= 8192, the shape rule) */
 /* SBUF per partition for the dQ accumulators of a head's query tiles */
 #define FB_DQ_BYTES (64 * 1024)
@@ -231,13 +236,11 @@ static trnc_status stage1(fb *f, const fb_blk *k, fb_tile *t) {
   return lw_emit_split(L, tr, nt, &t->ds, 1, t->dst);
 }
 
-/* Stage 2 of tile t: dV += P^T dO, dK += dS^T Q per 128-key chunk; dQ =
- * dS K into PSUM, added into the tile's accumulator. */
+/* Stage 2 of tile t: dV += P^T dO, dK += dS^T Q per 128-key chunk. */
 static trnc_status stage2(fb *f, fb_blk *k, const fb_tile *t) {
   lw *L = f->L;
   trnc_status st;
   int64_t rt = t->rt;
-  lw_tile *dq = lw_pool_next(&f->dqp);
   for (int64_t c = 0, x = 0; c < t->w; c += 128, x++) {
     int64_t sw = fa_min(128, t->w - c);
     for (int y = 0; y < 2; y++) { /* y 0: dV from P and dO, 1: dK from dS and Q */
@@ -250,6 +253,19 @@ static trnc_status stage2(fb *f, fb_blk *k, const fb_tile *t) {
       if ((st = fa_emit(L, &mm, a, b, NULL, acc, NULL))) return st;
     }
     k->started[x] = true;
+  }
+  return TRNC_OK;
+}
+
+/* Stage 3 of tile t: dQ = dS K into PSUM (dS^T by DMA transpose in stage
+ * 1), added into the tile's accumulator. */
+static trnc_status stage3(fb *f, fb_blk *k, const fb_tile *t) {
+  lw *L = f->L;
+  trnc_status st;
+  int64_t rt = t->rt;
+  lw_tile *dq = lw_pool_next(&f->dqp);
+  for (int64_t c = 0, x = 0; c < t->w; c += 128, x++) {
+    int64_t sw = fa_min(128, t->w - c);
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
     mm.mode = c > 0;
     mm.dst = lw_tile_ap(dq, (int)rt, 0, TRNC_F32, 1, &f->E);
@@ -327,17 +343,25 @@ static trnc_status fb_run(fb *f) {
         k.dk[x] = lw_pool_next(&f->kv), k.dv[x] = lw_pool_next(&f->kv);
         k.started[x] = false;
       }
-      fb_tile pend[2];
-      int np = 0;
-      for (int64_t i = 0; i < ntq; i++) {
-        int64_t q0 = i % f->nq * 128, rt = fa_min(128, f->Lq - q0), w = seen(f, &k, q0, rt);
-        if (!w) continue;
-        fb_tile *t = &pend[np++ % 2];
-        *t = (fb_tile){b, hk * f->G + i / f->nq, i, q0, rt, w, NULL, NULL, NULL, NULL, NULL};
-        if ((st = stage1(f, &k, t))) return st;
-        if (np > 1 && (st = stage2(f, &k, &pend[(np - 2) % 2]))) return st;
+      /* tile n: stage 1 of n, stage 2 of n - FB_LAG2, stage 3 of n - FB_LAG3
+       * (each reads what the engines before it produce: P, then dS, then
+       * dS^T, the DMA transpose that comes last) */
+      fb_tile pend[FB_DEPTH];
+      int64_t np = 0, n2 = 0, n3 = 0;
+      for (int64_t i = 0; i <= ntq; i++) {
+        if (i < ntq) {
+          int64_t q0 = i % f->nq * 128, rt = fa_min(128, f->Lq - q0), w = seen(f, &k, q0, rt);
+          if (!w) continue;
+          fb_tile *t = &pend[np++ % FB_DEPTH];
+          *t = (fb_tile){b, hk * f->G + i / f->nq, i, q0, rt, w, NULL, NULL, NULL, NULL, NULL};
+          if ((st = stage1(f, &k, t))) return st;
+        }
+        bool drain = i == ntq;
+        for (; n2 < np && (drain || np - n2 > FB_LAG2); n2++)
+          if ((st = stage2(f, &k, &pend[n2 % FB_DEPTH]))) return st;
+        for (; n3 < np && (drain || np - n3 > FB_LAG3); n3++)
+          if ((st = stage3(f, &k, &pend[n3 % FB_DEPTH]))) return st;
       }
-      if (np && (st = stage2(f, &k, &pend[(np - 1) % 2]))) return st;
       for (int x = 0; x < k.nch; x++) {
         int64_t k0 = k.k0 + x * 128, kn = fa_min(128, f->S - k0);
         if ((st = store(f, k.dk[x], 0, k.started[x], f->scale, f->dk, at(f->dk, b, hk, k0), kn)) ||
@@ -366,14 +390,14 @@ static trnc_status fb_pools(fb *f) {
       (st = lw_pool_init(L, &f->kt, TRNC_NC_MEM_SBUF, f->S * f->esz, 2)) ||
       (st = lw_pool_init(L, &f->vt, TRNC_NC_MEM_SBUF, f->S * f->esz, 2)) ||
       (st = lw_pool_init(L, &f->kr, TRNC_NC_MEM_SBUF, nkt * f->E * f->esz, 2)) ||
-      (st = lw_pool_init(L, &f->qt, TRNC_NC_MEM_SBUF, 128 * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->dot, TRNC_NC_MEM_SBUF, 128 * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->qr, TRNC_NC_MEM_SBUF, f->E * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->dor, TRNC_NC_MEM_SBUF, f->E * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->p, TRNC_NC_MEM_SBUF, FB_BLOCK * f->esz, 3)) ||
+      (st = lw_pool_init(L, &f->qt, TRNC_NC_MEM_SBUF, 128 * f->esz, FB_DEPTH)) ||
+      (st = lw_pool_init(L, &f->dot, TRNC_NC_MEM_SBUF, 128 * f->esz, FB_DEPTH)) ||
+      (st = lw_pool_init(L, &f->qr, TRNC_NC_MEM_SBUF, f->E * f->esz, FB_DEPTH)) ||
+      (st = lw_pool_init(L, &f->dor, TRNC_NC_MEM_SBUF, f->E * f->esz, FB_DEPTH)) ||
+      (st = lw_pool_init(L, &f->p, TRNC_NC_MEM_SBUF, FB_BLOCK * f->esz, FB_DEPTH)) ||
       (st = lw_pool_init(L, &f->dpm, TRNC_NC_MEM_SBUF, FB_BLOCK * 4, 2)) ||
-      (st = lw_pool_init(L, &f->ds, TRNC_NC_MEM_SBUF, FB_BLOCK * f->esz, 3)) ||
-      (st = lw_pool_init(L, &f->dst, TRNC_NC_MEM_SBUF, FB_BLOCK * f->esz, 3)) ||
+      (st = lw_pool_init(L, &f->ds, TRNC_NC_MEM_SBUF, FB_BLOCK * f->esz, FB_DEPTH)) ||
+      (st = lw_pool_init(L, &f->dst, TRNC_NC_MEM_SBUF, FB_BLOCK * f->esz, FB_DEPTH)) ||
       (st = lw_pool_init(L, &f->pro, TRNC_NC_MEM_SBUF, f->E * 4, 6)) ||
       (st = lw_pool_init(L, &f->ev, TRNC_NC_MEM_SBUF, f->E * 4, 4)) ||
       (st = lw_pool_init(L, &f->acc, TRNC_NC_MEM_SBUF, ntq * f->E * 4, 2)) ||
