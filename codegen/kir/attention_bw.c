@@ -40,8 +40,8 @@
 #define FB_CH (FB_BLOCK / 128)
 /* Tiles between a tile's stage 1 and its stages 2 and 3 (fb_run); the
  * per-tile pools hold FB_DEPTH tiles, those in flight and one more. */
-#define FB_LAG2 1
-#define FB_LAG3 2
+#define FB_LAG2 2
+#define FB_LAG3 3
 #define FB_DEPTH (FB_LAG3 + 2)
 #define FB_MAX_PARTS 64 /* 128-key parts of a head (S <= 8192, the shape rule) */
 /* SBUF per partition for the dQ accumulators of a head's query tiles */
