@@ -170,3 +170,41 @@ def test_flash_forward_trains_with_the_decomposed_backward(L, E, causal, gqa):
     for name, a, b in zip(("dq", "dk", "dv"), got, want):
         floor = max(b.abs().max().item(), 1e-2)
         torch.testing.assert_close(a.double(), b, rtol=1e-4, atol=1e-5 * floor, msg=lambda m_, n=name: f"{n}: {m_}")
+
+
+@pytest.mark.parametrize("T,E,causal,gqa,scale", [
+    (1, 16, True, False, None), (127, 64, True, True, None), (128, 128, False, False, 0.3),
+    (129, 16, True, True, None), (513, 128, False, True, None), (513, 64, True, False, 0.1),
+    (1000, 64, True, True, None), (1000, 128, False, False, None),
+])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_flash_backward_kernel_matches_float64(T, E, causal, gqa, scale, dtype):
+    # 2-byte dtypes: the backward is the flash kernel (codegen/kir/attention_bw.c),
+    # one kernel reading the forward kernel's logsumexp; each gradient within
+    # twice eager's own error against float64 (P and dS are rounded to the
+    # input dtype for their matmuls, as eager's kernel rounds its results)
+    torch.manual_seed(T + E)
+    B, H = 1, 4
+    Hk = 2 if gqa else H
+    q, k, v = (torch.randn(B, h, T, E).to(dtype) for h in (H, Hk, Hk))
+    g = torch.randn(B, H, T, E).to(dtype)
+    fn = _sdpa(causal, gqa, scale)
+
+    def grads(f, *xs):
+        xs = [x.detach().clone().requires_grad_() for x in xs]
+        f(*xs).backward(g.to(xs[0].dtype))
+        return [x.grad for x in xs]
+
+    torch._dynamo.reset()
+    trnc.reset()
+    got = grads(torch.compile(fn, backend="neuron", dynamic=False), q, k, v)
+    s = trnc.stats()
+    assert s["forward"] == 1 and s["backward"] == 1, s
+    assert trnc.last_report()["kernels"] == 1  # the backward graph: one flash kernel
+    want = grads(fn, q.double(), k.double(), v.double())
+    eager = grads(fn, q, k, v)
+    for name, a, w, e in zip(("dq", "dk", "dv"), got, want, eager):
+        assert a.dtype == dtype
+        err = (a.double() - w).abs().max().item()
+        ref = (e.double() - w).abs().max().item()
+        assert err <= max(2 * ref, 1e-2 * w.abs().max().item(), 1e-3), (name, err, ref)
