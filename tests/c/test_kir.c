@@ -52,6 +52,14 @@ static char *printed(const kir_kernel *k) {
   return buf;
 }
 
+/* k verifies and prints as `want`. */
+static void expect_golden(const kir_kernel *k, const char *want) {
+  assert_null(kir_verify(k));
+  char *s = printed(k);
+  assert_string_equal(s, want);
+  free(s);
+}
+
 static void test_print_golden(void **state) {
   (void)state;
   kir_kernel k;
@@ -137,20 +145,17 @@ static void test_seq_print_golden(void **state) {
   (void)state;
   kir_kernel k;
   build_seq(&k);
-  assert_null(kir_verify(&k));
-  char *s = printed(&k);
-  assert_string_equal(s,
-                      "kernel seq (a0:3, a1:5 red, a2:2) seq {a1}\n"
-                      "  T0 = buf0 f32 +0 [2,0,1]\n"
-                      "  T1 = buf1 f32 +0 [0,2,1]\n"
-                      "  T2 = buf2 f32 +0 [1,0,0]\n"
-                      "  %0:f32{a0,a2} = load T0\n"
-                      "  %1:f32{a1,a2} = load T1\n"
-                      "  %2:f32{a0,a1} = mmv %0, %1, {a2}\n"
-                      "  %3:f32{a0,a1} = affsel %2, 0 +1*a0 -1*a1 >= 0, -inf\n"
-                      "  %4:f32{a0} = reduce max, %3, {a1}\n"
-                      "  store T2, %4\n");
-  free(s);
+  expect_golden(&k,
+                "kernel seq (a0:3, a1:5 red, a2:2) seq {a1}\n"
+                "  T0 = buf0 f32 +0 [2,0,1]\n"
+                "  T1 = buf1 f32 +0 [0,2,1]\n"
+                "  T2 = buf2 f32 +0 [1,0,0]\n"
+                "  %0:f32{a0,a2} = load T0\n"
+                "  %1:f32{a1,a2} = load T1\n"
+                "  %2:f32{a0,a1} = mmv %0, %1, {a2}\n"
+                "  %3:f32{a0,a1} = affsel %2, 0 +1*a0 -1*a1 >= 0, -inf\n"
+                "  %4:f32{a0} = reduce max, %3, {a1}\n"
+                "  store T2, %4\n");
 }
 
 static void test_seq_rejects(void **state) {
