@@ -211,8 +211,10 @@ bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);
 
 /** Scaled-dot-product attention forward as one flash-attention kernel
- *  (emit_attention.c): the CPU flash op when passes/decomp_attention.c kept
- *  it (no attn_mask, head dim <= 128). query [B,Hq,L,E], key/value
+ *  (codegen/kir/attention.c) and its backward (codegen/kir/attention_bw.c,
+ *  bf16/fp16: dQ, dK, dV from grad_out, q, k, v, out and the forward's
+ *  logsumexp): the CPU flash ops when passes/decomp_attention.c kept them
+ *  (no attn_mask, head dim <= 128). query [B,Hq,L,E], key/value
  *  [B,Hk,S,E] in any layout (a strided last dim is copied first); writes the
  *  output [B,Hq,L,E] and the float32 logsumexp [B,Hq,L] in their layouts.
  *  Errors: TRNC_ERR_INTERNAL for a kept form it does not lower (a mask or a

@@ -28,7 +28,8 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_norm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_collective.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_attention.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/attention.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/attention_bw.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/families.c)
 # codegen/: the driver (the order of the pipeline stages, trnc_pipeline_run).
 list(APPEND TRNC_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/codegen/driver.c)

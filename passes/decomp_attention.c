@@ -96,7 +96,7 @@ static trnc_ref rowsum(trnc_db *b, trnc_ref x) {
  * buffered across heads, in 64 KiB of the smallest target's 192 KiB. */
 #define FLASH_KV_BYTES (16 * 1024)
 
-/* The shape rule that picks codegen/emit_attention.c's flash-attention
+/* The shape rule that picks codegen/kir/attention.c's flash-attention
  * kernel over this decomposition: no attn_mask, head dim <= 128 (one
  * contraction tile), keys and values resident in SBUF. At every length the
  * kernel costs less than the decomposition's batched matmuls and softmax
@@ -132,10 +132,35 @@ trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n) {
   return trnc_db_result(b, 1, lse);
 }
 
+/* SBUF per partition for the backward kernel's fp32 dQ accumulators of one
+ * key/value head's query tiles (codegen/kir/attention_bw.c FB_DQ_BYTES). */
+#define FLASH_BW_DQ_BYTES (64 * 1024)
+
+/* The shape rule that picks codegen/kir/attention_bw.c's flash backward:
+ * the forward's rule (the backward then reads the flash kernel's
+ * logsumexp, as the op's contract says; with torch 2.13 only the flash
+ * forward's saved outputs reach this op) for 2-byte dtypes, every operand
+ * of one dtype, and the dQ accumulators within FLASH_BW_DQ_BYTES. fp32
+ * keeps the decomposition (P^T and dS^T are DMA transposes, 2-byte only). */
+static bool flash_bw_kernel(trnc_db *b, const trnc_node *n) {
+  if (n->args[8].kind == TRNC_ARG_VALUE) return false;
+  const trnc_type *q = trnc_db_type(b, n->args[1].u.ref), *k = trnc_db_type(b, n->args[2].u.ref);
+  if (q->dtype != TRNC_BF16 && q->dtype != TRNC_F16) return false;
+  for (int a = 0; a < 5; a++)
+    if (trnc_db_type(b, n->args[a].u.ref)->dtype != q->dtype) return false;
+  if (trnc_db_type(b, n->args[3].u.ref)->shape[3] != q->shape[3] || k->shape[1] < 1 || q->shape[1] % k->shape[1])
+    return false;
+  int64_t g = q->shape[1] / k->shape[1], nq = (q->shape[2] + 127) / 128;
+  return q->shape[3] >= 1 && q->shape[3] <= 128 && k->shape[2] >= 1 && k->shape[2] * 2 <= FLASH_KV_BYTES &&
+         g * nq * q->shape[3] * 4 <= FLASH_BW_DQ_BYTES;
+}
+
 /* _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key,
  * value, out, logsumexp, dropout_p, is_causal, *, attn_mask, scale)
- * -> (grad_query, grad_key, grad_value) */
+ * -> (grad_query, grad_key, grad_value); kept whole for the flash backward
+ * kernel when flash_bw_kernel() says so. */
 trnc_status decomp_sdpa_bw(trnc_db *b, const trnc_node *n) {
+  if (flash_bw_kernel(b, n)) return trnc_db_keep(b);
   attn a;
   trnc_status st = scores(b, n, 1, 7, 8, 9, &a);
   if (st) return st;

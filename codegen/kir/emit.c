@@ -1287,6 +1287,7 @@ static void split_rows(kir_kernel *k, int64_t P) {
 trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   const char *dump = getenv("TRNC_DUMP");
   if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
+  if (kin->seq) return kir_emit_seq(L, kin); /* codegen/kir/attention.c */
   trnc_status st = lw_kernel_begin(L, kin->name);
   if (st) return st;
   sched *S = trnc_arena_alloc(&L->arena, sizeof *S);

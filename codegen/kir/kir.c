@@ -6,7 +6,8 @@
 #include "codegen/kir/kir.h"
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
-    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm"};
+    "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm",
+    "mmv", "affsel"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -194,6 +195,49 @@ int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes) {
   return define(k, o, TRNC_F32, axes_of(k, a) & ~raxes);
 }
 
+int kir_tensor_map(kir_kernel *k, int32_t buffer, trnc_dtype dt, int64_t offset, const int64_t *stride) {
+  if (k->ntensors >= KIR_MAX_TENSORS) return -1;
+  kir_tensor *t = &k->tensors[k->ntensors];
+  memset(t, 0, sizeof *t);
+  t->buffer = buffer;
+  t->dtype = dt;
+  t->offset = offset;
+  for (int i = 0; i < k->naxes; i++) t->stride[i] = stride[i];
+  return k->ntensors++;
+}
+
+int kir_load_axes(kir_kernel *k, int tensor, trnc_dtype dt, uint32_t axes) {
+  kir_op o = blank(KIR_LOAD);
+  o.tensor = (int16_t)tensor;
+  return define(k, o, dt, axes);
+}
+
+int kir_bcast_to(kir_kernel *k, trnc_dtype dt, int a, uint32_t axes) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_BCAST);
+  o.src[0] = (int16_t)a;
+  return define(k, o, dt, axes);
+}
+
+int kir_mmv(kir_kernel *k, int a, int b, uint32_t r) {
+  if (a < 0 || b < 0) return -1;
+  kir_op o = blank(KIR_MMV);
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)b;
+  o.raxes = r;
+  return define(k, o, TRNC_F32, (axes_of(k, a) | axes_of(k, b)) & ~r);
+}
+
+int kir_affsel(kir_kernel *k, trnc_dtype dt, int a, int32_t c0, const int32_t *coef, float fill) {
+  if (a < 0) return -1;
+  kir_op o = blank(KIR_AFFSEL);
+  o.src[0] = (int16_t)a;
+  o.ival = c0;
+  o.imm[0] = fill;
+  for (int i = 0; i < k->naxes; i++) o.coef[i] = coef[i];
+  return define(k, o, dt, axes_of(k, a));
+}
+
 int kir_first(kir_kernel *k, int v) {
   if (v < 0) return -1;
   uint32_t space = all_axes(k) & ~k->raxes;
@@ -228,7 +272,12 @@ void kir_print(const kir_kernel *k, FILE *f) {
   for (int i = 0; i < k->naxes; i++)
     fprintf(f, "%sa%d:%lld%s", i ? ", " : "", i, (long long)k->extent[i],
             (k->raxes & (1u << i)) ? " red" : "");
-  fprintf(f, ")\n");
+  fprintf(f, ")");
+  if (k->seq) {
+    fprintf(f, " seq ");
+    print_axes(f, k->seq, k->naxes);
+  }
+  fprintf(f, "\n");
   for (int t = 0; t < k->ntensors; t++) {
     const kir_tensor *T = &k->tensors[t];
     fprintf(f, "  T%d = buf%d %s +%lld [", t, T->buffer, trnc_dtype_name(T->dtype),
@@ -277,6 +326,16 @@ void kir_print(const kir_kernel *k, FILE *f) {
         else fprintf(f, " %g", o->imm[0]);
         break;
       case KIR_SELECT: fprintf(f, " %%%d, %%%d, %%%d", o->src[0], o->src[1], o->src[2]); break;
+      case KIR_MMV:
+        fprintf(f, " %%%d, %%%d, ", o->src[0], o->src[1]);
+        print_axes(f, o->raxes, k->naxes);
+        break;
+      case KIR_AFFSEL:
+        fprintf(f, " %%%d, %d", o->src[0], (int)o->ival);
+        for (int a = 0; a < k->naxes; a++)
+          if (o->coef[a]) fprintf(f, " %+d*a%d", (int)o->coef[a], a);
+        fprintf(f, " >= 0, %g", o->imm[0]);
+        break;
       case KIR_REDUCE:
         fprintf(f, " %s, %%%d, ", trnc_nc_alu_name(o->fn), o->src[0]);
         print_axes(f, o->raxes, k->naxes);
@@ -290,11 +349,12 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
   if (k->raxes & ~all_axes(k)) return "reduction axes outside the kernel";
+  if (k->seq & ~k->raxes) return "the sequential axis is not a reduction axis";
   bool defined[KIR_MAX_VALUES] = {false};
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
@@ -320,8 +380,25 @@ const char *kir_verify(const kir_kernel *k) {
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
     switch (o->code) {
       case KIR_LOAD:
-        if (ax != all_axes(k) && ax != (all_axes(k) & ~k->raxes))
+        if (k->seq) {
+          for (int a = 0; a < k->naxes; a++)
+            if (!(ax & (1u << a)) && k->tensors[o->tensor].stride[a] != 0 && k->extent[a] > 1)
+              return "a load's tensor varies along an axis its value does not span";
+        } else if (ax != all_axes(k) && ax != (all_axes(k) & ~k->raxes)) {
           return "a load spans every axis or every space axis";
+        }
+        break;
+      case KIR_MMV: {
+        uint32_t a0 = k->values[o->src[0]].axes, a1 = k->values[o->src[1]].axes;
+        if (!k->seq) return "an mmv outside a kernel with a sequential axis";
+        if (!o->raxes || (o->raxes & ~(a0 & a1))) return "an mmv contracts axes both operands span";
+        if (ax != ((a0 | a1) & ~o->raxes)) return "an mmv's result axes are wrong";
+        break;
+      }
+      case KIR_AFFSEL:
+        if (k->values[o->src[0]].axes != ax) return "elementwise operands span different axes";
+        for (int a = 0; a < k->naxes; a++)
+          if (o->coef[a] && !(ax & (1u << a))) return "an affsel indexes an axis its value does not span";
         break;
       case KIR_STORE: {
         uint32_t vax = k->values[o->src[0]].axes;
@@ -350,6 +427,11 @@ const char *kir_verify(const kir_kernel *k) {
       case KIR_TS:
       case KIR_ACT:
         if (k->values[o->src[0]].axes != ax) return "elementwise operands span different axes";
+        if (k->seq) { /* scalars: per row of the tile, over fewer axes */
+          for (int s = 1; s < 3; s++)
+            if (o->src[s] >= 0 && (k->values[o->src[s]].axes & ~ax)) return "a ts scalar spans more axes";
+          break;
+        }
         for (int s = 1; s < 3; s++) {
           if (o->src[s] < 0) continue;
           uint32_t sax = k->values[o->src[s]].axes;

@@ -38,6 +38,19 @@
  *                           tensor walk N along the reduction axis. A row
  *                           kernel (layer norm) thus feeds the matmul that
  *                           reads its result without an HBM round trip.
+ *   %v = mmv   %a, %b, R    sum over the axes in R of %a * %b on TensorE,
+ *                           fp32 (PSUM): %v spans the axes of %a and %b
+ *                           less R (Q K^T over the head dim, P V over keys)
+ *   %v = affsel %a, c, fill %a where c0 + sum_i c_i * index_i >= 0, else
+ *                           fill (GpSimd affine_select: causal masks)
+ *
+ * Kernels with a *sequential* axis (kir_kernel.seq, a reduction axis):
+ * loads, bcasts and elementwise values may span any subset of the axes,
+ * and the schedule walks the sequential axis block by block, in order,
+ * inside each tile of the other axes, carrying the reductions over it
+ * (row max, row sum, an mmv's PSUM accumulation) from block to block as
+ * running state. They are scheduled by codegen/kir/attention.c
+ * (kir_emit_seq), not by emit.c's map/reduce layouts.
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -77,6 +90,8 @@ typedef enum kir_opcode {
   KIR_REDUCE,
   KIR_BCAST,
   KIR_MM,
+  KIR_MMV,
+  KIR_AFFSEL,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -103,7 +118,9 @@ typedef struct kir_op {
   int16_t tensor;                 /* load/store: tensor index */
   uint32_t raxes;                 /* reduce: axes folded */
   float imm[2];                   /* act: scale, bias; ts: s0, s1; const: value */
-  int32_t ival;                   /* const of an i32 value: its exact value */
+  int32_t ival;                   /* const of an i32 value: its exact value;
+                                     affsel: c0 */
+  int32_t coef[KIR_MAX_AXES];     /* affsel: c_i per axis (imm[0]: fill) */
 } kir_op;
 
 /** The matmul operand of a kernel's mm op: W [K, N] in HBM (K along the
@@ -129,6 +146,7 @@ typedef struct kir_kernel {
   kir_value values[KIR_MAX_VALUES];
   kir_op ops[KIR_MAX_OPS];
   kir_mm mm;                      /* the operand of its mm op (at most one) */
+  uint32_t seq;                   /* the sequential axis (a reduction axis), 0: none */
 } kir_kernel;
 
 /* ---- building (kir.c) ---------------------------------------------------------- */
@@ -173,6 +191,22 @@ int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
 /** The mm op: a (over every axis) times k->mm.w into tensor; false when
  *  full or a is -1. */
 bool kir_matmul(kir_kernel *k, int tensor, int a);
+
+/* Kernels with a sequential axis (k->seq set after kir_init). */
+/** Adds an HBM tensor of `buffer` (device dtype dt) with its access map
+ *  given directly: element offset and one stride per kernel axis (0 along
+ *  axes it does not vary on; several axes may walk one dim of the buffer,
+ *  e.g. a query head split into key head and group member). -1 when full. */
+int kir_tensor_map(kir_kernel *k, int32_t buffer, trnc_dtype dt, int64_t offset, const int64_t *stride);
+/** A load of tensor over the axes in mask (the tensor's strides are 0 off
+ *  them). */
+int kir_load_axes(kir_kernel *k, int tensor, trnc_dtype dt, uint32_t axes);
+/** a (over fewer axes) repeated over the axes in mask (a superset of a's). */
+int kir_bcast_to(kir_kernel *k, trnc_dtype dt, int a, uint32_t axes);
+/** The mmv op: a . b contracted over the axes in mask r (fp32). */
+int kir_mmv(kir_kernel *k, int a, int b, uint32_t r);
+/** The affsel op: a where c0 + sum_i coef[i] * index_i >= 0, else fill. */
+int kir_affsel(kir_kernel *k, trnc_dtype dt, int a, int32_t c0, const int32_t *coef, float fill);
 
 /** Value v at index 0 of every reduction axis (a value over the space axes):
  *  v's ops again over first-element loads; a value over the space axes
@@ -281,5 +315,12 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);
+
+/* ---- kernels with a sequential axis (attention.c) ------------------------------ */
+
+/** Schedules a kernel with a sequential axis (k->seq) and emits it (a new
+ *  NeuronCore kernel): the flash-attention form that kir_attention_forward
+ *  builds; TRNC_ERR_INTERNAL naming the mismatch for any other body. */
+trnc_status kir_emit_seq(lw *L, const kir_kernel *k);
 
 #endif

@@ -4,6 +4,7 @@
  * that breaks it.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,14 @@ static char *printed(const kir_kernel *k) {
   kir_print(k, f);
   fclose(f);
   return buf;
+}
+
+/* k verifies and prints as `want`. */
+static void expect_golden(const kir_kernel *k, const char *want) {
+  assert_null(kir_verify(k));
+  char *s = printed(k);
+  assert_string_equal(s, want);
+  free(s);
 }
 
 static void test_print_golden(void **state) {
@@ -116,6 +125,59 @@ static void test_rejects_double_definition(void **state) {
   expect_invalid(&k, "a value is defined twice");
 }
 
+/* A kernel with a sequential axis over [l 3, s 5 (seq), e 2]: q [3, 2]
+ * (buffer 0), k [5, 2] (buffer 1), out [3] (buffer 2) = row max over the
+ * causal scores q k^T. */
+static void build_seq(kir_kernel *k) {
+  int64_t ext[3] = {3, 5, 2};
+  kir_init(k, "seq", NULL, 3, ext, 1u << 1);
+  k->seq = 1u << 1;
+  int tq = kir_tensor_map(k, 0, TRNC_F32, 0, (const int64_t[]){2, 0, 1});
+  int tk = kir_tensor_map(k, 1, TRNC_F32, 0, (const int64_t[]){0, 2, 1});
+  int to = kir_tensor_map(k, 2, TRNC_F32, 0, (const int64_t[]){1, 0, 0});
+  int q = kir_load_axes(k, tq, TRNC_F32, 1u << 0 | 1u << 2), kk = kir_load_axes(k, tk, TRNC_F32, 1u << 1 | 1u << 2);
+  int s = kir_mmv(k, q, kk, 1u << 2);
+  s = kir_affsel(k, TRNC_F32, s, 0, (const int32_t[]){1, -1, 0}, -INFINITY);
+  assert_true(kir_store(k, to, kir_reduce(k, TRNC_NC_ALU_MAX, s, 1u << 1)));
+}
+
+static void test_seq_print_golden(void **state) {
+  (void)state;
+  kir_kernel k;
+  build_seq(&k);
+  expect_golden(&k,
+                "kernel seq (a0:3, a1:5 red, a2:2) seq {a1}\n"
+                "  T0 = buf0 f32 +0 [2,0,1]\n"
+                "  T1 = buf1 f32 +0 [0,2,1]\n"
+                "  T2 = buf2 f32 +0 [1,0,0]\n"
+                "  %0:f32{a0,a2} = load T0\n"
+                "  %1:f32{a1,a2} = load T1\n"
+                "  %2:f32{a0,a1} = mmv %0, %1, {a2}\n"
+                "  %3:f32{a0,a1} = affsel %2, 0 +1*a0 -1*a1 >= 0, -inf\n"
+                "  %4:f32{a0} = reduce max, %3, {a1}\n"
+                "  store T2, %4\n");
+}
+
+static void test_seq_rejects(void **state) {
+  (void)state;
+  kir_kernel k;
+  build_seq(&k);
+  k.ops[2].raxes = 1u << 0; /* a0: only q spans it */
+  expect_invalid(&k, "an mmv contracts axes both operands span");
+  build_seq(&k);
+  k.seq = 0; /* loads over axis subsets are for kernels with a sequential axis */
+  expect_invalid(&k, "a load spans every axis or every space axis");
+  build_seq(&k);
+  k.ops[3].coef[2] = 1;
+  expect_invalid(&k, "an affsel indexes an axis its value does not span");
+  build_seq(&k);
+  k.tensors[0].stride[1] = 7;
+  expect_invalid(&k, "a load's tensor varies along an axis its value does not span");
+  build_seq(&k);
+  k.seq = 1u << 0;
+  expect_invalid(&k, "the sequential axis is not a reduction axis");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_print_golden),
@@ -124,6 +186,8 @@ int main(void) {
       cmocka_unit_test(test_rejects_reducing_a_space_axis),
       cmocka_unit_test(test_rejects_store_along_unspanned_axis),
       cmocka_unit_test(test_rejects_double_definition),
+      cmocka_unit_test(test_seq_print_golden),
+      cmocka_unit_test(test_seq_rejects),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

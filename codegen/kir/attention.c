@@ -1,14 +1,26 @@
 /*
- * emit_attention.c — scaled-dot-product attention forward as one
- * flash-attention kernel (aten._scaled_dot_product_flash_attention_for_cpu,
- * kept whole by passes/decomp_attention.c when the shape rule there picks
- * this kernel: no attn_mask, head dim <= 128, keys and values resident in
- * SBUF).
+ * attention.c — kernels with a sequential axis (kir.h): scaled-dot-product
+ * attention forward as one flash-attention kernel
+ * (aten._scaled_dot_product_flash_attention_for_cpu, kept whole by
+ * passes/decomp_attention.c when the shape rule there picks this kernel: no
+ * attn_mask, head dim <= 128, keys and values resident in SBUF).
+ *
+ * The builder (lw_attention_emit -> build_forward) writes the node as kir
+ * over axes [b, hk, g, l, s, e] — batch, key/value head, group member
+ * (query head hk G + g: grouped-query attention is an access map with
+ * stride 0 along g for keys and values), query row, key (the sequential
+ * axis), head dim — with loads through access maps, Q K^T and P V as mmv
+ * ops, the causal mask as an affsel, the row max and row sum as reduces
+ * over s and the exponential as an act with a per-row bias (the form is
+ * printed above build_forward; TRNC_DUMP=kir shows it). The schedule
+ * (kir_emit_seq) reads the tensors, scale, mask and dtypes back out of the
+ * kernel (match) and emits the hand-scheduled program below; a kernel with
+ * a sequential axis of another form is refused with the mismatch named.
  *
  * Shapes: query [B,Hq,L,E], key and value [B,Hk,S,E] (any strides whose
  * last one is 1; others are copied first), Hq = G*Hk: query head h reads
- * key/value head h / G (grouped-query attention). Output [B,Hq,L,E] in the
- * query's dtype, logsumexp [B,Hq,L] float32.
+ * key/value head h / G. Output [B,Hq,L,E] in the query's dtype, logsumexp
+ * [B,Hq,L] float32.
  *
  * Per key/value head the kernel keeps K^T [E, S] and V [128, S/128 tiles, E]
  * resident in SBUF (double-buffered: head i + 2 loads while head i + 1
@@ -36,7 +48,7 @@
  * and ScalarE (the engines that bound this kernel with TensorE: the row max
  * reads every score once on VectorE, the exponentials once on ScalarE).
  * fa_run software-pipelines the passes across tiles and heads (pass 1 of
- * tile t + 1 beside pass 2 of tile t, each PV FA_LAG rounds after its
+ * tile t + 1 beside pass 2 of tile t, each PV fa.lag rounds after its
  * exponentials), so TensorE multiplies while the other engines work. P is
  * rounded to the matmul dtype (bf16 for bf16 inputs) as flash kernels do;
  * everything else accumulates in fp32.
@@ -44,7 +56,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "codegen/lower.h"
+#include "codegen/kir/attention.h"
+
+/* The kernel's axes: batch, key/value head, group member (query head
+ * hk G + g), query row, key (sequential), head dim. */
+enum { A_B, A_HK, A_G, A_L, A_S, A_E, A_N };
 
 /* Keys per block: 2 PSUM banks of fp32 scores, three blocks in flight (6 of
  * the 8 banks: a round of fa_run has two blocks' scores live, pass 1's and
@@ -52,42 +68,42 @@
  * transposes. */
 #define FA_BLOCK 1024
 #define FA_SBUFS 3
-/* Rounds between a block's exponentials and its PV (fa_run): covers the
- * ~2 us DMA transpose of P. */
-#define FA_LAG 3
+/* Rounds between a block's exponentials and its PV (fa_run), at most: covers
+ * the ~2 us DMA transpose of P; the kernel's lag (fa.lag, 3 to FA_LAG) is as
+ * many as the PSUM accumulators it needs (lag + 3) allow. 5 rather than 3:
+ * bf16 T = 4096 E = 128 8 heads 1505 -> 1462 us, causal 922 -> 877 us. */
+#define FA_LAG 5
+#define FA_MIN_LAG 3
 /* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
  * still pending (up to FA_LAG + 1 one-block tiles). */
 #define FA_RING (FA_LAG + 4)
-#define FA_MM_N 512     /* moving free size of one matmul (one PSUM bank) */
-#define FA_MASK (-3.0e38f) /* added above the causal diagonal: exp() gives 0 */
 
 typedef struct fa {
   lw *L;
   const trnc_node *n;
-  lw_tv q, k, v;
-  const lw_tv *out, *lse;
+  const kir_tensor *q, *k, *v, *out, *lse; /* lse NULL: not stored */
+  trnc_dtype out_dt;
   int64_t B, Hq, Hk, Lq, S, E;
   float scale;
   bool causal;
   trnc_dtype dt;    /* matmul dtype: the inputs' */
   int64_t esz;
   bool dma_t;       /* P^T, K^T and Q^T by DMA transpose (2-byte dtypes) */
+  int lag;          /* rounds between exponentials and PV (FA_LAG) */
   lw_pool kt, vt, qt, stage, sp, op, tp, p, pt, ofin, stat, small;
   lw_tile *ident, *mask; /* [128, 128] identity and causal mask */
   trnc_dtype mask_dt;    /* theirs: bf16 (holds -3e38, at the bf16 matmul rate) or fp32 */
 } fa;
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+#define min64 fa_min
 
-/* HBM access pattern: `rows` partitions from element `off` of tv, row
- * stride `rs`, `cols` contiguous elements per row. */
-static trnc_nc_ap hbm(const lw_tv *tv, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
+trnc_nc_ap fa_hbm(int32_t buffer, trnc_dtype dt, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
   trnc_nc_ap a;
   memset(&a, 0, sizeof a);
   a.mem = TRNC_NC_MEM_HBM;
-  a.dtype = (uint8_t)tv->t.dtype;
-  a.buffer = tv->buffer;
-  a.offset = off * lw_esize(tv->t.dtype);
+  a.dtype = (uint8_t)dt;
+  a.buffer = buffer;
+  a.offset = off * lw_esize(dt);
   a.partitions = (int32_t)rows;
   a.partition_stride = rs;
   a.nfree = 1;
@@ -96,12 +112,19 @@ static trnc_nc_ap hbm(const lw_tv *tv, int64_t off, int64_t rows, int64_t rs, in
   return a;
 }
 
-/* Element offset of row `row` of head (b, h) of a [B, H, T, E] view. */
-static int64_t at(const lw_tv *tv, int64_t b, int64_t h, int64_t row) {
-  return tv->t.offset + b * tv->t.stride[0] + h * tv->t.stride[1] + row * tv->t.stride[2];
+/* HBM access pattern of `rows` rows of tensor T from element off. */
+static trnc_nc_ap hbm(const kir_tensor *T, int64_t off, int64_t rows, int64_t rs, int64_t cols) {
+  return fa_hbm(T->buffer, T->dtype, off, rows, rs, cols);
 }
 
-static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0, lw_tile *w1) {
+/* Element offset of tensor T at batch b, key/value head hk, group member g
+ * and index `row` of axis `ax` (queries A_L or keys A_S). */
+static int64_t at(const kir_tensor *T, int64_t b, int64_t hk, int64_t g, int ax, int64_t row) {
+  return T->offset + b * T->stride[A_B] + hk * T->stride[A_HK] + g * T->stride[A_G] + row * T->stride[ax];
+}
+
+trnc_status fa_emit(lw *L, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0,
+                    lw_tile *w1) {
   lw_tile *rd[3], *wr[2];
   int nr = 0, nw = 0;
   if (r0) rd[nr++] = r0;
@@ -109,18 +132,34 @@ static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_
   if (r2) rd[nr++] = r2;
   if (w0) wr[nw++] = w0;
   if (w1) wr[nw++] = w1;
-  return lw_emit(f->L, in, rd, nr, wr, nw);
+  return lw_emit(L, in, rd, nr, wr, nw);
 }
 
-static trnc_nc_ap col(const lw_tile *t, int64_t np) {
+static trnc_status emit1(fa *f, trnc_nc_instr *in, lw_tile *r0, lw_tile *r1, lw_tile *r2, lw_tile *w0, lw_tile *w1) {
+  return fa_emit(f->L, in, r0, r1, r2, w0, w1);
+}
+
+trnc_nc_ap fa_col(const lw_tile *t, int64_t np, int64_t off) {
   int64_t one = 1;
-  return lw_tile_ap(t, (int)np, 0, TRNC_F32, 1, &one);
+  return lw_tile_ap(t, (int)np, off, TRNC_F32, 1, &one);
+}
+
+static trnc_nc_ap col(const lw_tile *t, int64_t np) { return fa_col(t, np, 0); }
+
+/* acc = acc alu part over rt rows of [rt, 1] columns (GpSimd). */
+static trnc_status fold_col(fa *f, int alu, lw_tile *acc, lw_tile *part, int64_t rt) {
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
+  in.alu0 = (uint8_t)alu;
+  in.src[0] = col(acc, rt);
+  in.src[1] = col(part, rt);
+  in.dst = col(acc, rt);
+  return emit1(f, &in, acc, part, NULL, acc, NULL);
 }
 
 /* rows x E of tv from element off (row stride rs) into dst as [E, rows] at
  * byte offset doff: a DMA transpose for 2-byte dtypes, else a load and a
  * TensorE transpose through PSUM. */
-static trnc_status load_t(fa *f, lw_tile *dst, int64_t doff, const lw_tv *tv, int64_t off, int64_t rows,
+static trnc_status load_t(fa *f, lw_tile *dst, int64_t doff, const kir_tensor *tv, int64_t off, int64_t rows,
                           int64_t rs) {
   lw *L = f->L;
   if (f->dma_t) {
@@ -164,13 +203,13 @@ static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *v
       kin[n] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
       kin[n].mode = TRNC_NC_DMA_TRANSPOSE;
       kin[n].dst = lw_tile_ap(kt, (int)f->E, k0 * f->esz, f->dt, 1, &kr);
-      kin[n].src[0] = hbm(&f->k, at(&f->k, b, hk, k0), kr, f->k.t.stride[2], f->E);
-    } else if ((st = load_t(f, kt, k0 * f->esz, &f->k, at(&f->k, b, hk, k0), kr, f->k.t.stride[2]))) {
+      kin[n].src[0] = hbm(f->k, at(f->k, b, hk, 0, A_S, k0), kr, f->k->stride[A_S], f->E);
+    } else if ((st = load_t(f, kt, k0 * f->esz, f->k, at(f->k, b, hk, 0, A_S, k0), kr, f->k->stride[A_S]))) {
       return st;
     }
     vin[n] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
     vin[n].dst = lw_tile_ap(vt, (int)kr, (k0 / 128) * f->E * f->esz, f->dt, 1, &f->E);
-    vin[n].src[0] = hbm(&f->v, at(&f->v, b, hk, k0), kr, f->v.t.stride[2], f->E);
+    vin[n].src[0] = hbm(f->v, at(f->v, b, hk, 0, A_S, k0), kr, f->v->stride[A_S], f->E);
   }
   if (f->dma_t && (st = lw_emit_split(f->L, kin, n, NULL, 0, kt))) return st;
   return lw_emit_split(f->L, vin, n, NULL, 0, vt);
@@ -178,7 +217,7 @@ static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *v
 
 /* One query tile: 128 (or fewer) rows of query head h. */
 typedef struct qtile {
-  int64_t b, h, hk, q0, rt, kend, nblk;
+  int64_t b, hk, g, q0, rt, kend, nblk;
   lw_tile *kt, *vt;          /* its key/value head's resident tiles */
   lw_tile *qt;               /* Q^T [E, rt] */
   lw_tile *m, *nb, *l;       /* row max of the raw scores, -scale m, row sum */
@@ -229,14 +268,7 @@ static trnc_status pass_max(fa *f, qtile *t, int64_t j) {
   red.src[0] = lw_tile_ap(s, (int)rt, 0, TRNC_F32, 1, &w);
   red.dst = col(mb, rt);
   if ((st = emit1(f, &red, s, NULL, NULL, mb, NULL))) return st;
-  if (j > 0) {
-    trnc_nc_instr mx = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
-    mx.alu0 = TRNC_NC_ALU_MAX;
-    mx.src[0] = col(t->m, rt);
-    mx.src[1] = col(mb, rt);
-    mx.dst = col(t->m, rt);
-    if ((st = emit1(f, &mx, t->m, mb, NULL, t->m, NULL))) return st;
-  }
+  if (j > 0 && (st = fold_col(f, TRNC_NC_ALU_MAX, t->m, mb, rt))) return st;
   if (j < t->nblk - 1) return TRNC_OK;
   t->s_last = s, t->w_last = w;
   trnc_nc_instr neg = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_GPSIMD);
@@ -277,14 +309,7 @@ static trnc_status pass_exp(fa *f, qtile *t, int64_t j, fa_pv *out) {
   ex.dst = lw_tile_ap(p, (int)rt, 0, f->dt, 1, &w);
   ex.dst2 = col(rs, rt);
   if ((st = emit1(f, &ex, s, t->nb, NULL, p, rs))) return st;
-  if (!first) {
-    trnc_nc_instr ad = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_GPSIMD);
-    ad.alu0 = TRNC_NC_ALU_ADD;
-    ad.src[0] = col(t->l, rt);
-    ad.src[1] = col(rs, rt);
-    ad.dst = col(t->l, rt);
-    if ((st = emit1(f, &ad, t->l, rs, NULL, t->l, NULL))) return st;
-  }
+  if (!first && (st = fold_col(f, TRNC_NC_ALU_ADD, t->l, rs, rt))) return st;
   *out = (fa_pv){t, j, w, p, lw_pool_next(&f->pt), 0};
   if (!f->dma_t) return TRNC_OK;
   trnc_nc_instr ds[FA_BLOCK / 128];
@@ -341,13 +366,13 @@ static trnc_status finish(fa *f, qtile *t) {
   dv.alu1 = TRNC_NC_ALU_BYPASS;
   dv.src[0] = lw_tile_ap(t->o, (int)rt, 0, TRNC_F32, 1, &f->E);
   dv.src[1] = col(t->l, rt);
-  dv.dst = lw_tile_ap(of, (int)rt, 0, f->out->t.dtype, 1, &f->E);
+  dv.dst = lw_tile_ap(of, (int)rt, 0, f->out_dt, 1, &f->E);
   if ((st = emit1(f, &dv, t->o, t->l, NULL, of, NULL))) return st;
   trnc_nc_instr sd = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
   sd.src[0] = dv.dst;
-  sd.dst = hbm(f->out, at(f->out, t->b, t->h, t->q0), rt, f->out->t.stride[2], f->E);
+  sd.dst = hbm(f->out, at(f->out, t->b, t->hk, t->g, A_L, t->q0), rt, f->out->stride[A_L], f->E);
   if ((st = emit1(f, &sd, of, NULL, NULL, NULL, NULL))) return st;
-  if (f->lse->buffer < 0) return TRNC_OK;
+  if (!f->lse) return TRNC_OK;
   lw_tile *ll = lw_pool_next(&f->small), *ls = lw_pool_next(&f->small);
   trnc_nc_instr lg = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   lg.act = TRNC_NC_ACT_LOG;
@@ -363,11 +388,10 @@ static trnc_status finish(fa *f, qtile *t) {
   fm.src[2] = col(ll, rt);
   fm.dst = col(ls, rt);
   if ((st = emit1(f, &fm, t->m, ll, NULL, ls, NULL))) return st;
-  const lw_tv *lt = f->lse;
+  const kir_tensor *lt = f->lse;
   trnc_nc_instr sl = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
   sl.src[0] = fm.dst;
-  sl.dst = hbm(lt, lt->t.offset + t->b * lt->t.stride[0] + t->h * lt->t.stride[1] + t->q0 * lt->t.stride[2], rt,
-               lt->t.stride[2], 1);
+  sl.dst = hbm(lt, at(lt, t->b, t->hk, t->g, A_L, t->q0), rt, lt->stride[A_L], 1);
   return emit1(f, &sl, ls, NULL, NULL, NULL, NULL);
 }
 
@@ -384,14 +408,14 @@ static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
   int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
   for (int64_t k = i + 1; k <= i + 1 && k < ntiles; k++) {
     int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
-    int64_t b = hi / f->Hk, h = hi % f->Hk * G + g;
-    trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, &f->q, at(&f->q, b, h, q0), min64(128, f->Lq - q0),
-                            f->q.t.stride[2]);
+    int64_t b = hi / f->Hk, hk = hi % f->Hk;
+    trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, f->q, at(f->q, b, hk, g, A_L, q0),
+                            min64(128, f->Lq - q0), f->q->stride[A_L]);
     if (st) return st;
   }
   int64_t hi = i / (nq * G), g = i / nq % G;
   memset(t, 0, sizeof *t);
-  t->b = hi / f->Hk, t->hk = hi % f->Hk, t->h = t->hk * G + g;
+  t->b = hi / f->Hk, t->hk = hi % f->Hk, t->g = g;
   t->q0 = i % nq * 128, t->rt = min64(128, f->Lq - t->q0);
   t->kend = kend_of(f, t->q0);
   t->nblk = (t->kend + FA_BLOCK - 1) / FA_BLOCK;
@@ -418,7 +442,7 @@ static trnc_status pv_done(fa *f, const fa_pv *b) {
 /* Two passes per query tile, software-pipelined over all tiles in rounds:
  * a round issues pass 1 (scores, row max) of one block of the tile after
  * the current one, pass 2 (scores, exponentials, P^T) of one block of the
- * current tile, and the PV of the pass-2 block issued FA_LAG rounds
+ * current tile, and the PV of the pass-2 block issued fa.lag rounds
  * earlier, so TensorE multiplies while VectorE takes row maxima, ScalarE
  * computes exponentials and the DMA queues transpose P (each engine queue
  * runs in order; lw_emit adds the semaphores). With the exact row max known
@@ -436,7 +460,7 @@ static trnc_status fa_run(fa *f) {
   trnc_status st;
   /* the first tile's Q^T ahead of the first heads' keys and values, which
    * arrive in key order: the first block can start before the rest */
-  if ((st = load_t(f, &f->qt.tiles[0], 0, &f->q, at(&f->q, 0, 0, 0), min64(128, f->Lq), f->q.t.stride[2])))
+  if ((st = load_t(f, &f->qt.tiles[0], 0, f->q, at(f->q, 0, 0, 0, A_L, 0), min64(128, f->Lq), f->q->stride[A_L])))
     return st;
   for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
     if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi]))) return st;
@@ -461,7 +485,7 @@ static trnc_status fa_run(fa *f) {
       did = true;
     }
     /* pass 2 of tile te, once its pass 1 is complete */
-    if (te < ntiles && tr > te && nq < FA_LAG + 1) {
+    if (te < ntiles && tr > te && nq < f->lag + 1) {
       qtile *t = &ring[te % FA_RING];
       fa_pv *b = &pq[(qh + nq++) % (FA_LAG + 2)];
       if ((st = pass_exp(f, t, t->nblk - 1 - je, b))) return st;
@@ -469,9 +493,9 @@ static trnc_status fa_run(fa *f) {
       if (++je == t->nblk) je = 0, te++;
       did = true;
     }
-    /* the PV of the oldest pass-2 block, FA_LAG rounds later (or now, when
+    /* the PV of the oldest pass-2 block, f->lag rounds later (or now, when
      * nothing else could be issued) */
-    if (nq && (!did || round - pq[qh].round >= FA_LAG || nq > FA_LAG)) {
+    if (nq && (!did || round - pq[qh].round >= f->lag || nq > f->lag)) {
       fa_pv *b = &pq[qh];
       qh = (qh + 1) % (FA_LAG + 2), nq--;
       if ((st = pv_done(f, b))) return st;
@@ -481,11 +505,23 @@ static trnc_status fa_run(fa *f) {
   return TRNC_OK;
 }
 
-/* A contiguous copy of operand tv when its last dim is strided. */
-static trnc_status dense_rows(lw *L, const trnc_node *n, uint32_t arg, lw_tv *out) {
-  *out = L->tv[n->args[arg].u.ref];
-  if (out->t.stride[3] == 1 || out->t.shape[3] == 1) return TRNC_OK;
-  return lw_materialize(L, n, n->args[arg].u.ref, out);
+/* The largest lag (FA_MIN_LAG..FA_LAG) whose lag + 3 PV accumulators
+ * [E] fp32 and (fp32 inputs) two transpose tiles fit the PSUM the score
+ * blocks leave (each tile within one bank, as lw_psum places them). */
+static int fa_lag(const fa *f) {
+  const trnc_nc_target *t = f->L->target;
+  int64_t bank = t->psum_bank_bytes, left = t->psum_bytes_per_partition - FA_SBUFS * FA_BLOCK * 4;
+  int lag = FA_LAG;
+  for (; lag > FA_MIN_LAG; lag--) {
+    int64_t off = 0;
+    for (int i = 0; i < lag + 3 + (f->dma_t ? 0 : 2); i++) {
+      int64_t b = i < lag + 3 ? (f->E * 4 + 3) & ~(int64_t)3 : 128 * 4;
+      if (off / bank != (off + b - 1) / bank) off = (off / bank + 1) * bank;
+      off += b;
+    }
+    if (off <= left) break;
+  }
+  return lag;
 }
 
 static trnc_status fa_pools(fa *f) {
@@ -494,7 +530,7 @@ static trnc_status fa_pools(fa *f) {
   trnc_status st;
   /* PSUM first: the score blocks start on bank boundaries */
   if ((st = lw_pool_init(L, &f->sp, TRNC_NC_MEM_PSUM, FA_BLOCK * 4, FA_SBUFS)) ||
-      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, FA_LAG + 3)) ||
+      (st = lw_pool_init(L, &f->op, TRNC_NC_MEM_PSUM, f->E * 4, f->lag + 3)) ||
       (!f->dma_t && (st = lw_pool_init(L, &f->tp, TRNC_NC_MEM_PSUM, tb, 2))) ||
       (st = lw_pool_init(L, &f->kt, TRNC_NC_MEM_SBUF, f->S * f->esz, 2)) ||
       (st = lw_pool_init(L, &f->vt, TRNC_NC_MEM_SBUF, nkt * f->E * f->esz, 2)) ||
@@ -507,17 +543,20 @@ static trnc_status fa_pools(fa *f) {
       /* short-lived [rt, 1] values: a block's row max or row sum, log l */
       (st = lw_pool_init(L, &f->small, TRNC_NC_MEM_SBUF, 4, 16)))
     return st;
-  if (!f->causal) return TRNC_OK;
-  /* identity and causal mask (fp32, built on GpSimd once per kernel) */
+  return f->causal ? fa_causal_tiles(L, f->mask_dt, &f->ident, &f->mask) : TRNC_OK;
+}
+
+trnc_status fa_causal_tiles(lw *L, trnc_dtype mask_dt, lw_tile **ident, lw_tile **mask) {
+  trnc_status st;
+  int64_t tb = 128 * 4, c = 128;
   lw_tile *ones = lw_sbuf(L, tb), *zeros = lw_sbuf(L, tb);
-  if (!ones || !zeros || !(f->ident = lw_sbuf(L, tb)) || !(f->mask = lw_sbuf(L, tb))) return L->status;
-  int64_t c = 128;
+  if (!ones || !zeros || !(*ident = lw_sbuf(L, tb)) || !(*mask = lw_sbuf(L, tb))) return L->status;
   for (int i = 0; i < 2; i++) {
-    lw_tile *src = i ? zeros : ones, *dst = i ? f->mask : f->ident;
+    lw_tile *src = i ? zeros : ones, *dst = i ? *mask : *ident;
     trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
     ms.imm[0] = i ? 0.0f : 1.0f;
     ms.dst = lw_tile_ap(src, 128, 0, TRNC_F32, 1, &c);
-    if ((st = emit1(f, &ms, NULL, NULL, NULL, src, NULL))) return st;
+    if ((st = fa_emit(L, &ms, NULL, NULL, NULL, src, NULL))) return st;
     /* identity: p - j == 0 ? 1 : 0; mask: p - j >= 0 ? 0 : -3e38 */
     trnc_nc_instr as = lw_instr(TRNC_NC_OP_AFFINE_SELECT, TRNC_NC_GPSIMD);
     as.alu0 = i ? TRNC_NC_ALU_GE : TRNC_NC_ALU_EQ;
@@ -525,44 +564,208 @@ static trnc_status fa_pools(fa *f) {
     as.aff[2] = -1;
     as.imm[0] = i ? FA_MASK : 0.0f;
     as.src[0] = ms.dst;
-    as.dst = lw_tile_ap(dst, 128, 0, f->mask_dt, 1, &c);
-    if ((st = emit1(f, &as, src, NULL, NULL, dst, NULL))) return st;
+    as.dst = lw_tile_ap(dst, 128, 0, mask_dt, 1, &c);
+    if ((st = fa_emit(L, &as, src, NULL, NULL, dst, NULL))) return st;
   }
   return TRNC_OK;
 }
 
-bool lw_attention_handles(const trnc_graph *g, const trnc_node *n) {
-  (void)g;
-  return n->op == TRNC_OP_SDPA_FLASH;
+/* ---- the schedule: kir kernel -> fa ------------------------------------------------ */
+
+/* The op defining value v, NULL if none (or v < 0). */
+static const kir_op *def_of(const kir_kernel *k, int v) {
+  for (int i = 0; v >= 0 && i < k->nops; i++)
+    if (k->ops[i].dst == v) return &k->ops[i];
+  return NULL;
 }
 
-trnc_status lw_attention_emit(lw *L, const trnc_node *n) {
-  const trnc_graph *g = L->g;
+static bool is(const kir_op *o, int code) { return o && o->code == code; }
+#define BIT(a) (1u << (a))
+
+/* The tensor of load value v (it must be a load over `axes`), NULL if not. */
+static const kir_tensor *loaded(const kir_kernel *k, int v, uint32_t axes) {
+  const kir_op *o = def_of(k, v);
+  if (!is(o, KIR_LOAD) || k->values[v].axes != axes) return NULL;
+  return &k->tensors[o->tensor];
+}
+
+/* Reads the flash-attention form out of kernel k into f (see the builder
+ * below for the body it expects); NULL or what does not match. */
+static const char *match(const kir_kernel *k, fa *f) {
+  if (k->naxes != A_N || k->seq != BIT(A_S) || k->raxes != BIT(A_S)) return "axes are not [b, hk, g, l, s, e]";
+  const kir_op *st[2] = {NULL, NULL};
+  int nst = 0;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].code == KIR_STORE) {
+      if (nst == 2) return "more than two stores";
+      st[nst++] = &k->ops[i];
+    }
+  if (!nst) return "no store";
+  /* out = (mmv(copy(p), v, {s})) / bcast(l) */
+  const kir_op *dv = def_of(k, st[0]->src[0]);
+  if (!is(dv, KIR_TT) || dv->fn != TRNC_NC_ALU_DIV) return "the output is not O / l";
+  const kir_op *pv = def_of(k, dv->src[0]), *lb = def_of(k, dv->src[1]);
+  if (!is(pv, KIR_MMV) || pv->raxes != BIT(A_S) || !is(lb, KIR_BCAST)) return "the output is not (P V) / l";
+  const kir_op *pc = def_of(k, pv->src[0]), *lr = def_of(k, lb->src[0]);
+  if (!is(pc, KIR_COPY) || !is(lr, KIR_REDUCE) || lr->fn != TRNC_NC_ALU_ADD || lr->raxes != BIT(A_S))
+    return "P V does not read P in the matmul dtype, or l is not its row sum";
+  const kir_op *ex = def_of(k, pc->src[0]);
+  if (!is(ex, KIR_ACT) || ex->fn != TRNC_NC_ACT_EXP || lr->src[0] != pc->src[0] || ex->src[1] < 0)
+    return "P is not exp(scale S + bias) summed into l";
+  const kir_op *nb = def_of(k, ex->src[1]);
+  if (!is(nb, KIR_TS) || nb->fn != TRNC_NC_ALU_MUL || nb->fn1 != TRNC_NC_ALU_BYPASS || nb->src[1] >= 0 ||
+      nb->imm[0] != -ex->imm[0])
+    return "the exponential's bias is not -scale m";
+  const kir_op *mx = def_of(k, nb->src[0]);
+  if (!is(mx, KIR_REDUCE) || mx->fn != TRNC_NC_ALU_MAX || mx->raxes != BIT(A_S) || mx->src[0] != ex->src[0])
+    return "m is not the row max of the scores";
+  const kir_op *sc = def_of(k, ex->src[0]);
+  f->causal = is(sc, KIR_AFFSEL);
+  if (f->causal) {
+    for (int a = 0; a < A_N; a++)
+      if (sc->coef[a] != (a == A_L ? 1 : a == A_S ? -1 : 0)) return "the mask is not the top-left causal one";
+    if (sc->ival != 0 || sc->imm[0] != -INFINITY) return "the mask is not the top-left causal one";
+    sc = def_of(k, sc->src[0]);
+  }
+  if (!is(sc, KIR_MMV) || sc->raxes != BIT(A_E)) return "the scores are not Q K^T over the head dim";
+  uint32_t bh = BIT(A_B) | BIT(A_HK), qax = bh | BIT(A_G) | BIT(A_L) | BIT(A_E), kvax = bh | BIT(A_S) | BIT(A_E);
+  f->q = loaded(k, sc->src[0], qax), f->k = loaded(k, sc->src[1], kvax), f->v = loaded(k, pv->src[1], kvax);
+  if (!f->q || !f->k || !f->v) return "Q, K or V is not a load over its axes";
+  f->dt = k->values[pc->dst].dtype;
+  if (f->q->dtype != f->dt || f->k->dtype != f->dt || f->v->dtype != f->dt ||
+      k->values[sc->src[0]].dtype != f->dt || k->values[sc->src[1]].dtype != f->dt ||
+      k->values[pv->src[1]].dtype != f->dt)
+    return "Q, K, V and P differ in dtype";
+  f->out = &k->tensors[st[0]->tensor];
+  f->out_dt = k->values[dv->dst].dtype;
+  f->scale = ex->imm[0];
+  int n = 13 + f->causal;
+  f->lse = NULL;
+  if (nst == 2) { /* lse = scale m + log l */
+    const kir_op *ad = def_of(k, st[1]->src[0]);
+    if (!is(ad, KIR_TT) || ad->fn != TRNC_NC_ALU_ADD) return "the logsumexp is not scale m + log l";
+    const kir_op *ms = def_of(k, ad->src[0]), *lg = def_of(k, ad->src[1]);
+    if (!is(ms, KIR_TS) || ms->src[0] != nb->src[0] || ms->fn != TRNC_NC_ALU_MUL || ms->imm[0] != f->scale ||
+        ms->fn1 != TRNC_NC_ALU_BYPASS || ms->src[1] >= 0 || !is(lg, KIR_ACT) || lg->fn != TRNC_NC_ACT_LOG ||
+        lg->src[0] != lb->src[0] || lg->imm[0] != 1.0f || lg->imm[1] != 0.0f || lg->src[1] >= 0)
+      return "the logsumexp is not scale m + log l";
+    f->lse = &k->tensors[st[1]->tensor];
+    n += 4;
+  }
+  if (k->nops != n) return "ops beyond the flash-attention form";
+  const kir_tensor *rows[4] = {f->q, f->k, f->v, f->out};
+  for (int i = 0; i < 4; i++)
+    if (rows[i]->stride[A_E] != 1 && k->extent[A_E] > 1) return "a head-dim row is not contiguous";
+  f->B = k->extent[A_B], f->Hk = k->extent[A_HK], f->Hq = f->Hk * k->extent[A_G];
+  f->Lq = k->extent[A_L], f->S = k->extent[A_S], f->E = k->extent[A_E];
+  if (f->E > 128) return "head dim over 128";
+  if (f->dt != TRNC_F32 && f->dt != TRNC_BF16 && f->dt != TRNC_F16) return "a matmul dtype it does not take";
+  return NULL;
+}
+
+trnc_status kir_emit_seq(lw *L, const kir_kernel *k) {
   fa f;
   memset(&f, 0, sizeof f);
   f.L = L;
-  f.n = n;
-  const trnc_type *qt = &g->values[n->args[0].u.ref].type, *kt = &g->values[n->args[1].u.ref].type;
-  f.B = qt->shape[0], f.Hq = qt->shape[1], f.Lq = qt->shape[2], f.E = qt->shape[3];
-  f.Hk = kt->shape[1], f.S = kt->shape[2];
-  f.scale = (float)trnc_arg_number(&n->args[6], 1.0 / sqrt((double)f.E));
-  f.causal = n->args[4].kind == TRNC_ARG_BOOL && n->args[4].u.b;
-  f.out = &L->tv[n->outs[0]];
-  f.lse = &L->tv[n->outs[1]];
-  if (f.out->buffer < 0 || f.B == 0 || f.Hq == 0 || f.Lq == 0) return TRNC_OK;
-  if (n->args[5].kind == TRNC_ARG_VALUE || f.E > 128 || f.S == 0)
-    return lw_fail(L, n, TRNC_ERR_INTERNAL,
-                   "flash attention kept for a form it does not lower (attn_mask, head dim %lld > 128 "
-                   "or no keys): passes/decomp_attention.c should have decomposed it",
-                   (long long)f.E);
-  trnc_status st;
-  if ((st = dense_rows(L, n, 0, &f.q)) || (st = dense_rows(L, n, 1, &f.k)) || (st = dense_rows(L, n, 2, &f.v)))
-    return st;
-  f.dt = f.q.t.dtype;
+  f.n = k->node;
+  const char *bad = match(k, &f);
+  if (bad)
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kernel %s with a sequential axis has no schedule: %s",
+                   k->name ? k->name : "?", bad);
   f.esz = lw_esize(f.dt);
   f.dma_t = f.esz == 2;
   f.mask_dt = f.dt == TRNC_BF16 ? TRNC_BF16 : TRNC_F32;
-  if ((st = lw_kernel_begin(L, "flash_attention"))) return st;
+  trnc_status st;
+  if ((st = lw_kernel_begin(L, k->name))) return st;
+  f.lag = fa_lag(&f);
   if ((st = fa_pools(&f))) return st;
   return fa_run(&f);
+}
+
+/* ---- the builder: SDPA node -> kir kernel --------------------------------------------- */
+
+trnc_status fa_dense_rows(lw *L, const trnc_node *n, uint32_t arg, lw_tv *out) {
+  *out = L->tv[n->args[arg].u.ref];
+  if (out->t.stride[3] == 1 || out->t.shape[3] == 1) return TRNC_OK;
+  return lw_materialize(L, n, n->args[arg].u.ref, out);
+}
+
+/* [B, H, T(, E)] view tv over the kernel's axes: head h = hk G + g for
+ * queries (kv: h = hk), the T dim along axis row_ax. */
+static int map_heads(kir_kernel *k, const lw_tv *tv, int64_t G, int row_ax, bool kv) {
+  int64_t st[KIR_MAX_AXES] = {0};
+  const trnc_type *t = &tv->t;
+  st[A_B] = t->stride[0];
+  st[A_HK] = kv ? t->stride[1] : G * t->stride[1];
+  st[A_G] = kv ? 0 : t->stride[1];
+  st[row_ax] = t->stride[2];
+  if (t->rank == 4) st[A_E] = t->stride[3];
+  return kir_tensor_map(k, tv->buffer, t->dtype, t->offset, st);
+}
+
+/* The flash-attention form over axes [b, hk, g, l, s, e] (s sequential):
+ *   %q = load Q {b,hk,g,l,e}; %k, %v = load K, V {b,hk,s,e}
+ *   %s = mmv %q, %k, {e}            (causal: affsel %s, l - s >= 0, -inf)
+ *   %m = reduce max, %s, {s};  %nb = ts mul, %m, -scale
+ *   %p = act exp, %s, scale, %nb;  %l = reduce add, %p, {s}
+ *   %o = mmv (copy %p to the matmul dtype), %v, {s}
+ *   store Out, %o / bcast %l;  store Lse, scale %m + log %l */
+static trnc_status build_forward(lw *L, const trnc_node *n, const lw_tv *tq, const lw_tv *tk, const lw_tv *tv,
+                                 kir_kernel *k) {
+  const lw_tv *to = &L->tv[n->outs[0]], *tl = &L->tv[n->outs[1]];
+  int64_t B = tq->t.shape[0], Hq = tq->t.shape[1], Hk = tk->t.shape[1];
+  int64_t ext[A_N] = {B, Hk, Hq / Hk, tq->t.shape[2], tk->t.shape[2], tq->t.shape[3]};
+  float scale = (float)trnc_arg_number(&n->args[6], 1.0 / sqrt((double)ext[A_E]));
+  bool causal = n->args[4].kind == TRNC_ARG_BOOL && n->args[4].u.b;
+  trnc_dtype dt = tq->t.dtype, F = TRNC_F32;
+  kir_init(k, "flash_attention", n, A_N, ext, BIT(A_S));
+  k->seq = BIT(A_S);
+  uint32_t bh = BIT(A_B) | BIT(A_HK), kv = bh | BIT(A_S) | BIT(A_E);
+  int Q = map_heads(k, tq, ext[A_G], A_L, false), K = map_heads(k, tk, 1, A_S, true);
+  int V = map_heads(k, tv, 1, A_S, true), O = map_heads(k, to, ext[A_G], A_L, false);
+  int Lse = tl->buffer >= 0 ? map_heads(k, tl, ext[A_G], A_L, false) : -1;
+  int q = kir_load_axes(k, Q, dt, bh | BIT(A_G) | BIT(A_L) | BIT(A_E));
+  int s = kir_mmv(k, q, kir_load_axes(k, K, dt, kv), BIT(A_E));
+  if (causal) {
+    int32_t c[KIR_MAX_AXES] = {0};
+    c[A_L] = 1, c[A_S] = -1;
+    s = kir_affsel(k, F, s, 0, c, -INFINITY);
+  }
+  int m = kir_reduce(k, TRNC_NC_ALU_MAX, s, BIT(A_S));
+  int p = kir_actv(k, F, TRNC_NC_ACT_EXP, s, scale, kir_ts(k, F, m, TRNC_NC_ALU_MUL, -scale, TRNC_NC_ALU_BYPASS, 0));
+  int l = kir_reduce(k, TRNC_NC_ALU_ADD, p, BIT(A_S));
+  int o = kir_mmv(k, kir_copy(k, dt, p), kir_load_axes(k, V, dt, kv), BIT(A_S));
+  bool ok = o >= 0 && kir_store(k, O, kir_tt(k, to->t.dtype, TRNC_NC_ALU_DIV, o,
+                                             kir_bcast_to(k, F, l, k->values[o].axes)));
+  if (ok && Lse >= 0) {
+    int ms = kir_ts(k, F, m, TRNC_NC_ALU_MUL, scale, TRNC_NC_ALU_BYPASS, 0);
+    ok = kir_store(k, Lse, kir_tt(k, F, TRNC_NC_ALU_ADD, ms, kir_act(k, F, TRNC_NC_ACT_LOG, l, 1, 0)));
+  }
+  const char *bad = ok && Q >= 0 && K >= 0 && V >= 0 && O >= 0 ? kir_verify(k) : "the kernel is full";
+  if (bad) return lw_fail(L, n, TRNC_ERR_INTERNAL, "flash attention kernel: %s", bad);
+  return TRNC_OK;
+}
+
+bool lw_attention_handles(const trnc_graph *g, const trnc_node *n) {
+  return n->op == TRNC_OP_SDPA_FLASH || kir_attention_bw_handles(g, n);
+}
+
+trnc_status lw_attention_emit(lw *L, const trnc_node *n) {
+  if (n->op != TRNC_OP_SDPA_FLASH) return kir_attention_bw_emit(L, n);
+  const trnc_graph *g = L->g;
+  const trnc_type *qt = &g->values[n->args[0].u.ref].type, *kt = &g->values[n->args[1].u.ref].type;
+  if (L->tv[n->outs[0]].buffer < 0 || qt->shape[0] == 0 || qt->shape[1] == 0 || qt->shape[2] == 0) return TRNC_OK;
+  if (n->args[5].kind == TRNC_ARG_VALUE || qt->shape[3] > 128 || kt->shape[2] == 0)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL,
+                   "flash attention kept for a form it does not lower (attn_mask, head dim %lld > 128 "
+                   "or no keys): passes/decomp_attention.c should have decomposed it",
+                   (long long)qt->shape[3]);
+  lw_tv q, k, v;
+  trnc_status st;
+  if ((st = fa_dense_rows(L, n, 0, &q)) || (st = fa_dense_rows(L, n, 1, &k)) || (st = fa_dense_rows(L, n, 2, &v)))
+    return st;
+  kir_kernel *kk = trnc_arena_alloc(&L->arena, sizeof *kk);
+  if (!kk) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
+  if ((st = build_forward(L, n, &q, &k, &v, kk))) return st;
+  return kir_emit(L, kk);
 }
