@@ -1289,6 +1289,8 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
   trnc_status st = lw_kernel_begin(L, kin->name);
   if (st) return st;
+  for (int i = 0; i < kin->nops; i++) /* a matmul kernel has its own schedule */
+    if (kin->ops[i].code == KIR_MATMUL) return kir_schedule_matmul(L, kin);
   sched *S = trnc_arena_alloc(&L->arena, sizeof *S);
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");

@@ -38,6 +38,13 @@
  *                           tensor walk N along the reduction axis. A row
  *                           kernel (layer norm) thus feeds the matmul that
  *                           reads its result without an HBM round trip.
+ *   %v = matmul %a, %b      %a . %b on TensorE: both over every axis,
+ *                           contracted along the one reduction axis; %v
+ *                           (fp32, PSUM) over the space axes. A matmul
+ *                           kernel (codegen/kir/matmul.c) has axes
+ *                           [batch..., M, N, K]: loads of A (stride 0 along
+ *                           N) and B (stride 0 along M), the matmul, an
+ *                           epilogue of elementwise ops and a store.
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -77,6 +84,7 @@ typedef enum kir_opcode {
   KIR_REDUCE,
   KIR_BCAST,
   KIR_MM,
+  KIR_MATMUL,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -173,6 +181,9 @@ int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
 /** The mm op: a (over every axis) times k->mm.w into tensor; false when
  *  full or a is -1. */
 bool kir_matmul(kir_kernel *k, int tensor, int a);
+/** The matmul op: a . b (both over every axis) contracted along the one
+ *  reduction axis, an fp32 value over the space axes; -1 when full. */
+int kir_matmul2(kir_kernel *k, int a, int b);
 
 /** Value v at index 0 of every reduction axis (a value over the space axes):
  *  v's ops again over first-element loads; a value over the space axes
@@ -271,6 +282,16 @@ bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc
  *  matmul reading the group's last value ends the kernel. */
 trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red,
                            const kir_mm_node *mm);
+/** Lowers matmul node n (mm, bmm, addmm, baddbmm) with the epilogue ep
+ *  (scale, activation, the value written) as a matmul kernel
+ *  (codegen/kir/matmul.c): operands and result are access maps over
+ *  [batch..., M, N, K] (views, transposes and lower.c's batch strides cost
+ *  nothing). TRNC_ERR_UNSUPPORTED for operands of different dtypes or not in
+ *  HBM. */
+trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
+/** Schedules matmul kernel k (one KIR_MATMUL op) into L's current kernel:
+ *  the blocked TensorE schedule of codegen/kir/matmul.c. */
+trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k);
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);

@@ -1,23 +1,41 @@
 /*
- * emit_matmul.c — mm, bmm, addmm, baddbmm on TensorE.
+ * matmul.c — matmul kernels (mm, bmm, addmm, baddbmm) as kernel IR, and
+ * their schedule on TensorE.
  *
- * out[M,N] = A[M,K] . B[K,N] is tiled as 128 (K, on partitions) x 128
- * (stationary free) by up to 512 (moving free: one 2 KiB PSUM bank of fp32)
- * with K accumulated in PSUM. Orientation:
+ * Kernel. A matmul node becomes a kernel over axes [batch..., M, N, K] (K
+ * the one reduction axis): A [batch..., M, K] and B [batch..., K, N] are
+ * loads through access maps (stride 0 along N and M respectively), so
+ * views, transposes (W^T of a Linear weight) and the batch strides of
+ * lower.c's mark_batch_views (attention's [B, H, T, D] heads read and
+ * written in place) cost nothing. Then
+ *
+ *   %p = matmul %a, %b              fp32 [batch..., M, N]
+ *   %s = act identity, %p, alpha    (alpha != 1)
+ *   %c = load_first bias            (addmm, baddbmm; beta != 0)
+ *   %d = ts mul, %c, beta           (beta != 1)
+ *   %e = tt add, %s, %d
+ *   %r = act f, %e, 1, 0            (a fused activation)
+ *        store out, %r              (the last value in out's dtype)
+ *
+ * An empty contraction (K = 0) is a map kernel without the matmul: beta *
+ * bias (or 0), the activation, the store.
+ *
+ * Schedule (kir_schedule_matmul). out[M,N] = A[M,K] . B[K,N] is tiled as
+ * 128 (K, on partitions) x 128 (stationary free) by up to 512 (moving free:
+ * one 2 KiB PSUM bank of fp32) with K accumulated in PSUM. Orientation:
  *  - plain:      stationary = A^T tile [K, M<=128], moving = B tile [K, N<=512],
  *                PSUM [M, N];
  *  - transposed: stationary = B tile [K, N<=128], moving = A^T tile [K, M<=512],
- *                PSUM [N, M] — chosen when addmm/baddbmm has a bias along N,
- *                which then is a per-partition bias that ScalarE adds while it
- *                evacuates PSUM (the epilogue costs no extra instruction).
+ *                PSUM [N, M] — chosen when the bias varies along N only,
+ *                which then is a per-partition bias that ScalarE adds while
+ *                it evacuates PSUM (the epilogue costs no extra instruction).
  * Operand tiles whose wanted free dim is strided but whose partition dim is
  * contiguous (A^T of a row-major A, or B = W^T of a Linear weight) are
  * loaded with a DMA transpose instead of element-wise strided reads.
- * An activation that is the matmul's only consumer (relu, gelu, silu, ...)
- * is fused into the same PSUM evacuation (the epilogue).
+ * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation.
  *
- * Schedule (the blocking of the public NKI matmul tutorials: operand reuse
- * across a block of tiles, DMAs of 2-4 KiB per partition or more):
+ * Blocking (the public NKI matmul tutorials: operand reuse across a block
+ * of tiles, DMAs of 2-4 KiB per partition or more):
  *  - rows go in blocks of up to 4 tiles of 128 whose stationary tiles for
  *    every K step stay resident in SBUF, double-buffered: the next block's
  *    are loaded (prefetched) while this block computes;
@@ -38,21 +56,180 @@
  */
 #include <string.h>
 
-#include "codegen/lower.h"
+#include "codegen/kir/kir.h"
 #include "ir/shape.h"
 
+/* ==== the kernel ================================================================== */
+
+/* Leading (batch) dims of view t of size > 1: their count, and per dim its
+ * extent and stride, outer to inner. */
+static int lead_dims(const lw_tv *t, int64_t *shape, int64_t *stride) {
+  int n = 0;
+  for (int d = 0; d + 2 < t->t.rank; d++)
+    if (t->t.shape[d] > 1) {
+      shape[n] = t->t.shape[d];
+      stride[n++] = t->t.stride[d];
+    }
+  return n;
+}
+
+/* Batch axes for the views v[0..nv): the common refinement of their leading
+ * dims (a contiguous [B*H] batch and a [B, H] view of the heads give axes
+ * [B, H]), as extents ext[0..nb) outer to inner, and each view's stride
+ * along each axis (stride[v][axis]; 0 for a view with no batch dims).
+ * -1 when their batch dims do not nest. */
+static int batch_axes(const lw_tv *const *v, int nv, int64_t batch, int64_t *ext,
+                      int64_t stride[][KIR_MAX_AXES]) {
+  int64_t q[TRNC_MAX_RANK * 4 + 1];
+  int nq = 0;
+  q[nq++] = 1;
+  for (int t = 0; t < nv; t++) {
+    int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK], p = 1;
+    int nd = lead_dims(v[t], sh, st);
+    for (int d = nd - 1; d >= 0; d--) {
+      p *= sh[d];
+      bool dup = false;
+      for (int i = 0; i < nq && !dup; i++) dup = q[i] == p;
+      if (!dup) q[nq++] = p;
+    }
+    if (p != 1 && p != batch) return -1;
+  }
+  for (int i = 1; i < nq; i++) /* ascending */
+    for (int j = i; j > 0 && q[j - 1] > q[j]; j--) {
+      int64_t x = q[j];
+      q[j] = q[j - 1];
+      q[j - 1] = x;
+    }
+  int nb = nq - 1;
+  if (nb > KIR_MAX_AXES - 3) return -1;
+  for (int i = 0; i < nb; i++) {
+    if (q[i + 1] % q[i]) return -1;
+    ext[nb - 1 - i] = q[i + 1] / q[i];
+  }
+  for (int t = 0; t < nv; t++) {
+    int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+    int nd = lead_dims(v[t], sh, st);
+    memset(stride[t], 0, sizeof stride[t]);
+    /* axis i (inner index) covers inner products q[i]: in the dim d with
+     * lo(d) <= q[i] < lo(d) * sh[d], lo(d) the product of the dims inside d */
+    int64_t lo = 1;
+    for (int d = nd - 1, i = 0; d >= 0; lo *= sh[d--])
+      for (; i < nb && q[i] < lo * sh[d]; i++) stride[t][nb - 1 - i] = st[d] * (q[i] / lo);
+  }
+  return nb;
+}
+
+/* Kernel tensor of view t over the kernel's axes: batch strides bs, and
+ * the strides of its last two dims on axes r and c (-1: t has no such dim;
+ * a dim of size 1 has stride 0). */
+static kir_tensor tensor_of(const lw_tv *t, const int64_t *bs, int nb, int r, int c) {
+  kir_tensor k;
+  memset(&k, 0, sizeof k);
+  k.buffer = t->buffer;
+  k.dtype = t->t.dtype;
+  k.offset = t->t.offset;
+  for (int i = 0; i < nb; i++) k.stride[i] = bs[i];
+  int rk = t->t.rank;
+  if (c >= 0 && rk >= 1 && t->t.shape[rk - 1] > 1) k.stride[c] = t->t.stride[rk - 1];
+  if (r >= 0 && rk >= 2 && t->t.shape[rk - 2] > 1) k.stride[r] = t->t.stride[rk - 2];
+  return k;
+}
+
+static trnc_status full_kernel(lw *L, const trnc_node *n) {
+  return lw_fail(L, n, TRNC_ERR_INTERNAL, "matmul kernel is full");
+}
+
+trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
+  const trnc_graph *g = L->g;
+  bool has_bias = n->op == TRNC_OP_ADDMM || n->op == TRNC_OP_BADDBMM;
+  int ai = has_bias ? 1 : 0;
+  const lw_tv *a = &L->tv[n->args[ai].u.ref], *b = &L->tv[n->args[ai + 1].u.ref];
+  const lw_tv *bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
+  double alpha = (has_bias ? trnc_arg_number(trnc_node_arg(n, 4), 1) : 1) * ep->scale;
+  double beta = (has_bias ? trnc_arg_number(trnc_node_arg(n, 3), 1) : 1) * ep->scale;
+  /* eager: with beta = 0 the bias is ignored, its NaN and inf too */
+  if (bias && (bias->buffer < 0 || beta == 0)) bias = NULL;
+  const trnc_type *at = &g->values[n->args[ai].u.ref].type, *bt = &g->values[n->args[ai + 1].u.ref].type;
+  int64_t M = at->shape[at->rank - 2], K = at->shape[at->rank - 1], N = bt->shape[bt->rank - 1];
+  int64_t batch = at->rank == 3 ? at->shape[0] : 1;
+  /* the result as [batch,] M x N over the epilogue value's buffer (a fused
+   * reshape view keeps the same contiguous bytes) */
+  lw_tv outv = L->tv[ep->out];
+  const trnc_type *rt0 = &g->values[n->outs[0]].type;
+  if (ep->out != n->outs[0] &&
+      (outv.t.rank != rt0->rank || memcmp(outv.t.shape, rt0->shape, sizeof(int64_t) * rt0->rank))) {
+    int64_t off = outv.t.offset;
+    outv.t = *rt0;
+    outv.t.dtype = L->tv[ep->out].t.dtype;
+    trnc_type_set_contiguous(&outv.t);
+    outv.t.offset = off;
+  }
+  if (outv.buffer < 0 || M == 0 || N == 0 || batch == 0) return TRNC_OK;
+  if (K > 0 && (a->buffer < 0 || b->buffer < 0))
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operand is not materialized");
+  if (b->t.dtype != a->t.dtype) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operands of different dtypes");
+  trnc_dtype in_dt = a->t.dtype;
+  if (L->opt.autocast_bf16 && in_dt == TRNC_F32) in_dt = TRNC_BF16;
+
+  const lw_tv *views[4] = {a, b, &outv, bias};
+  int64_t ext[KIR_MAX_AXES], bs[4][KIR_MAX_AXES];
+  int nb = batch_axes(views, bias ? 4 : 3, batch, ext, bs);
+  if (nb < 0) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operands with batch dims that do not nest");
+  int am = nb, an = nb + 1, ak = nb + 2;
+  ext[am] = M;
+  ext[an] = N;
+  ext[ak] = K > 0 ? K : 1;
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  if (!k) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
+  kir_init(k, trnc_op_name(n->op), n, K > 0 ? nb + 3 : nb + 2, ext, K > 0 ? 1u << ak : 0);
+  k->tensors[k->ntensors++] = tensor_of(&outv, bs[2], nb, am, an);
+  int tb = -1;
+  if (bias) {
+    tb = k->ntensors;
+    k->tensors[k->ntensors++] = tensor_of(bias, bs[3], nb, am, an);
+  }
+  int v;
+  if (K > 0) {
+    int ta = k->ntensors, tbb = ta + 1;
+    k->tensors[k->ntensors++] = tensor_of(a, bs[0], nb, am, ak);
+    k->tensors[k->ntensors++] = tensor_of(b, bs[1], nb, ak, an);
+    v = kir_matmul2(k, kir_load(k, ta, in_dt), kir_load(k, tbb, in_dt));
+    if (alpha != 1) v = kir_act(k, TRNC_F32, TRNC_NC_ACT_IDENTITY, v, (float)alpha, 0);
+  } else {
+    v = kir_const(k, TRNC_F32, (1u << k->naxes) - 1, 0); /* A.B over no elements */
+  }
+  if (bias) {
+    int c = K > 0 ? kir_load_first(k, tb, TRNC_F32) : kir_load(k, tb, TRNC_F32);
+    if (beta != 1) c = kir_ts(k, TRNC_F32, c, TRNC_NC_ALU_MUL, (float)beta, TRNC_NC_ALU_BYPASS, 0);
+    v = kir_tt(k, TRNC_F32, TRNC_NC_ALU_ADD, v, c);
+  }
+  if (ep->act != TRNC_NC_ACT_IDENTITY || (K == 0 && !bias)) v = kir_act(k, TRNC_F32, ep->act, v, 1, 0);
+  if (v < 0) return full_kernel(L, n);
+  const kir_op *last = &k->ops[k->nops - 1];
+  if (K > 0 && last->code == KIR_MATMUL) v = kir_copy(k, outv.t.dtype, v);
+  else k->values[v].dtype = outv.t.dtype; /* the epilogue rounds once, into out's dtype */
+  if (v < 0 || !kir_store(k, 0, v)) return full_kernel(L, n);
+  const char *why = kir_verify(k);
+  if (why) return lw_fail(L, n, TRNC_ERR_INTERNAL, "matmul kernel: %s", why);
+  return kir_emit(L, k);
+}
+
+/* ==== the schedule ================================================================ */
+
 typedef struct mm {
-  const lw_tv *a, *b, *bias, *out;
-  trnc_dtype in_dt;     /* matmul input dtype (tile dtype) */
+  const kir_kernel *k;
+  const kir_tensor *a, *b, *bias, *out;
+  int nb;                 /* batch axes: [0, nb); then M, N, K */
+  int64_t asr, asc, bsr, bsc, osr, osc, bias_r, bias_c; /* strides along M/K, K/N, M/N, M/N */
+  trnc_dtype in_dt;       /* matmul input dtype (tile dtype) */
   int64_t M, N, K, batch;
   double alpha, beta;
   bool transposed;
-  int act;              /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
-  int kstep;            /* K steps per moving-tile DMA */
-  int64_t chunks;       /* moving-tile loads emitted so far */
+  int act;                /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
+  int kstep;              /* K steps per moving-tile DMA */
+  int64_t chunks;         /* moving-tile loads emitted so far */
   int nq, nmq, next_q[2]; /* DMA queues: [0, nmq) moving tiles, [nmq, nq) the rest */
   lw_pool st_pool, mv_pool, ps_pool, out_pool, f_pool, bias_pool;
-  lw_tile *zero;        /* K == 0: an SBUF tile of zeros stands for A.B */
 } mm;
 
 /* Row tiles of 128 per block (PSUM: two blocks of accumulators in flight,
@@ -66,27 +243,20 @@ typedef struct mm {
  * at least 2-4 KiB per partition per DMA to amortise its fixed cost). */
 #define MM_MOVING_BYTES 4096
 
-
-/* Strides of a batched 2-D view: the last two dims (rows, cols). */
-static void dims2(const lw_tv *t, int64_t *sr, int64_t *sc) {
-  int r = t->t.rank;
-  *sc = r >= 1 ? t->t.stride[r - 1] : 1;
-  *sr = r >= 2 ? t->t.stride[r - 2] : 0;
-}
-
-/* Element offset of batch index bi in a [batch dims..., rows, cols] view: bi
- * unravelled row-major over the leading dims, each with its own stride, so
- * attention's [B, H, T, D] heads are read and written in place (lower.c
- * passes such views for bmm's [B*H, T, D] operands and results). */
-static int64_t batch_off(const lw_tv *t, int64_t bi) {
-  int64_t off = 0;
-  for (int d = t->t.rank - 3; d >= 0; d--) {
-    int64_t n = t->t.shape[d] > 0 ? t->t.shape[d] : 1;
-    if (n > 1) off += (bi % n) * t->t.stride[d];
-    bi /= n;
+/* Element offset of tensor t at batch index bi (row-major over the batch
+ * axes). */
+static int64_t batch_off(const mm *m, const kir_tensor *t, int64_t bi) {
+  int64_t off = t->offset;
+  for (int d = m->nb - 1; d >= 0; d--) {
+    int64_t e = m->k->extent[d];
+    off += (bi % e) * t->stride[d];
+    bi /= e;
   }
   return off;
 }
+
+/* True for a dtype the schedule moves with a DMA transpose. */
+static bool dma_transposable(trnc_dtype dt) { return lw_esize(dt) <= 4; }
 
 /* The next DMA queue for moving tiles (role 0) or for stationary tiles,
  * bias and stores (role 1): each role cycles over its own queues, so a
@@ -101,13 +271,13 @@ static int mm_queue(mm *m, int role) {
   return TRNC_NC_DMA0 + lo + m->next_q[role]++ % n;
 }
 
-/* Loads HBM region [pc rows along pstride] x [fc along fstride] into a tile
- * as [pc partitions, fc free] at byte offset toff. A large load is split by
- * partition ranges over up to `maxparts` DMA queues that run in parallel
- * (one queue moves ~23 GB/s). */
-static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc_dtype tile_dt, const lw_tv *tv,
+/* Loads HBM region [pc rows along pstride] x [fc along fstride] of tensor
+ * tv into a tile as [pc partitions, fc free] at byte offset toff. A large
+ * load is split by partition ranges over up to `maxparts` DMA queues that
+ * run in parallel (one queue moves ~23 GB/s). */
+static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc_dtype tile_dt, const kir_tensor *tv,
                           int64_t off, int64_t pstride, int64_t pc, int64_t fstride, int64_t fc, int maxparts) {
-  bool transpose = fstride != 1 && pstride == 1 && fc > 1 && pc > 1 && tile_dt == tv->t.dtype;
+  bool transpose = fstride != 1 && pstride == 1 && fc > 1 && pc > 1 && tile_dt == tv->dtype && dma_transposable(tv->dtype);
   int64_t bytes = pc * fc * lw_esize(tile_dt);
   int parts = bytes >= 32768 ? 4 : bytes >= 8192 ? 2 : 1;
   if (parts > maxparts) parts = maxparts;
@@ -125,9 +295,9 @@ static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc
     in->dst.start_partition = (int32_t)p0;
     trnc_nc_ap *s = &in->src[0];
     s->mem = TRNC_NC_MEM_HBM;
-    s->dtype = (uint8_t)tv->t.dtype;
+    s->dtype = (uint8_t)tv->dtype;
     s->buffer = tv->buffer;
-    s->offset = (off + p0 * pstride) * lw_esize(tv->t.dtype);
+    s->offset = (off + p0 * pstride) * lw_esize(tv->dtype);
     s->nfree = 1;
     if (transpose) {
       /* read contiguous rows of the transpose and flip them on the way */
@@ -150,20 +320,17 @@ static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc
 /* Element offset and strides of operand `which` (0 stationary, 1 moving)
  * for K step k0: the tile is [K partitions along *ps, free along *fs]. */
 static int64_t operand_at(const mm *m, int which, int64_t bi, int64_t f0, int64_t k0, int64_t *ps, int64_t *fs) {
-  int64_t asr, asc, bsr, bsc;
-  dims2(m->a, &asr, &asc);
-  dims2(m->b, &bsr, &bsc);
   /* plain: stationary A^T [k, rows = M], moving B [k, cols = N];
    * transposed: stationary B [k, rows = N], moving A^T [k, cols = M] */
   bool a_side = (which == 0) != m->transposed;
   if (a_side) {
-    *ps = asc;
-    *fs = asr;
-    return m->a->t.offset + batch_off(m->a, bi) + f0 * asr + k0 * asc;
+    *ps = m->asc;
+    *fs = m->asr;
+    return batch_off(m, m->a, bi) + f0 * m->asr + k0 * m->asc;
   }
-  *ps = bsr;
-  *fs = bsc;
-  return m->b->t.offset + batch_off(m->b, bi) + k0 * bsr + f0 * bsc;
+  *ps = m->bsr;
+  *fs = m->bsc;
+  return batch_off(m, m->b, bi) + k0 * m->bsr + f0 * m->bsc;
 }
 
 /* Loads the moving tiles of K steps [k0, k0 + ks*128) (ks whole steps, or
@@ -172,7 +339,7 @@ static int64_t operand_at(const mm *m, int which, int64_t bi, int64_t f0, int64_
 static trnc_status load_moving(lw *L, mm *m, lw_tile *mvt, int64_t bi, int64_t k0, int64_t kt, int ks,
                                int64_t c0, int64_t ct) {
   int64_t ps, fs, off = operand_at(m, 1, bi, c0, k0, &ps, &fs);
-  const lw_tv *tv = m->transposed ? m->a : m->b;
+  const kir_tensor *tv = m->transposed ? m->a : m->b;
   /* the first tiles of the kernel in partition quarters over 4 queues, so
    * TensorE starts after a quarter of a full DMA */
   int parts = m->chunks < MM_MOVING_BUFS && kt >= 4 ? 4 : 1;
@@ -189,9 +356,9 @@ static trnc_status load_moving(lw *L, mm *m, lw_tile *mvt, int64_t bi, int64_t k
     in->dst.start_partition = (int32_t)(q * per);
     trnc_nc_ap *s = &in->src[0];
     s->mem = TRNC_NC_MEM_HBM;
-    s->dtype = (uint8_t)tv->t.dtype;
+    s->dtype = (uint8_t)tv->dtype;
     s->buffer = tv->buffer;
-    s->offset = (off + q * per * ps) * lw_esize(tv->t.dtype);
+    s->offset = (off + q * per * ps) * lw_esize(tv->dtype);
     s->partitions = (int32_t)np;
     s->partition_stride = ps;
     s->nfree = 2;
@@ -217,26 +384,19 @@ static trnc_status scale_by_beta(lw *L, const mm *m, lw_tile *bt, int64_t rt, in
  * bias and the fused activation, into o at byte offset ooff. */
 static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct, lw_tile *ps,
                             lw_tile *o, int64_t ooff) {
-  trnc_dtype odt = m->out->t.dtype;
+  trnc_dtype odt = m->out->dtype;
   trnc_status st;
   trnc_nc_instr ev = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   ev.act = TRNC_NC_ACT_IDENTITY;
   ev.imm[0] = (float)m->alpha;
   ev.src[0] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &ct);
-  lw_tile *bt = NULL;
-  int64_t bsr_b = 0, bsc_b = 0;
-  if (m->bias && m->bias->buffer >= 0) {
-    dims2(m->bias, &bsr_b, &bsc_b);
-    if (m->bias->t.rank >= 1 && m->bias->t.shape[m->bias->t.rank - 1] == 1) bsc_b = 0;
-    if (m->bias->t.rank >= 2 && m->bias->t.shape[m->bias->t.rank - 2] == 1) bsr_b = 0;
-    bt = lw_pool_next(&m->bias_pool);
-  }
-  bool fused_bias = bt && m->transposed;
+  lw_tile *bt = m->bias ? lw_pool_next(&m->bias_pool) : NULL;
+  int64_t bsr_b = m->bias_r, bsc_b = m->bias_c;
   lw_tile *rd[2] = {ps, bt};
-  if (fused_bias) {
+  if (bt && m->transposed) {
     /* per-partition bias (bias varies along N = rows here), scaled by beta */
     int64_t one = 1;
-    st = load2d(L, m, 1, bt, 0, TRNC_F32, m->bias, m->bias->t.offset + batch_off(m->bias, bi) + r0 * bsc_b, bsc_b, rt, 0, 1, 4);
+    st = load2d(L, m, 1, bt, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + r0 * bsc_b, bsc_b, rt, 0, 1, 4);
     if (st || (st = scale_by_beta(L, m, bt, rt, one))) return st;
     ev.src[1] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &one);
     ev.act = (uint8_t)m->act;
@@ -252,7 +412,7 @@ static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, in
   lw_tile *f = lw_pool_next(&m->f_pool);
   ev.dst = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
   if ((st = lw_emit(L, &ev, &ps, 1, &f, 1))) return st;
-  st = load2d(L, m, 1, bt, 0, TRNC_F32, m->bias, m->bias->t.offset + batch_off(m->bias, bi) + r0 * bsr_b + c0 * bsc_b, bsr_b, rt,
+  st = load2d(L, m, 1, bt, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + r0 * bsr_b + c0 * bsc_b, bsr_b, rt,
               bsc_b, ct, 4);
   if (st || (st = scale_by_beta(L, m, bt, rt, ct))) return st;
   bool act = m->act != TRNC_NC_ACT_IDENTITY;
@@ -272,37 +432,12 @@ static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, in
   return lw_emit(L, &ac, &f, 1, &o, 1);
 }
 
-/* Stores nt output tiles [rt, ct] of rows r0 + t*128 (t < nt, each rt rows;
- * nt > 1 only with rt = 128) from o (tile t at free offset t*ct) with one
- * DMA (or `parts` DMAs of partition ranges, on the queues of `role`): out
- * rows along partitions, [tile, column] along the free axis. */
-static trnc_status store_part(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
-                              lw_tile *o, int64_t ooff, int64_t sp, int role);
-
-static trnc_status store_tiles(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
-                               lw_tile *o, int64_t ooff, int parts, int role) {
-  /* parts of at least 8 KiB: below that a part's fixed DMA cost outweighs
-   * what it saves (attention's [37, 37] score tiles) */
-  int64_t bytes = rt * nt * ct * lw_esize(m->out->t.dtype);
-  if (parts > bytes / 8192) parts = (int)(bytes / 8192);
-  if (parts < 2 || m->transposed || rt < parts) return store_part(L, m, bi, r0, rt, nt, c0, ct, o, ooff, 0, role);
-  /* partition ranges over `parts` queues, so a store ends soon after its
-   * evacuation */
-  int64_t per = rt / parts;
-  for (int q = 0; q < parts; q++) {
-    trnc_status st = store_part(L, m, bi, r0, q == parts - 1 ? rt - q * per : per, nt, c0, ct, o, ooff, q * per, role);
-    if (st) return st;
-  }
-  return TRNC_OK;
-}
-
 /* One DMA of store_tiles: partitions [sp, sp + rt) of o (rows r0 + sp..). */
 static trnc_status store_part(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
                               lw_tile *o, int64_t ooff, int64_t sp, int role) {
   r0 += sp;
-  trnc_dtype odt = m->out->t.dtype;
-  int64_t osr, osc;
-  dims2(m->out, &osr, &osc);
+  trnc_dtype odt = m->out->dtype;
+  int64_t osr = m->osr, osc = m->osc, base = batch_off(m, m->out, bi);
   trnc_nc_instr sd = lw_instr(TRNC_NC_OP_DMA_COPY, mm_queue(m, role));
   int64_t counts[2] = {nt, ct};
   sd.src[0] = lw_tile_ap(o, (int)rt, ooff, odt, nt > 1 ? 2 : 1, nt > 1 ? counts : &ct);
@@ -314,32 +449,53 @@ static trnc_status store_part(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, 
   d->nfree = 1;
   d->partitions = (int32_t)rt;
   if (!m->transposed) {
-    d->offset = (m->out->t.offset + batch_off(m->out, bi) + r0 * osr + c0 * osc) * lw_esize(odt);
+    d->offset = (base + r0 * osr + c0 * osc) * lw_esize(odt);
     d->partition_stride = osr;
     if (nt > 1) {
       d->nfree = 2;
       d->free[0].stride = 128 * osr;
       d->free[0].count = nt;
     }
-  } else if (osc == 1 && rt > 1 && ct > 1) {
+  } else if (osc == 1 && rt > 1 && ct > 1 && dma_transposable(odt)) {
     /* The tile is out^T [n, m]; out rows are contiguous along n, so write
      * them with a DMA transpose: ct rows of rt contiguous elements instead
      * of rt*ct single-element runs. */
     sd.mode = TRNC_NC_DMA_TRANSPOSE;
-    d->offset = (m->out->t.offset + batch_off(m->out, bi) + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->offset = (base + c0 * osr + r0 * osc) * lw_esize(odt);
     d->partitions = (int32_t)ct;
     d->partition_stride = osr;
     d->free[0].stride = 1;
     d->free[0].count = rt;
     return lw_emit(L, &sd, &o, 1, NULL, 0);
   } else {
-    d->offset = (m->out->t.offset + batch_off(m->out, bi) + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->offset = (base + c0 * osr + r0 * osc) * lw_esize(odt);
     d->partition_stride = osc;
     d->free[0].stride = osr;
   }
   d->free[d->nfree - 1].stride = m->transposed ? osr : osc;
   d->free[d->nfree - 1].count = ct;
   return lw_emit(L, &sd, &o, 1, NULL, 0);
+}
+
+/* Stores nt output tiles [rt, ct] of rows r0 + t*128 (t < nt, each rt rows;
+ * nt > 1 only with rt = 128) from o (tile t at free offset t*ct) with one
+ * DMA (or `parts` DMAs of partition ranges, on the queues of `role`): out
+ * rows along partitions, [tile, column] along the free axis. */
+static trnc_status store_tiles(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
+                               lw_tile *o, int64_t ooff, int parts, int role) {
+  /* parts of at least 8 KiB: below that a part's fixed DMA cost outweighs
+   * what it saves (attention's [37, 37] score tiles) */
+  int64_t bytes = rt * nt * ct * lw_esize(m->out->dtype);
+  if (parts > bytes / 8192) parts = (int)(bytes / 8192);
+  if (parts < 2 || m->transposed || rt < parts) return store_part(L, m, bi, r0, rt, nt, c0, ct, o, ooff, 0, role);
+  /* partition ranges over `parts` queues, so a store ends soon after its
+   * evacuation */
+  int64_t per = rt / parts;
+  for (int q = 0; q < parts; q++) {
+    trnc_status st = store_part(L, m, bi, r0, q == parts - 1 ? rt - q * per : per, nt, c0, ct, o, ooff, q * per, role);
+    if (st) return st;
+  }
+  return TRNC_OK;
 }
 
 /* Resident stationary tiles loaded during a column block, each one K step
@@ -370,7 +526,7 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
   int64_t rows = m->transposed ? m->N : m->M;
   lw_tile *ps[MM_MAX_BLOCK];
   trnc_status st;
-  for (int t = 0; t < mt; t++) ps[t] = m->zero ? m->zero : lw_pool_next(&m->ps_pool);
+  for (int t = 0; t < mt; t++) ps[t] = lw_pool_next(&m->ps_pool);
   int64_t nk = (m->K + 127) / 128;
   for (int64_t k = 0; k < nk;) {
     int64_t kt = m->K - 128 * k < 128 ? m->K - 128 * k : 128;
@@ -404,7 +560,7 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
     }
   }
   lw_tile *o = lw_pool_next(&m->out_pool);
-  int64_t osz = lw_esize(m->out->t.dtype);
+  int64_t osz = lw_esize(m->out->dtype);
   int full = 0;
   for (int t = 0; t < mt; t++) {
     int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
@@ -422,53 +578,91 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
   return TRNC_OK;
 }
 
-trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
-  const trnc_graph *g = L->g;
-  bool has_bias = n->op == TRNC_OP_ADDMM || n->op == TRNC_OP_BADDBMM;
-  int ai = has_bias ? 1 : 0;
+/* Reads the kernel's operands and epilogue (the form kir_emit_matmul builds)
+ * into m; NULL or what does not fit that form. */
+static const char *read_kernel(mm *m, const kir_kernel *k) {
+  int def[KIR_MAX_VALUES];
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0) def[k->ops[i].dst] = i;
+  int cur = -1, cval = -1;
+  m->alpha = m->beta = 1;
+  m->act = TRNC_NC_ACT_IDENTITY;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (cur < 0) { /* the loads of A and B, then the matmul */
+      if (o->code == KIR_LOAD) continue;
+      if (o->code != KIR_MATMUL) return "an op before the matmul";
+      const kir_op *la = &k->ops[def[o->src[0]]], *lb = &k->ops[def[o->src[1]]];
+      if (la->code != KIR_LOAD || lb->code != KIR_LOAD) return "a matmul operand is not a load";
+      m->a = &k->tensors[la->tensor];
+      m->b = &k->tensors[lb->tensor];
+      m->in_dt = k->values[o->src[0]].dtype;
+      if (k->values[o->src[1]].dtype != m->in_dt) return "matmul operands of different dtypes";
+      cur = o->dst;
+      continue;
+    }
+    bool on_cur = o->src[0] == cur;
+    if (o->code == KIR_LOAD && !m->bias && cval < 0) {
+      m->bias = &k->tensors[o->tensor];
+      cval = o->dst;
+    } else if (o->code == KIR_TS && o->src[0] == cval && cval >= 0 && o->fn == TRNC_NC_ALU_MUL &&
+               o->fn1 == TRNC_NC_ALU_BYPASS && o->src[1] < 0) {
+      m->beta *= o->imm[0];
+      cval = o->dst;
+    } else if (o->code == KIR_TT && o->fn == TRNC_NC_ALU_ADD && cval >= 0 && m->act == TRNC_NC_ACT_IDENTITY &&
+               ((on_cur && o->src[1] == cval) || (o->src[1] == cur && o->src[0] == cval))) {
+      cur = o->dst;
+      cval = -2; /* the bias is in */
+    } else if (o->code == KIR_ACT && on_cur && o->src[1] < 0 && o->imm[1] == 0 && m->act == TRNC_NC_ACT_IDENTITY) {
+      if (o->fn == TRNC_NC_ACT_IDENTITY && !m->bias) m->alpha *= o->imm[0];
+      else if (o->imm[0] == 1) m->act = o->fn;
+      else return "a scaled activation";
+      cur = o->dst;
+    } else if (o->code == KIR_COPY && on_cur) {
+      cur = o->dst;
+    } else if (o->code == KIR_STORE && on_cur && i == k->nops - 1) {
+      m->out = &k->tensors[o->tensor];
+      if (m->out->dtype != k->values[cur].dtype) return "the stored value is not in the result's dtype";
+    } else {
+      return "an epilogue op the matmul schedule does not fuse";
+    }
+  }
+  if (!m->out) return "no store of the result";
+  if (m->bias && cval != -2) return "a bias that is not added";
+  return NULL;
+}
+
+trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   mm m;
   memset(&m, 0, sizeof m);
-  m.a = &L->tv[n->args[ai].u.ref];
-  m.b = &L->tv[n->args[ai + 1].u.ref];
-  m.act = ep->act;
-  m.bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
-  m.alpha = (has_bias ? trnc_arg_number(trnc_node_arg(n, 4), 1) : 1) * ep->scale;
-  m.beta = (has_bias ? trnc_arg_number(trnc_node_arg(n, 3), 1) : 1) * ep->scale;
-  const trnc_type *at = &g->values[n->args[ai].u.ref].type, *bt = &g->values[n->args[ai + 1].u.ref].type;
-  m.M = at->shape[at->rank - 2];
-  m.K = at->shape[at->rank - 1];
-  m.N = bt->shape[bt->rank - 1];
-  m.batch = at->rank == 3 ? at->shape[0] : 1;
-  /* the result as [batch,] M x N over the epilogue value's buffer (a fused
-   * reshape view keeps the same contiguous bytes) */
-  lw_tv outv = L->tv[ep->out];
-  const trnc_type *rt0 = &g->values[n->outs[0]].type;
-  if (ep->out != n->outs[0] && (outv.t.rank != rt0->rank ||
-                                memcmp(outv.t.shape, rt0->shape, sizeof(int64_t) * rt0->rank))) {
-    int64_t off = outv.t.offset;
-    outv.t = *rt0;
-    outv.t.dtype = L->tv[ep->out].t.dtype;
-    trnc_type_set_contiguous(&outv.t);
-    outv.t.offset = off;
+  m.k = k;
+  const char *why = read_kernel(&m, k);
+  if (why) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul kernel: %s", why);
+  m.nb = k->naxes - 3;
+  int am = m.nb, an = m.nb + 1, ak = m.nb + 2;
+  if (m.nb < 0 || k->raxes != 1u << ak)
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul kernel: axes are not [batch..., M, N, K]");
+  m.M = k->extent[am];
+  m.N = k->extent[an];
+  m.K = k->extent[ak];
+  m.batch = 1;
+  for (int d = 0; d < m.nb; d++) m.batch *= k->extent[d];
+  m.asr = m.a->stride[am];
+  m.asc = m.a->stride[ak];
+  m.bsr = m.b->stride[ak];
+  m.bsc = m.b->stride[an];
+  m.osr = m.out->stride[am];
+  m.osc = m.out->stride[an];
+  if (m.bias) {
+    m.bias_r = m.bias->stride[am];
+    m.bias_c = m.bias->stride[an];
+    /* bias along N only (one per column) -> transposed orientation */
+    bool batched = false;
+    for (int d = 0; d < m.nb; d++) batched |= m.bias->stride[d] != 0;
+    m.transposed = m.bias_r == 0 && (m.bias_c != 0 || m.N == 1) && !batched && m.batch == 1;
   }
-  m.out = &outv;
-  if (m.out->buffer < 0 || m.M == 0 || m.N == 0 || m.batch == 0) return TRNC_OK;
-  if (m.K > 0 && (m.a->buffer < 0 || m.b->buffer < 0))
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operand is not materialized");
-  trnc_dtype dt = m.a->t.dtype;
-  if (L->opt.autocast_bf16 && dt == TRNC_F32) dt = TRNC_BF16;
-  m.in_dt = dt;
-  if (m.b->t.dtype != m.a->t.dtype)
-    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operands of different dtypes");
-  /* bias along N only (1-D [N] or [1, N]) -> transposed orientation */
-  if (m.bias && m.bias->buffer >= 0) {
-    const trnc_type *bt2 = &m.bias->t;
-    bool along_n = bt2->rank >= 1 && bt2->shape[bt2->rank - 1] == m.N &&
-                   (bt2->rank < 2 || bt2->shape[bt2->rank - 2] == 1);
-    m.transposed = along_n && m.batch == 1;
-  }
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (st) return st;
+  trnc_dtype dt = m.in_dt;
+  trnc_status st;
   int64_t isz = lw_esize(dt);
   int64_t rows = m.transposed ? m.N : m.M, cols = m.transposed ? m.M : m.N;
   int64_t ctile = cols < 512 ? cols : 512;
@@ -485,13 +679,13 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   int64_t blocks_per = m.batch * rtiles;
   int mt = MM_MAX_BLOCK;
   while (mt > 1 && (mt > rtiles || (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz > budget)) mt /= 2;
-  bool resident = m.K > 0 && (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
+  bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
   m.nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
   m.nmq = m.nq > 1 ? m.nq - (m.nq + 3) / 4 : m.nq; /* 12 of 16 for moving tiles */
   int64_t mps, mfs;
   operand_at(&m, 1, 0, 0, 0, &mps, &mfs);
-  const lw_tv *mtv = m.transposed ? m.a : m.b;
-  bool mv_transpose = mfs != 1 && mps == 1 && mtv->t.dtype == m.in_dt;
+  const kir_tensor *mtv = m.transposed ? m.a : m.b;
+  bool mv_transpose = mfs != 1 && mps == 1 && mtv->dtype == m.in_dt && dma_transposable(mtv->dtype);
   /* several K steps per moving DMA, unless each step is a DMA transpose */
   m.kstep = mv_transpose ? 1 : (int)(MM_MOVING_BYTES / (ctile * isz));
   if (m.kstep < 1) m.kstep = 1;
@@ -502,16 +696,6 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
       (st = lw_pool_init(L, &m.f_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
       (st = lw_pool_init(L, &m.bias_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)))
     return st;
-  if (m.K == 0) {
-    /* empty contraction: A.B is all zeros (eager: zeros, or beta*bias for
-     * addmm/baddbmm); the epilogue reads a zero tile instead of PSUM, so
-     * bias, scale and a fused activation apply exactly as usual */
-    int64_t zp = rows < 128 ? rows : 128;
-    if (!(m.zero = lw_sbuf(L, ctile * 4))) return L->status;
-    trnc_nc_instr z = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
-    z.dst = lw_tile_ap(m.zero, (int)zp, 0, TRNC_F32, 1, &ctile);
-    if ((st = lw_emit(L, &z, NULL, 0, &m.zero, 1))) return st;
-  }
   lw_pool res_pool[2];
   int nres = blocks_per > mt ? 2 : 1;
   if (resident)
@@ -519,8 +703,7 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
       if ((st = lw_pool_init(L, &res_pool[b], TRNC_NC_MEM_SBUF, 128 * mt * isz, (int)nk))) return st;
   /* row blocks in order; block b uses resident set b % nres, loaded by its
    * first column block (block 0) or prefetched by block b - 1 */
-  int64_t nblocks = 0, per_batch = (rows + 128 * mt - 1) / (128 * mt);
-  nblocks = m.batch * per_batch;
+  int64_t per_batch = (rows + 128 * mt - 1) / (128 * mt), nblocks = m.batch * per_batch;
   int64_t ncols = (cols + ctile - 1) / ctile;
   for (int64_t b = 0; b < nblocks; b++) {
     int64_t bi = b / per_batch, r0 = (b % per_batch) * 128 * mt;
@@ -533,8 +716,7 @@ trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
         ld[0] = (mm_res_load){res, bi, r0, rows - r0 < 128 * bt ? rows - r0 : 128 * bt};
       if (resident && b + 1 < nblocks && cb == (ncols > 1 ? 1 : 0)) {
         int64_t nbi = (b + 1) / per_batch, nr0 = ((b + 1) % per_batch) * 128 * mt;
-        ld[1] = (mm_res_load){res_pool[(b + 1) % nres].tiles, nbi, nr0,
-                              rows - nr0 < 128 * mt ? rows - nr0 : 128 * mt};
+        ld[1] = (mm_res_load){res_pool[(b + 1) % nres].tiles, nbi, nr0, rows - nr0 < 128 * mt ? rows - nr0 : 128 * mt};
       }
       bool last = b == nblocks - 1 && cb == ncols - 1;
       if ((st = mm_block(L, &m, bi, r0, bt, c0, cols - c0 < ctile ? cols - c0 : ctile, res, ld, last))) return st;
