@@ -1187,7 +1187,7 @@ static bool is_reshape_view(const trnc_graph *g, const trnc_node *m) {
 }
 
 /* Row groups of at most this many nodes may end in a matmul: every value
- * of the kernel then holds whole rows (up to 512 elements) in its tiles. */
+ * of the kernel then holds whole rows (up to 1024 elements) in its tiles. */
 #define MM_GROUP_MAX 4
 
 /* The next live node at or after j (g->nnodes: none). */

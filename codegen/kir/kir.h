@@ -270,8 +270,8 @@ typedef struct kir_mm_node {
 
 /** True if matmul node mm (mm or addmm) with left operand a (a row group's
  *  last value over `space`, or a contiguous [M, K] reshape of it) can end
- *  that group's kernel: K = the last dim of space, 2..512; W [K, N] in HBM
- *  of a's dtype with its resident tiles <= 32 KiB per partition; an addmm
+ *  that group's kernel: K = the last dim of space, 2..1024; W [K, N] in HBM
+ *  of a's dtype (resident when it fits, else streamed); an addmm
  *  bias along N only. */
 bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc_ref a);
 
@@ -292,6 +292,17 @@ trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
 /** Schedules matmul kernel k (one KIR_MATMUL op) into L's current kernel:
  *  the blocked TensorE schedule of codegen/kir/matmul.c. */
 trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k);
+/** Tile t [pc partitions, fc free] at byte offset toff, the transpose of
+ *  fc HBM rows of pc <= 128 contiguous elements (fstride elements apart,
+ *  the first at element `off` of `buffer`, dtype dt) — how a 4-byte operand
+ *  is transposed, since NKI's DMA transpose moves 2-byte dtypes only: per
+ *  128 rows, a DMA of the rows (on queue(ctx), or lw_dma_queue when queue
+ *  is NULL) into a tile of pool `rows` ([128, >= pc] of dt), a TensorE
+ *  transpose into a tile of PSUM pool tp ([128, 128] fp32) and a VectorE
+ *  copy into t (codegen/kir/matmul.c). */
+trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buffer, trnc_dtype dt, int64_t off,
+                                   int64_t pc, int64_t fstride, int64_t fc, lw_pool *rows, lw_pool *tp,
+                                   int (*queue)(void *), void *ctx);
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);

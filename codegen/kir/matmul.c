@@ -31,7 +31,11 @@
  *                it evacuates PSUM (the epilogue costs no extra instruction).
  * Operand tiles whose wanted free dim is strided but whose partition dim is
  * contiguous (A^T of a row-major A, or B = W^T of a Linear weight) are
- * loaded with a DMA transpose instead of element-wise strided reads.
+ * loaded with a DMA transpose instead of element-wise strided reads when
+ * their dtype is 2 bytes (NKI's DMA transpose takes 2-byte dtypes only);
+ * fp32 ones are read as rows and transposed on TensorE (through PSUM). An
+ * fp32 result keeps the plain orientation (its transposed store would be
+ * element-wise).
  * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation.
  *
  * Blocking (the public NKI matmul tutorials: operand reuse across a block
@@ -216,6 +220,39 @@ trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
 
 /* ==== the schedule ================================================================ */
 
+trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buffer, trnc_dtype dt, int64_t off,
+                                   int64_t pc, int64_t fstride, int64_t fc, lw_pool *rows, lw_pool *tp,
+                                   int (*queue)(void *), void *ctx) {
+  int64_t esz = lw_esize(dt);
+  for (int64_t f0 = 0; f0 < fc; f0 += 128) {
+    int64_t fcc = fc - f0 < 128 ? fc - f0 : 128;
+    lw_tile *r = lw_pool_next(rows), *p = lw_pool_next(tp);
+    trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, queue ? queue(ctx) : lw_dma_queue(L));
+    in.mode = TRNC_NC_DMA_DIRECT;
+    in.dst = lw_tile_ap(r, (int)fcc, 0, dt, 1, &pc);
+    trnc_nc_ap *s = &in.src[0];
+    s->mem = TRNC_NC_MEM_HBM;
+    s->dtype = (uint8_t)dt;
+    s->buffer = buffer;
+    s->offset = (off + f0 * fstride) * esz;
+    s->partitions = (int32_t)fcc;
+    s->partition_stride = fstride;
+    s->nfree = 1;
+    s->free[0] = (trnc_nc_dim){1, pc};
+    trnc_status st = lw_emit(L, &in, NULL, 0, &r, 1);
+    if (st) return st;
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+    tr.src[0] = in.dst;
+    tr.dst = lw_tile_ap(p, (int)pc, 0, TRNC_F32, 1, &fcc);
+    if ((st = lw_emit(L, &tr, &r, 1, &p, 1))) return st;
+    trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+    cp.src[0] = tr.dst;
+    cp.dst = lw_tile_ap(t, (int)pc, toff + f0 * esz, dt, 1, &fcc);
+    if ((st = lw_emit(L, &cp, &p, 1, &t, 1))) return st;
+  }
+  return TRNC_OK;
+}
+
 typedef struct mm {
   const kir_kernel *k;
   const kir_tensor *a, *b, *bias, *out;
@@ -230,6 +267,7 @@ typedef struct mm {
   int64_t chunks;         /* moving-tile loads emitted so far */
   int nq, nmq, next_q[2]; /* DMA queues: [0, nmq) moving tiles, [nmq, nq) the rest */
   lw_pool st_pool, mv_pool, ps_pool, out_pool, f_pool, bias_pool;
+  lw_pool tr_pool, tp_pool; /* fp32 operand rows and their TensorE transposes (PSUM) */
 } mm;
 
 /* Row tiles of 128 per block (PSUM: two blocks of accumulators in flight,
@@ -255,8 +293,14 @@ static int64_t batch_off(const mm *m, const kir_tensor *t, int64_t bi) {
   return off;
 }
 
-/* True for a dtype the schedule moves with a DMA transpose. */
-static bool dma_transposable(trnc_dtype dt) { return lw_esize(dt) <= 4; }
+/* True for a dtype NKI's DMA transpose moves (2-byte dtypes only). */
+static bool dma_transposable(trnc_dtype dt) { return lw_esize(dt) == 2; }
+
+/* True if the tile [p partitions along ps, free along fs] of tensor tv in
+ * dtype tile_dt is the transpose of contiguous HBM rows. */
+static bool wants_transpose(const kir_tensor *tv, trnc_dtype tile_dt, int64_t ps, int64_t fs) {
+  return fs != 1 && ps == 1 && tile_dt == tv->dtype;
+}
 
 /* The next DMA queue for moving tiles (role 0) or for stationary tiles,
  * bias and stores (role 1): each role cycles over its own queues, so a
@@ -271,13 +315,28 @@ static int mm_queue(mm *m, int role) {
   return TRNC_NC_DMA0 + lo + m->next_q[role]++ % n;
 }
 
+typedef struct mm_role {
+  mm *m;
+  int role;
+} mm_role;
+
+static int mm_role_queue(void *ctx) {
+  mm_role *r = ctx;
+  return mm_queue(r->m, r->role);
+}
+
 /* Loads HBM region [pc rows along pstride] x [fc along fstride] of tensor
  * tv into a tile as [pc partitions, fc free] at byte offset toff. A large
  * load is split by partition ranges over up to `maxparts` DMA queues that
  * run in parallel (one queue moves ~23 GB/s). */
 static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc_dtype tile_dt, const kir_tensor *tv,
                           int64_t off, int64_t pstride, int64_t pc, int64_t fstride, int64_t fc, int maxparts) {
-  bool transpose = fstride != 1 && pstride == 1 && fc > 1 && pc > 1 && tile_dt == tv->dtype && dma_transposable(tv->dtype);
+  bool transpose = fc > 1 && pc > 1 && wants_transpose(tv, tile_dt, pstride, fstride);
+  if (transpose && !dma_transposable(tv->dtype)) {
+    mm_role r = {m, role};
+    return kir_load_pe_transposed(L, t, toff, tv->buffer, tv->dtype, off, pc, fstride, fc, &m->tr_pool, &m->tp_pool,
+                                  mm_role_queue, &r);
+  }
   int64_t bytes = pc * fc * lw_esize(tile_dt);
   int parts = bytes >= 32768 ? 4 : bytes >= 8192 ? 2 : 1;
   if (parts > maxparts) parts = maxparts;
@@ -659,7 +718,8 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
     /* bias along N only (one per column) -> transposed orientation */
     bool batched = false;
     for (int d = 0; d < m.nb; d++) batched |= m.bias->stride[d] != 0;
-    m.transposed = m.bias_r == 0 && (m.bias_c != 0 || m.N == 1) && !batched && m.batch == 1;
+    m.transposed = m.bias_r == 0 && (m.bias_c != 0 || m.N == 1) && !batched && m.batch == 1 &&
+                   dma_transposable(m.out->dtype);
   }
   trnc_dtype dt = m.in_dt;
   trnc_status st;
@@ -678,15 +738,22 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   int64_t budget = L->target->sbuf_bytes_per_partition - other;
   int64_t blocks_per = m.batch * rtiles;
   int mt = MM_MAX_BLOCK;
-  while (mt > 1 && (mt > rtiles || (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz > budget)) mt /= 2;
+  /* operands read as rows and transposed on TensorE take one PSUM bank:
+   * two blocks of 2 accumulators at most then */
+  int64_t sps, sfs, mps, mfs;
+  operand_at(&m, 0, 0, 0, 0, &sps, &sfs);
+  operand_at(&m, 1, 0, 0, 0, &mps, &mfs);
+  const kir_tensor *stv = m.transposed ? m.b : m.a, *mtv = m.transposed ? m.a : m.b;
+  bool pe_tr = !dma_transposable(dt) &&
+               (wants_transpose(stv, dt, sps, sfs) || wants_transpose(mtv, dt, mps, mfs) ||
+                (m.bias && !m.transposed && wants_transpose(m.bias, TRNC_F32, m.bias_r, m.bias_c)));
+  while (mt > 1 && (mt > rtiles || (pe_tr && mt > 2) || (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz > budget))
+    mt /= 2;
   bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
   m.nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
   m.nmq = m.nq > 1 ? m.nq - (m.nq + 3) / 4 : m.nq; /* 12 of 16 for moving tiles */
-  int64_t mps, mfs;
-  operand_at(&m, 1, 0, 0, 0, &mps, &mfs);
-  const kir_tensor *mtv = m.transposed ? m.a : m.b;
-  bool mv_transpose = mfs != 1 && mps == 1 && mtv->dtype == m.in_dt && dma_transposable(mtv->dtype);
-  /* several K steps per moving DMA, unless each step is a DMA transpose */
+  bool mv_transpose = wants_transpose(mtv, m.in_dt, mps, mfs);
+  /* several K steps per moving DMA, unless each step is a transpose */
   m.kstep = mv_transpose ? 1 : (int)(MM_MOVING_BYTES / (ctile * isz));
   if (m.kstep < 1) m.kstep = 1;
   if ((st = lw_pool_init(L, &m.st_pool, TRNC_NC_MEM_SBUF, 128 * isz, resident ? 1 : 4)) ||
@@ -694,7 +761,9 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
       (st = lw_pool_init(L, &m.ps_pool, TRNC_NC_MEM_PSUM, ctile * 4, 2 * mt)) ||
       (st = lw_pool_init(L, &m.out_pool, TRNC_NC_MEM_SBUF, mt * ctile * 4, 2)) ||
       (st = lw_pool_init(L, &m.f_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
-      (st = lw_pool_init(L, &m.bias_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)))
+      (st = lw_pool_init(L, &m.bias_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
+      (pe_tr && ((st = lw_pool_init(L, &m.tr_pool, TRNC_NC_MEM_SBUF, 128 * 4, 4)) ||
+                 (st = lw_pool_init(L, &m.tp_pool, TRNC_NC_MEM_PSUM, 128 * 4, 2)))))
     return st;
   lw_pool res_pool[2];
   int nres = blocks_per > mt ? 2 : 1;
