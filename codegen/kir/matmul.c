@@ -744,9 +744,8 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   operand_at(&m, 0, 0, 0, 0, &sps, &sfs);
   operand_at(&m, 1, 0, 0, 0, &mps, &mfs);
   const kir_tensor *stv = m.transposed ? m.b : m.a, *mtv = m.transposed ? m.a : m.b;
-  bool pe_tr = !dma_transposable(dt) &&
-               (wants_transpose(stv, dt, sps, sfs) || wants_transpose(mtv, dt, mps, mfs) ||
-                (m.bias && !m.transposed && wants_transpose(m.bias, TRNC_F32, m.bias_r, m.bias_c)));
+  bool pe_tr = (!dma_transposable(dt) && (wants_transpose(stv, dt, sps, sfs) || wants_transpose(mtv, dt, mps, mfs))) ||
+               (m.bias && !m.transposed && wants_transpose(m.bias, TRNC_F32, m.bias_r, m.bias_c));
   while (mt > 1 && (mt > rtiles || (pe_tr && mt > 2) || (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz > budget))
     mt /= 2;
   bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;

@@ -137,3 +137,16 @@ def test_layer_norm_then_linear_long_rows(tmp_path, monkeypatch, dtype, d, n):
         torch.testing.assert_close(got.double(), want, rtol=2e-5, atol=2e-5 * d ** 0.5)
     else:
         torch.testing.assert_close(got.double(), want, rtol=2e-2, atol=2e-2)
+
+
+def test_autocast_bf16_transposed_fp32_bias():
+    # bf16 operands (autocast) with an fp32 bias that is a transpose: the
+    # bias tile is flipped on TensorE while the operands take DMA transposes
+    torch._dynamo.reset()
+    torch.manual_seed(8)
+    c, a, b = torch.randn(65, 129), torch.randn(129, 40), torch.randn(65, 40)
+    f = lambda c, a, b: torch.addmm(c.t(), a, b.t())
+    with torch.no_grad():
+        got = torch.compile(f, backend="neuron", dynamic=False, options={"autocast_bf16": True})(c, a, b)
+    want = c.double().t() + a.bfloat16().double() @ b.bfloat16().double().t()
+    torch.testing.assert_close(got.double(), want, rtol=1e-2, atol=5e-2)
