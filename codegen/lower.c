@@ -12,7 +12,7 @@
  *     the view.
  *  3. Fusion: consecutive elementwise nodes with the same output shape, and
  *     a reduction of their last value, form one kernel, built and scheduled
- *     as kernel IR (codegen/kir/). Matmuls (emit_matmul.c) and the other
+ *     as kernel IR (codegen/kir/). Matmuls (kir/matmul.c) and the other
  *     families (emit_data.c, emit_norm.c, emit_conv.c) get kernels of their
  *     own.
  *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
@@ -612,7 +612,7 @@ static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node 
 /* Attention splits heads as clone(permute(view(x))) + _unsafe_view to
  * [B*H, T, D] for bmm, and merges them back as clone(permute(view(bmm))).
  * bmm reads and writes leading dims through their own strides
- * (emit_matmul.c), so these clones need no kernel:
+ * (codegen/kir/matmul.c: access maps), so these clones need no kernel:
  *  - read side (VIRT_READ): y = clone(x) whose only use is a view u merging
  *    y's leading dims, itself used only as bmm operands: y and u take x's
  *    strides (rank 4 for u's 3-D value; only bmm reads it);
@@ -1178,7 +1178,7 @@ static bool is_reshape_view(const trnc_graph *g, const trnc_node *m) {
 }
 
 /* Row groups of at most this many nodes may end in a matmul: every value
- * of the kernel then holds whole rows (up to 512 elements) in its tiles. */
+ * of the kernel then holds whole rows (up to 1024 elements) in its tiles. */
 #define MM_GROUP_MAX 4
 
 /* The next live node at or after j (g->nnodes: none). */
@@ -1306,7 +1306,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     if (ws) return ws;
     L->ops_per_engine[0]++;
     lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
-    return lw_emit_matmul(L, n, &ep);
+    return kir_emit_matmul(L, n, &ep);
   }
   if (n->op == TRNC_OP_WAIT_TENSOR) { /* a view of the result, once it has arrived */
     trnc_status ws = lower_view(C, n);
@@ -1438,7 +1438,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       L->ops_per_engine[0]++;
       if (seen_act) L->ops_per_engine[2]++;
       *i = last;
-      return lw_emit_matmul(L, n, &ep);
+      return kir_emit_matmul(L, n, &ep);
     }
   }
   if ((st = alloc_outputs_of(C, n))) return st;
@@ -1446,7 +1446,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   if (is_matmul(n->op)) {
     L->ops_per_engine[0]++;
     lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
-    return lw_emit_matmul(L, n, &ep);
+    return kir_emit_matmul(L, n, &ep);
   }
   if (kir_is_reduce(n->op)) return kir_emit_group(L, NULL, 0, n, NULL);
   for (int f = 0; f < lw_nfamilies; f++)

@@ -195,7 +195,6 @@ typedef struct lw_epilogue {
   double scale;
   trnc_ref out;
 } lw_epilogue;
-trnc_status lw_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 /** Data movement and indexing (emit_data.c): embedding (+ backward), cat,
  *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */

@@ -68,8 +68,7 @@ static trnc_status empty_reduction(lw *L, const trnc_node *red) {
   return lw_emit_fill(L, o, rr->empty, trnc_op_name(red->op));
 }
 
-#define MM_MAX_K 512                 /* four 128-row K blocks (emit.c) */
-#define MM_MAX_RESIDENT (32 * 1024)  /* bytes per partition of W's resident tiles */
+#define MM_MAX_K 1024 /* whole rows of the group's values in their tiles (emit.c) */
 
 bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc_ref a) {
   const trnc_graph *g = L->g;
@@ -87,8 +86,6 @@ bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc
     return false;
   trnc_dtype dt = at->dtype;
   if ((dt != TRNC_F32 && dt != TRNC_BF16 && dt != TRNC_F16) || w->t.dtype != dt) return false;
-  if (L->opt.autocast_bf16 && dt == TRNC_F32) dt = TRNC_BF16;
-  if ((K + 127) / 128 * N * lw_esize(dt) > MM_MAX_RESIDENT) return false;
   if (mm->op == TRNC_OP_ADDMM) {
     if (mm->args[0].kind != TRNC_ARG_VALUE) return false;
     const lw_tv *b = &L->tv[mm->args[0].u.ref];

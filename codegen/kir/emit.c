@@ -485,15 +485,67 @@ static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
  * accumulation as one more K row: ones [1, rows] (stationary) times the
  * bias row [1, N] * beta / alpha (moving). ScalarE evacuates PSUM with
  * alpha and the activation in one instruction, and the stores of each
- * column block go out in row ranges over several queues. */
-#define MM_MAX_KB 4       /* K <= 512 (codegen/kir/build.c: kir_mm_fuses) */
+ * column block go out in row ranges over several queues. W's tiles stay
+ * resident when they fit MM_RESIDENT bytes per partition; otherwise its
+ * [kt, <= 512] tiles stream from a pool per row block, column block and K
+ * block. W^T of a Linear weight (contiguous rows of W) is flipped by a DMA
+ * transpose in 2-byte dtypes and on TensorE in fp32
+ * (kir_load_pe_transposed). */
+#define MM_RESIDENT (32 * 1024)
 
 typedef struct mmtail {
   int nkb;
-  lw_tile *w[MM_MAX_KB];           /* W's K block kb: [kt, N] */
+  bool flip;                       /* W^T of contiguous W rows */
+  lw_tile **w;                     /* resident: W's K block kb [kt, N]; NULL: streamed */
+  lw_tile **stt;                   /* a row block's stationary x^T tiles, per K block */
   lw_tile *ones, *bias;            /* [1, P] ones and the bias row [1, N] (NULL: none) */
-  lw_pool st, tp, ps, out;
+  lw_pool st, tp, ps, out, rows;   /* rows: fp32 W rows before their TensorE transposes */
+  lw_pool wp;                      /* streamed W tiles */
 } mmtail;
+
+/* W's rows [128 kb, + kt) x columns [n0, n0 + nn) into tile t (at column 0):
+ * in column ranges of 8 KiB or more over several queues (W is on the
+ * critical path of a short row kernel). */
+static trnc_status mm_load_w(sched *S, lw_tile *t, int kb, int64_t kt, int64_t n0, int64_t nn) {
+  lw *L = S->L;
+  const kir_mm *M = &S->k->mm;
+  mmtail *T = S->mm;
+  const lw_tv *w = M->w;
+  int64_t wsr = w->t.stride[0], wsc = w->t.stride[1], isz = lw_esize(M->in_dt);
+  int64_t off = w->t.offset + 128 * kb * wsr + n0 * wsc;
+  if (T->flip && isz != 2 && kt > 1 && nn > 1)
+    return kir_load_pe_transposed(L, t, 0, w->buffer, w->t.dtype, off, kt, wsc, nn, &T->rows, &T->tp, NULL, NULL);
+  int parts = (int)(kt * nn * isz / (8 * 1024));
+  if (parts > LW_DMA_MAX_PARTS / 2) parts = LW_DMA_MAX_PARTS / 2;
+  if (parts > nn) parts = (int)nn;
+  if (parts < 1) parts = 1;
+  trnc_nc_instr ins[LW_DMA_MAX_PARTS / 2];
+  for (int i = 0, c0 = 0; i < parts; i++) {
+    int64_t nc = nn / parts + (i < nn % parts);
+    trnc_nc_instr *in = &ins[i];
+    *in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+    in->dst = lw_tile_ap(t, (int)kt, c0 * isz, M->in_dt, 1, &nc);
+    trnc_nc_ap *a = &in->src[0];
+    a->mem = TRNC_NC_MEM_HBM;
+    a->dtype = (uint8_t)w->t.dtype;
+    a->buffer = w->buffer;
+    a->offset = (off + c0 * wsc) * lw_esize(w->t.dtype);
+    a->nfree = 1;
+    if (T->flip && nc > 1 && kt > 1) {
+      /* contiguous rows of W, flipped on the way */
+      in->mode = TRNC_NC_DMA_TRANSPOSE;
+      a->partitions = (int32_t)nc;
+      a->partition_stride = wsc;
+      a->free[0] = (trnc_nc_dim){1, kt};
+    } else {
+      a->partitions = (int32_t)kt;
+      a->partition_stride = wsr;
+      a->free[0] = (trnc_nc_dim){wsc, nc};
+    }
+    c0 += (int)nc;
+  }
+  return lw_emit_split(L, ins, parts, NULL, 0, t);
+}
 
 static trnc_status mm_setup(sched *S) {
   lw *L = S->L;
@@ -507,51 +559,25 @@ static trnc_status mm_setup(sched *S) {
   S->mm = T;
   int64_t K = k->extent[S->fax[0]], N = M->n, P = L->target->partitions, isz = lw_esize(M->in_dt);
   T->nkb = (int)((K + 127) / 128);
-  if (T->nkb > MM_MAX_KB) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul contraction too long for a row kernel");
   int64_t nc = N < L->target->mm_max_n ? N : L->target->mm_max_n;
+  const lw_tv *w = M->w;
+  T->flip = w->t.stride[1] != 1 && w->t.stride[0] == 1 && N > 1 && M->in_dt == w->t.dtype;
+  bool resident = T->nkb * N * isz <= MM_RESIDENT;
+  T->stt = trnc_arena_array(&L->arena, (size_t)T->nkb, sizeof *T->stt);
+  if (resident) T->w = trnc_arena_array(&L->arena, (size_t)T->nkb, sizeof *T->w);
+  if (!T->stt || (resident && !T->w)) return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
   trnc_status st;
   if ((st = lw_pool_init(L, &T->st, TRNC_NC_MEM_SBUF, 128 * isz, 2 * T->nkb)) ||
       (st = lw_pool_init(L, &T->tp, TRNC_NC_MEM_PSUM, 128 * 4, 2)) ||
       (st = lw_pool_init(L, &T->ps, TRNC_NC_MEM_PSUM, nc * 4, 2)) ||
-      (st = lw_pool_init(L, &T->out, TRNC_NC_MEM_SBUF, nc * 4, 2)))
+      (st = lw_pool_init(L, &T->out, TRNC_NC_MEM_SBUF, nc * 4, 2)) ||
+      (T->flip && isz != 2 && (st = lw_pool_init(L, &T->rows, TRNC_NC_MEM_SBUF, 128 * isz, 3))) ||
+      (!resident && (st = lw_pool_init(L, &T->wp, TRNC_NC_MEM_SBUF, nc * isz, 4))))
     return st;
-  const lw_tv *w = M->w;
-  int64_t wsr = w->t.stride[0], wsc = w->t.stride[1];
-  for (int kb = 0; kb < T->nkb; kb++) {
+  for (int kb = 0; resident && kb < T->nkb; kb++) {
     int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
     if (!(T->w[kb] = lw_sbuf(L, N * isz))) return L->status;
-    /* in column ranges of 8 KiB or more over several queues: W is on the
-     * critical path of a short row kernel */
-    int parts = (int)(kt * N * isz / (8 * 1024));
-    if (parts > LW_DMA_MAX_PARTS / 2) parts = LW_DMA_MAX_PARTS / 2;
-    if (parts > N) parts = (int)N;
-    if (parts < 1) parts = 1;
-    trnc_nc_instr ins[LW_DMA_MAX_PARTS / 2];
-    for (int i = 0, n0 = 0; i < parts; i++) {
-      int64_t nn = N / parts + (i < N % parts);
-      trnc_nc_instr *in = &ins[i];
-      *in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-      in->dst = lw_tile_ap(T->w[kb], (int)kt, n0 * isz, M->in_dt, 1, &nn);
-      trnc_nc_ap *a = &in->src[0];
-      a->mem = TRNC_NC_MEM_HBM;
-      a->dtype = (uint8_t)w->t.dtype;
-      a->buffer = w->buffer;
-      a->offset = (w->t.offset + 128 * kb * wsr + n0 * wsc) * lw_esize(w->t.dtype);
-      a->nfree = 1;
-      if (wsc != 1 && wsr == 1 && nn > 1 && kt > 1 && M->in_dt == w->t.dtype) {
-        /* W^T of a Linear weight: contiguous rows of W, flipped on the way */
-        in->mode = TRNC_NC_DMA_TRANSPOSE;
-        a->partitions = (int32_t)nn;
-        a->partition_stride = wsc;
-        a->free[0] = (trnc_nc_dim){1, kt};
-      } else {
-        a->partitions = (int32_t)kt;
-        a->partition_stride = wsr;
-        a->free[0] = (trnc_nc_dim){wsc, nn};
-      }
-      n0 += (int)nn;
-    }
-    if ((st = lw_emit_split(L, ins, parts, NULL, 0, T->w[kb]))) return st;
+    if ((st = mm_load_w(S, T->w[kb], kb, kt, 0, N))) return st;
   }
   if (M->bias >= 0) {
     const kir_tensor *B = &k->tensors[M->bias];
@@ -591,7 +617,7 @@ static trnc_status mm_block(sched *S, const kir_op *o, const rpos *r) {
   lw_tile *x = S->cur[o->src[0]];
   trnc_dtype xdt = k->values[o->src[0]].dtype;
   int64_t K = k->extent[S->fax[0]], N = M->n, np = r->np, isz = lw_esize(M->in_dt);
-  lw_tile *stt[MM_MAX_KB];
+  lw_tile **stt = T->stt;
   trnc_status st;
   for (int kb = 0; kb < T->nkb; kb++) {
     int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
@@ -613,12 +639,14 @@ static trnc_status mm_block(sched *S, const kir_op *o, const rpos *r) {
     lw_tile *ps = lw_pool_next(&T->ps);
     for (int kb = 0; kb < T->nkb; kb++) {
       int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
+      lw_tile *wt = T->w ? T->w[kb] : lw_pool_next(&T->wp);
+      if (!T->w && (st = mm_load_w(S, wt, kb, kt, c0, nc))) return st;
       trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
       mm.mode = kb > 0;
       mm.src[0] = lw_tile_ap(stt[kb], (int)kt, 0, M->in_dt, 1, &np);
-      mm.src[1] = lw_tile_ap(T->w[kb], (int)kt, c0 * isz, M->in_dt, 1, &nc);
+      mm.src[1] = lw_tile_ap(wt, (int)kt, T->w ? c0 * isz : 0, M->in_dt, 1, &nc);
       mm.dst = lw_tile_ap(ps, (int)np, 0, TRNC_F32, 1, &nc);
-      lw_tile *rd[2] = {stt[kb], T->w[kb]};
+      lw_tile *rd[2] = {stt[kb], wt};
       if ((st = lw_emit(L, &mm, rd, 2, &ps, 1))) return st;
     }
     if (T->bias) { /* + ones^T . bias: one more K row */
@@ -1290,6 +1318,8 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   if (kin->seq) return kir_emit_seq(L, kin); /* codegen/kir/attention.c */
   trnc_status st = lw_kernel_begin(L, kin->name);
   if (st) return st;
+  for (int i = 0; i < kin->nops; i++) /* a matmul kernel has its own schedule */
+    if (kin->ops[i].code == KIR_MATMUL) return kir_schedule_matmul(L, kin);
   sched *S = trnc_arena_alloc(&L->arena, sizeof *S);
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");

@@ -7,7 +7,7 @@
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
     "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm",
-    "mmv", "affsel"};
+    "mmv", "affsel", "matmul"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -88,6 +88,14 @@ bool kir_matmul(kir_kernel *k, int tensor, int a) {
   o.tensor = (int16_t)tensor;
   o.src[0] = (int16_t)a;
   return a >= 0 && kir_op_add(k, o);
+}
+
+int kir_matmul2(kir_kernel *k, int a, int b) {
+  if (a < 0 || b < 0) return -1;
+  kir_op o = blank(KIR_MATMUL);
+  o.src[0] = (int16_t)a;
+  o.src[1] = (int16_t)b;
+  return define(k, o, TRNC_F32, all_axes(k) & ~k->raxes);
 }
 
 int kir_act(kir_kernel *k, trnc_dtype dt, int fn, int a, float scale, float bias) {
@@ -309,6 +317,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
         else fprintf(f, "%g", o->imm[1]);
         break;
       case KIR_TT: fprintf(f, " %s, %%%d, %%%d", trnc_nc_alu_name(o->fn), o->src[0], o->src[1]); break;
+      case KIR_MATMUL: fprintf(f, " %%%d, %%%d", o->src[0], o->src[1]); break;
       case KIR_TS:
         fprintf(f, " %s, %%%d, ", trnc_nc_alu_name(o->fn), o->src[0]);
         if (o->src[1] >= 0) fprintf(f, "%%%d", o->src[1]);
@@ -349,7 +358,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -414,6 +423,15 @@ const char *kir_verify(const kir_kernel *k) {
         if (k->values[o->src[0]].axes != all_axes(k)) return "an mm's operand spans every axis";
         if (!k->mm.w || k->mm.n < 1) return "an mm without its matmul operand";
         if (k->mm.bias >= k->ntensors) return "an mm's bias tensor is out of range";
+        break;
+      }
+      case KIR_MATMUL: {
+        int nred = 0;
+        for (int a = 0; a < k->naxes; a++) nred += (k->raxes >> a) & 1;
+        if (nred != 1) return "a matmul contracts the kernel's one reduction axis";
+        if (axes_of(k, o->src[0]) != all_axes(k) || axes_of(k, o->src[1]) != all_axes(k))
+          return "a matmul's operands span every axis";
+        if (ax != (all_axes(k) & ~k->raxes)) return "a matmul's result spans the space axes";
         break;
       }
       case KIR_REDUCE:

@@ -51,6 +51,13 @@
  * (row max, row sum, an mmv's PSUM accumulation) from block to block as
  * running state. They are scheduled by codegen/kir/attention.c
  * (kir_emit_seq), not by emit.c's map/reduce layouts.
+ *   %v = matmul %a, %b      %a . %b on TensorE: both over every axis,
+ *                           contracted along the one reduction axis; %v
+ *                           (fp32, PSUM) over the space axes. A matmul
+ *                           kernel (codegen/kir/matmul.c) has axes
+ *                           [batch..., M, N, K]: loads of A (stride 0 along
+ *                           N) and B (stride 0 along M), the matmul, an
+ *                           epilogue of elementwise ops and a store.
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -92,6 +99,7 @@ typedef enum kir_opcode {
   KIR_MM,
   KIR_MMV,
   KIR_AFFSEL,
+  KIR_MATMUL,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -191,6 +199,9 @@ int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
 /** The mm op: a (over every axis) times k->mm.w into tensor; false when
  *  full or a is -1. */
 bool kir_matmul(kir_kernel *k, int tensor, int a);
+/** The matmul op: a . b (both over every axis) contracted along the one
+ *  reduction axis, an fp32 value over the space axes; -1 when full. */
+int kir_matmul2(kir_kernel *k, int a, int b);
 
 /* Kernels with a sequential axis (k->seq set after kir_init). */
 /** Adds an HBM tensor of `buffer` (device dtype dt) with its access map
@@ -300,8 +311,8 @@ typedef struct kir_mm_node {
 
 /** True if matmul node mm (mm or addmm) with left operand a (a row group's
  *  last value over `space`, or a contiguous [M, K] reshape of it) can end
- *  that group's kernel: K = the last dim of space, 2..512; W [K, N] in HBM
- *  of a's dtype with its resident tiles <= 32 KiB per partition; an addmm
+ *  that group's kernel: K = the last dim of space, 2..1024; W [K, N] in HBM
+ *  of a's dtype (resident when it fits, else streamed); an addmm
  *  bias along N only. */
 bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc_ref a);
 
@@ -312,6 +323,27 @@ bool kir_mm_fuses(const lw *L, const trnc_type *space, const trnc_node *mm, trnc
  *  matmul reading the group's last value ends the kernel. */
 trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const trnc_node *red,
                            const kir_mm_node *mm);
+/** Lowers matmul node n (mm, bmm, addmm, baddbmm) with the epilogue ep
+ *  (scale, activation, the value written) as a matmul kernel
+ *  (codegen/kir/matmul.c): operands and result are access maps over
+ *  [batch..., M, N, K] (views, transposes and lower.c's batch strides cost
+ *  nothing). TRNC_ERR_UNSUPPORTED for operands of different dtypes or not in
+ *  HBM. */
+trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
+/** Schedules matmul kernel k (one KIR_MATMUL op) into L's current kernel:
+ *  the blocked TensorE schedule of codegen/kir/matmul.c. */
+trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k);
+/** Tile t [pc partitions, fc free] at byte offset toff, the transpose of
+ *  fc HBM rows of pc <= 128 contiguous elements (fstride elements apart,
+ *  the first at element `off` of `buffer`, dtype dt) — how a 4-byte operand
+ *  is transposed, since NKI's DMA transpose moves 2-byte dtypes only: per
+ *  128 rows, a DMA of the rows (on queue(ctx), or lw_dma_queue when queue
+ *  is NULL) into a tile of pool `rows` ([128, >= pc] of dt), a TensorE
+ *  transpose into a tile of PSUM pool tp ([128, 128] fp32) and a VectorE
+ *  copy into t (codegen/kir/matmul.c). */
+trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buffer, trnc_dtype dt, int64_t off,
+                                   int64_t pc, int64_t fstride, int64_t fc, lw_pool *rows, lw_pool *tp,
+                                   int (*queue)(void *), void *ctx);
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);

@@ -1,6 +1,6 @@
 /*
  * test_emit_core.c — the emitter's own kernels end to end (lower.c,
- * codegen/kir/, emit_matmul.c): graphs built with the
+ * codegen/kir/, kir/matmul.c): graphs built with the
  * fx.proto builder are imported, legalized, compiled to a NeuronCore program
  * (verified against the hardware rules) and run on the simulator; results
  * are compared with plain C loops.

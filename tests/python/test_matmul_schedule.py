@@ -1,4 +1,4 @@
-"""The blocked matmul schedule (codegen/emit_matmul.c): row blocks of up to
+"""The blocked matmul schedule (codegen/kir/matmul.c): row blocks of up to
 four 128-row tiles with their stationary tiles resident, moving tiles of
 several K steps per DMA, grouped stores. Values at the tile boundaries
 (127/128/129 rows and K, 511/512/513 columns, partial last row blocks and
@@ -56,7 +56,8 @@ def test_bmm_rows_across_blocks(dtype):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("m, k, n", [(129, 130, 513), (600, 256, 200)])
 def test_transposed_weight(m, k, n, dtype):
-    # x @ w.T: the moving operand is loaded with a DMA transpose per K step
+    # x @ w.T: the moving operand is flipped per K step (bf16: a DMA transpose;
+    # fp32: rows transposed on TensorE)
     torch.manual_seed(2)
     x, w = torch.randn(m, k, dtype=dtype), torch.randn(n, k, dtype=dtype)
     got, _ = compile_run(lambda x, w: x @ w.t(), x, w)

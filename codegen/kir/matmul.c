@@ -1,0 +1,794 @@
+/*
+ * matmul.c — matmul kernels (mm, bmm, addmm, baddbmm) as kernel IR, and
+ * their schedule on TensorE.
+ *
+ * Kernel. A matmul node becomes a kernel over axes [batch..., M, N, K] (K
+ * the one reduction axis): A [batch..., M, K] and B [batch..., K, N] are
+ * loads through access maps (stride 0 along N and M respectively), so
+ * views, transposes (W^T of a Linear weight) and the batch strides of
+ * lower.c's mark_batch_views (attention's [B, H, T, D] heads read and
+ * written in place) cost nothing. Then
+ *
+ *   %p = matmul %a, %b              fp32 [batch..., M, N]
+ *   %s = act identity, %p, alpha    (alpha != 1)
+ *   %c = load_first bias            (addmm, baddbmm; beta != 0)
+ *   %d = ts mul, %c, beta           (beta != 1)
+ *   %e = tt add, %s, %d
+ *   %r = act f, %e, 1, 0            (a fused activation)
+ *        store out, %r              (the last value in out's dtype)
+ *
+ * An empty contraction (K = 0) is a map kernel without the matmul: beta *
+ * bias (or 0), the activation, the store.
+ *
+ * Schedule (kir_schedule_matmul). out[M,N] = A[M,K] . B[K,N] is tiled as
+ * 128 (K, on partitions) x 128 (stationary free) by up to 512 (moving free:
+ * one 2 KiB PSUM bank of fp32) with K accumulated in PSUM. Orientation:
+ *  - plain:      stationary = A^T tile [K, M<=128], moving = B tile [K, N<=512],
+ *                PSUM [M, N];
+ *  - transposed: stationary = B tile [K, N<=128], moving = A^T tile [K, M<=512],
+ *                PSUM [N, M] — chosen when the bias varies along N only,
+ *                which then is a per-partition bias that ScalarE adds while
+ *                it evacuates PSUM (the epilogue costs no extra instruction).
+ * Operand tiles whose wanted free dim is strided but whose partition dim is
+ * contiguous (A^T of a row-major A, or B = W^T of a Linear weight) are
+ * loaded with a DMA transpose instead of element-wise strided reads when
+ * their dtype is 2 bytes (NKI's DMA transpose takes 2-byte dtypes only);
+ * fp32 ones are read as rows and transposed on TensorE (through PSUM). An
+ * fp32 result keeps the plain orientation (its transposed store would be
+ * element-wise).
+ * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation.
+ *
+ * Blocking (the public NKI matmul tutorials: operand reuse across a block
+ * of tiles, DMAs of 2-4 KiB per partition or more):
+ *  - rows go in blocks of up to 4 tiles of 128 whose stationary tiles for
+ *    every K step stay resident in SBUF, double-buffered: the next block's
+ *    are loaded (prefetched) while this block computes;
+ *  - per 512-wide column block, the 4 PSUM accumulators advance K step by
+ *    K step, so each moving tile feeds 4 matmuls; moving tiles of 4 K steps
+ *    (bf16; 2 for fp32) come in one DMA, 12 in flight over 12 of the 16
+ *    DMA queues (the other 4 carry stationary tiles, bias and stores);
+ *  - PSUM holds two blocks of accumulators, so the evacuation of one
+ *    column block overlaps the next one's accumulation;
+ *  - the block's full output tiles are written by one multi-dimensional
+ *    DMA access pattern ([row, tile, column]) in partition quarters;
+ *  - the kernel's first moving tiles are split over 4 queues and its last
+ *    stores go to the idle moving queues, so TensorE starts and the
+ *    program ends within a few microseconds of each other.
+ * The moving operand is read rows/512 times, the stationary one once; for
+ * 4096x8192 @ 8192x8192 bf16 the cost model (cost.c) estimates 99 % of the
+ * TensorE peak on trn2.
+ */
+#include <string.h>
+
+#include "codegen/kir/kir.h"
+#include "ir/shape.h"
+
+/* ==== the kernel ================================================================== */
+
+/* Leading (batch) dims of view t of size > 1: their count, and per dim its
+ * extent and stride, outer to inner. */
+static int lead_dims(const lw_tv *t, int64_t *shape, int64_t *stride) {
+  int n = 0;
+  for (int d = 0; d + 2 < t->t.rank; d++)
+    if (t->t.shape[d] > 1) {
+      shape[n] = t->t.shape[d];
+      stride[n++] = t->t.stride[d];
+    }
+  return n;
+}
+
+/* Batch axes for the views v[0..nv): the common refinement of their leading
+ * dims (a contiguous [B*H] batch and a [B, H] view of the heads give axes
+ * [B, H]), as extents ext[0..nb) outer to inner, and each view's stride
+ * along each axis (stride[v][axis]; 0 for a view with no batch dims).
+ * -1 when their batch dims do not nest. */
+static int batch_axes(const lw_tv *const *v, int nv, int64_t batch, int64_t *ext,
+                      int64_t stride[][KIR_MAX_AXES]) {
+  int64_t q[TRNC_MAX_RANK * 4 + 1];
+  int nq = 0;
+  q[nq++] = 1;
+  for (int t = 0; t < nv; t++) {
+    int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK], p = 1;
+    int nd = lead_dims(v[t], sh, st);
+    for (int d = nd - 1; d >= 0; d--) {
+      p *= sh[d];
+      bool dup = false;
+      for (int i = 0; i < nq && !dup; i++) dup = q[i] == p;
+      if (!dup) q[nq++] = p;
+    }
+    if (p != 1 && p != batch) return -1;
+  }
+  for (int i = 1; i < nq; i++) /* ascending */
+    for (int j = i; j > 0 && q[j - 1] > q[j]; j--) {
+      int64_t x = q[j];
+      q[j] = q[j - 1];
+      q[j - 1] = x;
+    }
+  int nb = nq - 1;
+  if (nb > KIR_MAX_AXES - 3) return -1;
+  for (int i = 0; i < nb; i++) {
+    if (q[i + 1] % q[i]) return -1;
+    ext[nb - 1 - i] = q[i + 1] / q[i];
+  }
+  for (int t = 0; t < nv; t++) {
+    int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+    int nd = lead_dims(v[t], sh, st);
+    memset(stride[t], 0, sizeof stride[t]);
+    /* axis i (inner index) covers inner products q[i]: in the dim d with
+     * lo(d) <= q[i] < lo(d) * sh[d], lo(d) the product of the dims inside d */
+    int64_t lo = 1;
+    for (int d = nd - 1, i = 0; d >= 0; lo *= sh[d--])
+      for (; i < nb && q[i] < lo * sh[d]; i++) stride[t][nb - 1 - i] = st[d] * (q[i] / lo);
+  }
+  return nb;
+}
+
+/* Kernel tensor of view t over the kernel's axes: batch strides bs, and
+ * the strides of its last two dims on axes r and c (-1: t has no such dim;
+ * a dim of size 1 has stride 0). */
+static kir_tensor tensor_of(const lw_tv *t, const int64_t *bs, int nb, int r, int c) {
+  kir_tensor k;
+  memset(&k, 0, sizeof k);
+  k.buffer = t->buffer;
+  k.dtype = t->t.dtype;
+  k.offset = t->t.offset;
+  for (int i = 0; i < nb; i++) k.stride[i] = bs[i];
+  int rk = t->t.rank;
+  if (c >= 0 && rk >= 1 && t->t.shape[rk - 1] > 1) k.stride[c] = t->t.stride[rk - 1];
+  if (r >= 0 && rk >= 2 && t->t.shape[rk - 2] > 1) k.stride[r] = t->t.stride[rk - 2];
+  return k;
+}
+
+static trnc_status full_kernel(lw *L, const trnc_node *n) {
+  return lw_fail(L, n, TRNC_ERR_INTERNAL, "matmul kernel is full");
+}
+
+trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
+  const trnc_graph *g = L->g;
+  bool has_bias = n->op == TRNC_OP_ADDMM || n->op == TRNC_OP_BADDBMM;
+  int ai = has_bias ? 1 : 0;
+  const lw_tv *a = &L->tv[n->args[ai].u.ref], *b = &L->tv[n->args[ai + 1].u.ref];
+  const lw_tv *bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
+  double alpha = (has_bias ? trnc_arg_number(trnc_node_arg(n, 4), 1) : 1) * ep->scale;
+  double beta = (has_bias ? trnc_arg_number(trnc_node_arg(n, 3), 1) : 1) * ep->scale;
+  /* eager: with beta = 0 the bias is ignored, its NaN and inf too */
+  if (bias && (bias->buffer < 0 || beta == 0)) bias = NULL;
+  const trnc_type *at = &g->values[n->args[ai].u.ref].type, *bt = &g->values[n->args[ai + 1].u.ref].type;
+  int64_t M = at->shape[at->rank - 2], K = at->shape[at->rank - 1], N = bt->shape[bt->rank - 1];
+  int64_t batch = at->rank == 3 ? at->shape[0] : 1;
+  /* the result as [batch,] M x N over the epilogue value's buffer (a fused
+   * reshape view keeps the same contiguous bytes) */
+  lw_tv outv = L->tv[ep->out];
+  const trnc_type *rt0 = &g->values[n->outs[0]].type;
+  if (ep->out != n->outs[0] &&
+      (outv.t.rank != rt0->rank || memcmp(outv.t.shape, rt0->shape, sizeof(int64_t) * rt0->rank))) {
+    int64_t off = outv.t.offset;
+    outv.t = *rt0;
+    outv.t.dtype = L->tv[ep->out].t.dtype;
+    trnc_type_set_contiguous(&outv.t);
+    outv.t.offset = off;
+  }
+  if (outv.buffer < 0 || M == 0 || N == 0 || batch == 0) return TRNC_OK;
+  if (K > 0 && (a->buffer < 0 || b->buffer < 0))
+    return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operand is not materialized");
+  if (b->t.dtype != a->t.dtype) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operands of different dtypes");
+  trnc_dtype in_dt = a->t.dtype;
+  if (L->opt.autocast_bf16 && in_dt == TRNC_F32) in_dt = TRNC_BF16;
+
+  const lw_tv *views[4] = {a, b, &outv, bias};
+  int64_t ext[KIR_MAX_AXES], bs[4][KIR_MAX_AXES];
+  int nb = batch_axes(views, bias ? 4 : 3, batch, ext, bs);
+  if (nb < 0) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operands with batch dims that do not nest");
+  int am = nb, an = nb + 1, ak = nb + 2;
+  ext[am] = M;
+  ext[an] = N;
+  ext[ak] = K > 0 ? K : 1;
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  if (!k) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
+  kir_init(k, trnc_op_name(n->op), n, K > 0 ? nb + 3 : nb + 2, ext, K > 0 ? 1u << ak : 0);
+  k->tensors[k->ntensors++] = tensor_of(&outv, bs[2], nb, am, an);
+  int tb = -1;
+  if (bias) {
+    tb = k->ntensors;
+    k->tensors[k->ntensors++] = tensor_of(bias, bs[3], nb, am, an);
+  }
+  int v;
+  if (K > 0) {
+    int ta = k->ntensors, tbb = ta + 1;
+    k->tensors[k->ntensors++] = tensor_of(a, bs[0], nb, am, ak);
+    k->tensors[k->ntensors++] = tensor_of(b, bs[1], nb, ak, an);
+    v = kir_matmul2(k, kir_load(k, ta, in_dt), kir_load(k, tbb, in_dt));
+    if (alpha != 1) v = kir_act(k, TRNC_F32, TRNC_NC_ACT_IDENTITY, v, (float)alpha, 0);
+  } else {
+    v = kir_const(k, TRNC_F32, (1u << k->naxes) - 1, 0); /* A.B over no elements */
+  }
+  if (bias) {
+    int c = K > 0 ? kir_load_first(k, tb, TRNC_F32) : kir_load(k, tb, TRNC_F32);
+    if (beta != 1) c = kir_ts(k, TRNC_F32, c, TRNC_NC_ALU_MUL, (float)beta, TRNC_NC_ALU_BYPASS, 0);
+    v = kir_tt(k, TRNC_F32, TRNC_NC_ALU_ADD, v, c);
+  }
+  if (ep->act != TRNC_NC_ACT_IDENTITY || (K == 0 && !bias)) v = kir_act(k, TRNC_F32, ep->act, v, 1, 0);
+  if (v < 0) return full_kernel(L, n);
+  const kir_op *last = &k->ops[k->nops - 1];
+  if (K > 0 && last->code == KIR_MATMUL) v = kir_copy(k, outv.t.dtype, v);
+  else k->values[v].dtype = outv.t.dtype; /* the epilogue rounds once, into out's dtype */
+  if (v < 0 || !kir_store(k, 0, v)) return full_kernel(L, n);
+  const char *why = kir_verify(k);
+  if (why) return lw_fail(L, n, TRNC_ERR_INTERNAL, "matmul kernel: %s", why);
+  return kir_emit(L, k);
+}
+
+/* ==== the schedule ================================================================ */
+
+trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buffer, trnc_dtype dt, int64_t off,
+                                   int64_t pc, int64_t fstride, int64_t fc, lw_pool *rows, lw_pool *tp,
+                                   int (*queue)(void *), void *ctx) {
+  int64_t esz = lw_esize(dt);
+  for (int64_t f0 = 0; f0 < fc; f0 += 128) {
+    int64_t fcc = fc - f0 < 128 ? fc - f0 : 128;
+    lw_tile *r = lw_pool_next(rows), *p = lw_pool_next(tp);
+    trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, queue ? queue(ctx) : lw_dma_queue(L));
+    in.mode = TRNC_NC_DMA_DIRECT;
+    in.dst = lw_tile_ap(r, (int)fcc, 0, dt, 1, &pc);
+    trnc_nc_ap *s = &in.src[0];
+    s->mem = TRNC_NC_MEM_HBM;
+    s->dtype = (uint8_t)dt;
+    s->buffer = buffer;
+    s->offset = (off + f0 * fstride) * esz;
+    s->partitions = (int32_t)fcc;
+    s->partition_stride = fstride;
+    s->nfree = 1;
+    s->free[0] = (trnc_nc_dim){1, pc};
+    trnc_status st = lw_emit(L, &in, NULL, 0, &r, 1);
+    if (st) return st;
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+    tr.src[0] = in.dst;
+    tr.dst = lw_tile_ap(p, (int)pc, 0, TRNC_F32, 1, &fcc);
+    if ((st = lw_emit(L, &tr, &r, 1, &p, 1))) return st;
+    trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+    cp.src[0] = tr.dst;
+    cp.dst = lw_tile_ap(t, (int)pc, toff + f0 * esz, dt, 1, &fcc);
+    if ((st = lw_emit(L, &cp, &p, 1, &t, 1))) return st;
+  }
+  return TRNC_OK;
+}
+
+typedef struct mm {
+  const kir_kernel *k;
+  const kir_tensor *a, *b, *bias, *out;
+  int nb;                 /* batch axes: [0, nb); then M, N, K */
+  int64_t asr, asc, bsr, bsc, osr, osc, bias_r, bias_c; /* strides along M/K, K/N, M/N, M/N */
+  trnc_dtype in_dt;       /* matmul input dtype (tile dtype) */
+  int64_t M, N, K, batch;
+  double alpha, beta;
+  bool transposed;
+  int act;                /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
+  int kstep;              /* K steps per moving-tile DMA */
+  int64_t chunks;         /* moving-tile loads emitted so far */
+  int nq, nmq, next_q[2]; /* DMA queues: [0, nmq) moving tiles, [nmq, nq) the rest */
+  lw_pool st_pool, mv_pool, ps_pool, out_pool, f_pool, bias_pool;
+  lw_pool tr_pool, tp_pool; /* fp32 operand rows and their TensorE transposes (PSUM) */
+} mm;
+
+/* Row tiles of 128 per block (PSUM: two blocks of accumulators in flight,
+ * one bank each, in the 8 banks of a partition). */
+#define MM_MAX_BLOCK 4
+/* Moving tiles in flight: a [128, 4 x 512] bf16 DMA takes ~23 us on one
+ * queue and feeds 4 x 4 matmuls of ~0.2 us, so ~8 queues must stream at
+ * once to keep TensorE busy. */
+#define MM_MOVING_BUFS 12
+/* Bytes per partition of one moving-tile DMA (NKI performance guide: move
+ * at least 2-4 KiB per partition per DMA to amortise its fixed cost). */
+#define MM_MOVING_BYTES 4096
+
+/* Element offset of tensor t at batch index bi (row-major over the batch
+ * axes). */
+static int64_t batch_off(const mm *m, const kir_tensor *t, int64_t bi) {
+  int64_t off = t->offset;
+  for (int d = m->nb - 1; d >= 0; d--) {
+    int64_t e = m->k->extent[d];
+    off += (bi % e) * t->stride[d];
+    bi /= e;
+  }
+  return off;
+}
+
+/* True for a dtype NKI's DMA transpose moves (2-byte dtypes only). */
+static bool dma_transposable(trnc_dtype dt) { return lw_esize(dt) == 2; }
+
+/* True if the tile [p partitions along ps, free along fs] of tensor tv in
+ * dtype tile_dt is the transpose of contiguous HBM rows. */
+static bool wants_transpose(const kir_tensor *tv, trnc_dtype tile_dt, int64_t ps, int64_t fs) {
+  return fs != 1 && ps == 1 && tile_dt == tv->dtype;
+}
+
+/* The next DMA queue for moving tiles (role 0) or for stationary tiles,
+ * bias and stores (role 1): each role cycles over its own queues, so a
+ * stationary prefetch or a store never delays a moving tile behind it on an
+ * in-order queue. */
+static int mm_queue(mm *m, int role) {
+  int lo = role ? m->nmq : 0, n = role ? m->nq - m->nmq : m->nmq;
+  if (n <= 0) { /* a single queue does everything */
+    lo = 0;
+    n = m->nq;
+  }
+  return TRNC_NC_DMA0 + lo + m->next_q[role]++ % n;
+}
+
+typedef struct mm_role {
+  mm *m;
+  int role;
+} mm_role;
+
+static int mm_role_queue(void *ctx) {
+  mm_role *r = ctx;
+  return mm_queue(r->m, r->role);
+}
+
+/* Loads HBM region [pc rows along pstride] x [fc along fstride] of tensor
+ * tv into a tile as [pc partitions, fc free] at byte offset toff. A large
+ * load is split by partition ranges over up to `maxparts` DMA queues that
+ * run in parallel (one queue moves ~23 GB/s). */
+static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc_dtype tile_dt, const kir_tensor *tv,
+                          int64_t off, int64_t pstride, int64_t pc, int64_t fstride, int64_t fc, int maxparts) {
+  bool transpose = fc > 1 && pc > 1 && wants_transpose(tv, tile_dt, pstride, fstride);
+  if (transpose && !dma_transposable(tv->dtype)) {
+    mm_role r = {m, role};
+    return kir_load_pe_transposed(L, t, toff, tv->buffer, tv->dtype, off, pc, fstride, fc, &m->tr_pool, &m->tp_pool,
+                                  mm_role_queue, &r);
+  }
+  int64_t bytes = pc * fc * lw_esize(tile_dt);
+  int parts = bytes >= 32768 ? 4 : bytes >= 8192 ? 2 : 1;
+  if (parts > maxparts) parts = maxparts;
+  if (parts > pc) parts = (int)pc;
+  int64_t per = (pc + parts - 1) / parts;
+  trnc_nc_instr ins[4];
+  int n = 0;
+  for (int64_t p0 = 0; p0 < pc; p0 += per, n++) {
+    int64_t np = pc - p0 < per ? pc - p0 : per;
+    trnc_nc_instr *in = &ins[n];
+    memset(in, 0, sizeof *in);
+    in->op = TRNC_NC_OP_DMA_COPY;
+    in->engine = (uint8_t)mm_queue(m, role);
+    in->dst = lw_tile_ap(t, (int)np, toff, tile_dt, 1, &fc);
+    in->dst.start_partition = (int32_t)p0;
+    trnc_nc_ap *s = &in->src[0];
+    s->mem = TRNC_NC_MEM_HBM;
+    s->dtype = (uint8_t)tv->dtype;
+    s->buffer = tv->buffer;
+    s->offset = (off + p0 * pstride) * lw_esize(tv->dtype);
+    s->nfree = 1;
+    if (transpose) {
+      /* read contiguous rows of the transpose and flip them on the way */
+      in->mode = TRNC_NC_DMA_TRANSPOSE;
+      s->partitions = (int32_t)fc;
+      s->partition_stride = fstride;
+      s->free[0].stride = 1;
+      s->free[0].count = np;
+    } else {
+      in->mode = TRNC_NC_DMA_DIRECT;
+      s->partitions = (int32_t)np;
+      s->partition_stride = pstride;
+      s->free[0].stride = fstride;
+      s->free[0].count = fc;
+    }
+  }
+  return lw_emit_split(L, ins, n, NULL, 0, t);
+}
+
+/* Element offset and strides of operand `which` (0 stationary, 1 moving)
+ * for K step k0: the tile is [K partitions along *ps, free along *fs]. */
+static int64_t operand_at(const mm *m, int which, int64_t bi, int64_t f0, int64_t k0, int64_t *ps, int64_t *fs) {
+  /* plain: stationary A^T [k, rows = M], moving B [k, cols = N];
+   * transposed: stationary B [k, rows = N], moving A^T [k, cols = M] */
+  bool a_side = (which == 0) != m->transposed;
+  if (a_side) {
+    *ps = m->asc;
+    *fs = m->asr;
+    return batch_off(m, m->a, bi) + f0 * m->asr + k0 * m->asc;
+  }
+  *ps = m->bsr;
+  *fs = m->bsc;
+  return batch_off(m, m->b, bi) + k0 * m->bsr + f0 * m->bsc;
+}
+
+/* Loads the moving tiles of K steps [k0, k0 + ks*128) (ks whole steps, or
+ * one step of kt rows) and columns [c0, c0 + ct) into mvt as [k, step, ct],
+ * all steps with one DMA (a one-step tile may be a DMA transpose). */
+static trnc_status load_moving(lw *L, mm *m, lw_tile *mvt, int64_t bi, int64_t k0, int64_t kt, int ks,
+                               int64_t c0, int64_t ct) {
+  int64_t ps, fs, off = operand_at(m, 1, bi, c0, k0, &ps, &fs);
+  const kir_tensor *tv = m->transposed ? m->a : m->b;
+  /* the first tiles of the kernel in partition quarters over 4 queues, so
+   * TensorE starts after a quarter of a full DMA */
+  int parts = m->chunks < MM_MOVING_BUFS && kt >= 4 ? 4 : 1;
+  m->chunks++;
+  if (ks == 1) return load2d(L, m, 0, mvt, 0, m->in_dt, tv, off, ps, kt, fs, ct, parts);
+  trnc_nc_instr ins[4];
+  int64_t per = kt / parts, counts[2] = {ks, ct};
+  for (int q = 0; q < parts; q++) {
+    trnc_nc_instr *in = &ins[q];
+    int64_t np = q == parts - 1 ? kt - q * per : per;
+    *in = lw_instr(TRNC_NC_OP_DMA_COPY, mm_queue(m, 0));
+    in->mode = TRNC_NC_DMA_DIRECT;
+    in->dst = lw_tile_ap(mvt, (int)np, 0, m->in_dt, 2, counts);
+    in->dst.start_partition = (int32_t)(q * per);
+    trnc_nc_ap *s = &in->src[0];
+    s->mem = TRNC_NC_MEM_HBM;
+    s->dtype = (uint8_t)tv->dtype;
+    s->buffer = tv->buffer;
+    s->offset = (off + q * per * ps) * lw_esize(tv->dtype);
+    s->partitions = (int32_t)np;
+    s->partition_stride = ps;
+    s->nfree = 2;
+    s->free[0].stride = 128 * ps;
+    s->free[0].count = ks;
+    s->free[1].stride = fs;
+    s->free[1].count = ct;
+  }
+  return lw_emit_split(L, ins, parts, NULL, 0, mvt);
+}
+
+/* bt[rt, n] *= beta (on VectorE), unless beta is 1. */
+static trnc_status scale_by_beta(lw *L, const mm *m, lw_tile *bt, int64_t rt, int64_t n) {
+  if (m->beta == 1.0) return TRNC_OK;
+  trnc_nc_instr sc = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
+  sc.alu0 = TRNC_NC_ALU_MUL;
+  sc.imm[0] = (float)m->beta;
+  sc.dst = sc.src[0] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &n);
+  return lw_emit(L, &sc, &bt, 1, &bt, 1);
+}
+
+/* Epilogue of one output tile [rt, ct] at (r0, c0): PSUM -> SBUF with alpha,
+ * bias and the fused activation, into o at byte offset ooff. */
+static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct, lw_tile *ps,
+                            lw_tile *o, int64_t ooff) {
+  trnc_dtype odt = m->out->dtype;
+  trnc_status st;
+  trnc_nc_instr ev = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ev.act = TRNC_NC_ACT_IDENTITY;
+  ev.imm[0] = (float)m->alpha;
+  ev.src[0] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &ct);
+  lw_tile *bt = m->bias ? lw_pool_next(&m->bias_pool) : NULL;
+  int64_t bsr_b = m->bias_r, bsc_b = m->bias_c;
+  lw_tile *rd[2] = {ps, bt};
+  if (bt && m->transposed) {
+    /* per-partition bias (bias varies along N = rows here), scaled by beta */
+    int64_t one = 1;
+    st = load2d(L, m, 1, bt, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + r0 * bsc_b, bsc_b, rt, 0, 1, 4);
+    if (st || (st = scale_by_beta(L, m, bt, rt, one))) return st;
+    ev.src[1] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &one);
+    ev.act = (uint8_t)m->act;
+    ev.dst = lw_tile_ap(o, (int)rt, ooff, odt, 1, &ct);
+    return lw_emit(L, &ev, rd, 2, &o, 1);
+  }
+  if (!bt) {
+    ev.act = (uint8_t)m->act;
+    ev.dst = lw_tile_ap(o, (int)rt, ooff, odt, 1, &ct);
+    return lw_emit(L, &ev, &ps, 1, &o, 1);
+  }
+  /* bias broadcast over the tile: evacuate to fp32, then add beta*bias */
+  lw_tile *f = lw_pool_next(&m->f_pool);
+  ev.dst = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
+  if ((st = lw_emit(L, &ev, &ps, 1, &f, 1))) return st;
+  st = load2d(L, m, 1, bt, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + r0 * bsr_b + c0 * bsc_b, bsr_b, rt,
+              bsc_b, ct, 4);
+  if (st || (st = scale_by_beta(L, m, bt, rt, ct))) return st;
+  bool act = m->act != TRNC_NC_ACT_IDENTITY;
+  trnc_nc_instr add = lw_instr(TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_VECTOR);
+  add.alu0 = TRNC_NC_ALU_ADD;
+  add.dst = act ? lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct) : lw_tile_ap(o, (int)rt, ooff, odt, 1, &ct);
+  add.src[0] = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
+  add.src[1] = lw_tile_ap(bt, (int)rt, 0, TRNC_F32, 1, &ct);
+  lw_tile *r2[2] = {f, bt};
+  if ((st = lw_emit(L, &add, r2, 2, act ? &f : &o, 1))) return st;
+  if (!act) return TRNC_OK;
+  trnc_nc_instr ac = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
+  ac.act = (uint8_t)m->act;
+  ac.imm[0] = 1;
+  ac.src[0] = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
+  ac.dst = lw_tile_ap(o, (int)rt, ooff, odt, 1, &ct);
+  return lw_emit(L, &ac, &f, 1, &o, 1);
+}
+
+/* One DMA of store_tiles: partitions [sp, sp + rt) of o (rows r0 + sp..). */
+static trnc_status store_part(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
+                              lw_tile *o, int64_t ooff, int64_t sp, int role) {
+  r0 += sp;
+  trnc_dtype odt = m->out->dtype;
+  int64_t osr = m->osr, osc = m->osc, base = batch_off(m, m->out, bi);
+  trnc_nc_instr sd = lw_instr(TRNC_NC_OP_DMA_COPY, mm_queue(m, role));
+  int64_t counts[2] = {nt, ct};
+  sd.src[0] = lw_tile_ap(o, (int)rt, ooff, odt, nt > 1 ? 2 : 1, nt > 1 ? counts : &ct);
+  sd.src[0].start_partition = (int32_t)sp;
+  trnc_nc_ap *d = &sd.dst;
+  d->mem = TRNC_NC_MEM_HBM;
+  d->dtype = (uint8_t)odt;
+  d->buffer = m->out->buffer;
+  d->nfree = 1;
+  d->partitions = (int32_t)rt;
+  if (!m->transposed) {
+    d->offset = (base + r0 * osr + c0 * osc) * lw_esize(odt);
+    d->partition_stride = osr;
+    if (nt > 1) {
+      d->nfree = 2;
+      d->free[0].stride = 128 * osr;
+      d->free[0].count = nt;
+    }
+  } else if (osc == 1 && rt > 1 && ct > 1 && dma_transposable(odt)) {
+    /* The tile is out^T [n, m]; out rows are contiguous along n, so write
+     * them with a DMA transpose: ct rows of rt contiguous elements instead
+     * of rt*ct single-element runs. */
+    sd.mode = TRNC_NC_DMA_TRANSPOSE;
+    d->offset = (base + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->partitions = (int32_t)ct;
+    d->partition_stride = osr;
+    d->free[0].stride = 1;
+    d->free[0].count = rt;
+    return lw_emit(L, &sd, &o, 1, NULL, 0);
+  } else {
+    d->offset = (base + c0 * osr + r0 * osc) * lw_esize(odt);
+    d->partition_stride = osc;
+    d->free[0].stride = osr;
+  }
+  d->free[d->nfree - 1].stride = m->transposed ? osr : osc;
+  d->free[d->nfree - 1].count = ct;
+  return lw_emit(L, &sd, &o, 1, NULL, 0);
+}
+
+/* Stores nt output tiles [rt, ct] of rows r0 + t*128 (t < nt, each rt rows;
+ * nt > 1 only with rt = 128) from o (tile t at free offset t*ct) with one
+ * DMA (or `parts` DMAs of partition ranges, on the queues of `role`): out
+ * rows along partitions, [tile, column] along the free axis. */
+static trnc_status store_tiles(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int nt, int64_t c0, int64_t ct,
+                               lw_tile *o, int64_t ooff, int parts, int role) {
+  /* parts of at least 8 KiB: below that a part's fixed DMA cost outweighs
+   * what it saves (attention's [37, 37] score tiles) */
+  int64_t bytes = rt * nt * ct * lw_esize(m->out->dtype);
+  if (parts > bytes / 8192) parts = (int)(bytes / 8192);
+  if (parts < 2 || m->transposed || rt < parts) return store_part(L, m, bi, r0, rt, nt, c0, ct, o, ooff, 0, role);
+  /* partition ranges over `parts` queues, so a store ends soon after its
+   * evacuation */
+  int64_t per = rt / parts;
+  for (int q = 0; q < parts; q++) {
+    trnc_status st = store_part(L, m, bi, r0, q == parts - 1 ? rt - q * per : per, nt, c0, ct, o, ooff, q * per, role);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Resident stationary tiles loaded during a column block, each one K step
+ * before it is needed, so the loads interleave with the moving tiles on the
+ * DMA queues: a row block's own tiles (in its first column block) or the
+ * next row block's (prefetched while this one computes). */
+typedef struct mm_res_load {
+  lw_tile *res; /* NULL: nothing to load */
+  int64_t bi, r0, brows;
+} mm_res_load;
+
+static trnc_status load_resident(lw *L, mm *m, const mm_res_load *ld, int64_t k) {
+  if (!ld->res) return TRNC_OK;
+  int64_t kt = m->K - 128 * k < 128 ? m->K - 128 * k : 128, ps, fs;
+  int64_t off = operand_at(m, 0, ld->bi, ld->r0, 128 * k, &ps, &fs);
+  return load2d(L, m, 1, &ld->res[k], 0, m->in_dt, m->transposed ? m->b : m->a, off, ps, kt, fs, ld->brows, 2);
+}
+
+/* One column block [c0, c0 + ct) of a row block of mt row tiles from r0:
+ * the mt PSUM accumulators advance K step by K step, so each moving tile
+ * (loaded ks steps per DMA) is used mt times in a row against the resident
+ * stationary tiles res[k] ([k, mt*128] each; NULL: a pool tile loaded per
+ * step). Then the epilogue of each tile and one store of the full tiles
+ * (the kernel's last block: one per tile, over more queues, so the program
+ * ends soon after TensorE). */
+static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_t c0, int64_t ct, lw_tile *res,
+                            const mm_res_load ld[2], bool last) {
+  int64_t rows = m->transposed ? m->N : m->M;
+  lw_tile *ps[MM_MAX_BLOCK];
+  trnc_status st;
+  for (int t = 0; t < mt; t++) ps[t] = lw_pool_next(&m->ps_pool);
+  int64_t nk = (m->K + 127) / 128;
+  for (int64_t k = 0; k < nk;) {
+    int64_t kt = m->K - 128 * k < 128 ? m->K - 128 * k : 128;
+    int ks = 1;
+    if (kt == 128)
+      while (ks < m->kstep && k + ks < nk && m->K - 128 * (k + ks) >= 128) ks++;
+    for (int s = 0; s < ks; s++)
+      if ((st = load_resident(L, m, &ld[0], k + s))) return st;
+    lw_tile *mvt = lw_pool_next(&m->mv_pool);
+    if ((st = load_moving(L, m, mvt, bi, 128 * k, kt, ks, c0, ct))) return st;
+    for (int s = 0; s < ks; s++)
+      if ((st = load_resident(L, m, &ld[1], k + s))) return st;
+    for (int s = 0; s < ks; s++, k++) {
+      lw_tile *stt = res ? &res[k] : NULL;
+      for (int t = 0; t < mt; t++) {
+        int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
+        if (!res) {
+          int64_t sps, sfs, soff = operand_at(m, 0, bi, r0 + 128 * t, 128 * k, &sps, &sfs);
+          stt = lw_pool_next(&m->st_pool);
+          if ((st = load2d(L, m, 1, stt, 0, m->in_dt, m->transposed ? m->b : m->a, soff, sps, kt, sfs, rt, 4)))
+            return st;
+        }
+        trnc_nc_instr in = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+        in.mode = k > 0;
+        in.dst = lw_tile_ap(ps[t], (int)rt, 0, TRNC_F32, 1, &ct);
+        in.src[0] = lw_tile_ap(stt, (int)kt, res ? 128 * t * lw_esize(m->in_dt) : 0, m->in_dt, 1, &rt);
+        in.src[1] = lw_tile_ap(mvt, (int)kt, s * ct * lw_esize(m->in_dt), m->in_dt, 1, &ct);
+        lw_tile *rd[2] = {stt, mvt};
+        if ((st = lw_emit(L, &in, rd, 2, &ps[t], 1))) return st;
+      }
+    }
+  }
+  lw_tile *o = lw_pool_next(&m->out_pool);
+  int64_t osz = lw_esize(m->out->dtype);
+  int full = 0;
+  for (int t = 0; t < mt; t++) {
+    int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
+    if ((st = epilogue(L, m, bi, r0 + 128 * t, rt, c0, ct, ps[t], o, t * ct * osz))) return st;
+    if (rt == 128 && !m->transposed && !last) full = t + 1;
+  }
+  /* the full tiles with one store (in partition quarters), the rest one by
+   * one; the kernel's last stores go to the moving tiles' queues, idle by
+   * then */
+  if (full && (st = store_tiles(L, m, bi, r0, 128, full, c0, ct, o, 0, 4, 1))) return st;
+  for (int t = full; t < mt; t++) {
+    int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
+    if ((st = store_tiles(L, m, bi, r0 + 128 * t, rt, 1, c0, ct, o, t * ct * osz, 4, last ? 0 : 1))) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Reads the kernel's operands and epilogue (the form kir_emit_matmul builds)
+ * into m; NULL or what does not fit that form. */
+static const char *read_kernel(mm *m, const kir_kernel *k) {
+  int def[KIR_MAX_VALUES];
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0) def[k->ops[i].dst] = i;
+  int cur = -1, cval = -1;
+  m->alpha = m->beta = 1;
+  m->act = TRNC_NC_ACT_IDENTITY;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (cur < 0) { /* the loads of A and B, then the matmul */
+      if (o->code == KIR_LOAD) continue;
+      if (o->code != KIR_MATMUL) return "an op before the matmul";
+      const kir_op *la = &k->ops[def[o->src[0]]], *lb = &k->ops[def[o->src[1]]];
+      if (la->code != KIR_LOAD || lb->code != KIR_LOAD) return "a matmul operand is not a load";
+      m->a = &k->tensors[la->tensor];
+      m->b = &k->tensors[lb->tensor];
+      m->in_dt = k->values[o->src[0]].dtype;
+      if (k->values[o->src[1]].dtype != m->in_dt) return "matmul operands of different dtypes";
+      cur = o->dst;
+      continue;
+    }
+    bool on_cur = o->src[0] == cur;
+    if (o->code == KIR_LOAD && !m->bias && cval < 0) {
+      m->bias = &k->tensors[o->tensor];
+      cval = o->dst;
+    } else if (o->code == KIR_TS && o->src[0] == cval && cval >= 0 && o->fn == TRNC_NC_ALU_MUL &&
+               o->fn1 == TRNC_NC_ALU_BYPASS && o->src[1] < 0) {
+      m->beta *= o->imm[0];
+      cval = o->dst;
+    } else if (o->code == KIR_TT && o->fn == TRNC_NC_ALU_ADD && cval >= 0 && m->act == TRNC_NC_ACT_IDENTITY &&
+               ((on_cur && o->src[1] == cval) || (o->src[1] == cur && o->src[0] == cval))) {
+      cur = o->dst;
+      cval = -2; /* the bias is in */
+    } else if (o->code == KIR_ACT && on_cur && o->src[1] < 0 && o->imm[1] == 0 && m->act == TRNC_NC_ACT_IDENTITY) {
+      if (o->fn == TRNC_NC_ACT_IDENTITY && !m->bias) m->alpha *= o->imm[0];
+      else if (o->imm[0] == 1) m->act = o->fn;
+      else return "a scaled activation";
+      cur = o->dst;
+    } else if (o->code == KIR_COPY && on_cur) {
+      cur = o->dst;
+    } else if (o->code == KIR_STORE && on_cur && i == k->nops - 1) {
+      m->out = &k->tensors[o->tensor];
+      if (m->out->dtype != k->values[cur].dtype) return "the stored value is not in the result's dtype";
+    } else {
+      return "an epilogue op the matmul schedule does not fuse";
+    }
+  }
+  if (!m->out) return "no store of the result";
+  if (m->bias && cval != -2) return "a bias that is not added";
+  return NULL;
+}
+
+trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
+  mm m;
+  memset(&m, 0, sizeof m);
+  m.k = k;
+  const char *why = read_kernel(&m, k);
+  if (why) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul kernel: %s", why);
+  m.nb = k->naxes - 3;
+  int am = m.nb, an = m.nb + 1, ak = m.nb + 2;
+  if (m.nb < 0 || k->raxes != 1u << ak)
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul kernel: axes are not [batch..., M, N, K]");
+  m.M = k->extent[am];
+  m.N = k->extent[an];
+  m.K = k->extent[ak];
+  m.batch = 1;
+  for (int d = 0; d < m.nb; d++) m.batch *= k->extent[d];
+  m.asr = m.a->stride[am];
+  m.asc = m.a->stride[ak];
+  m.bsr = m.b->stride[ak];
+  m.bsc = m.b->stride[an];
+  m.osr = m.out->stride[am];
+  m.osc = m.out->stride[an];
+  if (m.bias) {
+    m.bias_r = m.bias->stride[am];
+    m.bias_c = m.bias->stride[an];
+    /* bias along N only (one per column) -> transposed orientation */
+    bool batched = false;
+    for (int d = 0; d < m.nb; d++) batched |= m.bias->stride[d] != 0;
+    m.transposed = m.bias_r == 0 && (m.bias_c != 0 || m.N == 1) && !batched && m.batch == 1 &&
+                   dma_transposable(m.out->dtype);
+  }
+  trnc_dtype dt = m.in_dt;
+  trnc_status st;
+  int64_t isz = lw_esize(dt);
+  int64_t rows = m.transposed ? m.N : m.M, cols = m.transposed ? m.M : m.N;
+  int64_t ctile = cols < 512 ? cols : 512;
+  int64_t nk = (m.K + 127) / 128, rtiles = (rows + 127) / 128;
+  /* Blocking: a row block of mt row tiles keeps its stationary tiles for
+   * every K step resident in SBUF (double-buffered across row blocks, so
+   * the next block loads while this one computes); every moving tile then
+   * feeds mt matmuls, so the moving operand is read rows/(128 mt) times
+   * instead of rows/128. The largest mt <= 4 whose resident tiles fit in
+   * the SBUF left after the other pools; without room even for mt = 1,
+   * stationary tiles stream from a pool per K step. */
+  int64_t other = 96 * 1024; /* moving, output, bias and evacuation pools (below) */
+  int64_t budget = L->target->sbuf_bytes_per_partition - other;
+  int64_t blocks_per = m.batch * rtiles;
+  int mt = MM_MAX_BLOCK;
+  /* operands read as rows and transposed on TensorE take one PSUM bank:
+   * two blocks of 2 accumulators at most then */
+  int64_t sps, sfs, mps, mfs;
+  operand_at(&m, 0, 0, 0, 0, &sps, &sfs);
+  operand_at(&m, 1, 0, 0, 0, &mps, &mfs);
+  const kir_tensor *stv = m.transposed ? m.b : m.a, *mtv = m.transposed ? m.a : m.b;
+  bool pe_tr = (!dma_transposable(dt) && (wants_transpose(stv, dt, sps, sfs) || wants_transpose(mtv, dt, mps, mfs))) ||
+               (m.bias && !m.transposed && wants_transpose(m.bias, TRNC_F32, m.bias_r, m.bias_c));
+  while (mt > 1 && (mt > rtiles || (pe_tr && mt > 2) || (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz > budget))
+    mt /= 2;
+  bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
+  m.nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
+  m.nmq = m.nq > 1 ? m.nq - (m.nq + 3) / 4 : m.nq; /* 12 of 16 for moving tiles */
+  bool mv_transpose = wants_transpose(mtv, m.in_dt, mps, mfs);
+  /* several K steps per moving DMA, unless each step is a transpose */
+  m.kstep = mv_transpose ? 1 : (int)(MM_MOVING_BYTES / (ctile * isz));
+  if (m.kstep < 1) m.kstep = 1;
+  if ((st = lw_pool_init(L, &m.st_pool, TRNC_NC_MEM_SBUF, 128 * isz, resident ? 1 : 4)) ||
+      (st = lw_pool_init(L, &m.mv_pool, TRNC_NC_MEM_SBUF, m.kstep * ctile * isz, MM_MOVING_BUFS)) ||
+      (st = lw_pool_init(L, &m.ps_pool, TRNC_NC_MEM_PSUM, ctile * 4, 2 * mt)) ||
+      (st = lw_pool_init(L, &m.out_pool, TRNC_NC_MEM_SBUF, mt * ctile * 4, 2)) ||
+      (st = lw_pool_init(L, &m.f_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
+      (st = lw_pool_init(L, &m.bias_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
+      (pe_tr && ((st = lw_pool_init(L, &m.tr_pool, TRNC_NC_MEM_SBUF, 128 * 4, 4)) ||
+                 (st = lw_pool_init(L, &m.tp_pool, TRNC_NC_MEM_PSUM, 128 * 4, 2)))))
+    return st;
+  lw_pool res_pool[2];
+  int nres = blocks_per > mt ? 2 : 1;
+  if (resident)
+    for (int b = 0; b < nres; b++)
+      if ((st = lw_pool_init(L, &res_pool[b], TRNC_NC_MEM_SBUF, 128 * mt * isz, (int)nk))) return st;
+  /* row blocks in order; block b uses resident set b % nres, loaded by its
+   * first column block (block 0) or prefetched by block b - 1 */
+  int64_t per_batch = (rows + 128 * mt - 1) / (128 * mt), nblocks = m.batch * per_batch;
+  int64_t ncols = (cols + ctile - 1) / ctile;
+  for (int64_t b = 0; b < nblocks; b++) {
+    int64_t bi = b / per_batch, r0 = (b % per_batch) * 128 * mt;
+    int bt = (int)((rows - r0 + 127) / 128 < mt ? (rows - r0 + 127) / 128 : mt);
+    lw_tile *res = resident ? res_pool[b % nres].tiles : NULL;
+    for (int64_t cb = 0; cb < ncols; cb++) {
+      int64_t c0 = cb * ctile;
+      mm_res_load ld[2] = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}};
+      if (resident && b == 0 && cb == 0)
+        ld[0] = (mm_res_load){res, bi, r0, rows - r0 < 128 * bt ? rows - r0 : 128 * bt};
+      if (resident && b + 1 < nblocks && cb == (ncols > 1 ? 1 : 0)) {
+        int64_t nbi = (b + 1) / per_batch, nr0 = ((b + 1) % per_batch) * 128 * mt;
+        ld[1] = (mm_res_load){res_pool[(b + 1) % nres].tiles, nbi, nr0, rows - nr0 < 128 * mt ? rows - nr0 : 128 * mt};
+      }
+      bool last = b == nblocks - 1 && cb == ncols - 1;
+      if ((st = mm_block(L, &m, bi, r0, bt, c0, cols - c0 < ctile ? cols - c0 : ctile, res, ld, last))) return st;
+    }
+  }
+  return TRNC_OK;
+}
