@@ -1,7 +1,8 @@
 /*
- * emit_data.c — data movement and indexing: embedding, embedding backward,
- * cat, stack, constant_pad_nd, index_select, gather, index.Tensor,
- * index_put, scatter.value, scatter.src, scatter_add.
+ * emit_data.c — data movement and indexing: embedding backward, cat,
+ * stack, constant_pad_nd, gather, index.Tensor, index_put, scatter.value,
+ * scatter.src, scatter_add (embedding and index_select are kir gathers:
+ * codegen/kir/gather.c).
  *
  * Everything here is one of three row programs over a *row space* (the
  * index tensor's shape, tiled 128 rows to the partitions):
@@ -14,7 +15,7 @@
  * offset + t * row_stride and holds the free pattern (up to 8 dims, tiled to
  * 4 per access pattern and chunked). idx(r) is one i32 per partition ([P,1]
  * in SBUF, what the DMA gather/scatter modes read): either an index tensor's
- * value loaded as is (embedding, index_select: the DMA's own range check
+ * value loaded as is (embedding backward: the DMA's own range check
  * reports any out-of-range value as TRNC_ERR_LIMIT), or a flat row computed
  * on VectorE from up to two index tensors (wrapped idx < 0 ? idx + size :
  * idx where eager wraps: index.Tensor, index_put) plus an affine term in the
@@ -1040,11 +1041,6 @@ static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
 
 static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_EMBEDDING: {
-      trnc_ref w = vref(n, 0), ix = vref(n, 1);
-      if (w == TRNC_NO_REF || ix == TRNC_NO_REF || vt(g, w)->rank != 2) return false;
-      return vt(g, ix)->dtype == TRNC_I32 || vt(g, ix)->dtype == TRNC_I64;
-    }
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: {
       trnc_ref go = vref(n, 0), ix = vref(n, 1);
       if (go == TRNC_NO_REF || ix == TRNC_NO_REF || trnc_arg_bool(n, 4, false)) return false; /* scale_grad_by_freq */
@@ -1059,11 +1055,6 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
     case TRNC_OP_AS_STRIDED_SCATTER:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_INDEX_SELECT: {
-      trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      return x != TRNC_NO_REF && ix != TRNC_NO_REF &&
-             (vt(g, x)->rank == 0 || vt(g, x)->shape[wrapdim(trnc_arg_int(n, 1, 0), vt(g, x)->rank)] <= INT32_MAX);
-    }
     case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
       if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
@@ -1151,16 +1142,6 @@ static void embedding_job(job *J, const lw_tv *ix, const lw_tv *t, const lw_tv *
   J->rbase = r->t.offset;
 }
 
-static trnc_status emit_embedding(lw *L, const trnc_node *n) {
-  const lw_tv *w = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0) return TRNC_OK;
-  job J;
-  embedding_job(&J, ix, w, o);
-  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0)
-    return lw_fail(L, n, TRNC_ERR_LIMIT, "embedding: index into an empty weight");
-  return run_job(L, n, &J, J_GATHER);
-}
-
 static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   const lw_tv *go = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
@@ -1170,49 +1151,6 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   J.has_skip = pad >= 0;
   J.skip = pad;
   return run_job(L, n, &J, J_ACC);
-}
-
-/* A 0-d tensor as the 1-element vector that index_select sees (torch: a 0-d
- * self is indexed as one row along dim 0, the result 0-d too). */
-static lw_tv as_vector(const lw_tv *t) {
-  lw_tv v = *t;
-  if (v.t.rank == 0) {
-    v.t.rank = 1;
-    v.t.shape[0] = 1;
-    v.t.stride[0] = 1;
-  }
-  return v;
-}
-
-static trnc_status emit_index_select(lw *L, const trnc_node *n) {
-  lw_tv xv = as_vector(&L->tv[vref(n, 0)]), ov = as_vector(&L->tv[n->outs[0]]);
-  const lw_tv *x = &xv, *ix = &L->tv[vref(n, 2)], *o = &ov;
-  if (o->buffer < 0) return TRNC_OK;
-  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
-  job J;
-  memset(&J, 0, sizeof J);
-  J.rows.nops = 4;
-  J.rows.rank = 1;
-  J.rows.size[0] = trnc_type_numel(&ix->t);
-  J.rows.st[OP_R][0] = o->t.stride[d];
-  J.rows.st[OP_I0][0] = ix->t.rank ? ix->t.stride[0] : 0;
-  J.nc = 1;
-  J.c[0] = (icomp){ix, ix->t.offset, x->t.shape[d], 1, false};
-  J.t = x;
-  J.tbase = x->t.offset;
-  J.tps = x->t.stride[d];
-  J.trows = x->t.shape[d];
-  J.pat.nops = 2;
-  for (int i = 0; i < x->t.rank; i++) {
-    if (i == d) continue;
-    J.pat.size[J.pat.rank] = x->t.shape[i];
-    J.pat.st[PT_T][J.pat.rank] = x->t.stride[i];
-    J.pat.st[PT_R][J.pat.rank] = o->t.stride[i];
-    J.pat.rank++;
-  }
-  J.r = o;
-  J.rbase = o->t.offset;
-  return run_job(L, n, &J, J_GATHER);
 }
 
 /* Element-level job for gather / scatter*: row space = index shape, one
@@ -1434,7 +1372,6 @@ static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
 
 static trnc_status emit(lw *L, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_EMBEDDING: return emit_embedding(L, n);
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
     case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
     case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
@@ -1442,7 +1379,6 @@ static trnc_status emit(lw *L, const trnc_node *n) {
       return emit_slice_scatter(L, n);
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
-    case TRNC_OP_INDEX_SELECT: return emit_index_select(L, n);
     case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
     case TRNC_OP_INDEX: return emit_index(L, n);

@@ -1,0 +1,230 @@
+/*
+ * gather.c — indirect loads in the kernel IR: embedding and index_select as
+ * a kir `gather` op, so the lookup fuses with the elementwise and row ops
+ * that read it (token + position embedding, their add and the first layer
+ * norm are one kernel).
+ *
+ * A gather reads row idx(p) of a table: the table is an HBM tensor whose
+ * rows are row_stride elements apart (rows of them) and whose access map
+ * over the kernel's axes is the row's pattern (the result dims that are not
+ * index dims); the index is an i32 value constant along that pattern, one
+ * per partition ([P, 1] in SBUF: what the DMA gather mode reads). The DMA's
+ * own range check reports an index outside [0, rows) as TRNC_ERR_LIMIT, as
+ * eager raises.
+ *
+ * Schedule (codegen/kir/emit.c): partitions walk an axis the index varies
+ * along, the free dims only axes it does not (map kernels: kir_gather_order
+ * puts the index dims outermost; row kernels: kir_gather_fits lets a gather
+ * join a row group only when the rows fold exactly its pattern, so every
+ * space axis is an index axis or a broadcast one).
+ */
+#include <string.h>
+
+#include "codegen/kir/kir.h"
+
+static trnc_ref vref(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = trnc_node_arg(n, i);
+  return (a && a->kind == TRNC_ARG_VALUE) ? a->u.ref : TRNC_NO_REF;
+}
+
+static int wrapdim(int64_t d, int rank) {
+  int r = rank ? rank : 1;
+  return (int)(d < 0 ? d + r : d);
+}
+
+int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt) {
+  if (idx < 0 || tensor < 0) return -1;
+  int v = kir_value_new(k, dt, k->values[idx].axes);
+  if (v < 0) return -1;
+  kir_op o;
+  memset(&o, 0, sizeof o);
+  o.code = KIR_GATHER;
+  o.dst = (int16_t)v;
+  o.src[0] = (int16_t)idx;
+  o.src[1] = o.src[2] = -1;
+  o.tensor = (int16_t)tensor;
+  return kir_op_add(k, o) ? v : -1;
+}
+
+bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_EMBEDDING: {
+      trnc_ref w = vref(n, 0), ix = vref(n, 1);
+      if (w == TRNC_NO_REF || ix == TRNC_NO_REF || g->values[w].type.rank != 2) return false;
+      trnc_dtype dt = g->values[ix].type.dtype;
+      return (dt == TRNC_I32 || dt == TRNC_I64) && g->values[w].type.shape[0] <= INT32_MAX;
+    }
+    case TRNC_OP_INDEX_SELECT: {
+      trnc_ref x = vref(n, 0), ix = vref(n, 2);
+      if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
+      const trnc_type *xt = &g->values[x].type, *it = &g->values[ix].type;
+      if ((it->dtype != TRNC_I32 && it->dtype != TRNC_I64) || it->rank > 1) return false;
+      return xt->rank == 0 || xt->shape[wrapdim(trnc_arg_int(n, 1, 0), xt->rank)] <= INT32_MAX;
+    }
+    default: return false;
+  }
+}
+
+/* Dims of n's result that are index dims (bit d: result dim d). */
+static uint32_t index_dims(const trnc_graph *g, const trnc_node *n) {
+  if (n->op == TRNC_OP_EMBEDDING) return (1u << g->values[vref(n, 1)].type.rank) - 1;
+  const trnc_type *xt = &g->values[vref(n, 0)].type;
+  return xt->rank ? 1u << wrapdim(trnc_arg_int(n, 1, 0), xt->rank) : 0;
+}
+
+uint32_t kir_gather_dims(const trnc_graph *g, const trnc_node *n, int rank) {
+  int off = rank - g->values[n->outs[0]].type.rank;
+  return off < 0 ? 0 : index_dims(g, n) << off;
+}
+
+bool kir_gather_fits(const trnc_graph *g, const trnc_node *const *nodes, int n, int rank, uint32_t rows) {
+  const trnc_node *m = nodes[n - 1];
+  if (kir_is_gather(g, m))
+    for (uint32_t a = 0; a < m->nargs; a++) {
+      if (m->args[a].kind != TRNC_ARG_VALUE) continue;
+      const trnc_node *p = &g->nodes[g->values[m->args[a].u.ref].node];
+      for (int i = 0; i < n - 1; i++)
+        if (nodes[i] == p) return false; /* a table or index must be in HBM */
+    }
+  if (!rows) return true;
+  for (int i = 0; i < n; i++) {
+    if (!kir_is_gather(g, nodes[i])) continue;
+    const trnc_type *ot = &g->values[nodes[i]->outs[0]].type;
+    int off = rank - ot->rank;
+    if (off < 0) return false;
+    uint32_t all = ((1u << ot->rank) - 1) << off, idx = kir_gather_dims(g, nodes[i], rank);
+    if ((rows & idx) || ((all & ~idx) & ~rows)) return false;
+  }
+  return true;
+}
+
+/* lw_tv view of t over `rank` dims. */
+static lw_tv view(const lw_tv *t, int rank, const int64_t *shape, const int64_t *stride) {
+  lw_tv v = *t;
+  v.t.rank = (uint8_t)rank;
+  for (int d = 0; d < rank; d++) {
+    v.t.shape[d] = shape[d];
+    v.t.stride[d] = stride[d];
+  }
+  return v;
+}
+
+trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
+  lw *L = E->L;
+  kir_kernel *k = E->k;
+  int rank = L->g->values[n->outs[0]].type.rank; /* its tv may have no buffer */
+  int off = k->naxes - (rank ? rank : 1);
+  int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int tab_axis[TRNC_MAX_RANK], ix_axis[TRNC_MAX_RANK];
+  lw_tv tab, ix;
+  int64_t rows, rstride;
+  const char *what;
+  if (n->op == TRNC_OP_EMBEDDING) {
+    const lw_tv *w = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 1)];
+    ix = *i;
+    for (int d = 0; d < i->t.rank; d++) ix_axis[d] = off + d;
+    sh[0] = w->t.shape[1];
+    st[0] = w->t.stride[1];
+    tab = view(w, 1, sh, st);
+    tab_axis[0] = off + i->t.rank;
+    rows = w->t.shape[0];
+    rstride = w->t.stride[0];
+    what = "embedding: index into an empty weight";
+  } else { /* index_select; a 0-d self is one row along dim 0 */
+    const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 2)];
+    int xr = x->t.rank, d = wrapdim(trnc_arg_int(n, 1, 0), xr);
+    sh[0] = trnc_type_numel(&i->t);
+    st[0] = i->t.rank ? i->t.stride[0] : 1;
+    ix = view(i, 1, sh, st);
+    ix_axis[0] = off + d;
+    int r = 0;
+    for (int j = 0; j < xr; j++) {
+      if (j == d) continue;
+      sh[r] = x->t.shape[j];
+      st[r] = x->t.stride[j];
+      tab_axis[r++] = off + j;
+    }
+    tab = view(x, r, sh, st);
+    rows = xr ? x->t.shape[d] : 1;
+    rstride = xr ? x->t.stride[d] : 1;
+    what = "index_select: index into an empty dim";
+  }
+  if (rows == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "%s", what);
+  if (tab.buffer < 0 || ix.buffer < 0 || ix.t.dtype != TRNC_I32)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
+  int ti = kir_tensor_add(k, &ix, ix_axis), tt = kir_tensor_add(k, &tab, tab_axis);
+  int vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  if (tt >= 0) {
+    k->tensors[tt].rows = rows;
+    k->tensors[tt].row_stride = rstride;
+  }
+  int v = kir_gather(k, tt, vi, tab.t.dtype);
+  if (v < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+  E->val[n->outs[0]] = (int16_t)v;
+  return TRNC_OK;
+}
+
+/* Tensors that gather indices are loaded from (the loads an index value is
+ * computed from). */
+static void index_tensors(const kir_kernel *k, int v, bool *is_ix, int depth) {
+  if (v < 0 || depth > KIR_MAX_OPS) return;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->dst != v) continue;
+    if (o->code == KIR_LOAD) is_ix[o->tensor] = true;
+    else
+      for (int s = 0; s < 3; s++) index_tensors(k, o->src[s], is_ix, depth + 1);
+    return;
+  }
+}
+
+int kir_gather_order(const kir_kernel *k, lw_space *s) {
+  bool is_ix[KIR_MAX_TENSORS] = {false}, any = false;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].code == KIR_GATHER) {
+      index_tensors(k, k->ops[i].src[0], is_ix, 0);
+      any = true;
+    }
+  if (!any) return -1;
+  /* stable partition: dims some index varies along first */
+  lw_space t = *s;
+  int w = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int d = 0; d < s->rank; d++) {
+      bool varies = false;
+      for (int o = 0; o < s->nops; o++) varies |= is_ix[o] && s->stride[o][d] != 0 && s->size[d] > 1;
+      if (varies != (pass == 0)) continue;
+      t.size[w] = s->size[d];
+      for (int o = 0; o < s->nops; o++) t.stride[o][w] = s->stride[o][d];
+      w++;
+    }
+  *s = t;
+  lw_space_coalesce(s); /* never merges an index dim with a pattern dim */
+  int nfirst = 0;
+  for (int d = 0; d < s->rank; d++) {
+    bool varies = false;
+    for (int o = 0; o < s->nops; o++) varies |= is_ix[o] && s->stride[o][d] != 0;
+    if (varies) nfirst = d + 1;
+  }
+  if (nfirst == s->rank) { /* rows of one element: a free dim of 1 */
+    s->size[s->rank] = 1;
+    for (int o = 0; o < s->nops; o++) s->stride[o][s->rank] = 0;
+    s->rank++;
+  }
+  return nfirst;
+}
+
+trnc_status kir_gather_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *dst, trnc_nc_ap sb,
+                           trnc_nc_ap table, lw_tile *idx) {
+  if (table.partitions > 1 && table.partition_stride != 0)
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a gathered table varies along the partition axis");
+  table.partitions = (int32_t)T->rows;
+  table.partition_stride = T->row_stride;
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  in.mode = TRNC_NC_DMA_GATHER;
+  in.dst = sb;
+  in.src[0] = table;
+  int64_t one = 1;
+  in.src[1] = lw_tile_ap(idx, sb.partitions, 0, TRNC_I32, 1, &one);
+  return lw_emit(L, &in, &idx, 1, &dst, 1);
+}
