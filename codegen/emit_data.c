@@ -57,6 +57,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "codegen/kir/kir.h"
 #include "codegen/lower.h"
 #include "ir/shape.h"
 
@@ -1078,6 +1079,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       adv A;
       trnc_ref x = vref(n, 0);
       if (x == TRNC_NO_REF || !adv_parse(g, n, &A)) return false;
+      if (n->op == TRNC_OP_INDEX && kir_is_gather(g, n)) return false; /* codegen/kir/gather.c */
       const trnc_type *xt = vt(g, x);
       for (int k = 0; k < A.nidx; k++)
         if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */

@@ -46,8 +46,33 @@ int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt) {
   return kir_op_add(k, o) ? v : -1;
 }
 
+/* x[..., idx, ...] with one index tensor (index.Tensor): its position in
+ * the index list, -1 for any other form (two index tensors stay in
+ * codegen/emit_data.c). */
+static int single_index(const trnc_graph *g, const trnc_node *n, trnc_ref *ix) {
+  const trnc_arg *l = trnc_node_arg(n, 1);
+  if (!l || l->kind != TRNC_ARG_LIST) return -1;
+  int pos = -1;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_arg *a = &l->u.list.items[i];
+    if (a->kind == TRNC_ARG_NONE) continue;
+    if (a->kind != TRNC_ARG_VALUE || pos >= 0) return -1;
+    trnc_dtype dt = g->values[a->u.ref].type.dtype;
+    if (dt != TRNC_I32 && dt != TRNC_I64) return -1;
+    pos = (int)i;
+    *ix = a->u.ref;
+  }
+  return pos;
+}
+
 bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
+    case TRNC_OP_INDEX: {
+      trnc_ref x = vref(n, 0), ix;
+      int pos = x == TRNC_NO_REF ? -1 : single_index(g, n, &ix);
+      /* the wrap idx + (idx < 0) * size is exact in VectorE's fp32 */
+      return pos >= 0 && pos < g->values[x].type.rank && g->values[x].type.shape[pos] <= (1 << 24);
+    }
     case TRNC_OP_EMBEDDING: {
       trnc_ref w = vref(n, 0), ix = vref(n, 1);
       if (w == TRNC_NO_REF || ix == TRNC_NO_REF || g->values[w].type.rank != 2) return false;
@@ -68,6 +93,11 @@ bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
 /* Dims of n's result that are index dims (bit d: result dim d). */
 static uint32_t index_dims(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_EMBEDDING) return (1u << g->values[vref(n, 1)].type.rank) - 1;
+  if (n->op == TRNC_OP_INDEX) {
+    trnc_ref ix = TRNC_NO_REF;
+    int pos = single_index(g, n, &ix);
+    return ((1u << g->values[ix].type.rank) - 1) << pos;
+  }
   const trnc_type *xt = &g->values[vref(n, 0)].type;
   return xt->rank ? 1u << wrapdim(trnc_arg_int(n, 1, 0), xt->rank) : 0;
 }
@@ -118,6 +148,7 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
   int tab_axis[TRNC_MAX_RANK], ix_axis[TRNC_MAX_RANK];
   lw_tv tab, ix;
   int64_t rows, rstride;
+  bool wrap = false; /* negative indices count from the end */
   const char *what;
   if (n->op == TRNC_OP_EMBEDDING) {
     const lw_tv *w = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 1)];
@@ -130,6 +161,24 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
     rows = w->t.shape[0];
     rstride = w->t.stride[0];
     what = "embedding: index into an empty weight";
+  } else if (n->op == TRNC_OP_INDEX) { /* x[..., idx, ...]: idx's dims replace dim pos */
+    trnc_ref ir = TRNC_NO_REF;
+    int pos = single_index(L->g, n, &ir);
+    const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[ir];
+    ix = *i;
+    for (int d = 0; d < i->t.rank; d++) ix_axis[d] = off + pos + d;
+    int r = 0;
+    for (int j = 0; j < x->t.rank; j++) {
+      if (j == pos) continue;
+      sh[r] = x->t.shape[j];
+      st[r] = x->t.stride[j];
+      tab_axis[r++] = off + (j < pos ? j : j - 1 + i->t.rank);
+    }
+    tab = view(x, r, sh, st);
+    rows = x->t.shape[pos];
+    rstride = x->t.stride[pos];
+    wrap = true;
+    what = "index: index into an empty dim";
   } else { /* index_select; a 0-d self is one row along dim 0 */
     const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 2)];
     int xr = x->t.rank, d = wrapdim(trnc_arg_int(n, 1, 0), xr);
@@ -154,6 +203,9 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
   int ti = kir_tensor_add(k, &ix, ix_axis), tt = kir_tensor_add(k, &tab, tab_axis);
   int vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  if (wrap) /* idx + (idx < 0) * rows: the add in GpSimd's exact int32 */
+    vi = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, vi,
+                kir_ts(k, TRNC_I32, vi, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)rows));
   if (tt >= 0) {
     k->tensors[tt].rows = rows;
     k->tensors[tt].row_stride = rstride;

@@ -144,3 +144,32 @@ def test_embedding_backward_non_finite_wide_rows():
     ids = torch.randint(0, 300, (200,))
     f = lambda g, ids: torch.ops.aten.embedding_dense_backward(g, ids, 300, -1, False)  # noqa: E731
     torch.testing.assert_close(run_counted(f, g, ids), f(g, ids), rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("where", [0, 1, 2])
+@pytest.mark.parametrize("ishape", [(140,), (3, 200), (600,)])
+def test_index_tensor_one_index_wraps(where, ishape):
+    # x[..., idx, ...] with negative indices counting from the end
+    g = torch.Generator().manual_seed(where + len(ishape))
+    x = torch.randn(129, 7, 130, generator=g)
+    size = x.shape[where]
+    idx = torch.randint(-size, size, ishape, generator=g)
+    sl = (slice(None),) * where
+    f = lambda x, i: x[sl + (i,)] * 2  # noqa: E731
+    _same(run_counted(f, x, idx), f(x, idx))
+
+
+def test_index_tensor_then_layer_norm_and_out_of_range():
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(300, 520, generator=g)
+    idx = torch.randint(-300, 300, (2, 65), generator=g)
+    f = lambda x, i: F.layer_norm(x[i], (520,))  # noqa: E731
+    torch.testing.assert_close(run_counted(f, x, idx), f(x, idx), rtol=1e-5, atol=1e-5)
+    torch._dynamo.reset()
+    fc = torch.compile(lambda x, i: x[i], backend="neuron", dynamic=False)
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 300 rows"):
+        fc(x, torch.tensor([0, 300]))
+    torch._dynamo.reset()
+    fc = torch.compile(lambda x, i: x[i], backend="neuron", dynamic=False)
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 300 rows"):
+        fc(x, torch.tensor([-301, 1]))
