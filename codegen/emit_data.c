@@ -1058,7 +1058,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: {
       trnc_ref x = vref(n, 0), ix = vref(n, 2);
-      if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
+      if (x == TRNC_NO_REF || ix == TRNC_NO_REF || kir_is_gather(g, n)) return false; /* kir/gather.c */
       const trnc_type *xt = vt(g, x), *it = vt(g, ix);
       if (xt->rank != it->rank || xt->rank == 0) return false;
       if (trnc_type_numel(xt) > MASK_ROWS / 2 || extent(xt) > MASK_ROWS / 2) return false;

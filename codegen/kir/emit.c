@@ -347,8 +347,7 @@ static trnc_status emit_map(sched *S) {
   for (int i = 0; i < k->nops && first_store < 0; i++)
     if (k->ops[i].code == KIR_STORE) first_store = k->ops[i].tensor;
   if (first_store >= 0) lw_space_order(&s, first_store);
-  int gfree = kir_gather_order(k, &s); /* -1: no gather */
-  if (gfree < 0) lw_space_coalesce(&s);
+  if (!S->gathers) lw_space_coalesce(&s); /* else kir_gather_tiles orders and coalesces */
   for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
   int64_t max_free = tile_elems(S, numel);
   if (max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "elementwise group too large");
@@ -357,7 +356,8 @@ static trnc_status emit_map(sched *S) {
   if (st) return st;
   /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
   int64_t P = L->target->partitions;
-  if (gfree >= 0 || s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, gfree, max_free, map_tile, S);
+  if (S->gathers) return kir_gather_tiles(L, k, &s, max_free, map_tile, S);
+  if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
   int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
   lw_space main = s;
   main.rank = 2;

@@ -67,6 +67,19 @@ static int single_index(const trnc_graph *g, const trnc_node *n, trnc_ref *ix) {
 
 bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
+    case TRNC_OP_GATHER: { /* out[p] = x[p with dim d = idx[p]] */
+      trnc_ref x = vref(n, 0), ix = vref(n, 2);
+      if (x == TRNC_NO_REF || ix == TRNC_NO_REF) return false;
+      const trnc_type *xt = &g->values[x].type, *it = &g->values[ix].type;
+      if (xt->rank != it->rank || xt->rank == 0 || (it->dtype != TRNC_I32 && it->dtype != TRNC_I64)) return false;
+      int d = wrapdim(trnc_arg_int(n, 1, 0), xt->rank);
+      if (xt->shape[d] > INT32_MAX) return false;
+      /* partitions walk dim d, the other dims are looped: worth it while
+       * that makes at most about twice the tiles of a flat row space
+       * (codegen/emit_data.c keeps the rest) */
+      int64_t nd = it->shape[d], numel = trnc_type_numel(it), loops = nd ? numel / nd : 0;
+      return loops * ((nd + 127) / 128) <= 2 * ((numel + 127) / 128) + 8;
+    }
     case TRNC_OP_INDEX: {
       trnc_ref x = vref(n, 0), ix;
       int pos = x == TRNC_NO_REF ? -1 : single_index(g, n, &ix);
@@ -93,6 +106,7 @@ bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
 /* Dims of n's result that are index dims (bit d: result dim d). */
 static uint32_t index_dims(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_EMBEDDING) return (1u << g->values[vref(n, 1)].type.rank) - 1;
+  if (n->op == TRNC_OP_GATHER) return (1u << g->values[vref(n, 2)].type.rank) - 1;
   if (n->op == TRNC_OP_INDEX) {
     trnc_ref ix = TRNC_NO_REF;
     int pos = single_index(g, n, &ix);
@@ -161,6 +175,19 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
     rows = w->t.shape[0];
     rstride = w->t.stride[0];
     what = "embedding: index into an empty weight";
+  } else if (n->op == TRNC_OP_GATHER) { /* rows along dim d; the other dims walk x's strides */
+    const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 2)];
+    int d = wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
+    ix = *i;
+    for (int j = 0; j < x->t.rank; j++) {
+      ix_axis[j] = tab_axis[j] = off + j;
+      sh[j] = x->t.shape[j];
+      st[j] = j == d ? 0 : x->t.stride[j];
+    }
+    tab = view(x, x->t.rank, sh, st);
+    rows = x->t.shape[d];
+    rstride = x->t.stride[d];
+    what = "gather: index into an empty dim";
   } else if (n->op == TRNC_OP_INDEX) { /* x[..., idx, ...]: idx's dims replace dim pos */
     trnc_ref ir = TRNC_NO_REF;
     int pos = single_index(L->g, n, &ir);
@@ -230,40 +257,70 @@ static void index_tensors(const kir_kernel *k, int v, bool *is_ix, int depth) {
   }
 }
 
-int kir_gather_order(const kir_kernel *k, lw_space *s) {
-  bool is_ix[KIR_MAX_TENSORS] = {false}, any = false;
+/* Class of dim d of s: 0 an index and a table vary along it (looped), 1 an
+ * index only (partitions), 2 no index (the rows' pattern: free dims). */
+static int dim_class(const lw_space *s, const bool *is_ix, const bool *is_tab, int d) {
+  bool ix = false, tab = false;
+  for (int o = 0; o < s->nops; o++) {
+    bool v = s->stride[o][d] != 0 && s->size[d] > 1;
+    ix |= is_ix[o] && v;
+    tab |= is_tab[o] && v;
+  }
+  return !ix ? 2 : tab ? 0 : 1;
+}
+
+trnc_status kir_gather_tiles(lw *L, const kir_kernel *k, lw_space *s, int64_t max_free, lw_tile_fn fn,
+                             void *ctx) {
+  bool is_ix[KIR_MAX_TENSORS] = {false}, is_tab[KIR_MAX_TENSORS] = {false};
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].code == KIR_GATHER) {
       index_tensors(k, k->ops[i].src[0], is_ix, 0);
-      any = true;
+      is_tab[k->ops[i].tensor] = true;
     }
-  if (!any) return -1;
-  /* stable partition: dims some index varies along first */
+  /* stable partition by class: looped, partition, pattern dims */
   lw_space t = *s;
   int w = 0;
-  for (int pass = 0; pass < 2; pass++)
+  for (int c = 0; c < 3; c++)
     for (int d = 0; d < s->rank; d++) {
-      bool varies = false;
-      for (int o = 0; o < s->nops; o++) varies |= is_ix[o] && s->stride[o][d] != 0 && s->size[d] > 1;
-      if (varies != (pass == 0)) continue;
+      if (dim_class(s, is_ix, is_tab, d) != c) continue;
       t.size[w] = s->size[d];
       for (int o = 0; o < s->nops; o++) t.stride[o][w] = s->stride[o][d];
       w++;
     }
-  *s = t;
-  lw_space_coalesce(s); /* never merges an index dim with a pattern dim */
-  int nfirst = 0;
-  for (int d = 0; d < s->rank; d++) {
-    bool varies = false;
-    for (int o = 0; o < s->nops; o++) varies |= is_ix[o] && s->stride[o][d] != 0;
-    if (varies) nfirst = d + 1;
+  lw_space_coalesce(&t); /* never merges dims of different classes */
+  int nloop = 0, nfirst = 0;
+  for (int d = 0; d < t.rank; d++) {
+    int c = dim_class(&t, is_ix, is_tab, d);
+    if (c == 0) nloop = d + 1;
+    if (c < 2) nfirst = d + 1;
   }
-  if (nfirst == s->rank) { /* rows of one element: a free dim of 1 */
-    s->size[s->rank] = 1;
-    for (int o = 0; o < s->nops; o++) s->stride[o][s->rank] = 0;
-    s->rank++;
+  /* the space inside the looped dims */
+  lw_space in = t;
+  in.rank = t.rank - nloop;
+  for (int d = 0; d < in.rank; d++) {
+    in.size[d] = t.size[nloop + d];
+    for (int o = 0; o < t.nops; o++) in.stride[o][d] = t.stride[o][nloop + d];
   }
-  return nfirst;
+  if (nfirst == t.rank) { /* rows of one element: a free dim of 1 */
+    in.size[in.rank] = 1;
+    for (int o = 0; o < in.nops; o++) in.stride[o][in.rank] = 0;
+    in.rank++;
+  }
+  int64_t idx[TRNC_MAX_RANK + 1] = {0};
+  for (;;) {
+    for (int o = 0; o < t.nops; o++) {
+      in.base[o] = t.base[o];
+      for (int d = 0; d < nloop; d++) in.base[o] += idx[d] * t.stride[o][d];
+    }
+    trnc_status st = lw_space_tiles(L, &in, nfirst - nloop, max_free, fn, ctx);
+    if (st) return st;
+    int d = nloop - 1;
+    for (; d >= 0; d--) {
+      if (++idx[d] < t.size[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return TRNC_OK;
+  }
 }
 
 trnc_status kir_gather_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *dst, trnc_nc_ap sb,

@@ -271,11 +271,13 @@ bool kir_gather_fits(const trnc_graph *g, const trnc_node *const *nodes, int n, 
 /** Appends the ops of gather node n (its index load and the gather); sets
  *  env->val[n's output]. TRNC_ERR_LIMIT for indices into an empty table. */
 trnc_status kir_lower_gather(kir_env *env, const trnc_node *n);
-/** Map kernels: reorders lw_space s (one operand per kernel tensor) so the
- *  dims that gather indices vary along are outermost, coalesces it and
- *  returns the first free dim for lw_space_tiles; -1 (s untouched) when k
- *  has no gather. */
-int kir_gather_order(const kir_kernel *k, lw_space *s);
+/** Tiles map kernel k with gathers over lw_space s (one operand per kernel
+ *  tensor; reordered and coalesced here): the dims that an index and a
+ *  table both vary along are looped, partitions walk one that only an index
+ *  varies along, the free dims are the rows' pattern; fn per tile, as
+ *  lw_space_tiles. */
+trnc_status kir_gather_tiles(lw *L, const kir_kernel *k, lw_space *s, int64_t max_free, lw_tile_fn fn,
+                             void *ctx);
 /** The DMA gather of table T into tile dst (access pattern sb, np
  *  partitions) with `table` the table's access pattern at the tile (its
  *  partition fields replaced by the rows) and idx the tile of i32 indices. */

@@ -173,3 +173,29 @@ def test_index_tensor_then_layer_norm_and_out_of_range():
     fc = torch.compile(lambda x, i: x[i], backend="neuron", dynamic=False)
     with pytest.raises(trnc.errors.ExecutionError, match="outside the 300 rows"):
         fc(x, torch.tensor([-301, 1]))
+
+
+@pytest.mark.parametrize("dim,ishape", [(0, (140, 5, 100)), (2, (129, 7, 600)), (1, (129, 3, 130)),
+                                        (-1, (2, 7, 513))])
+def test_gather_along_dim(dim, ishape):
+    # partitions walk dim `dim` of the index, the other dims are looped (or,
+    # for short index dims, codegen/emit_data.c's flat row space)
+    g = torch.Generator().manual_seed(len(ishape) + dim)
+    x = torch.randn(129, 7, 130, generator=g)
+    idx = torch.randint(0, x.shape[dim], ishape, generator=g)
+    f = lambda x, i: torch.gather(x, dim, i) * 2  # noqa: E731
+    _same(run_counted(f, x, idx), f(x, idx))
+
+
+def test_gather_strided_and_out_of_range():
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(129, 200, generator=g)
+    f = lambda x, i: torch.gather(x.t(), 1, i)  # noqa: E731
+    i = torch.randint(0, 129, (200, 520), generator=g)
+    _same(run_counted(f, x, i), f(x, i))
+    torch._dynamo.reset()
+    fc = torch.compile(lambda x, i: torch.gather(x, 0, i), backend="neuron", dynamic=False)
+    bad = torch.zeros(300, 2, dtype=torch.long)
+    bad[200, 1] = 129
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 129 rows"):
+        fc(x, bad)
