@@ -1194,6 +1194,7 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "scatter_self");
   if (st) return st;
+  if (kir_scatter_handles(L->g, n)) return kir_emit_scatter(L, n);
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   const lw_tv *src = n->op == TRNC_OP_SCATTER_VALUE ? NULL : &L->tv[vref(n, 3)];
   job J;
@@ -1228,6 +1229,7 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "index_put_self");
   if (st) return st;
+  if (kir_scatter_handles(L->g, n)) return kir_emit_scatter(L, n);
   const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
   job J;
   memset(&J, 0, sizeof J);

@@ -76,7 +76,8 @@ typedef struct sched {
    * partition; its readers see it through a stride-0 free dim */
   bool narrow[KIR_MAX_VALUES];
   bool stays_wide[KIR_MAX_VALUES]; /* read by a store or an mm: loaded whole */
-  bool gathers;                   /* the kernel has gather ops */
+  bool gathers;                   /* the kernel has gather or scatter ops */
+  lw_tile *tok;                   /* HBM token ordering its scatters */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -300,6 +301,11 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       st = kir_gather_dma(L, k, T, S->cur[o->dst],
                           lw_tile_ap(S->cur[o->dst], np, 0, k->values[o->dst].dtype, tp->nfree, counts),
                           lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]]);
+    } else if (o->code == KIR_SCATTER) {
+      const kir_tensor *T = &k->tensors[o->tensor];
+      lw_tile *v = S->cur[o->src[1]];
+      st = kir_scatter_dma(L, k, T, v, lw_tile_ap(v, np, 0, k->values[o->src[1]].dtype, tp->nfree, counts),
+                           lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]], &S->tok);
     } else if (o->code == KIR_LOAD || o->code == KIR_STORE) {
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];
@@ -1316,9 +1322,12 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   memset(S, 0, sizeof *S);
   S->L = L;
   S->k = k;
-  for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].code == KIR_STORE || k->ops[i].code == KIR_MM) S->stays_wide[k->ops[i].src[0]] = true;
-    else if (k->ops[i].code == KIR_GATHER) S->gathers = true;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code == KIR_STORE || o->code == KIR_MM) S->stays_wide[o->src[0]] = true;
+    else if (o->code == KIR_SCATTER) S->stays_wide[o->src[1]] = true;
+    S->gathers |= o->code == KIR_GATHER || o->code == KIR_SCATTER;
+  }
   int64_t numel = 1;
   bool reduces = false;
   for (int a = 0; a < k->naxes; a++) {

@@ -65,6 +65,14 @@ static int single_index(const trnc_graph *g, const trnc_node *n, trnc_ref *ix) {
   return pos;
 }
 
+/* An element gather or scatter along dim d of index type it: partitions walk
+ * dim d, the other dims are looped; worth it while that makes at most about
+ * twice the tiles of a flat row space (codegen/emit_data.c keeps the rest). */
+static bool tiles_well(const trnc_type *it, int d) {
+  int64_t nd = it->shape[d], numel = trnc_type_numel(it), loops = nd ? numel / nd : 0;
+  return loops * ((nd + 127) / 128) <= 2 * ((numel + 127) / 128) + 8;
+}
+
 bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_GATHER: { /* out[p] = x[p with dim d = idx[p]] */
@@ -73,12 +81,7 @@ bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
       const trnc_type *xt = &g->values[x].type, *it = &g->values[ix].type;
       if (xt->rank != it->rank || xt->rank == 0 || (it->dtype != TRNC_I32 && it->dtype != TRNC_I64)) return false;
       int d = wrapdim(trnc_arg_int(n, 1, 0), xt->rank);
-      if (xt->shape[d] > INT32_MAX) return false;
-      /* partitions walk dim d, the other dims are looped: worth it while
-       * that makes at most about twice the tiles of a flat row space
-       * (codegen/emit_data.c keeps the rest) */
-      int64_t nd = it->shape[d], numel = trnc_type_numel(it), loops = nd ? numel / nd : 0;
-      return loops * ((nd + 127) / 128) <= 2 * ((numel + 127) / 128) + 8;
+      return xt->shape[d] <= INT32_MAX && tiles_well(it, d);
     }
     case TRNC_OP_INDEX: {
       trnc_ref x = vref(n, 0), ix;
@@ -273,7 +276,7 @@ trnc_status kir_gather_tiles(lw *L, const kir_kernel *k, lw_space *s, int64_t ma
                              void *ctx) {
   bool is_ix[KIR_MAX_TENSORS] = {false}, is_tab[KIR_MAX_TENSORS] = {false};
   for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].code == KIR_GATHER) {
+    if (k->ops[i].code == KIR_GATHER || k->ops[i].code == KIR_SCATTER) {
       index_tensors(k, k->ops[i].src[0], is_ix, 0);
       is_tab[k->ops[i].tensor] = true;
     }
@@ -336,4 +339,145 @@ trnc_status kir_gather_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_t
   int64_t one = 1;
   in.src[1] = lw_tile_ap(idx, sb.partitions, 0, TRNC_I32, 1, &one);
   return lw_emit(L, &in, &idx, 1, &dst, 1);
+}
+
+/* ---- scatter ------------------------------------------------------------------ */
+
+bool kir_scatter(kir_kernel *k, int tensor, int idx, int v) {
+  if (idx < 0 || v < 0 || tensor < 0) return false;
+  kir_op o;
+  memset(&o, 0, sizeof o);
+  o.code = KIR_SCATTER;
+  o.dst = -1;
+  o.src[0] = (int16_t)idx;
+  o.src[1] = (int16_t)v;
+  o.src[2] = -1;
+  o.tensor = (int16_t)tensor;
+  return kir_op_add(k, o);
+}
+
+bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n) {
+  trnc_ref x = vref(n, 0), ix;
+  if (x == TRNC_NO_REF) return false;
+  const trnc_type *xt = &g->values[x].type;
+  if (n->op == TRNC_OP_INDEX_PUT) {
+    int pos = single_index(g, n, &ix);
+    return pos >= 0 && pos < xt->rank && xt->shape[pos] <= (1 << 24) && vref(n, 2) != TRNC_NO_REF &&
+           !trnc_arg_bool(n, 3, false);
+  }
+  if (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_VALUE) return false;
+  ix = vref(n, 2);
+  if (ix == TRNC_NO_REF) return false;
+  const trnc_type *it = &g->values[ix].type;
+  if (xt->rank != it->rank || xt->rank == 0 || (it->dtype != TRNC_I32 && it->dtype != TRNC_I64)) return false;
+  if (n->op == TRNC_OP_SCATTER_SRC && (vref(n, 3) == TRNC_NO_REF || g->values[vref(n, 3)].type.rank != it->rank))
+    return false;
+  int d = wrapdim(trnc_arg_int(n, 1, 0), xt->rank);
+  return xt->shape[d] <= INT32_MAX && tiles_well(it, d);
+}
+
+trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
+  const trnc_graph *g = L->g;
+  const lw_tv *o = &L->tv[n->outs[0]];
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  if (!k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  int64_t ext[KIR_MAX_AXES], sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int ix_axis[TRNC_MAX_RANK], tab_axis[TRNC_MAX_RANK], v_axis[TRNC_MAX_RANK];
+  int rank = o->t.rank, naxes;
+  const lw_tv *ix, *src = NULL;
+  lw_tv tab;
+  int64_t rows, rstride;
+  bool wrap = n->op == TRNC_OP_INDEX_PUT;
+  if (wrap) { /* out[..., idx, ...] = values (broadcast to the indexed shape) */
+    trnc_ref ir = TRNC_NO_REF;
+    int pos = single_index(g, n, &ir);
+    ix = &L->tv[ir];
+    src = &L->tv[vref(n, 2)];
+    naxes = rank - 1 + ix->t.rank;
+    for (int j = 0, r = 0; j < rank; j++) {
+      if (j == pos) {
+        for (int a = 0; a < ix->t.rank; a++) ext[j + a] = ix->t.shape[a];
+        continue;
+      }
+      int a = j < pos ? j : j - 1 + ix->t.rank;
+      ext[a] = o->t.shape[j];
+      sh[r] = o->t.shape[j];
+      st[r] = o->t.stride[j];
+      tab_axis[r++] = a;
+    }
+    for (int a = 0; a < ix->t.rank; a++) ix_axis[a] = pos + a;
+    tab = view(o, rank - 1, sh, st);
+    rows = o->t.shape[pos];
+    rstride = o->t.stride[pos];
+  } else { /* out[p with dim d = idx[p]] = src[p] (or value) */
+    int d = wrapdim(trnc_arg_int(n, 1, 0), rank);
+    ix = &L->tv[vref(n, 2)];
+    if (n->op == TRNC_OP_SCATTER_SRC) src = &L->tv[vref(n, 3)];
+    naxes = rank;
+    for (int j = 0; j < rank; j++) {
+      ext[j] = ix->t.shape[j];
+      ix_axis[j] = tab_axis[j] = v_axis[j] = j;
+      sh[j] = o->t.shape[j];
+      st[j] = j == d ? 0 : o->t.stride[j];
+    }
+    tab = view(o, rank, sh, st);
+    rows = o->t.shape[d];
+    rstride = o->t.stride[d];
+  }
+  int64_t numel = 1;
+  for (int a = 0; a < naxes; a++) numel *= ext[a];
+  if (numel == 0 || o->buffer < 0) return TRNC_OK;
+  if (rows == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "%s: index into an empty dim", n->target);
+  if (ix->t.dtype != TRNC_I32 || ix->buffer < 0 || (src && src->buffer < 0))
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: index or source not in HBM", n->target);
+  if (naxes == 0) ext[naxes++] = 1;
+  kir_init(k, trnc_op_name(n->op), n, naxes, ext, 0);
+  int v;
+  if (src) {
+    lw_tv sv = *src;
+    if (wrap) { /* values right-aligned to the indexed shape */
+      for (int d = 0; d < src->t.rank; d++) v_axis[d] = naxes - src->t.rank + d;
+    } else { /* src's leading block of the index's shape */
+      for (int d = 0; d < rank; d++) sv.t.shape[d] = ext[d];
+    }
+    int t = kir_tensor_add(k, &sv, v_axis);
+    v = t < 0 ? -1 : kir_load(k, t, src->t.dtype);
+  } else {
+    v = kir_const(k, o->t.dtype, (naxes >= 32 ? ~0u : (1u << naxes) - 1),
+                  (float)trnc_arg_number(trnc_node_arg(n, 3), 0));
+  }
+  int ti = kir_tensor_add(k, ix, ix_axis), tt = kir_tensor_add(k, &tab, tab_axis);
+  int vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  if (wrap)
+    vi = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, vi,
+                kir_ts(k, TRNC_I32, vi, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)rows));
+  if (tt >= 0) {
+    k->tensors[tt].rows = rows;
+    k->tensors[tt].row_stride = rstride;
+  }
+  if (!kir_scatter(k, tt, vi, v)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+  const char *bad = kir_verify(k);
+  if (bad) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel IR of %s is invalid: %s", k->name, bad);
+  return kir_emit(L, k);
+}
+
+trnc_status kir_scatter_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *src, trnc_nc_ap sb,
+                            trnc_nc_ap table, lw_tile *idx, lw_tile **tok) {
+  if (table.partitions > 1 && table.partition_stride != 0)
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a scattered table varies along the partition axis");
+  if (!*tok) { /* orders the scatters: they may write the same rows */
+    if (!(*tok = trnc_arena_alloc(&L->arena, sizeof **tok))) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+    memset(*tok, 0, sizeof **tok);
+    (*tok)->mem = TRNC_NC_MEM_HBM;
+  }
+  table.partitions = (int32_t)T->rows;
+  table.partition_stride = T->row_stride;
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+  in.mode = TRNC_NC_DMA_SCATTER;
+  in.dst = table;
+  in.src[0] = sb;
+  int64_t one = 1;
+  in.src[1] = lw_tile_ap(idx, sb.partitions, 0, TRNC_I32, 1, &one);
+  lw_tile *rd[2] = {src, idx};
+  return lw_emit(L, &in, rd, 2, tok, 1);
 }

@@ -43,6 +43,8 @@
  *                           whose range check reports an index outside
  *                           [0, T.rows) as TRNC_ERR_LIMIT); T's access map is
  *                           the row's pattern (codegen/kir/gather.c)
+ *        scatter T, %i, %v  %v into row %i of table T (a DMA scatter, in
+ *                           program order: the last duplicate index wins)
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -83,6 +85,7 @@ typedef enum kir_opcode {
   KIR_BCAST,
   KIR_MM,
   KIR_GATHER,
+  KIR_SCATTER,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -258,6 +261,19 @@ float kir_row_empty_value(const trnc_node *n, uint32_t k);
 /** %v = gather tensor, idx: row idx of table `tensor` (its rows and
  *  row_stride set), as dtype dt, over idx's axes. -1 when full. */
 int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt);
+/** The scatter op: value v into row idx of table `tensor`; false when full. */
+bool kir_scatter(kir_kernel *k, int tensor, int idx, int v);
+/** True if node n (scatter.src, scatter.value, index_put without
+ *  accumulate) is emitted as a kir scatter kernel (kir_emit_scatter). */
+bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n);
+/** Emits scatter node n's kernel: its result (already holding self) gets
+ *  the source rows through a DMA scatter. */
+trnc_status kir_emit_scatter(lw *L, const trnc_node *n);
+/** The DMA scatter of tile src (access pattern sb) into table T (`table`:
+ *  its access pattern at the tile) at the indices in tile idx; *tok orders
+ *  the kernel's scatters (created on first use). */
+trnc_status kir_scatter_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *src, trnc_nc_ap sb,
+                            trnc_nc_ap table, lw_tile *idx, lw_tile **tok);
 /** True if node n lowers to a kir gather (embedding, index_select). */
 bool kir_is_gather(const trnc_graph *g, const trnc_node *n);
 /** Mask of the dims of a space of rank `rank` (n's result right-aligned)

@@ -199,3 +199,59 @@ def test_gather_strided_and_out_of_range():
     bad[200, 1] = 129
     with pytest.raises(trnc.errors.ExecutionError, match="outside the 129 rows"):
         fc(x, bad)
+
+
+def _perm_rows(n_out, n_idx, other, seed):
+    # distinct indices along dim 0 for every other position (eager's result
+    # with duplicates is the last write, which the test below checks apart)
+    g = torch.Generator().manual_seed(seed)
+    cols = [torch.randperm(n_out, generator=g)[:n_idx] for _ in range(other)]
+    return torch.stack(cols, 1)
+
+
+@pytest.mark.parametrize("n_idx", [100, 129])
+def test_scatter_src_and_value_rows(n_idx):
+    g = torch.Generator().manual_seed(n_idx)
+    x = torch.randn(129, 7, 130, generator=g)
+    idx = _perm_rows(129, n_idx, 7 * 130, n_idx).view(n_idx, 7, 130)
+    src = torch.randn(n_idx + 1, 7, 131, generator=g)  # larger than the index: its leading block
+    f = lambda x, i, s: x.scatter(0, i, s)  # noqa: E731
+    _same(run_counted(f, x, idx, src), f(x, idx, src))
+    fv = lambda x, i: x.scatter(0, i, -2.5)  # noqa: E731
+    _same(run_counted(fv, x, idx), fv(x, idx))
+
+
+def test_scatter_duplicates_last_write_wins():
+    x = torch.zeros(3, 300)
+    idx = torch.full((3, 200), 7)
+    idx[1, 150:] = 299
+    src = torch.arange(600.0).view(3, 200)
+    f = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
+    _same(run_counted(f, x, idx, src), f(x, idx, src))
+
+
+def test_index_put_one_index_wraps_and_broadcasts():
+    g = torch.Generator().manual_seed(17)
+    x = torch.randn(129, 7, 520, generator=g)
+
+    def f(x, i, v):
+        y = x.clone()
+        y[:, i] = v
+        return y
+
+    i = torch.tensor([0, -1, 3, -7])
+    v = torch.randn(4, 520, generator=g)  # broadcast over dim 0
+    _same(run_counted(f, x, i, v), f(x, i, v))
+    rows = torch.randperm(129, generator=g)[:100] - 64  # negative ones count from the end
+    fr = lambda x, i, v: x.index_put((i,), v)  # noqa: E731
+    vr = torch.randn(100, 7, 520, generator=g)
+    _same(run_counted(fr, x, rows, vr), fr(x, rows, vr))
+
+
+def test_scatter_out_of_range_is_a_clear_error():
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, i, s: x.scatter(0, i, s), backend="neuron", dynamic=False)
+    idx = torch.zeros(200, 3, dtype=torch.long)
+    idx[150, 2] = 129
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 129 rows"):
+        f(torch.zeros(129, 3), idx, torch.ones(200, 3))
