@@ -326,19 +326,27 @@ trnc_status kir_gather_tiles(lw *L, const kir_kernel *k, lw_space *s, int64_t ma
   }
 }
 
-trnc_status kir_gather_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *dst, trnc_nc_ap sb,
-                           trnc_nc_ap table, lw_tile *idx) {
+/* A DMA gather of table T into tile t (access pattern sb) or a scatter of t
+ * into T, at the indices in tile idx; a scatter writes the token w. */
+static trnc_status indirect_dma(lw *L, const kir_kernel *k, const kir_tensor *T, bool gather, lw_tile *t,
+                                trnc_nc_ap sb, trnc_nc_ap table, lw_tile *idx, lw_tile *w) {
   if (table.partitions > 1 && table.partition_stride != 0)
-    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a gathered table varies along the partition axis");
+    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: an indexed table varies along the partition axis");
   table.partitions = (int32_t)T->rows;
   table.partition_stride = T->row_stride;
   trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-  in.mode = TRNC_NC_DMA_GATHER;
-  in.dst = sb;
-  in.src[0] = table;
+  in.mode = gather ? TRNC_NC_DMA_GATHER : TRNC_NC_DMA_SCATTER;
+  in.dst = gather ? sb : table;
+  in.src[0] = gather ? table : sb;
   int64_t one = 1;
   in.src[1] = lw_tile_ap(idx, sb.partitions, 0, TRNC_I32, 1, &one);
-  return lw_emit(L, &in, &idx, 1, &dst, 1);
+  lw_tile *rd[2] = {idx, t};
+  return gather ? lw_emit(L, &in, rd, 1, &t, 1) : lw_emit(L, &in, rd, 2, &w, 1);
+}
+
+trnc_status kir_gather_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *dst, trnc_nc_ap sb,
+                           trnc_nc_ap table, lw_tile *idx) {
+  return indirect_dma(L, k, T, true, dst, sb, table, idx, NULL);
 }
 
 /* ---- scatter ------------------------------------------------------------------ */
@@ -463,21 +471,10 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
 
 trnc_status kir_scatter_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *src, trnc_nc_ap sb,
                             trnc_nc_ap table, lw_tile *idx, lw_tile **tok) {
-  if (table.partitions > 1 && table.partition_stride != 0)
-    return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a scattered table varies along the partition axis");
   if (!*tok) { /* orders the scatters: they may write the same rows */
     if (!(*tok = trnc_arena_alloc(&L->arena, sizeof **tok))) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
     memset(*tok, 0, sizeof **tok);
     (*tok)->mem = TRNC_NC_MEM_HBM;
   }
-  table.partitions = (int32_t)T->rows;
-  table.partition_stride = T->row_stride;
-  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-  in.mode = TRNC_NC_DMA_SCATTER;
-  in.dst = table;
-  in.src[0] = sb;
-  int64_t one = 1;
-  in.src[1] = lw_tile_ap(idx, sb.partitions, 0, TRNC_I32, 1, &one);
-  lw_tile *rd[2] = {src, idx};
-  return lw_emit(L, &in, rd, 2, tok, 1);
+  return indirect_dma(L, k, T, false, src, sb, table, idx, *tok);
 }
