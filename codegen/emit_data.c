@@ -1079,7 +1079,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       adv A;
       trnc_ref x = vref(n, 0);
       if (x == TRNC_NO_REF || !adv_parse(g, n, &A)) return false;
-      if (n->op == TRNC_OP_INDEX && kir_is_gather(g, n)) return false; /* codegen/kir/gather.c */
+      if (n->op == TRNC_OP_INDEX) return false; /* codegen/kir/gather.c */
       const trnc_type *xt = vt(g, x);
       for (int k = 0; k < A.nidx; k++)
         if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */
@@ -1208,18 +1208,6 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
     return run_job(L, n, &J, J_ACC);
   }
   return run_job(L, n, &J, J_SCATTER);
-}
-
-static trnc_status emit_index(lw *L, const trnc_node *n) {
-  adv A;
-  adv_parse(L->g, n, &A);
-  const lw_tv *x = &L->tv[vref(n, 0)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0) return TRNC_OK;
-  const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
-  job J;
-  memset(&J, 0, sizeof J);
-  adv_job(L->g, &A, x, o, itv, &J);
-  return run_job(L, n, &J, J_GATHER);
 }
 
 static trnc_status emit_index_put(lw *L, const trnc_node *n) {
@@ -1385,7 +1373,6 @@ static trnc_status emit(lw *L, const trnc_node *n) {
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
     case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
-    case TRNC_OP_INDEX: return emit_index(L, n);
     case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);
   }

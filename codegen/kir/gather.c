@@ -46,23 +46,42 @@ int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt) {
   return kir_op_add(k, o) ? v : -1;
 }
 
-/* x[..., idx, ...] with one index tensor (index.Tensor): its position in
- * the index list, -1 for any other form (two index tensors stay in
- * codegen/emit_data.c). */
-static int single_index(const trnc_graph *g, const trnc_node *n, trnc_ref *ix) {
+/* The index tensors of index.Tensor / index_put (one or two, i32 or i64):
+ * their count, positions in the index list and values; 0 for any other
+ * form. */
+static int index_list(const trnc_graph *g, const trnc_node *n, int *pos, trnc_ref *ref) {
   const trnc_arg *l = trnc_node_arg(n, 1);
-  if (!l || l->kind != TRNC_ARG_LIST) return -1;
-  int pos = -1;
+  if (!l || l->kind != TRNC_ARG_LIST) return 0;
+  int cnt = 0;
   for (uint32_t i = 0; i < l->u.list.n; i++) {
     const trnc_arg *a = &l->u.list.items[i];
     if (a->kind == TRNC_ARG_NONE) continue;
-    if (a->kind != TRNC_ARG_VALUE || pos >= 0) return -1;
+    if (a->kind != TRNC_ARG_VALUE || cnt == 2) return 0;
     trnc_dtype dt = g->values[a->u.ref].type.dtype;
-    if (dt != TRNC_I32 && dt != TRNC_I64) return -1;
-    pos = (int)i;
-    *ix = a->u.ref;
+    if (dt != TRNC_I32 && dt != TRNC_I64) return 0;
+    pos[cnt] = (int)i;
+    ref[cnt++] = a->u.ref;
   }
-  return pos;
+  return cnt;
+}
+
+/* x[..., idx, ...] with one index tensor: its position, -1 otherwise. */
+static int single_index(const trnc_graph *g, const trnc_node *n, trnc_ref *ix) {
+  int pos[2];
+  trnc_ref ref[2];
+  if (index_list(g, n, pos, ref) != 1) return -1;
+  *ix = ref[0];
+  return pos[0];
+}
+
+/* index.Tensor's broadcast index block: its rank and first result dim
+ * (the indexed dim; the front when two index tensors are not adjacent). */
+static int index_block(const trnc_graph *g, int cnt, const int *pos, const trnc_ref *ref, int *first) {
+  int brank = 0;
+  for (int i = 0; i < cnt; i++)
+    if (g->values[ref[i]].type.rank > brank) brank = g->values[ref[i]].type.rank;
+  *first = cnt == 1 || pos[1] == pos[0] + 1 ? pos[0] : 0;
+  return brank;
 }
 
 /* An element gather or scatter along dim d of index type it: partitions walk
@@ -84,10 +103,21 @@ bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
       return xt->shape[d] <= INT32_MAX && tiles_well(it, d);
     }
     case TRNC_OP_INDEX: {
-      trnc_ref x = vref(n, 0), ix;
-      int pos = x == TRNC_NO_REF ? -1 : single_index(g, n, &ix);
-      /* the wrap idx + (idx < 0) * size is exact in VectorE's fp32 */
-      return pos >= 0 && pos < g->values[x].type.rank && g->values[x].type.shape[pos] <= (1 << 24);
+      trnc_ref x = vref(n, 0), ref[2];
+      int pos[2], cnt = x == TRNC_NO_REF ? 0 : index_list(g, n, pos, ref);
+      if (!cnt) return false;
+      const trnc_type *xt = &g->values[x].type;
+      /* the wrap idx + (idx < 0) * size is exact in VectorE's fp32; with two
+       * indices, so are the flat rows i0 * m0 + i1 * m1 of <= 2^21 */
+      int64_t ext = 1;
+      for (int d = 0; d < xt->rank; d++) {
+        if (xt->shape[d] == 0) ext = 0;
+        if (ext && xt->stride[d] < 0) return false;
+        if (ext) ext += (xt->shape[d] - 1) * xt->stride[d];
+      }
+      for (int i = 0; i < cnt; i++)
+        if (pos[i] >= xt->rank || xt->shape[pos[i]] > (1 << 24)) return false;
+      return cnt == 1 || (ext <= (1 << 21) && trnc_type_numel(xt) <= (1 << 21));
     }
     case TRNC_OP_EMBEDDING: {
       trnc_ref w = vref(n, 0), ix = vref(n, 1);
@@ -111,9 +141,10 @@ static uint32_t index_dims(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_EMBEDDING) return (1u << g->values[vref(n, 1)].type.rank) - 1;
   if (n->op == TRNC_OP_GATHER) return (1u << g->values[vref(n, 2)].type.rank) - 1;
   if (n->op == TRNC_OP_INDEX) {
-    trnc_ref ix = TRNC_NO_REF;
-    int pos = single_index(g, n, &ix);
-    return ((1u << g->values[ix].type.rank) - 1) << pos;
+    int pos[2], first;
+    trnc_ref ref[2];
+    int brank = index_block(g, index_list(g, n, pos, ref), pos, ref, &first);
+    return ((1u << brank) - 1) << first;
   }
   const trnc_type *xt = &g->values[vref(n, 0)].type;
   return xt->rank ? 1u << wrapdim(trnc_arg_int(n, 1, 0), xt->rank) : 0;
@@ -156,6 +187,73 @@ static lw_tv view(const lw_tv *t, int rank, const int64_t *shape, const int64_t 
   return v;
 }
 
+/* idx + (idx < 0) * size: the add in GpSimd's exact int32. */
+static int wrap_index(kir_kernel *k, int v, int64_t size) {
+  return kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, v, kir_ts(k, TRNC_I32, v, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)size));
+}
+
+/* x[i0] or x[i0, i1] (index.Tensor): the table x without its indexed dims
+ * (*tab over tab_axis), its rows and row stride, and the row index value.
+ * Two indices address rows of gcd(stride0, stride1) elements, flat =
+ * c0 * m0 + c1 * m1 with each wrapped index clamped to c in [-1, size]; an
+ * out-of-range one pushes flat below zero (- 2^30 each) so the DMA's range
+ * check refuses it instead of reading another element. -1 when full. */
+static int advanced_index(kir_env *E, const trnc_node *n, int off, lw_tv *tab, int *tab_axis, int64_t *rows,
+                          int64_t *rstride) {
+  lw *L = E->L;
+  kir_kernel *k = E->k;
+  const lw_tv *x = &L->tv[vref(n, 0)];
+  int pos[2], first, axis_of[TRNC_MAX_RANK];
+  trnc_ref ref[2];
+  int cnt = index_list(L->g, n, pos, ref), brank = index_block(L->g, cnt, pos, ref, &first);
+  int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK], m[2] = {1, 1};
+  for (int j = 0, r = 0, oi = 0; j < x->t.rank; j++) {
+    if (j == pos[0] || (cnt == 2 && j == pos[1])) continue;
+    if (oi == first) oi += brank;
+    sh[r] = x->t.shape[j];
+    st[r] = x->t.stride[j];
+    tab_axis[r++] = off + oi++;
+  }
+  *tab = view(x, x->t.rank - cnt, sh, st);
+  *rows = x->t.shape[pos[0]];
+  *rstride = x->t.stride[pos[0]];
+  if (cnt == 2) {
+    int64_t s0 = x->t.shape[pos[0]] > 1 ? x->t.stride[pos[0]] : 0, s1 = x->t.shape[pos[1]] > 1 ? x->t.stride[pos[1]] : 0;
+    int64_t a = s0, b = s1;
+    while (b) {
+      int64_t t = a % b;
+      a = b;
+      b = t;
+    }
+    *rstride = a ? a : 1;
+    m[0] = s0 / *rstride;
+    m[1] = s1 / *rstride;
+    *rows = (x->t.shape[pos[0]] - 1) * m[0] + (x->t.shape[pos[1]] - 1) * m[1] + 1;
+    if (x->t.shape[pos[0]] == 0 || x->t.shape[pos[1]] == 0) *rows = 0;
+  }
+  int flat = -1, bad = -1;
+  for (int i = 0; i < cnt; i++) {
+    const lw_tv *it = &L->tv[ref[i]];
+    if (it->buffer < 0 || it->t.dtype != TRNC_I32) {
+      lw_fail(L, n, TRNC_ERR_INTERNAL, "index: index tensor not in HBM as i32");
+      return -1;
+    }
+    for (int d = 0; d < it->t.rank; d++) axis_of[d] = off + first + brank - it->t.rank + d;
+    int t = kir_tensor_add(k, it, axis_of);
+    int64_t size = x->t.shape[pos[i]];
+    int w = wrap_index(k, t < 0 ? -1 : kir_load(k, t, TRNC_I32), size);
+    if (cnt == 1) return w;
+    int c = kir_ts(k, TRNC_I32, w, TRNC_NC_ALU_MAX, -1, TRNC_NC_ALU_MIN, (float)size);
+    int b = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, kir_ts(k, TRNC_I32, c, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_BYPASS, 0),
+                   kir_ts(k, TRNC_I32, c, TRNC_NC_ALU_GE, (float)size, TRNC_NC_ALU_BYPASS, 0));
+    int term = kir_ts(k, TRNC_I32, c, TRNC_NC_ALU_MUL, (float)m[i], TRNC_NC_ALU_BYPASS, 0);
+    flat = flat < 0 ? term : kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, flat, term);
+    bad = bad < 0 ? b : kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, bad, b);
+  }
+  return kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, flat,
+                kir_ts(k, TRNC_I32, bad, TRNC_NC_ALU_MUL, -1073741824.0f, TRNC_NC_ALU_BYPASS, 0));
+}
+
 trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
   lw *L = E->L;
   kir_kernel *k = E->k;
@@ -164,8 +262,9 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
   int64_t sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
   int tab_axis[TRNC_MAX_RANK], ix_axis[TRNC_MAX_RANK];
   lw_tv tab, ix;
+  memset(&ix, 0, sizeof ix);
   int64_t rows, rstride;
-  bool wrap = false; /* negative indices count from the end */
+  int vi = -2; /* the index value; -2: the index tensor ix, loaded below */
   const char *what;
   if (n->op == TRNC_OP_EMBEDDING) {
     const lw_tv *w = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 1)];
@@ -191,23 +290,9 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
     rows = x->t.shape[d];
     rstride = x->t.stride[d];
     what = "gather: index into an empty dim";
-  } else if (n->op == TRNC_OP_INDEX) { /* x[..., idx, ...]: idx's dims replace dim pos */
-    trnc_ref ir = TRNC_NO_REF;
-    int pos = single_index(L->g, n, &ir);
-    const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[ir];
-    ix = *i;
-    for (int d = 0; d < i->t.rank; d++) ix_axis[d] = off + pos + d;
-    int r = 0;
-    for (int j = 0; j < x->t.rank; j++) {
-      if (j == pos) continue;
-      sh[r] = x->t.shape[j];
-      st[r] = x->t.stride[j];
-      tab_axis[r++] = off + (j < pos ? j : j - 1 + i->t.rank);
-    }
-    tab = view(x, r, sh, st);
-    rows = x->t.shape[pos];
-    rstride = x->t.stride[pos];
-    wrap = true;
+  } else if (n->op == TRNC_OP_INDEX) {
+    vi = advanced_index(E, n, off, &tab, tab_axis, &rows, &rstride);
+    if (vi < 0) return L->status ? L->status : lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
     what = "index: index into an empty dim";
   } else { /* index_select; a 0-d self is one row along dim 0 */
     const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 2)];
@@ -229,13 +314,13 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
     what = "index_select: index into an empty dim";
   }
   if (rows == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "%s", what);
-  if (tab.buffer < 0 || ix.buffer < 0 || ix.t.dtype != TRNC_I32)
+  if (tab.buffer < 0 || (vi == -2 && (ix.buffer < 0 || ix.t.dtype != TRNC_I32)))
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
-  int ti = kir_tensor_add(k, &ix, ix_axis), tt = kir_tensor_add(k, &tab, tab_axis);
-  int vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
-  if (wrap) /* idx + (idx < 0) * rows: the add in GpSimd's exact int32 */
-    vi = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, vi,
-                kir_ts(k, TRNC_I32, vi, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)rows));
+  int tt = kir_tensor_add(k, &tab, tab_axis);
+  if (vi == -2) {
+    int ti = kir_tensor_add(k, &ix, ix_axis);
+    vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  }
   if (tt >= 0) {
     k->tensors[tt].rows = rows;
     k->tensors[tt].row_stride = rstride;
@@ -456,9 +541,7 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
   }
   int ti = kir_tensor_add(k, ix, ix_axis), tt = kir_tensor_add(k, &tab, tab_axis);
   int vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
-  if (wrap)
-    vi = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, vi,
-                kir_ts(k, TRNC_I32, vi, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)rows));
+  if (wrap) vi = wrap_index(k, vi, rows);
   if (tt >= 0) {
     k->tensors[tt].rows = rows;
     k->tensors[tt].row_stride = rstride;

@@ -255,3 +255,30 @@ def test_scatter_out_of_range_is_a_clear_error():
     idx[150, 2] = 129
     with pytest.raises(trnc.errors.ExecutionError, match="outside the 129 rows"):
         f(torch.zeros(129, 3), idx, torch.ones(200, 3))
+
+
+@pytest.mark.parametrize("form", ["adjacent", "split", "trailing"])
+def test_index_tensor_two_indices(form):
+    # flat rows c0 * m0 + c1 * m1 over gcd-strided rows, both indices wrapped
+    g = torch.Generator().manual_seed(19)
+    x = torch.randn(129, 7, 130, generator=g)
+    if form == "adjacent":
+        i, j = torch.randint(-129, 129, (140,), generator=g), torch.randint(-7, 7, (140,), generator=g)
+        f = lambda x, i, j: x[i, j] * 2  # noqa: E731
+    elif form == "split":
+        i, j = torch.randint(0, 129, (600,), generator=g), torch.randint(-130, 130, (600,), generator=g)
+        f = lambda x, i, j: x[i, :, j]  # noqa: E731
+    else:
+        i, j = torch.randint(-7, 7, (3, 1), generator=g), torch.randint(-130, 130, (1, 200), generator=g)
+        f = lambda x, i, j: x[:, i, j]  # noqa: E731
+    _same(run_counted(f, x, i, j), f(x, i, j))
+
+
+def test_index_tensor_two_indices_out_of_range_is_refused():
+    # x[0, 7] of a [*, 7] dim would be row 7 = x[1, 0] in the flat rows: the
+    # clamp pushes it below zero, so the DMA refuses it
+    x = torch.randn(129, 7, 130)
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, i, j: x[i, j], backend="neuron", dynamic=False)
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 903 rows"):
+        f(x, torch.tensor([0, 1]), torch.tensor([0, 7]))
