@@ -65,15 +65,6 @@ static int index_list(const trnc_graph *g, const trnc_node *n, int *pos, trnc_re
   return cnt;
 }
 
-/* x[..., idx, ...] with one index tensor: its position, -1 otherwise. */
-static int single_index(const trnc_graph *g, const trnc_node *n, trnc_ref *ix) {
-  int pos[2];
-  trnc_ref ref[2];
-  if (index_list(g, n, pos, ref) != 1) return -1;
-  *ix = ref[0];
-  return pos[0];
-}
-
 /* index.Tensor's broadcast index block: its rank and first result dim
  * (the indexed dim; the front when two index tensors are not adjacent). */
 static int index_block(const trnc_graph *g, int cnt, const int *pos, const trnc_ref *ref, int *first) {
@@ -82,6 +73,25 @@ static int index_block(const trnc_graph *g, int cnt, const int *pos, const trnc_
     if (g->values[ref[i]].type.rank > brank) brank = g->values[ref[i]].type.rank;
   *first = cnt == 1 || pos[1] == pos[0] + 1 ? pos[0] : 0;
   return brank;
+}
+
+/* x[i0] / x[i0, i1] of table type xt (index.Tensor, index_put) can be a kir
+ * gather or scatter: the wrap idx + (idx < 0) * size is exact in VectorE's
+ * fp32; with two indices, so are the flat rows i0 * m0 + i1 * m1 of <= 2^21. */
+static bool indexes_ok(const trnc_graph *g, const trnc_node *n, const trnc_type *xt) {
+  int pos[2];
+  trnc_ref ref[2];
+  int cnt = index_list(g, n, pos, ref);
+  if (!cnt) return false;
+  int64_t ext = 1;
+  for (int d = 0; d < xt->rank; d++) {
+    if (xt->shape[d] == 0) ext = 0;
+    if (ext && xt->stride[d] < 0) return false;
+    if (ext) ext += (xt->shape[d] - 1) * xt->stride[d];
+  }
+  for (int i = 0; i < cnt; i++)
+    if (pos[i] >= xt->rank || xt->shape[pos[i]] > (1 << 24)) return false;
+  return cnt == 1 || (ext <= (1 << 21) && trnc_type_numel(xt) <= (1 << 21));
 }
 
 /* An element gather or scatter along dim d of index type it: partitions walk
@@ -103,21 +113,8 @@ bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
       return xt->shape[d] <= INT32_MAX && tiles_well(it, d);
     }
     case TRNC_OP_INDEX: {
-      trnc_ref x = vref(n, 0), ref[2];
-      int pos[2], cnt = x == TRNC_NO_REF ? 0 : index_list(g, n, pos, ref);
-      if (!cnt) return false;
-      const trnc_type *xt = &g->values[x].type;
-      /* the wrap idx + (idx < 0) * size is exact in VectorE's fp32; with two
-       * indices, so are the flat rows i0 * m0 + i1 * m1 of <= 2^21 */
-      int64_t ext = 1;
-      for (int d = 0; d < xt->rank; d++) {
-        if (xt->shape[d] == 0) ext = 0;
-        if (ext && xt->stride[d] < 0) return false;
-        if (ext) ext += (xt->shape[d] - 1) * xt->stride[d];
-      }
-      for (int i = 0; i < cnt; i++)
-        if (pos[i] >= xt->rank || xt->shape[pos[i]] > (1 << 24)) return false;
-      return cnt == 1 || (ext <= (1 << 21) && trnc_type_numel(xt) <= (1 << 21));
+      trnc_ref x = vref(n, 0);
+      return x != TRNC_NO_REF && indexes_ok(g, n, &g->values[x].type);
     }
     case TRNC_OP_EMBEDDING: {
       trnc_ref w = vref(n, 0), ix = vref(n, 1);
@@ -192,17 +189,14 @@ static int wrap_index(kir_kernel *k, int v, int64_t size) {
   return kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, v, kir_ts(k, TRNC_I32, v, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)size));
 }
 
-/* x[i0] or x[i0, i1] (index.Tensor): the table x without its indexed dims
+/* x[i0] or x[i0, i1] (index.Tensor, index_put): the table x without its indexed dims
  * (*tab over tab_axis), its rows and row stride, and the row index value.
  * Two indices address rows of gcd(stride0, stride1) elements, flat =
  * c0 * m0 + c1 * m1 with each wrapped index clamped to c in [-1, size]; an
  * out-of-range one pushes flat below zero (- 2^30 each) so the DMA's range
  * check refuses it instead of reading another element. -1 when full. */
-static int advanced_index(kir_env *E, const trnc_node *n, int off, lw_tv *tab, int *tab_axis, int64_t *rows,
-                          int64_t *rstride) {
-  lw *L = E->L;
-  kir_kernel *k = E->k;
-  const lw_tv *x = &L->tv[vref(n, 0)];
+static int advanced_index(lw *L, kir_kernel *k, const trnc_node *n, const lw_tv *x, int off, lw_tv *tab,
+                          int *tab_axis, int64_t *rows, int64_t *rstride) {
   int pos[2], first, axis_of[TRNC_MAX_RANK];
   trnc_ref ref[2];
   int cnt = index_list(L->g, n, pos, ref), brank = index_block(L->g, cnt, pos, ref, &first);
@@ -291,7 +285,7 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
     rstride = x->t.stride[d];
     what = "gather: index into an empty dim";
   } else if (n->op == TRNC_OP_INDEX) {
-    vi = advanced_index(E, n, off, &tab, tab_axis, &rows, &rstride);
+    vi = advanced_index(L, k, n, &L->tv[vref(n, 0)], off, &tab, tab_axis, &rows, &rstride);
     if (vi < 0) return L->status ? L->status : lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
     what = "index: index into an empty dim";
   } else { /* index_select; a 0-d self is one row along dim 0 */
@@ -453,11 +447,9 @@ bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n) {
   trnc_ref x = vref(n, 0), ix;
   if (x == TRNC_NO_REF) return false;
   const trnc_type *xt = &g->values[x].type;
-  if (n->op == TRNC_OP_INDEX_PUT) {
-    int pos = single_index(g, n, &ix);
-    return pos >= 0 && pos < xt->rank && xt->shape[pos] <= (1 << 24) && vref(n, 2) != TRNC_NO_REF &&
+  if (n->op == TRNC_OP_INDEX_PUT) /* the rows are the result's (self copied) */
+    return indexes_ok(g, n, &g->values[n->outs[0]].type) && vref(n, 2) != TRNC_NO_REF &&
            !trnc_arg_bool(n, 3, false);
-  }
   if (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_VALUE) return false;
   ix = vref(n, 2);
   if (ix == TRNC_NO_REF) return false;
@@ -481,27 +473,24 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
   lw_tv tab;
   int64_t rows, rstride;
   bool wrap = n->op == TRNC_OP_INDEX_PUT;
-  if (wrap) { /* out[..., idx, ...] = values (broadcast to the indexed shape) */
-    trnc_ref ir = TRNC_NO_REF;
-    int pos = single_index(g, n, &ir);
-    ix = &L->tv[ir];
+  if (wrap) { /* out[i0(, i1)] = values (broadcast to the indexed shape) */
+    int pos[2], first;
+    trnc_ref ref[2];
+    int cnt = index_list(g, n, pos, ref), brank = index_block(g, cnt, pos, ref, &first);
+    ix = &L->tv[ref[0]];
     src = &L->tv[vref(n, 2)];
-    naxes = rank - 1 + ix->t.rank;
-    for (int j = 0, r = 0; j < rank; j++) {
-      if (j == pos) {
-        for (int a = 0; a < ix->t.rank; a++) ext[j + a] = ix->t.shape[a];
-        continue;
-      }
-      int a = j < pos ? j : j - 1 + ix->t.rank;
-      ext[a] = o->t.shape[j];
-      sh[r] = o->t.shape[j];
-      st[r] = o->t.stride[j];
-      tab_axis[r++] = a;
+    naxes = rank - cnt + brank;
+    for (int a = 0; a < brank; a++) ext[first + a] = 1;
+    for (int i = 0; i < cnt; i++)
+      for (int d = 0, r = g->values[ref[i]].type.rank; d < r; d++)
+        if (g->values[ref[i]].type.shape[d] != 1) ext[first + brank - r + d] = g->values[ref[i]].type.shape[d];
+    for (int j = 0, oi = 0; j < rank; j++) {
+      if (j == pos[0] || (cnt == 2 && j == pos[1])) continue;
+      if (oi == first) oi += brank;
+      ext[oi++] = o->t.shape[j];
     }
-    for (int a = 0; a < ix->t.rank; a++) ix_axis[a] = pos + a;
-    tab = view(o, rank - 1, sh, st);
-    rows = o->t.shape[pos];
-    rstride = o->t.stride[pos];
+    rows = 1; /* set with the index (advanced_index) */
+    rstride = 1;
   } else { /* out[p with dim d = idx[p]] = src[p] (or value) */
     int d = wrapdim(trnc_arg_int(n, 1, 0), rank);
     ix = &L->tv[vref(n, 2)];
@@ -539,9 +528,16 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
     v = kir_const(k, o->t.dtype, (naxes >= 32 ? ~0u : (1u << naxes) - 1),
                   (float)trnc_arg_number(trnc_node_arg(n, 3), 0));
   }
-  int ti = kir_tensor_add(k, ix, ix_axis), tt = kir_tensor_add(k, &tab, tab_axis);
-  int vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
-  if (wrap) vi = wrap_index(k, vi, rows);
+  int vi;
+  if (wrap) {
+    if ((vi = advanced_index(L, k, n, o, 0, &tab, tab_axis, &rows, &rstride)) < 0)
+      return L->status ? L->status : lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+    if (rows == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "%s: index into an empty dim", n->target);
+  } else {
+    int ti = kir_tensor_add(k, ix, ix_axis);
+    vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  }
+  int tt = kir_tensor_add(k, &tab, tab_axis);
   if (tt >= 0) {
     k->tensors[tt].rows = rows;
     k->tensors[tt].row_stride = rstride;

@@ -282,3 +282,22 @@ def test_index_tensor_two_indices_out_of_range_is_refused():
     f = torch.compile(lambda x, i, j: x[i, j], backend="neuron", dynamic=False)
     with pytest.raises(trnc.errors.ExecutionError, match="outside the 903 rows"):
         f(x, torch.tensor([0, 1]), torch.tensor([0, 7]))
+
+
+def test_index_put_two_indices():
+    g = torch.Generator().manual_seed(23)
+    x = torch.randn(129, 7, 130, generator=g)
+    i = torch.randperm(129, generator=g)[:100] - 50
+    j = torch.randint(-7, 7, (100,), generator=g)
+    f = lambda x, i, j, v: x.index_put((i, j), v)  # noqa: E731
+    for v in (torch.randn(100, 130, generator=g), torch.randn(130, generator=g)):
+        _same(run_counted(f, x, i, j, v), f(x, i, j, v))
+
+    def split(x, i, j, v):
+        y = x.clone()
+        y[i, :, j] = v
+        return y
+
+    i2, j2 = torch.randperm(129, generator=g)[:60], torch.randint(0, 130, (60,), generator=g)
+    v2 = torch.randn(60, 7, generator=g)
+    _same(run_counted(split, x, i2, j2, v2), split(x, i2, j2, v2))
