@@ -1,7 +1,9 @@
 /*
  * emit_data.c — data movement and indexing: embedding backward, cat,
- * stack, constant_pad_nd, gather, index.Tensor, index_put, scatter.value,
- * scatter.src, scatter_add (embedding and index_select are kir gathers:
+ * stack, constant_pad_nd, the slice scatters, index_put(accumulate=True),
+ * scatter_add, and gather / scatter along a short dim (embedding,
+ * index_select, index.Tensor, index_put, and gather / scatter along a dim
+ * long enough to fill the partitions are kir gathers and scatters:
  * codegen/kir/gather.c).
  *
  * Everything here is one of three row programs over a *row space* (the
