@@ -1,7 +1,10 @@
 /*
- * emit_data.c — data movement and indexing: embedding, embedding backward,
- * cat, stack, constant_pad_nd, index_select, gather, index.Tensor,
- * index_put, scatter.value, scatter.src, scatter_add.
+ * emit_data.c — data movement and indexing: embedding backward, cat,
+ * stack, constant_pad_nd, the slice scatters, index_put(accumulate=True),
+ * scatter_add, and gather / scatter along a short dim (embedding,
+ * index_select, index.Tensor, index_put, and gather / scatter along a dim
+ * long enough to fill the partitions are kir gathers and scatters:
+ * codegen/kir/gather.c).
  *
  * Everything here is one of three row programs over a *row space* (the
  * index tensor's shape, tiled 128 rows to the partitions):
@@ -14,7 +17,7 @@
  * offset + t * row_stride and holds the free pattern (up to 8 dims, tiled to
  * 4 per access pattern and chunked). idx(r) is one i32 per partition ([P,1]
  * in SBUF, what the DMA gather/scatter modes read): either an index tensor's
- * value loaded as is (embedding, index_select: the DMA's own range check
+ * value loaded as is (embedding backward: the DMA's own range check
  * reports any out-of-range value as TRNC_ERR_LIMIT), or a flat row computed
  * on VectorE from up to two index tensors (wrapped idx < 0 ? idx + size :
  * idx where eager wraps: index.Tensor, index_put) plus an affine term in the
@@ -56,6 +59,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "codegen/kir/kir.h"
 #include "codegen/lower.h"
 #include "ir/shape.h"
 
@@ -1042,7 +1046,6 @@ static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
 
 static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_EMBEDDING:                /* weight rank, index dtype: check_embedding */
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
@@ -1050,15 +1053,16 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
     case TRNC_OP_AS_STRIDED_SCATTER:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_INDEX_SELECT: /* the indexed dim's length: check_index_select */
     case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
     case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD:
-      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF) return false;
+      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF || kir_is_gather(g, n))
+        return false; /* kir_is_gather: codegen/kir/gather.c lowers it */
       return (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_ADD) || vref(n, 3) != TRNC_NO_REF;
     case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
       adv A;
       trnc_ref x = vref(n, 0);
       if (x == TRNC_NO_REF || !adv_parse(g, n, &A)) return false;
+      if (n->op == TRNC_OP_INDEX) return false; /* codegen/kir/gather.c */
       const trnc_type *xt = vt(g, x);
       for (int k = 0; k < A.nidx; k++)
         if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */
@@ -1123,16 +1127,6 @@ static void embedding_job(job *J, const lw_tv *ix, const lw_tv *t, const lw_tv *
   J->rbase = r->t.offset;
 }
 
-static trnc_status emit_embedding(lw *L, const trnc_node *n) {
-  const lw_tv *w = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0) return TRNC_OK;
-  job J;
-  embedding_job(&J, ix, w, o);
-  if (J.trows == 0 && trnc_type_numel(&ix->t) > 0) /* refused by check_embedding */
-    return lw_fail(L, n, TRNC_ERR_INTERNAL, "embedding: index into an empty weight");
-  return run_job(L, n, &J, J_GATHER);
-}
-
 static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   const lw_tv *go = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
@@ -1142,49 +1136,6 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   J.has_skip = pad >= 0;
   J.skip = pad;
   return run_job(L, n, &J, J_ACC);
-}
-
-/* A 0-d tensor as the 1-element vector that index_select sees (torch: a 0-d
- * self is indexed as one row along dim 0, the result 0-d too). */
-static lw_tv as_vector(const lw_tv *t) {
-  lw_tv v = *t;
-  if (v.t.rank == 0) {
-    v.t.rank = 1;
-    v.t.shape[0] = 1;
-    v.t.stride[0] = 1;
-  }
-  return v;
-}
-
-static trnc_status emit_index_select(lw *L, const trnc_node *n) {
-  lw_tv xv = as_vector(&L->tv[vref(n, 0)]), ov = as_vector(&L->tv[n->outs[0]]);
-  const lw_tv *x = &xv, *ix = &L->tv[vref(n, 2)], *o = &ov;
-  if (o->buffer < 0) return TRNC_OK;
-  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
-  job J;
-  memset(&J, 0, sizeof J);
-  J.rows.nops = 4;
-  J.rows.rank = 1;
-  J.rows.size[0] = trnc_type_numel(&ix->t);
-  J.rows.st[OP_R][0] = o->t.stride[d];
-  J.rows.st[OP_I0][0] = ix->t.rank ? ix->t.stride[0] : 0;
-  J.nc = 1;
-  J.c[0] = (icomp){ix, ix->t.offset, x->t.shape[d], 1, false};
-  J.t = x;
-  J.tbase = x->t.offset;
-  J.tps = x->t.stride[d];
-  J.trows = x->t.shape[d];
-  J.pat.nops = 2;
-  for (int i = 0; i < x->t.rank; i++) {
-    if (i == d) continue;
-    J.pat.size[J.pat.rank] = x->t.shape[i];
-    J.pat.st[PT_T][J.pat.rank] = x->t.stride[i];
-    J.pat.st[PT_R][J.pat.rank] = o->t.stride[i];
-    J.pat.rank++;
-  }
-  J.r = o;
-  J.rbase = o->t.offset;
-  return run_job(L, n, &J, J_GATHER);
 }
 
 /* Element-level job for gather / scatter*: row space = index shape, one
@@ -1226,6 +1177,7 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "scatter_self");
   if (st) return st;
+  if (kir_scatter_handles(L->g, n)) return kir_emit_scatter(L, n);
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   const lw_tv *src = n->op == TRNC_OP_SCATTER_VALUE ? NULL : &L->tv[vref(n, 3)];
   job J;
@@ -1241,18 +1193,6 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   return run_job(L, n, &J, J_SCATTER);
 }
 
-static trnc_status emit_index(lw *L, const trnc_node *n) {
-  adv A;
-  adv_parse(L->g, n, &A);
-  const lw_tv *x = &L->tv[vref(n, 0)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0) return TRNC_OK;
-  const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
-  job J;
-  memset(&J, 0, sizeof J);
-  adv_job(L->g, &A, x, o, itv, &J);
-  return run_job(L, n, &J, J_GATHER);
-}
-
 static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   adv A;
   adv_parse(L->g, n, &A);
@@ -1260,6 +1200,7 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "index_put_self");
   if (st) return st;
+  if (kir_scatter_handles(L->g, n)) return kir_emit_scatter(L, n);
   const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
   job J;
   memset(&J, 0, sizeof J);
@@ -1406,7 +1347,6 @@ static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
 
 static trnc_status emit(lw *L, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_EMBEDDING: return emit_embedding(L, n);
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
     case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
     case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
@@ -1414,10 +1354,8 @@ static trnc_status emit(lw *L, const trnc_node *n) {
       return emit_slice_scatter(L, n);
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
-    case TRNC_OP_INDEX_SELECT: return emit_index_select(L, n);
     case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
-    case TRNC_OP_INDEX: return emit_index(L, n);
     case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);
   }

@@ -540,7 +540,7 @@ static bool is_matmul(trnc_op op) {
 
 /* A node that starts or joins an elementwise group (codegen/kir/build.c). */
 static bool groups(const trnc_graph *g, const trnc_node *n) {
-  return kir_is_eltwise(g, n) || kir_is_row(n->op);
+  return kir_is_eltwise(g, n) || kir_is_row(n->op) || kir_is_gather(g, n);
 }
 
 /** True if trnc can emit node n (the emitter covers it). */
@@ -1292,6 +1292,23 @@ static int group_prefix(const cstate *C, const trnc_node *const *group, int k, c
   return 1;
 }
 
+/* Node j is a view of a value that is in HBM already, read only by the next
+ * node, a gather (codegen/kir/gather.c), and made before the group that
+ * starts at node `start`: lowering it now lets the gather join the group. */
+static bool view_of_gather(const cstate *C, uint32_t start, uint32_t j) {
+  const trnc_graph *g = C->L.g;
+  const trnc_node *v = &g->nodes[j];
+  if (!is_view_op(v->op) || v->op == TRNC_OP_AS_STRIDED || C->virt[j] || v->nargs < 1 ||
+      v->args[0].kind != TRNC_ARG_VALUE || C->L.tv[v->args[0].u.ref].buffer < 0 || v->nouts != 1 ||
+      g->values[v->args[0].u.ref].node >= start) /* not a value of the group */
+    return false;
+  uint32_t n = j + 1;
+  while (n < g->nnodes && g->nodes[n].dead) n++;
+  trnc_ref r = v->outs[0];
+  return n < g->nnodes && C->nuses[r] == 1 && C->firstuse[r] == n && !C->is_output[r] &&
+         kir_is_gather(g, &g->nodes[n]);
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -1330,13 +1347,19 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         j++;
         continue;
       }
+      if (view_of_gather(C, *i, j)) { /* positions[:t] before an embedding: free, lowered now */
+        if ((st = lower_view(C, m))) return st;
+        j++;
+        continue;
+      }
       uint32_t keep = rows;
       const trnc_type *keep_space = space;
       if (values + kir_eltwise_values(m) > KIR_MAX_VALUES) break;
       values += kir_eltwise_values(m);
       if (C->virt[j] || !fuses(g, &space, m, weight, &rows)) break;
       group[k] = m;
-      if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS) { /* one kernel's operands */
+      if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS || /* one kernel's operands */
+          !kir_gather_fits(g, group, k + 1, space->rank, rows)) {
         rows = keep;
         space = keep_space;
         break;
@@ -1362,7 +1385,9 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         g->nodes[after].args[0].kind == TRNC_ARG_VALUE &&
         g->nodes[after].args[0].u.ref == group[k - 1]->outs[0] &&
         same_shape(vtype(g, group[k - 1]->outs[0]), space) &&
-        (!rows || kir_reduced_dims(&g->nodes[after], vtype(g, group[k - 1]->outs[0])->rank, &kd) == rows)) {
+        (!rows || kir_reduced_dims(&g->nodes[after], vtype(g, group[k - 1]->outs[0])->rank, &kd) == rows) &&
+        kir_gather_fits(g, group, k, space->rank,
+                        kir_reduced_dims(&g->nodes[after], vtype(g, group[k - 1]->outs[0])->rank, &kd))) {
       red = &g->nodes[after];
       j = after + 1;
       if ((st = alloc_outputs_of(C, red))) return st;

@@ -187,6 +187,7 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
   /* external inputs of the group (or the reduction's input) */
   for (int i = 0; i < (n ? n : 1); i++) {
     const trnc_node *nd = n ? nodes[i] : red;
+    if (n && kir_is_gather(g, nd)) continue; /* loads its table and index itself */
     for (uint32_t a = 0; a < nd->nargs; a++) {
       const trnc_arg *arg = &nd->args[a];
       if (arg->kind != TRNC_ARG_VALUE || val[arg->u.ref] >= 0) continue;
@@ -200,7 +201,9 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
     }
   }
   for (int i = 0; i < n; i++) {
-    trnc_status st = kir_is_row(nodes[i]->op) ? kir_lower_row(&E, nodes[i]) : kir_lower_eltwise(&E, nodes[i]);
+    trnc_status st = kir_is_row(nodes[i]->op)      ? kir_lower_row(&E, nodes[i])
+                     : kir_is_gather(g, nodes[i]) ? kir_lower_gather(&E, nodes[i])
+                                                  : kir_lower_eltwise(&E, nodes[i]);
     if (st) return st;
   }
   /* group values with a buffer are read later (or are graph outputs): stored */

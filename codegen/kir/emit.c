@@ -76,6 +76,8 @@ typedef struct sched {
    * partition; its readers see it through a stride-0 free dim */
   bool narrow[KIR_MAX_VALUES];
   bool stays_wide[KIR_MAX_VALUES]; /* read by a store or an mm: loaded whole */
+  bool gathers;                   /* the kernel has gather or scatter ops */
+  lw_tile *tok;                   /* HBM token ordering its scatters */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -293,7 +295,18 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     trnc_status st;
-    if (o->code == KIR_LOAD || o->code == KIR_STORE) {
+    if (o->code == KIR_GATHER) {
+      const kir_tensor *T = &k->tensors[o->tensor];
+      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+      st = kir_gather_dma(L, k, T, S->cur[o->dst],
+                          lw_tile_ap(S->cur[o->dst], np, 0, k->values[o->dst].dtype, tp->nfree, counts),
+                          lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]]);
+    } else if (o->code == KIR_SCATTER) {
+      const kir_tensor *T = &k->tensors[o->tensor];
+      lw_tile *v = S->cur[o->src[1]];
+      st = kir_scatter_dma(L, k, T, v, lw_tile_ap(v, np, 0, k->values[o->src[1]].dtype, tp->nfree, counts),
+                           lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]], &S->tok);
+    } else if (o->code == KIR_LOAD || o->code == KIR_STORE) {
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];
       if (o->code == KIR_LOAD) S->cur[v] = lw_pool_next(&S->pool[v]);
@@ -340,7 +353,7 @@ static trnc_status emit_map(sched *S) {
   for (int i = 0; i < k->nops && first_store < 0; i++)
     if (k->ops[i].code == KIR_STORE) first_store = k->ops[i].tensor;
   if (first_store >= 0) lw_space_order(&s, first_store);
-  lw_space_coalesce(&s);
+  if (!S->gathers) lw_space_coalesce(&s); /* else kir_gather_tiles orders and coalesces */
   for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
   int64_t max_free = tile_elems(S, numel);
   if (max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "elementwise group too large");
@@ -349,6 +362,7 @@ static trnc_status emit_map(sched *S) {
   if (st) return st;
   /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
   int64_t P = L->target->partitions;
+  if (S->gathers) return kir_gather_tiles(L, k, &s, max_free, map_tile, S);
   if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
   int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
   lw_space main = s;
@@ -458,9 +472,17 @@ static trnc_status dma_tile(sched *S, lw_tile *t, trnc_dtype dt, const kir_tenso
 
 static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
   const kir_kernel *k = S->k;
-  int v = o->code == KIR_LOAD ? o->dst : o->src[0];
+  int v = o->code == KIR_STORE ? o->src[0] : o->dst;
   const kir_tensor *T = &k->tensors[o->tensor];
   bool red = !full(k, v);
+  if (o->code == KIR_GATHER) { /* one DMA over every partition, packed or not */
+    int64_t counts[3], one = 1;
+    tile_counts(S, r, counts);
+    trnc_dtype dt = k->values[v].dtype;
+    trnc_nc_ap sb = red ? lw_tile_ap(S->cur[v], r->np, 0, dt, 1, &one)
+                        : lw_tile_ap(S->cur[v], r->np, 0, dt, S->nfree ? S->nfree : 1, counts);
+    return kir_gather_dma(S->L, k, T, S->cur[v], sb, tensor_ap(S, T, r, red), S->cur[o->src[0]]);
+  }
   if (o->code == KIR_LOAD && !red) { /* constant along the free axes: a narrow load */
     bool flat = S->nfree > 0 && !S->stays_wide[v];
     int64_t n = 1;
@@ -684,7 +706,7 @@ static void plan_passes(sched *S) {
     const kir_op *o = &k->ops[i];
     /* a load of the first elements (a value over the space axes) is ready
      * before pass 0 */
-    int p = o->code == KIR_LOAD && !full(k, o->dst) ? -1 : 0;
+    int p = (o->code == KIR_LOAD || o->code == KIR_GATHER) && !full(k, o->dst) ? -1 : 0;
     for (int s = 0; s < 3; s++) {
       int v = o->src[s];
       if (v < 0) continue;
@@ -756,7 +778,7 @@ static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, 
      * value's tile changes only when the value is computed again */
     if (S->single && S->opass[i] < p) continue;
     trnc_status st = TRNC_OK;
-    if (o->code == KIR_LOAD) {
+    if (o->code == KIR_LOAD || o->code == KIR_GATHER) {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = dma_value(S, o, r);
     } else if (o->code == KIR_STORE) {
@@ -805,7 +827,7 @@ static trnc_status between(sched *S, int p, const rpos *r) {
     trnc_status st = TRNC_OK;
     if (o->code == KIR_REDUCE) S->cur[v] = S->cross ? S->total[v] : S->acc[v];
     else if (o->code == KIR_STORE) st = dma_value(S, o, r);
-    else if (o->code == KIR_LOAD) {
+    else if (o->code == KIR_LOAD || o->code == KIR_GATHER) {
       S->cur[v] = lw_pool_next(&S->pool[v]);
       st = dma_value(S, o, r);
     } else {
@@ -877,7 +899,7 @@ static void reduce_layout(sched *S) {
       S->qm = P / pe < LW_DMA_MAX_PARTS ? P / pe : LW_DMA_MAX_PARTS;
       if (S->qm > k->extent[S->qax]) S->qm = k->extent[S->qax];
     }
-  } else if (nr > 1 && S->npasses == 1 && !S->first_loads) {
+  } else if (nr > 1 && S->npasses == 1 && !S->first_loads && !S->gathers) {
     /* full reduction: the largest reduction axis on partitions, folded
      * across them at the end (a later pass would need the total broadcast
      * to every partition: multi-pass full reductions stay on one) */
@@ -960,7 +982,7 @@ static bool col_eligible(const sched *S) {
   int nred = 0;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    if (o->code == KIR_BCAST || o->code == KIR_MM) return false;
+    if (o->code == KIR_BCAST || o->code == KIR_MM || o->code == KIR_GATHER) return false;
     if ((o->code == KIR_TS || o->code == KIR_ACT) && (o->src[1] >= 0 || o->src[2] >= 0)) return false;
     if (o->code != KIR_REDUCE) continue;
     trnc_dtype dt = k->values[o->src[0]].dtype;
@@ -1331,8 +1353,12 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   memset(S, 0, sizeof *S);
   S->L = L;
   S->k = k;
-  for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].code == KIR_STORE || k->ops[i].code == KIR_MM) S->stays_wide[k->ops[i].src[0]] = true;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code == KIR_STORE || o->code == KIR_MM) S->stays_wide[o->src[0]] = true;
+    else if (o->code == KIR_SCATTER) S->stays_wide[o->src[1]] = true;
+    S->gathers |= o->code == KIR_GATHER || o->code == KIR_SCATTER;
+  }
   int64_t numel = 1;
   bool reduces = false;
   for (int a = 0; a < k->naxes; a++) {

@@ -7,7 +7,7 @@
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
     "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm",
-    "mmv", "affsel", "matmul"};
+    "mmv", "affsel", "matmul", "gather", "scatter"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -304,7 +304,15 @@ void kir_print(const kir_kernel *k, FILE *f) {
     fprintf(f, "%s", o->code < KIR_OPCODE_COUNT ? op_names[o->code] : "?");
     switch (o->code) {
       case KIR_LOAD: fprintf(f, " T%d", o->tensor); break;
+      case KIR_GATHER:
+        fprintf(f, " T%d, %%%d (%lld rows of %lld)", o->tensor, o->src[0], (long long)k->tensors[o->tensor].rows,
+                (long long)k->tensors[o->tensor].row_stride);
+        break;
       case KIR_STORE: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
+      case KIR_SCATTER:
+        fprintf(f, " T%d, %%%d, %%%d (%lld rows of %lld)", o->tensor, o->src[0], o->src[1],
+                (long long)k->tensors[o->tensor].rows, (long long)k->tensors[o->tensor].row_stride);
+        break;
       case KIR_MM:
         fprintf(f, " T%d, %%%d, buf%d [%lld,%lld] x %g", o->tensor, o->src[0], k->mm.w->buffer,
                 (long long)k->mm.w->t.stride[0], (long long)k->mm.w->t.stride[1], k->mm.alpha);
@@ -358,7 +366,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -376,14 +384,15 @@ const char *kir_verify(const kir_kernel *k) {
       if (used && (o->src[s] < 0 || o->src[s] >= k->nvalues || !defined[o->src[s]]))
         return "an operand is read before it is defined";
     }
-    if (o->code == KIR_STORE || o->code == KIR_MM) {
+    if (o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_SCATTER) {
       if (o->dst != -1) return "a store defines a value";
     } else {
       if (o->dst < 0 || o->dst >= k->nvalues) return "an op defines no value";
       if (defined[o->dst]) return "a value is defined twice";
       defined[o->dst] = true;
     }
-    bool io = o->code == KIR_LOAD || o->code == KIR_STORE || o->code == KIR_MM;
+    bool io = o->code == KIR_LOAD || o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_GATHER ||
+              o->code == KIR_SCATTER;
     if (io != (o->tensor >= 0)) return "a tensor operand is set on the wrong op";
     if (io && o->tensor >= k->ntensors) return "tensor index out of range";
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
@@ -439,6 +448,19 @@ const char *kir_verify(const kir_kernel *k) {
         if (ax != (k->values[o->src[0]].axes & ~o->raxes)) return "a reduce's result axes are wrong";
         break;
       case KIR_CONST: break;
+      case KIR_SCATTER:
+        if (k->values[o->src[0]].dtype != TRNC_I32 || k->values[o->src[0]].axes != all_axes(k) ||
+            k->values[o->src[1]].axes != all_axes(k))
+          return "a scatter's index (i32) and value span every axis";
+        if (k->tensors[o->tensor].rows < 1 || k->raxes) return "a scatter's table has no rows, or a reduction";
+        break;
+      case KIR_GATHER:
+        if (ax != all_axes(k) && ax != (all_axes(k) & ~k->raxes))
+          return "a gather spans every axis or every space axis";
+        if (k->values[o->src[0]].dtype != TRNC_I32 || k->values[o->src[0]].axes != ax)
+          return "a gather's index is an i32 value over its axes";
+        if (k->tensors[o->tensor].rows < 1) return "a gather's table has no rows";
+        break;
       case KIR_BCAST:
         if (k->values[o->src[0]].axes & ~ax) return "a bcast drops axes";
         break;

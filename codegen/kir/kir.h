@@ -58,6 +58,13 @@
  *                           [batch..., M, N, K]: loads of A (stride 0 along
  *                           N) and B (stride 0 along M), the matmul, an
  *                           epilogue of elementwise ops and a store.
+ *   %v = gather T, %i       row %i of table T (one i32 index per partition,
+ *                           constant along the tile's free axes: a DMA gather,
+ *                           whose range check reports an index outside
+ *                           [0, T.rows) as TRNC_ERR_LIMIT); T's access map is
+ *                           the row's pattern (codegen/kir/gather.c)
+ *        scatter T, %i, %v  %v into row %i of table T (a DMA scatter, in
+ *                           program order: the last duplicate index wins)
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -100,6 +107,8 @@ typedef enum kir_opcode {
   KIR_MMV,
   KIR_AFFSEL,
   KIR_MATMUL,
+  KIR_GATHER,
+  KIR_SCATTER,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -109,6 +118,8 @@ typedef struct kir_tensor {
   trnc_dtype dtype;
   int64_t offset;                 /* elements */
   int64_t stride[KIR_MAX_AXES];   /* elements per step of each axis; 0 = broadcast */
+  int64_t rows, row_stride;       /* gathered tables (codegen/kir/gather.c): rows
+                                     row_stride elements apart; 0 otherwise */
 } kir_tensor;
 
 typedef struct kir_value {
@@ -296,6 +307,50 @@ trnc_status kir_lower_row(kir_env *env, const trnc_node *n);
  *  layer norm's mean 0 and rstd NaN); NAN for outputs that are empty then. */
 float kir_row_empty_value(const trnc_node *n, uint32_t k);
 
+
+/* ---- indirect loads (gather.c) ------------------------------------------------- */
+
+/** %v = gather tensor, idx: row idx of table `tensor` (its rows and
+ *  row_stride set), as dtype dt, over idx's axes. -1 when full. */
+int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt);
+/** The scatter op: value v into row idx of table `tensor`; false when full. */
+bool kir_scatter(kir_kernel *k, int tensor, int idx, int v);
+/** True if node n (scatter.src, scatter.value, index_put without
+ *  accumulate) is emitted as a kir scatter kernel (kir_emit_scatter). */
+bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n);
+/** Emits scatter node n's kernel: its result (already holding self) gets
+ *  the source rows through a DMA scatter. */
+trnc_status kir_emit_scatter(lw *L, const trnc_node *n);
+/** The DMA scatter of tile src (access pattern sb) into table T (`table`:
+ *  its access pattern at the tile) at the indices in tile idx; *tok orders
+ *  the kernel's scatters (created on first use). */
+trnc_status kir_scatter_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *src, trnc_nc_ap sb,
+                            trnc_nc_ap table, lw_tile *idx, lw_tile **tok);
+/** True if node n lowers to a kir gather (embedding, index_select). */
+bool kir_is_gather(const trnc_graph *g, const trnc_node *n);
+/** Mask of the dims of a space of rank `rank` (n's result right-aligned)
+ *  along which gather node n's index varies. */
+uint32_t kir_gather_dims(const trnc_graph *g, const trnc_node *n, int rank);
+/** True if nodes[0..n) (the last one just added) can share a kernel over a
+ *  space of rank `rank` whose row nodes or reduction fold the dims in
+ *  `rows`: a gather reads no group value, and with rows set, folds exactly
+ *  its row pattern (its index dims stay space axes). */
+bool kir_gather_fits(const trnc_graph *g, const trnc_node *const *nodes, int n, int rank, uint32_t rows);
+/** Appends the ops of gather node n (its index load and the gather); sets
+ *  env->val[n's output]. TRNC_ERR_LIMIT for indices into an empty table. */
+trnc_status kir_lower_gather(kir_env *env, const trnc_node *n);
+/** Tiles map kernel k with gathers over lw_space s (one operand per kernel
+ *  tensor; reordered and coalesced here): the dims that an index and a
+ *  table both vary along are looped, partitions walk one that only an index
+ *  varies along, the free dims are the rows' pattern; fn per tile, as
+ *  lw_space_tiles. */
+trnc_status kir_gather_tiles(lw *L, const kir_kernel *k, lw_space *s, int64_t max_free, lw_tile_fn fn,
+                             void *ctx);
+/** The DMA gather of table T into tile dst (access pattern sb, np
+ *  partitions) with `table` the table's access pattern at the tile (its
+ *  partition fields replaced by the rows) and idx the tile of i32 indices. */
+trnc_status kir_gather_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *dst, trnc_nc_ap sb,
+                           trnc_nc_ap table, lw_tile *idx);
 
 /* ---- kernels of the graph (build.c) and their emission (emit.c) ---------------- */
 

@@ -176,11 +176,62 @@ static void test_seq_rejects(void **state) {
   build_seq(&k);
   k.seq = 1u << 0;
   expect_invalid(&k, "the sequential axis is not a reduction axis");
+
+/* idx [3] i32 (buffer 0) rows of W [5, 4] f32 (buffer 1), scattered into
+ * rows idx of O [7, 4] f32 (buffer 2): O[idx[i]] = W[idx[i]] (kir/gather.c) */
+static void build_gather(kir_kernel *k) {
+  int64_t ext[2] = {3, 4};
+  kir_init(k, "rows", NULL, 2, ext, 0);
+  lw_tv ix = {0}, w = {0}, o = {0};
+  ix.buffer = 0;
+  ix.t.dtype = TRNC_I32;
+  ix.t.rank = 1;
+  ix.t.shape[0] = 3;
+  ix.t.stride[0] = 1;
+  w.buffer = 1;
+  w.t.dtype = TRNC_F32;
+  w.t.rank = 1;
+  w.t.shape[0] = 4;
+  w.t.stride[0] = 1;
+  o = w;
+  o.buffer = 2;
+  int ax0[1] = {0}, ax1[1] = {1};
+  int ti = kir_tensor_add(k, &ix, ax0), tw = kir_tensor_add(k, &w, ax1), to = kir_tensor_add(k, &o, ax1);
+  k->tensors[tw].rows = 5;
+  k->tensors[tw].row_stride = 4;
+  k->tensors[to].rows = 7;
+  k->tensors[to].row_stride = 4;
+  int i = kir_load(k, ti, TRNC_I32);
+  int v = kir_gather(k, tw, i, TRNC_F32);
+  assert_true(kir_scatter(k, to, i, v));
+}
+
+static void test_gather_scatter_golden(void **state) {
+  (void)state;
+  kir_kernel k;
+  build_gather(&k);
+  assert_null(kir_verify(&k));
+  char *s = printed(&k);
+  assert_string_equal(s,
+                      "kernel rows (a0:3, a1:4)\n"
+                      "  T0 = buf0 i32 +0 [1,0]\n"
+                      "  T1 = buf1 f32 +0 [0,1]\n"
+                      "  T2 = buf2 f32 +0 [0,1]\n"
+                      "  %0:i32{a0,a1} = load T0\n"
+                      "  %1:f32{a0,a1} = gather T1, %0 (5 rows of 4)\n"
+                      "  scatter T2, %0, %1 (7 rows of 4)\n");
+  free(s);
+  k.values[0].dtype = TRNC_F32;
+  expect_invalid(&k, "a gather's index is an i32 value over its axes");
+  build_gather(&k);
+  k.tensors[1].rows = 0;
+  expect_invalid(&k, "a gather's table has no rows");
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_print_golden),
+      cmocka_unit_test(test_gather_scatter_golden),
       cmocka_unit_test(test_rejects_use_before_definition),
       cmocka_unit_test(test_rejects_mixed_axes),
       cmocka_unit_test(test_rejects_reducing_a_space_axis),
