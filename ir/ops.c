@@ -65,6 +65,31 @@ static const char *check_polygamma(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* argmax/argmin/max.dim/min.dim: decomposed in float32 with a float32 iota
+ * (passes/decomp_argmax.c) */
+static const char *check_argmax(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+  if (x->dtype == TRNC_I32 || x->dtype == TRNC_I64)
+    return "32/64-bit integer inputs are not lowered (float32 holds their values inexactly)";
+  const trnc_arg *da = arg(n, 1);
+  int64_t len = trnc_type_numel(x);
+  if (da && da->kind == TRNC_ARG_INT && x->rank > 0) {
+    int64_t d = da->u.i < 0 ? da->u.i + x->rank : da->u.i;
+    len = d >= 0 && d < x->rank ? x->shape[d] : 0;
+  }
+  if (trnc_type_numel(x) == 0) return "an empty input has no extremum (eager raises)";
+  if (len >= TRNC_ONEHOT_MAX) return "at most 2^24 - 1 elements per reduced row (float32 indices)";
+  return NULL;
+}
+
+/* nll_loss forward/backward: class indices compared in float32 */
+static const char *check_nll(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = trnc_ref_type(g, n->args[n->op == TRNC_OP_NLL_LOSS ? 0 : 1].u.ref);
+  if (x->rank < 1 || x->shape[x->rank - 1] >= TRNC_ONEHOT_MAX) return "at most 2^24 - 1 classes";
+  if (trnc_type_numel(x) == 0) return "nll_loss over an empty batch or no classes is not lowered";
+  return NULL;
+}
+
 /* _cdist_forward(x1, x2, ...) / _cdist_backward(grad, x1, x2, ...): the
  * [..., P, R, M] differences trnc reduces */
 static const char *check_cdist(const trnc_graph *g, const trnc_node *n) {

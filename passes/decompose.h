@@ -155,6 +155,13 @@ trnc_status decomp_flip(trnc_db *b, const trnc_node *n);
 /** empty_strided / empty_permuted: empty (contents unspecified), copied
  *  into the declared layout when it is not contiguous. */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
+/** argmax/argmin/max.dim/min.dim: amax/amin, then amin of an iota where x
+ *  is the extremum or NaN (passes/decomp_argmax.c). */
+trnc_status decomp_argmax(trnc_db *b, const trnc_node *n);
+/** nll_loss_forward: a gather of x at the safe targets, masked and summed. */
+trnc_status decomp_nll_loss(trnc_db *b, const trnc_node *n);
+/** nll_loss_backward: an iota == target one-hot times -g * weight[t]. */
+trnc_status decomp_nll_loss_bw(trnc_db *b, const trnc_node *n);
 /** linalg_vector_norm(x, ord, dim, keepdim, dtype) in float32 reductions
  *  (passes/decomp_norm.c). */
 trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
