@@ -1,13 +1,14 @@
 /*
- * emit_norm.c — layer-norm backward, argmax/argmin, max/min.dim and NLL-loss
- * kernels on the NeuronCore (softmax, log_softmax, their backwards, layer
- * norm and the reductions, any/all included, are kernel IR:
- * codegen/kir/rules.c; var, var_mean and batch norm with its backward are
- * decomposed by trnc into reductions and elementwise ops: passes/decomp_norm.c).
+ * emit_norm.c — layer-norm backward kernels on the NeuronCore for rows of at
+ * most TRNC_LAYER_NORM_BW_MAX_ROW elements: dx, dW and dB in one kernel (the
+ * column sums accumulate on TensorE in PSUM). Longer rows are decomposed by
+ * trnc (passes/decomp_norm.c) into a kernel-IR dx row kernel
+ * (codegen/kir/rules.c) and column sums; argmax/argmin, max/min.dim and
+ * nll_loss are decompositions (passes/decomp_argmax.c); softmax, layer norm
+ * and the reductions are kernel IR.
  *
- * Row kernels. Every op here reduces a tensor x over a set of dims (the
- * "row": layer-norm normalized dims, the argmax dim) and then, for most,
- * rewrites x elementwise with the per-row results. The emitter splits x's
+ * A row kernel reduces a tensor x over a set of dims (the "row": the
+ * normalized dims) and then rewrites x elementwise with the per-row results. The emitter splits x's
  * dims into kept dims (rows) and reduced dims (row elements), coalescing
  * each list where every operand is contiguous across neighbours. Rows go on
  * SBUF partitions (128 per tile, the largest kept dim; other kept dims are
@@ -24,33 +25,17 @@
  * compute. Everything is computed in fp32 tiles; only the final instruction
  * of an output writes the output's device dtype (bf16/fp16 round once).
  *
- * Cross-partition sums (layer_norm_backward's grad_weight/grad_bias summed
- * over rows, nll_loss's sum/mean over the batch) run on TensorE: a matmul
+ * Cross-partition sums (grad_weight/grad_bias summed over rows) run on TensorE: a matmul
  * with a ones vector accumulating in PSUM over row tiles. grad_weight uses
  * the data as the stationary operand ([rows, 128 columns]) and the ones
  * column as the moving one, so PSUM holds dW as [128, R/128] — 4 bytes per
  * partition per 128 columns, one matmul per 128 columns (cheaper in the cost
  * model than a ones-stationary [1, R] product, and R up to 4K fits PSUM).
  *
- * NLL loss gathers x[i, target[i]] (and weight[target[i]]) with an indirect
- * DMA gather over the tensor's own strides (index = i * stride0 + t *
- * stride1, exact in fp32 since the emitter keeps indices below 2^24 by
- * shrinking the rows per tile); ignore_index rows use a safe index 0 and are
- * zeroed by select, exactly as torch's decomposition does. nll_loss_backward
- * builds the one-hot rows with iota == target on the free axis. Both range-
- * check every target against [0, C) with a one-element gather into a C-row
- * table (nll_range_check): eager raises, the run fails with TRNC_ERR_LIMIT.
+ * Semantics follow eager PyTorch (torch/_decomp/decompositions.py).
  *
- * Semantics follow eager PyTorch (torch/_decomp/decompositions.py and
- * torch/_refs): mean over an all-ignored batch = 0/0 = NaN, argmax/argmin and max/min.dim return the
- * first maximum (minimum) and treat NaN as the extremum (its index and NaN
- * value are reported.
- *
- * Not lowered (handles() returns false, so the compile reports the node):
- * native_layer_norm_backward with rows longer than LNBW_MAX_ROW elements;
- * argmax/argmin/max.dim/min.dim of 32/64-bit integers or over more than 2^24
- * elements per row;
- * nll_loss with more than 2^24 classes.
+ * Not lowered here (handles() returns false): rows longer than LNBW_MAX_ROW
+ * elements, which the decomposition splits as above.
  */
 #include <math.h>
 #include <string.h>
@@ -62,7 +47,7 @@
 #define NOPS 10
 #define NCOL 32            /* fp32 statistics columns per row tile */
 #define BIGF 16777216.0f   /* 2^24: larger than any index we produce */
-#define LNBW_MAX_ROW 4096  /* layer_norm_backward: row must fit one chunk */
+#define LNBW_MAX_ROW TRNC_LAYER_NORM_BW_MAX_ROW /* layer_norm_backward: row must fit one chunk */
 #define MAX_FREE_CAP 8192
 
 enum { K_FULL, K_ROW, K_PARAM };

@@ -549,6 +549,8 @@ static bool is_matmul(trnc_op op) {
 
 /* A node that starts or joins an elementwise group (codegen/kir/build.c). */
 static bool groups(const trnc_graph *g, const trnc_node *n) {
+  /* a layer-norm backward emit_norm.c takes whole is one kernel there */
+  if (n->op == TRNC_OP_LAYER_NORM_BACKWARD && lw_norm_handles(g, n)) return false;
   return kir_is_eltwise(g, n) || kir_is_row(n->op);
 }
 

@@ -70,6 +70,10 @@ typedef enum trnc_op {
  * prod/amax/amin, index_reduce) and sorted searches (bucketize,
  * searchsorted) are decomposed into (passes/decomp_index.c). */
 #define TRNC_ONEHOT_MAX (INT64_C(1) << 24)
+/* native_layer_norm_backward rows (normalized elements) that one
+ * codegen/emit_norm.c kernel takes whole (dx, dW and dB); longer rows are
+ * decomposed (passes/decomp_norm.c) into a kernel-IR dx and column sums */
+#define TRNC_LAYER_NORM_BW_MAX_ROW 4096
 /* Rows of _pdist_forward's input (its pair index is a cat of one arange
  * per row, passes/decomp_norm.c). */
 #define TRNC_PDIST_MAX 1024

@@ -246,6 +246,12 @@ trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n);
 /** True if n (convolution or convolution_backward) is 1-D/2-D and not
  *  transposed, the forms the code generator lowers without decomposition. */
 bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
+/** native_layer_norm_backward: dx as the kir row kernel of the dx-only form,
+ *  dW and dB as float32 column sums over the batch dims (passes/decomp_norm.c). */
+trnc_status decomp_layer_norm_bw(trnc_db *b, const trnc_node *n);
+/** True for the dx-only form (output_mask [*, False, False]), which
+ *  codegen/kir lowers as one row kernel. */
+bool decomp_lnbw_lowered_directly(const trnc_graph *g, const trnc_node *n);
 
 /** index.Tensor / index_put with more than two index tensors (those with at
  *  most two, or a boolean mask, the code generator lowers itself:
