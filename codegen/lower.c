@@ -1383,7 +1383,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     kir_mm_node mmn, *mmp = NULL;
     uint32_t mend, view = UINT32_MAX;
     bool view_later = false;
-    if (!L->opt.no_fusion && !red && k <= MM_GROUP_MAX && rows == 1u << (space->rank - 1) &&
+    if (!L->opt.no_fusion && !red && k <= MM_GROUP_MAX && space->rank >= 1 && rows == 1u << (space->rank - 1) &&
         mm_after_group(C, group[k - 1]->outs[0], space, j, &mmn, &mend, &view)) {
       mmp = &mmn;
       j = mend;

@@ -71,9 +71,11 @@ trnc_status decomp_argmax(trnc_db *b, const trnc_node *n) {
     d = n->args[1].u.i < 0 ? n->args[1].u.i + rank : n->args[1].u.i;
   }
   trnc_arg dim = trnc_db_ints(b, &d, 1), keep = trnc_db_bool(true);
+  /* the iota first: the compare, select and amin after the amax are
+   * consecutive nodes of one shape, which codegen/lower.c fuses into one kernel */
+  trnc_ref io = iota_along(b, trnc_db_type(b, x)->shape[d], rank - 1 - (int)d);
   trnc_ref m = is_max ? DB(b, AMAX, V(x), dim, keep) : DB(b, AMIN, V(x), dim, keep);
   trnc_ref hit = DB(b, LOGICAL_OR, V(DB(b, EQ, V(x), V(m))), V(DB(b, NE, V(x), V(x))));
-  trnc_ref io = iota_along(b, trnc_db_type(b, x)->shape[d], rank - 1 - (int)d);
   trnc_ref cand = DB(b, WHERE, V(hit), V(io), F(16777216.0));
   trnc_ref idx = DB(b, AMIN, V(cand), dim, keep);
   if (!pair) return bind(b, n, 0, idx);
