@@ -1,13 +1,14 @@
 /*
- * emit_norm.c — layer-norm backward, argmax/argmin, max/min.dim and NLL-loss
- * kernels on the NeuronCore (softmax, log_softmax, their backwards, layer
- * norm and the reductions, any/all included, are kernel IR:
- * codegen/kir/rules.c; var, var_mean and batch norm with its backward are
- * decomposed by trnc into reductions and elementwise ops: passes/decomp_norm.c).
+ * emit_norm.c — layer-norm backward kernels on the NeuronCore for rows of at
+ * most TRNC_LAYER_NORM_BW_MAX_ROW elements: dx, dW and dB in one kernel (the
+ * column sums accumulate on TensorE in PSUM). Longer rows are decomposed by
+ * trnc (passes/decomp_norm.c) into a kernel-IR dx row kernel
+ * (codegen/kir/rules.c) and column sums; argmax/argmin, max/min.dim and
+ * nll_loss are decompositions (passes/decomp_argmax.c); softmax, layer norm
+ * and the reductions are kernel IR.
  *
- * Row kernels. Every op here reduces a tensor x over a set of dims (the
- * "row": layer-norm normalized dims, the argmax dim) and then, for most,
- * rewrites x elementwise with the per-row results. The emitter splits x's
+ * A row kernel reduces a tensor x over a set of dims (the "row": the
+ * normalized dims) and then rewrites x elementwise with the per-row results. The emitter splits x's
  * dims into kept dims (rows) and reduced dims (row elements), coalescing
  * each list where every operand is contiguous across neighbours. Rows go on
  * SBUF partitions (128 per tile, the largest kept dim; other kept dims are
@@ -24,33 +25,17 @@
  * compute. Everything is computed in fp32 tiles; only the final instruction
  * of an output writes the output's device dtype (bf16/fp16 round once).
  *
- * Cross-partition sums (layer_norm_backward's grad_weight/grad_bias summed
- * over rows, nll_loss's sum/mean over the batch) run on TensorE: a matmul
+ * Cross-partition sums (grad_weight/grad_bias summed over rows) run on TensorE: a matmul
  * with a ones vector accumulating in PSUM over row tiles. grad_weight uses
  * the data as the stationary operand ([rows, 128 columns]) and the ones
  * column as the moving one, so PSUM holds dW as [128, R/128] — 4 bytes per
  * partition per 128 columns, one matmul per 128 columns (cheaper in the cost
  * model than a ones-stationary [1, R] product, and R up to 4K fits PSUM).
  *
- * NLL loss gathers x[i, target[i]] (and weight[target[i]]) with an indirect
- * DMA gather over the tensor's own strides (index = i * stride0 + t *
- * stride1, exact in fp32 since the emitter keeps indices below 2^24 by
- * shrinking the rows per tile); ignore_index rows use a safe index 0 and are
- * zeroed by select, exactly as torch's decomposition does. nll_loss_backward
- * builds the one-hot rows with iota == target on the free axis. Both range-
- * check every target against [0, C) with a one-element gather into a C-row
- * table (nll_range_check): eager raises, the run fails with TRNC_ERR_LIMIT.
+ * Semantics follow eager PyTorch (torch/_decomp/decompositions.py).
  *
- * Semantics follow eager PyTorch (torch/_decomp/decompositions.py and
- * torch/_refs): mean over an all-ignored batch = 0/0 = NaN, argmax/argmin and max/min.dim return the
- * first maximum (minimum) and treat NaN as the extremum (its index and NaN
- * value are reported.
- *
- * Not lowered (handles() returns false, so the compile reports the node):
- * native_layer_norm_backward with rows longer than LNBW_MAX_ROW elements;
- * argmax/argmin/max.dim/min.dim of 32/64-bit integers or over more than 2^24
- * elements per row;
- * nll_loss with more than 2^24 classes.
+ * Not lowered here (handles() returns false): rows longer than LNBW_MAX_ROW
+ * elements, which the decomposition splits as above.
  */
 #include <math.h>
 #include <string.h>
@@ -62,7 +47,7 @@
 #define NOPS 10
 #define NCOL 32            /* fp32 statistics columns per row tile */
 #define BIGF 16777216.0f   /* 2^24: larger than any index we produce */
-#define LNBW_MAX_ROW TRNC_LNBW_MAX_ROW  /* layer_norm_backward: row must fit one chunk */
+#define LNBW_MAX_ROW TRNC_LAYER_NORM_BW_MAX_ROW /* layer_norm_backward: row must fit one chunk */
 #define MAX_FREE_CAP 8192
 
 enum { K_FULL, K_ROW, K_PARAM };
@@ -126,9 +111,6 @@ static trnc_ref argref(const trnc_node *n, uint32_t i) {
   return a && a->kind == TRNC_ARG_VALUE ? a->u.ref : TRNC_NO_REF;
 }
 
-static bool is_float(trnc_dtype t) {
-  return t == TRNC_F32 || t == TRNC_BF16 || t == TRNC_F16 || t == TRNC_F64;
-}
 
 /* tv of value r if it is materialized, else NULL. */
 static const lw_tv *tvof(lw *L, trnc_ref r) {
@@ -213,15 +195,6 @@ static trnc_status i_red(lw *L, V d, V a, int alu) {
   return em(L, &in, r, 1, &d, NULL);
 }
 
-static trnc_status i_sel(lw *L, V d, V m, V a, V b) {
-  trnc_nc_instr in = lw_instr(TRNC_NC_OP_SELECT, TRNC_NC_VECTOR);
-  in.dst = d.ap;
-  in.src[0] = m.ap;
-  in.src[1] = a.ap;
-  in.src[2] = b.ap;
-  const V *r[3] = {&m, &a, &b};
-  return em(L, &in, r, 3, &d, NULL);
-}
 
 static trnc_status i_copy(lw *L, V d, V a, int engine) {
   trnc_nc_instr in = lw_instr(TRNC_NC_OP_TENSOR_COPY, engine);
@@ -238,15 +211,6 @@ static trnc_status i_memset(lw *L, V d, float v) {
   return em(L, &in, NULL, 0, &d, NULL);
 }
 
-/** dst = aff0 + aff1 * partition + affi * free index (GpSimd). */
-static trnc_status i_iota(lw *L, V d, int32_t aff0, int32_t aff1, int32_t affi) {
-  trnc_nc_instr in = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
-  in.aff[0] = aff0;
-  in.aff[1] = aff1;
-  in.aff[2] = affi;
-  in.dst = d.ap;
-  return em(L, &in, NULL, 0, &d, NULL);
-}
 
 /** PSUM d[M, N] (+)= st[K, M]^T . mv[K, N]. */
 static trnc_status i_mm(lw *L, V d, V st, V mv, bool acc) {
@@ -487,10 +451,6 @@ static trnc_status ldcol(rk *K, int o, lw_tile *stats, int col) {
   return dma_in(K->L, v, hap(K, o, NULL, K->np));
 }
 
-static trnc_status stcol(rk *K, int o, V v) {
-  if (!K->op[o].tv) return TRNC_OK;
-  return dma_out(K->L, hap(K, o, NULL, K->np), v);
-}
 
 static trnc_status stfull(rk *K, int o, const chunk *ch, V v) {
   return dma_out(K->L, hap(K, o, ch, K->np), v);
@@ -566,11 +526,6 @@ static trnc_status rk_run(rk *K, row_fn fn, void *ctx) {
 
 enum { C_A, C_B, C_C, C_D, C_E, C_F, C_G, C_H, C_I, C_J, C_K, C_P0, C_P1, C_P2 };
 
-static int wrapdim(int64_t d, int rank) {
-  if (d < 0) d += rank;
-  if (rank == 0) return -1;
-  return (int)d;
-}
 
 typedef struct lnb_ctx {
   int g, x, mean, rstd, w, dx, dw, db;
@@ -743,406 +698,16 @@ static trnc_status emit_layer_norm_bw(lw *L, const trnc_node *n) {
 
 /* x: input, o: indices, v: values (max/min.dim; -1 or absent for argmax/argmin);
  * mn: minimum instead of maximum. */
-typedef struct am_ctx {
-  int x, o, v;
-  bool mn;
-} am_ctx;
-
-static trnc_status am_row(rk *K, lw_tile *S, void *vctx) {
-  am_ctx *c = vctx;
-  lw *L = K->L;
-  int np = K->np;
-  lw_tile *xc = NULL;
-  chunk ch;
-  trnc_status st;
-  int red_alu = c->mn ? TRNC_NC_ALU_MIN : TRNC_NC_ALU_MAX;
-  int better = c->mn ? TRNC_NC_ALU_LT : TRNC_NC_ALU_GT;
-  V rm = vcol(S, np, C_A), ri = vcol(S, np, C_B), rn = vcol(S, np, C_C);
-  V m = vcol(S, np, C_D), i = vcol(S, np, C_E), nn = vcol(S, np, C_F), up = vcol(S, np, C_G);
-  V big = vcol(S, np, C_H);
-  if ((st = i_memset(L, big, BIGF))) return st;
-  for (int64_t k = 0; k < K->nch; k++) {
-    rk_chunk(K, k, &ch);
-    V x;
-    if ((st = ld(K, c->x, &ch, &K->in[0], &xc, &x))) return st;
-    V io = vbig(K->iota, np, ch.n, TRNC_F32);
-    V t = vbig(lw_pool_next(&K->tmp[0]), np, ch.n, TRNC_F32);
-    V u = vbig(lw_pool_next(&K->tmp[1]), np, ch.n, TRNC_F32);
-    V bigs = {big.t, big.ap};
-    /* candidates: first index of the max (min), first NaN */
-    V mk = k ? m : rm, ik = k ? i : ri, nk = k ? nn : rn;
-    if ((st = i_red(L, mk, x, red_alu)) ||
-        (st = i_ts(L, t, x, TRNC_NC_ALU_EQ, &mk, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_ts(L, u, io, TRNC_NC_ALU_BYPASS, NULL, 0, TRNC_NC_ALU_BYPASS, NULL, 0)))
-      return st;
-    /* u = t ? iota : BIG  via  (iota - BIG) * t + BIG */
-    if ((st = i_ts(L, u, io, TRNC_NC_ALU_SUB, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_tt(L, u, u, t, TRNC_NC_ALU_MUL)) ||
-        (st = i_ts(L, u, u, TRNC_NC_ALU_ADD, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_red(L, ik, u, TRNC_NC_ALU_MIN)) ||
-        (st = i_tt(L, t, x, x, TRNC_NC_ALU_NE)) ||
-        (st = i_ts(L, u, io, TRNC_NC_ALU_SUB, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_tt(L, u, u, t, TRNC_NC_ALU_MUL)) ||
-        (st = i_ts(L, u, u, TRNC_NC_ALU_ADD, &bigs, 0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_red(L, nk, u, TRNC_NC_ALU_MIN)))
-      return st;
-    if (ch.lin && ((st = i_ts(L, ik, ik, TRNC_NC_ALU_ADD, NULL, (float)ch.lin, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-                   (st = i_ts(L, nk, nk, TRNC_NC_ALU_ADD, NULL, (float)ch.lin, TRNC_NC_ALU_BYPASS, NULL, 0))))
-      return st;
-    if (k == 0) continue;
-    /* merge: a strictly better chunk extremum wins (earlier index kept on ties) */
-    if ((st = i_tt(L, up, m, rm, better)) || (st = i_sel(L, ri, up, i, ri)) ||
-        (st = i_tt(L, rm, rm, m, red_alu)) || (st = i_tt(L, rn, rn, nn, TRNC_NC_ALU_MIN)))
-      return st;
-  }
-  /* NaN present (index < BIG) wins */
-  V res = vcol_dt(S, np, C_I, TRNC_I32);
-  if ((st = i_tt(L, up, rn, big, TRNC_NC_ALU_LT)) || (st = i_sel(L, res, up, rn, ri))) return st;
-  if ((st = stcol(K, c->o, res))) return st;
-  if (c->v < 0 || !K->op[c->v].tv) return TRNC_OK;
-  /* values: the extremum, NaN when the row holds one (written in the output dtype) */
-  trnc_dtype vdt = K->op[c->v].tv->t.dtype;
-  V val = vcol_dt(S, np, C_J, vdt);
-  if (is_float(vdt)) {
-    V nanc = vcol(S, np, C_K);
-    if ((st = i_memset(L, nanc, NAN)) || (st = i_sel(L, val, up, nanc, rm))) return st;
-  } else if ((st = i_copy(L, val, rm, TRNC_NC_VECTOR))) {
-    return st;
-  }
-  return stcol(K, c->v, val);
-}
-
-static trnc_status emit_argmax(lw *L, const trnc_node *n) {
-  bool pair = n->op == TRNC_OP_MAX_DIM || n->op == TRNC_OP_MIN_DIM;
-  trnc_ref xr = argref(n, 0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  const lw_tv *x = tvof(L, xr), *o = tvof(L, n->outs[pair ? 1 : 0]);
-  const lw_tv *v = pair ? tvof(L, n->outs[0]) : NULL;
-  if (!x || (!o && !v)) return TRNC_OK;
-  bool red[RMAX] = {false};
-  const trnc_arg *da = trnc_node_arg(n, 1);
-  bool all = !da || da->kind != TRNC_ARG_INT;
-  for (int i = 0; i < xt->rank; i++) red[i] = all;
-  if (!all) {
-    int d = wrapdim(da->u.i, xt->rank);
-    if (d >= 0) red[d] = true;
-  }
-  rk K;
-  rk_init(&K, L, n, xt, red);
-  am_ctx c = {add_full(&K, x), add_row(&K, o), -1,
-              n->op == TRNC_OP_ARGMIN || n->op == TRNC_OP_MIN_DIM};
-  if (pair) c.v = add_row(&K, v);
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (!st) st = rk_pools(&K, 1, 2, false, 0, 4096);
-  if (st) return st;
-  int64_t f = K.nch == 1 ? K.R : K.maxf;
-  if (!(K.iota = lw_sbuf(L, f * 4))) return L->status;
-  if ((st = i_iota(L, vbig(K.iota, K.npmax, f, TRNC_F32), 0, 0, 1))) return st;
-  L->ops_per_engine[1]++;
-  return rk_run(&K, am_row, &c);
-}
-
-/* ==== nll loss ============================================================================ */
-
-/* x: [N, C] (or [C]: N = 1); rows of the batch on partitions. */
-typedef struct nll {
-  lw *L;
-  const trnc_node *n;
-  const lw_tv *x, *t, *w, *go, *tw, *out, *out2;
-  int64_t N, C, sN, sC, tS, goS, oS;
-  int reduction;
-  float ignore;
-  int pchunk;
-  bool bw;
-} nll;
-
-/* Range check of the targets (eager raises "Target t is out of bounds"):
- * a one-element indirect DMA gather per row whose index is the raw target
- * (ignored rows: 0) into a C-row view of an [.., C] operand (row c = its
- * class c, one element). A target outside [0, C) makes the gather, and so
- * the run, fail with TRNC_ERR_LIMIT. The gathered value is not used. The
- * x gather cannot check this itself: its table spans the whole row tile, so
- * t = C + 2 silently reads row p + 1. */
-static trnc_status nll_range_check(nll *N_, lw_tile *S, lw_tile *I, int np) {
-  lw *L = N_->L;
-  const lw_tv *tab = N_->x ? N_->x : N_->out;  /* backward: grad_input if self is unused */
-  trnc_status st;
-  V safe = vcol(S, np, C_B), idx = vcol_dt(I, np, 2, TRNC_I32), sink = vcol(S, np, C_J);
-  if ((st = i_copy(L, idx, safe, TRNC_NC_VECTOR))) return st;
-  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-  in.mode = TRNC_NC_DMA_GATHER;
-  in.dst = sink.ap;
-  in.src[0].mem = TRNC_NC_MEM_HBM;
-  in.src[0].dtype = (uint8_t)tab->t.dtype;
-  in.src[0].buffer = tab->buffer;
-  in.src[0].partitions = (int32_t)N_->C;
-  in.src[0].partition_stride = tab->t.stride[tab->t.rank - 1];
-  in.src[0].offset = tab->t.offset * lw_esize(tab->t.dtype);
-  in.src[0].nfree = 1;
-  in.src[0].free[0].stride = 1;
-  in.src[0].free[0].count = 1;
-  in.src[1] = idx.ap;
-  const V *r[1] = {&idx};
-  return em(L, &in, r, 1, &sink, NULL);
-}
-
-/* Loads target rows [p0, p0+np) and computes: valid (t != ignore) in C_A,
- * safe target (t or 0) in C_B, weight[t] (or 1) masked in C_D. */
-static trnc_status nll_prep(nll *N_, lw_tile *S, lw_tile *I, int64_t p0, int np) {
-  lw *L = N_->L;
-  trnc_status st;
-  V tcol = vcol(S, np, C_C), valid = vcol(S, np, C_A), safe = vcol(S, np, C_B), wv = vcol(S, np, C_D);
-  trnc_nc_ap h;
-  memset(&h, 0, sizeof h);
-  h.mem = TRNC_NC_MEM_HBM;
-  h.dtype = (uint8_t)N_->t->t.dtype;
-  h.buffer = N_->t->buffer;
-  h.partitions = np;
-  h.partition_stride = N_->tS;
-  h.offset = (N_->t->t.offset + p0 * N_->tS) * lw_esize(N_->t->t.dtype);
-  h.nfree = 1;
-  h.free[0].stride = 1;
-  h.free[0].count = 1;
-  if ((st = dma_in(L, tcol, h)) ||
-      (st = i_ts(L, valid, tcol, TRNC_NC_ALU_NE, NULL, N_->ignore, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-      (st = i_tt(L, safe, tcol, valid, TRNC_NC_ALU_MUL)))
-    return st;
-  V zero = vcol(S, np, C_K);
-  if ((st = i_memset(L, zero, 0.0f)) || (st = i_sel(L, safe, valid, safe, zero))) return st;
-  if ((st = nll_range_check(N_, S, I, np))) return st;
-  if (!N_->w) return i_copy(L, wv, valid, TRNC_NC_VECTOR);
-  /* gather weight[safe] */
-  V idx = vcol_dt(I, np, 1, TRNC_I32);
-  if ((st = i_ts(L, idx, safe, TRNC_NC_ALU_MUL, NULL, (float)N_->w->t.stride[0], TRNC_NC_ALU_BYPASS, NULL, 0)))
-    return st;
-  trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-  in.mode = TRNC_NC_DMA_GATHER;
-  in.dst = wv.ap;
-  memset(&in.src[0], 0, sizeof in.src[0]);
-  in.src[0].mem = TRNC_NC_MEM_HBM;
-  in.src[0].dtype = (uint8_t)N_->w->t.dtype;
-  in.src[0].buffer = N_->w->buffer;
-  in.src[0].partitions = (int32_t)((N_->C - 1) * N_->w->t.stride[0] + 1);
-  in.src[0].partition_stride = 1;
-  in.src[0].offset = N_->w->t.offset * lw_esize(N_->w->t.dtype);
-  in.src[0].nfree = 1;
-  in.src[0].free[0].stride = 1;
-  in.src[0].free[0].count = 1;
-  in.src[1] = idx.ap;
-  const V *r[1] = {&idx};
-  if ((st = em(L, &in, r, 1, &wv, NULL))) return st;
-  return i_sel(L, wv, valid, wv, zero);
-}
-
-static trnc_nc_ap col_hbm(const lw_tv *tv, int64_t p0, int np, int64_t stride) {
-  trnc_nc_ap h;
-  memset(&h, 0, sizeof h);
-  h.mem = TRNC_NC_MEM_HBM;
-  h.dtype = (uint8_t)tv->t.dtype;
-  h.buffer = tv->buffer;
-  h.partitions = np;
-  h.partition_stride = stride;
-  h.offset = (tv->t.offset + p0 * stride) * lw_esize(tv->t.dtype);
-  h.nfree = 1;
-  h.free[0].stride = 1;
-  h.free[0].count = 1;
-  return h;
-}
-
-static trnc_status emit_nll(lw *L, const trnc_node *n) {
-  nll N_;
-  memset(&N_, 0, sizeof N_);
-  N_.L = L;
-  N_.n = n;
-  N_.bw = n->op == TRNC_OP_NLL_LOSS_BACKWARD;
-  int a0 = N_.bw ? 1 : 0;
-  trnc_ref xr = argref(n, a0);
-  const trnc_type *xt = &L->g->values[xr].type;
-  N_.x = tvof(L, xr);
-  N_.t = tvof(L, argref(n, a0 + 1));
-  N_.w = tvof(L, argref(n, a0 + 2));
-  N_.reduction = (int)trnc_arg_number(trnc_node_arg(n, a0 + 3), 1);
-  N_.ignore = (float)trnc_arg_number(trnc_node_arg(n, a0 + 4), -100);
-  if (N_.bw) {
-    N_.go = tvof(L, argref(n, 0));
-    N_.tw = tvof(L, argref(n, 6));
-  }
-  N_.out = tvof(L, n->outs[0]);
-  N_.out2 = N_.bw ? NULL : tvof(L, n->outs[1]);
-  bool two = xt->rank == 2;
-  N_.N = two ? xt->shape[0] : 1;
-  N_.C = xt->shape[xt->rank - 1];
-  if (N_.N == 0 || N_.C == 0) {
-    if (!N_.out && !N_.out2) return TRNC_OK;
-    return lw_fail(L, n, TRNC_ERR_INTERNAL, "nll_loss over an empty batch (refused by check_nll)");
-  }
-  if (!N_.t || (!N_.bw && !N_.x)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "nll_loss operand without buffer");
-  const lw_tv *xs = N_.bw ? N_.out : N_.x;  /* the [N, C] tensor */
-  if (!xs) return TRNC_OK;
-  N_.sC = xs->t.stride[xs->t.rank - 1];
-  N_.sN = two ? xs->t.stride[0] : 0;
-  N_.tS = N_.t->t.rank ? N_.t->t.stride[0] : 0;
-  /* gather indices (row - p0) * sN + t * sC stay below 2^24 */
-  int64_t lim = (1 << 24) - (N_.C - 1) * N_.sC - 1;
-  int64_t pc = N_.sN > 0 ? lim / N_.sN : 128;
-  if (pc > L->target->partitions) pc = L->target->partitions;
-  if (pc < 1) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "nll_loss: class dim too large to index");
-  N_.pchunk = (int)pc;
-  trnc_status st = lw_kernel_begin(L, trnc_op_name(n->op));
-  if (st) return st;
-  lw_pool sp, ip, op;
-  int64_t F = N_.C < 4096 ? N_.C : 4096;
-  if ((st = lw_pool_init(L, &sp, TRNC_NC_MEM_SBUF, NCOL * 4, 2)) ||
-      (st = lw_pool_init(L, &ip, TRNC_NC_MEM_SBUF, 64, 2)))
-    return st;
-  if (N_.bw && (st = lw_pool_init(L, &op, TRNC_NC_MEM_SBUF, F * 4, 3))) return st;
-  lw_tile *ones = NULL, *ps = NULL, *iota = NULL, *cst = lw_sbuf(L, 64);
-  if (!cst) return L->status;
-  bool reduce = N_.reduction != 0 || !two;
-  bool crossp = !N_.bw && reduce;
-  if (crossp) {
-    ones = lw_sbuf(L, 64);
-    ps = lw_psum(L, 8);
-    if (!ones || !ps) return L->status;
-    if ((st = i_memset(L, vcol(ones, N_.pchunk, 0), 1.0f))) return st;
-    L->ops_per_engine[0]++;
-  }
-  if (N_.bw) {
-    if (!(iota = lw_sbuf(L, F * 4))) return L->status;
-    if ((st = i_iota(L, vbig(iota, N_.pchunk, F, TRNC_F32), 0, 0, 1))) return st;
-    /* per-batch scalars: grad_output (scalar unless none-reduction 2-D) and total_weight */
-    if (reduce && (st = dma_in(L, vcol(cst, N_.pchunk, 0), col_hbm(N_.go, 0, N_.pchunk, 0)))) return st;
-    if (N_.reduction == 1 && (st = dma_in(L, vcol(cst, N_.pchunk, 1), col_hbm(N_.tw, 0, N_.pchunk, 0))))
-      return st;
-    if (reduce && N_.reduction == 1 &&
-        (st = i_tt(L, vcol(cst, N_.pchunk, 0), vcol(cst, N_.pchunk, 0), vcol(cst, N_.pchunk, 1),
-                   TRNC_NC_ALU_DIV)))
-      return st;
-    N_.goS = (!reduce && N_.go->t.rank) ? N_.go->t.stride[0] : 0;
-  } else {
-    N_.oS = (N_.out && N_.out->t.rank) ? N_.out->t.stride[0] : 0;
-  }
-  L->ops_per_engine[1]++;
-  int64_t first = 1;
-  for (int64_t p0 = 0; p0 < N_.N; p0 += N_.pchunk) {
-    int np = (int)(N_.N - p0 < N_.pchunk ? N_.N - p0 : N_.pchunk);
-    lw_tile *S = lw_pool_next(&sp), *I = lw_pool_next(&ip);
-    if ((st = nll_prep(&N_, S, I, p0, np))) return st;
-    V valid = vcol(S, np, C_A), safe = vcol(S, np, C_B), wv = vcol(S, np, C_D), zero = vcol(S, np, C_K);
-    if (!N_.bw) {
-      /* gather x[p, safe[p]] */
-      V xi = vcol(S, np, C_E), idx = vcol_dt(I, np, 0, TRNC_I32), pi = vcol(S, np, C_F);
-      if ((st = i_iota(L, pi, 0, (int32_t)N_.sN, 0)) ||
-          (st = i_ts(L, idx, safe, TRNC_NC_ALU_MUL, NULL, (float)N_.sC, TRNC_NC_ALU_ADD, &pi, 0)))
-        return st;
-      trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
-      in.mode = TRNC_NC_DMA_GATHER;
-      in.dst = xi.ap;
-      in.src[0].mem = TRNC_NC_MEM_HBM;
-      in.src[0].dtype = (uint8_t)N_.x->t.dtype;
-      in.src[0].buffer = N_.x->buffer;
-      in.src[0].partitions = (int32_t)((np - 1) * N_.sN + (N_.C - 1) * N_.sC + 1);
-      in.src[0].partition_stride = 1;
-      in.src[0].offset = (N_.x->t.offset + p0 * N_.sN) * lw_esize(N_.x->t.dtype);
-      in.src[0].nfree = 1;
-      in.src[0].free[0].stride = 1;
-      in.src[0].free[0].count = 1;
-      in.src[1] = idx.ap;
-      const V *r[1] = {&idx};
-      if ((st = em(L, &in, r, 1, &xi, NULL))) return st;
-      /* loss = valid ? -(x * w) : 0 (pair [loss, w] in columns C_G, C_H) */
-      V loss = vcol(S, np, C_G);
-      if (N_.w) {
-        if ((st = i_tt(L, loss, xi, wv, TRNC_NC_ALU_MUL)) ||
-            (st = i_ts(L, loss, loss, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)))
-          return st;
-      } else if ((st = i_ts(L, loss, xi, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0))) {
-        return st;
-      }
-      if ((st = i_sel(L, loss, valid, loss, zero)) || (st = i_copy(L, vcol(S, np, C_H), wv, TRNC_NC_VECTOR)))
-        return st;
-      if (!reduce) {
-        if (N_.out && (st = dma_out(L, col_hbm(N_.out, p0, np, N_.oS), loss))) return st;
-        continue;
-      }
-      /* column sums over partitions: ones^T . [loss, w] accumulated in PSUM */
-      int64_t two_ = 2;
-      V pair = {S, lw_tile_ap(S, np, C_G * 4, TRNC_F32, 1, &two_)};
-      V d = {ps, lw_tile_ap(ps, 1, 0, TRNC_F32, 1, &two_)};
-      if ((st = i_mm(L, d, vcol(ones, np, 0), pair, !first))) return st;
-      first = 0;
-      continue;
-    }
-    /* backward: coef = valid ? -(g * w) : 0, then one-hot rows */
-    V coef = vcol(S, np, C_G), g = vcol(S, np, C_F);
-    if (reduce) {
-      if ((st = i_copy(L, g, vcol(cst, np, 0), TRNC_NC_VECTOR))) return st;
-    } else if ((st = dma_in(L, g, col_hbm(N_.go, p0, np, N_.goS)))) {
-      return st;
-    }
-    if ((st = i_tt(L, coef, g, wv, TRNC_NC_ALU_MUL)) ||
-        (st = i_ts(L, coef, coef, TRNC_NC_ALU_MUL, NULL, -1.0f, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-        (st = i_sel(L, coef, valid, coef, zero)))
-      return st;
-    for (int64_t c0 = 0; c0 < N_.C; c0 += F) {
-      int64_t fc = N_.C - c0 < F ? N_.C - c0 : F;
-      V o = vbig(lw_pool_next(&op), np, fc, N_.out->t.dtype);
-      V io = vbig(iota, np, fc, TRNC_F32);
-      V sh = vcol(S, np, C_I);
-      /* (iota == safe - c0) * coef */
-      if ((st = i_ts(L, sh, safe, TRNC_NC_ALU_SUB, NULL, (float)c0, TRNC_NC_ALU_BYPASS, NULL, 0)) ||
-          (st = i_ts(L, o, io, TRNC_NC_ALU_EQ, &sh, 0, TRNC_NC_ALU_MUL, &coef, 0)))
-        return st;
-      trnc_nc_ap h;
-      memset(&h, 0, sizeof h);
-      h.mem = TRNC_NC_MEM_HBM;
-      h.dtype = (uint8_t)N_.out->t.dtype;
-      h.buffer = N_.out->buffer;
-      h.partitions = np;
-      h.partition_stride = N_.sN;
-      h.offset = (N_.out->t.offset + p0 * N_.sN + c0 * N_.sC) * lw_esize(N_.out->t.dtype);
-      h.nfree = 1;
-      h.free[0].stride = N_.sC;
-      h.free[0].count = fc;
-      if ((st = dma_out(L, h, o))) return st;
-    }
-  }
-  if (N_.bw) return TRNC_OK;
-  if (!reduce) {
-    /* 2-D, reduction none: total_weight = 0 */
-    if (!N_.out2) return TRNC_OK;
-    V z = vcol(cst, 1, 0);
-    if ((st = i_memset(L, z, 0.0f))) return st;
-    return dma_out(L, col_hbm(N_.out2, 0, 1, 0), z);
-  }
-  /* PSUM [1, 2] = [sum loss, total weight] */
-  int64_t two_ = 2;
-  V sums = {cst, lw_tile_ap(cst, 1, 0, TRNC_F32, 1, &two_)};
-  V pss = {ps, lw_tile_ap(ps, 1, 0, TRNC_F32, 1, &two_)};
-  if ((st = i_copy(L, sums, pss, TRNC_NC_VECTOR))) return st;
-  V res = vcol(cst, 1, 2);
-  if (N_.reduction == 1) st = i_tt(L, res, vcol(cst, 1, 0), vcol(cst, 1, 1), TRNC_NC_ALU_DIV);
-  else st = i_copy(L, res, vcol(cst, 1, 0), TRNC_NC_VECTOR);
-  if (!st && N_.reduction == 0) st = i_copy(L, res, vcol(cst, 1, 0), TRNC_NC_VECTOR);
-  if (st) return st;
-  if (N_.out && (st = dma_out(L, col_hbm(N_.out, 0, 1, 0), res))) return st;
-  if (N_.out2 && (st = dma_out(L, col_hbm(N_.out2, 0, 1, 0), vcol(cst, 1, 1)))) return st;
-  return TRNC_OK;
-}
-
-/* ==== family ================================================================================= */
-
 bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
-    case TRNC_OP_LAYER_NORM_BACKWARD: /* rows within TRNC_LNBW_MAX_ROW: check_layer_norm_bw */
-      return true;
-    case TRNC_OP_ARGMAX:
-    case TRNC_OP_ARGMIN:
-    case TRNC_OP_MAX_DIM:
-    case TRNC_OP_MIN_DIM:       /* dtypes and dim length: check_argreduce */
-    case TRNC_OP_NLL_LOSS:      /* batch and classes: check_nll */
-    case TRNC_OP_NLL_LOSS_BACKWARD:
-      return true;
+    case TRNC_OP_LAYER_NORM_BACKWARD: {
+      const trnc_type *x = trnc_ref_type(g, n->args[1].u.ref);
+      const trnc_arg *ns = trnc_node_arg(n, 2);
+      if (!ns || ns->kind != TRNC_ARG_LIST) return false;
+      int64_t R = 1;
+      for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) R *= x->shape[i];
+      return R <= LNBW_MAX_ROW;
+    }
     default:
       return false;
   }
@@ -1151,12 +716,6 @@ bool lw_norm_handles(const trnc_graph *g, const trnc_node *n) {
 trnc_status lw_norm_emit(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_LAYER_NORM_BACKWARD: return emit_layer_norm_bw(L, n);
-    case TRNC_OP_ARGMAX:
-    case TRNC_OP_ARGMIN:
-    case TRNC_OP_MAX_DIM:
-    case TRNC_OP_MIN_DIM: return emit_argmax(L, n);
-    case TRNC_OP_NLL_LOSS:
-    case TRNC_OP_NLL_LOSS_BACKWARD: return emit_nll(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "norm family: unexpected op %s", n->target);
   }
 }

@@ -540,6 +540,8 @@ static bool is_matmul(trnc_op op) {
 
 /* A node that starts or joins an elementwise group (codegen/kir/build.c). */
 static bool groups(const trnc_graph *g, const trnc_node *n) {
+  /* a layer-norm backward emit_norm.c takes whole is one kernel there */
+  if (n->op == TRNC_OP_LAYER_NORM_BACKWARD && lw_norm_handles(g, n)) return false;
   return kir_is_eltwise(g, n) || kir_is_row(n->op) || kir_is_gather(g, n);
 }
 
@@ -1397,7 +1399,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     kir_mm_node mmn, *mmp = NULL;
     uint32_t mend, view = UINT32_MAX;
     bool view_later = false;
-    if (!L->opt.no_fusion && !red && k <= MM_GROUP_MAX && rows == 1u << (space->rank - 1) &&
+    if (!L->opt.no_fusion && !red && k <= MM_GROUP_MAX && space->rank >= 1 && rows == 1u << (space->rank - 1) &&
         mm_after_group(C, group[k - 1]->outs[0], space, j, &mmn, &mend, &view)) {
       mmp = &mmn;
       j = mend;

@@ -71,6 +71,10 @@ typedef enum trnc_op {
  * prod/amax/amin, index_reduce) and sorted searches (bucketize,
  * searchsorted) are decomposed into (passes/decomp_index.c). */
 #define TRNC_ONEHOT_MAX (INT64_C(1) << 24)
+/* native_layer_norm_backward rows (normalized elements) that one
+ * codegen/emit_norm.c kernel takes whole (dx, dW and dB); longer rows are
+ * decomposed (passes/decomp_norm.c) into a kernel-IR dx and column sums */
+#define TRNC_LAYER_NORM_BW_MAX_ROW 4096
 /* Rows of _pdist_forward's input (its pair index is a cat of one arange
  * per row, passes/decomp_norm.c). */
 #define TRNC_PDIST_MAX 1024
@@ -98,9 +102,6 @@ typedef enum trnc_op {
  * check functions (ir/ops.c), which the legality scan and the code
  * generator's pre-scan both call; the emitters size their tiles by them.
  * Plain integer literals, so the limits text can spell them (TRNC_XSTR). */
-/* native_layer_norm_backward: a normalized row fits one SBUF chunk
- * (codegen/emit_norm.c). */
-#define TRNC_LNBW_MAX_ROW 4096
 /* One-hot accumulation (embedding backward, scatter_add, index_put with
  * accumulate; codegen/emit_data.c): a block is 128 index rows (partitions)
  * x 128 table rows x 512 columns (one fp32 PSUM bank); the most blocks. */
@@ -112,12 +113,6 @@ typedef enum trnc_op {
  * most half of it. */
 #define TRNC_INDEX_TABLE_MAX_ROWS 2097152
 #define TRNC_GATHER_MAX_ELEMS 1048576
-/* argmax/argmin/max.dim/min.dim carry the index through fp32: the longest
- * reduced dim (2^24). */
-#define TRNC_ARGREDUCE_MAX 16777216
-/* nll_loss: the most classes (the gathered element's flat index within a
- * 128-row chunk stays exact in fp32, codegen/emit_norm.c). */
-#define TRNC_NLL_MAX_CLASSES 4194304
 /* all_to_all_single with explicit splits: the most ranks (one split size
  * per rank in the collective's descriptor, TRNC_NC_CC_MAX_GROUP), and the
  * longest process-group name in bytes, NUL included (TRNC_NC_CC_GROUP_NAME). */

@@ -81,6 +81,31 @@ static const char *check_polygamma(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* argmax/argmin/max.dim/min.dim: decomposed in float32 with a float32 iota
+ * (passes/decomp_argmax.c) */
+static const char *check_argmax(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+  if (x->dtype == TRNC_I32 || x->dtype == TRNC_I64)
+    return "32/64-bit integer inputs are not lowered (float32 holds their values inexactly)";
+  const trnc_arg *da = arg(n, 1);
+  int64_t len = trnc_type_numel(x);
+  if (da && da->kind == TRNC_ARG_INT && x->rank > 0) {
+    int64_t d = da->u.i < 0 ? da->u.i + x->rank : da->u.i;
+    len = d >= 0 && d < x->rank ? x->shape[d] : 0;
+  }
+  if (trnc_type_numel(x) == 0) return "an empty input has no extremum (eager raises)";
+  if (len >= TRNC_ONEHOT_MAX) return "at most 2^24 - 1 elements per reduced row (float32 indices)";
+  return NULL;
+}
+
+/* nll_loss forward/backward: class indices compared in float32 */
+static const char *check_nll(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = trnc_ref_type(g, n->args[n->op == TRNC_OP_NLL_LOSS ? 0 : 1].u.ref);
+  if (x->rank < 1 || x->shape[x->rank - 1] >= TRNC_ONEHOT_MAX) return "at most 2^24 - 1 classes";
+  if (trnc_type_numel(x) == 0) return "nll_loss over an empty batch or no classes is not lowered";
+  return NULL;
+}
+
 /* _cdist_forward(x1, x2, ...) / _cdist_backward(grad, x1, x2, ...): the
  * [..., P, R, M] differences trnc reduces */
 static const char *check_cdist(const trnc_graph *g, const trnc_node *n) {
@@ -458,20 +483,6 @@ static bool float_dt(trnc_dtype t) {
 }
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* native_layer_norm_backward(grad, input, normalized_shape, ...): one SBUF
- * chunk per normalized row */
-static const char *check_layer_norm_bw(const trnc_graph *g, const trnc_node *n) {
-  const trnc_type *x = tensor_arg(g, n, 1);
-  const trnc_arg *ns = arg(n, 2);
-  if (!x || !ns || ns->kind != TRNC_ARG_LIST) return NULL; /* the shape rule reports it */
-  int64_t r = 1;
-  for (int i = x->rank - (int)ns->u.list.n; i < x->rank; i++) r *= i >= 0 ? x->shape[i] : 1;
-  if (r > TRNC_LNBW_MAX_ROW)
-    return "layer norm backward over normalized rows of more than " TRNC_XSTR(TRNC_LNBW_MAX_ROW)
-           " elements is not lowered (each row must fit one SBUF chunk)";
-  return NULL;
-}
-
 /* embedding(weight [V, D], indices): a DMA gather of rows */
 static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *w = tensor_arg(g, n, 0), *ix = tensor_arg(g, n, 1);
@@ -501,40 +512,11 @@ static const char *check_embedding_bw(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
-/* argmax/argmin (self, dim?, keepdim) and max.dim/min.dim (self, dim,
- * keepdim): the index of the extreme goes through fp32 */
-static const char *check_argreduce(const trnc_graph *g, const trnc_node *n) {
-  const trnc_type *x = tensor0(g, n);
-  if (!x) return NULL;
-  if (x->dtype == TRNC_I32 || x->dtype == TRNC_I64)
-    return "int32/int64 values are not lowered for this reduction (its values and indices go "
-           "through fp32): cast to float first";
-  const trnc_arg *da = arg(n, 1);
-  int64_t r = da && da->kind == TRNC_ARG_INT ? dim_size(g, n, 1, 0) : trnc_type_numel(x);
-  if (trnc_type_numel(x) == 0 || r <= 0)
-    return "an empty input is not lowered for this reduction (over an empty dim eager raises)";
-  if (r >= TRNC_ARGREDUCE_MAX)
-    return "a reduced dim of 2^24 elements or more is not lowered (the index goes through fp32)";
-  return NULL;
-}
-
 /* amax/amin/max/min: no identity over no elements */
 static const char *check_extreme(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *x = tensor0(g, n);
   if (x && trnc_type_numel(x) == 0 && trnc_type_numel(&g->values[n->outs[0]].type) > 0)
     return "max/min over an empty dim has no identity (eager raises): reduce a non-empty dim";
-  return NULL;
-}
-
-/* nll_loss_forward(self [N, C] or [C], target, weight, reduction,
- * ignore_index) / nll_loss_backward(grad, self, target, ...) */
-static const char *check_nll(const trnc_graph *g, const trnc_node *n) {
-  const trnc_type *x = tensor_arg(g, n, n->op == TRNC_OP_NLL_LOSS_BACKWARD ? 1 : 0);
-  if (!x || x->rank < 1) return NULL;
-  if (trnc_type_numel(x) == 0) return "nll_loss over an empty batch or no classes is not lowered";
-  if (x->shape[x->rank - 1] >= TRNC_NLL_MAX_CLASSES)
-    return "nll_loss over " TRNC_XSTR(TRNC_NLL_MAX_CLASSES) " classes or more is not lowered "
-           "(the gathered index goes through fp32)";
   return NULL;
 }
 

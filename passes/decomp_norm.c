@@ -418,3 +418,61 @@ trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n) {
     st = trnc_db_result(b, 2, trnc_db_view(b, DB(b, SUM, V(db), bat, nokeep, NONE), 1, &C));
   return st;
 }
+
+/* native_layer_norm_backward in the forms the code generator lowers as one
+ * kernel: rows of at most TRNC_LAYER_NORM_BW_MAX_ROW elements (dx, dW and dB in one
+ * codegen/emit_norm.c kernel: its TensorE column sums accumulate in PSUM) or
+ * dx alone (output_mask [*, False, False]: a kir row kernel, any length). */
+bool decomp_lnbw_lowered_directly(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *m = trnc_node_arg(n, 7);
+  bool dx_only = m && m->kind == TRNC_ARG_LIST && m->u.list.n == 3 && !m->u.list.items[1].u.b &&
+                 !m->u.list.items[2].u.b;
+  if (dx_only) return true;
+  const trnc_type *x = trnc_ref_type(g, n->args[1].u.ref);
+  const trnc_arg *ns = trnc_node_arg(n, 2);
+  int64_t R = 1;
+  for (int i = x->rank - (int)(ns && ns->kind == TRNC_ARG_LIST ? ns->u.list.n : 0); i < x->rank; i++) R *= x->shape[i];
+  return R <= TRNC_LAYER_NORM_BW_MAX_ROW;
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+ * bool[3] output_mask) -> (dx, dW, dB), over the D = len(normalized_shape)
+ * last dims (the row) and the batch dims before them:
+ *   dx = the row kernel of the dx-only form (decomp_lnbw_lowered_directly)
+ *   dW = sum_batch(g * (x - mean) * rstd);  dB = sum_batch(g)
+ * (float32 column sums: one kernel each, g's product fused into dW's). */
+trnc_status decomp_layer_norm_bw(trnc_db *b, const trnc_node *n) {
+  const trnc_graph *gr = trnc_db_graph(b);
+  const trnc_type t = *trnc_db_type(b, n->args[1].u.ref);
+  const trnc_arg *ns = &n->args[2];
+  int D = ns->kind == TRNC_ARG_LIST ? (int)ns->u.list.n : 0, nb = t.rank - D;
+  trnc_status st = TRNC_OK;
+  if (!gr->values[n->outs[0]].is_none) {
+    trnc_arg mask = trnc_db_list(b, (const trnc_arg[]){trnc_db_bool(true), trnc_db_bool(false), trnc_db_bool(false)}, 3);
+    trnc_arg a[8] = {n->args[0], n->args[1], *ns, n->args[3], n->args[4], n->args[5], NONE, mask};
+    trnc_ref outs[3];
+    st = trnc_db_op_outs(b, TRNC_OP_LAYER_NORM_BACKWARD, a, 8, 3, outs);
+    if (!st) st = trnc_db_result(b, 0, outs[0]);
+  }
+  bool want_w = !gr->values[n->outs[1]].is_none, want_b = !gr->values[n->outs[2]].is_none;
+  if (st || (!want_w && !want_b)) return st;
+  trnc_ref g = trnc_db_f32(b, n->args[0].u.ref), xh = TRNC_NO_REF;
+  if (want_w) {
+    trnc_ref d = DB(b, SUB, V(trnc_db_f32(b, n->args[1].u.ref)), V(trnc_db_f32(b, n->args[3].u.ref)), I(1));
+    xh = DB(b, MUL, V(d), V(trnc_db_f32(b, n->args[4].u.ref)));
+  }
+  int64_t dims[TRNC_MAX_RANK];
+  for (int i = 0; i < nb; i++) dims[i] = i;
+  trnc_ref s[3] = {TRNC_NO_REF, want_w ? DB(b, MUL, V(g), V(xh)) : TRNC_NO_REF, want_b ? g : TRNC_NO_REF};
+  /* no batch dims: the column sum of one row is the row */
+  for (int k = 1; k <= 2 && nb > 0; k++)
+    if (s[k] != TRNC_NO_REF) s[k] = DB(b, SUM, V(s[k]), trnc_db_ints(b, dims, nb), trnc_db_bool(false), NONE);
+  for (uint32_t k = 1; k <= 2 && !st; k++) {
+    if (gr->values[n->outs[k]].is_none) continue;
+    const trnc_type *o = trnc_db_type(b, n->outs[k]);
+    trnc_ref v = s[k];
+    if (o->dtype != TRNC_F32) v = trnc_db_cast(b, v, o->dtype);
+    st = trnc_db_result(b, k, trnc_db_view(b, v, o->rank, o->shape));
+  }
+  return st;
+}

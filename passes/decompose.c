@@ -185,6 +185,7 @@ static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
     [TRNC_OP_INDEX_PUT] = decomp_index_lowered_directly,
     [TRNC_OP_ADDMM] = decomp_beta_lowered_directly,
     [TRNC_OP_BADDBMM] = decomp_beta_lowered_directly,
+    [TRNC_OP_LAYER_NORM_BACKWARD] = decomp_lnbw_lowered_directly,
 };
 
 /* True if node n (of a table op) is rewritten by its op's decomposition. */

@@ -169,6 +169,13 @@ trnc_status decomp_flip(trnc_db *b, const trnc_node *n);
 /** empty_strided / empty_permuted: empty (contents unspecified), copied
  *  into the declared layout when it is not contiguous. */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
+/** argmax/argmin/max.dim/min.dim: amax/amin, then amin of an iota where x
+ *  is the extremum or NaN (passes/decomp_argmax.c). */
+trnc_status decomp_argmax(trnc_db *b, const trnc_node *n);
+/** nll_loss_forward: a gather of x at the safe targets, masked and summed. */
+trnc_status decomp_nll_loss(trnc_db *b, const trnc_node *n);
+/** nll_loss_backward: an iota == target one-hot times -g * weight[t]. */
+trnc_status decomp_nll_loss_bw(trnc_db *b, const trnc_node *n);
 /** linalg_vector_norm(x, ord, dim, keepdim, dtype) in float32 reductions
  *  (passes/decomp_norm.c). */
 trnc_status decomp_vector_norm(trnc_db *b, const trnc_node *n);
@@ -270,6 +277,12 @@ trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n);
 /** True if n (convolution or convolution_backward) is 1-D/2-D and not
  *  transposed, the forms the code generator lowers without decomposition. */
 bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n);
+/** native_layer_norm_backward: dx as the kir row kernel of the dx-only form,
+ *  dW and dB as float32 column sums over the batch dims (passes/decomp_norm.c). */
+trnc_status decomp_layer_norm_bw(trnc_db *b, const trnc_node *n);
+/** True for the dx-only form (output_mask [*, False, False]), which
+ *  codegen/kir lowers as one row kernel. */
+bool decomp_lnbw_lowered_directly(const trnc_graph *g, const trnc_node *n);
 
 /** index.Tensor / index_put with more than two index tensors (those with at
  *  most two, or a boolean mask, the code generator lowers itself:

@@ -6,6 +6,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_attention.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_ops.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_norm.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_argmax.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_sort.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_moe.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_random.c

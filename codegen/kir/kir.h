@@ -295,7 +295,8 @@ const kir_reduction *kir_reduction_of(trnc_op op);
 /** True for the reduction ops of the table (kir_reduction_of). */
 bool kir_is_reduce(trnc_op op);
 /** True for the row ops kir lowers whole (softmax, log_softmax and their
- *  backwards, layer norm): their (first) result has their input's shape. */
+ *  backwards, layer norm and the dx of its backward): their (first) result
+ *  has their input's shape. */
 bool kir_is_row(trnc_op op);
 /** Mask of the dims that reduction or row node n folds, for an input of
  *  rank `rank` (rank 0: dim 0); *keepdim for reductions. */

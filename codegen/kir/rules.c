@@ -104,7 +104,7 @@ bool kir_is_reduce(trnc_op op) { return kir_reduction_of(op) != NULL; }
 
 bool kir_is_row(trnc_op op) {
   return op == TRNC_OP_SOFTMAX || op == TRNC_OP_LOG_SOFTMAX || op == TRNC_OP_SOFTMAX_BACKWARD ||
-         op == TRNC_OP_LOG_SOFTMAX_BACKWARD || op == TRNC_OP_LAYER_NORM;
+         op == TRNC_OP_LOG_SOFTMAX_BACKWARD || op == TRNC_OP_LAYER_NORM || op == TRNC_OP_LAYER_NORM_BACKWARD;
 }
 
 float kir_row_empty_value(const trnc_node *n, uint32_t k) {
@@ -114,8 +114,9 @@ float kir_row_empty_value(const trnc_node *n, uint32_t k) {
 
 uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim) {
   *keepdim = false;
-  if (n->op == TRNC_OP_LAYER_NORM) { /* native_layer_norm(x, normalized_shape, ...) */
-    const trnc_arg *ns = trnc_node_arg(n, 1);
+  if (n->op == TRNC_OP_LAYER_NORM || n->op == TRNC_OP_LAYER_NORM_BACKWARD) {
+    /* native_layer_norm(x, normalized_shape, ...), _backward(g, x, normalized_shape, ...) */
+    const trnc_arg *ns = trnc_node_arg(n, n->op == TRNC_OP_LAYER_NORM ? 1 : 2);
     uint32_t m = 0, k = ns && ns->kind == TRNC_ARG_LIST ? ns->u.list.n : 0;
     for (int i = rank - (int)k; i < rank; i++)
       if (i >= 0) m |= 1u << i;
@@ -853,6 +854,32 @@ static trnc_status layer_norm(kir_env *E, const trnc_node *n, int x, trnc_dtype 
   return TRNC_OK;
 }
 
+/* Layer-norm backward's dx (dW and dB are column sums: passes/decomp_norm.c),
+ * with mean and rstd per row (their first element over R) and N = |R|:
+ *   xhat = (x - mean) * rstd;  gw = g * w
+ *   dx = rstd * (gw - sum_R(gw) / N - xhat * sum_R(gw * xhat) / N)
+ * as torch's decomposition, in float32 (one rounding into dx's dtype). */
+static trnc_status layer_norm_bw(kir_env *E, const trnc_node *n, trnc_dtype dt) {
+  kir_kernel *k = E->k;
+  const trnc_dtype F = TRNC_F32;
+  const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, SUB = TRNC_NC_ALU_SUB, ADD = TRNC_NC_ALU_ADD;
+  double R = 1;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->raxes & (1u << a)) R *= (double)k->extent[a];
+  int g = arg_val(E, n, 0), x = arg_val(E, n, 1), w = arg_val(E, n, 5);
+  /* per-partition scalars are fp32 (bf16 statistics widen exactly) */
+  int mean = kir_copy(k, F, kir_first(k, arg_val(E, n, 3))), rstd = kir_copy(k, F, kir_first(k, arg_val(E, n, 4)));
+  int xhat = kir_tsv(k, F, x, SUB, mean, MUL, rstd);
+  int gw = w >= 0 ? kir_tt(k, F, MUL, g, w) : g;
+  int a = kir_ts(k, F, kir_reduce(k, ADD, kir_tt(k, F, MUL, gw, xhat), k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
+  int b = kir_ts(k, F, kir_reduce(k, ADD, gw, k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
+  int q = kir_tt(k, F, SUB, kir_tsv(k, F, gw, SUB, b, B, -1), kir_tsv(k, F, xhat, MUL, a, B, -1));
+  int dx = kir_tsv(k, dt, q, MUL, rstd, B, -1);
+  if (dx < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
+  E->val[n->outs[0]] = (int16_t)dx;
+  return TRNC_OK;
+}
+
 /* Row ops over the kernel's reduction axes R, as eager computes them:
  *   softmax      m = max_R x; e = exp(x - m); y = e / sum_R e
  *   log_softmax  y = (x - m) - log(sum_R exp(x - m))
@@ -867,6 +894,7 @@ trnc_status kir_lower_row(kir_env *E, const trnc_node *n) {
   uint32_t R = k->raxes;
   int x = arg_val(E, n, 0), v;
   if (n->op == TRNC_OP_LAYER_NORM) return layer_norm(E, n, x, dt);
+  if (n->op == TRNC_OP_LAYER_NORM_BACKWARD) return layer_norm_bw(E, n, dt);
   if (n->op == TRNC_OP_SOFTMAX || n->op == TRNC_OP_LOG_SOFTMAX) {
     int m = kir_reduce(k, TRNC_NC_ALU_MAX, x, R);
     int nm = kir_ts(k, F, m, MUL, -1, B, 0);

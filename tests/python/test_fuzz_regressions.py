@@ -88,14 +88,20 @@ def test_layer_norm_backward_rows_up_to_the_stated_limit(n):
         assert (a - b).abs().max().item() <= 1e-5 * max(b.abs().max().item(), 1e-3)
 
 
-def test_layer_norm_backward_longer_rows_are_refused():
+def test_layer_norm_backward_longer_rows_are_lowered():
+    """Rows longer than 4096 were refused; they decompose into a kernel-IR dx
+    row kernel and column sums (passes/decomp_norm.c) now."""
     import torch.nn.functional as F
 
     x = torch.randn(2, 4097, requires_grad=True)
+    fn = lambda x: F.layer_norm(x, (4097,))  # noqa: E731
     torch._dynamo.reset()
-    out = torch.compile(lambda x: F.layer_norm(x, (4097,)), backend="neuron", dynamic=False)(x)
-    with pytest.raises(trnc.UnsupportedOperatorError, match="native_layer_norm_backward"):
-        out.sum().backward()
+    out = torch.compile(fn, backend="neuron", dynamic=False)(x)
+    g = torch.randn(2, 4097)
+    (got,) = torch.autograd.grad(out, x, g)
+    xd = x.detach().double().requires_grad_()
+    (want,) = torch.autograd.grad(fn(xd), xd, g.double())
+    torch.testing.assert_close(got.double(), want, rtol=1e-4, atol=1e-5 * want.abs().max().item())
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.bool])

@@ -1,6 +1,6 @@
 """max.dim / min.dim / argmin / any.dim / all.dim through
 torch.compile(backend="neuron", dynamic=False) on the simulator, against eager
-(codegen/emit_norm.c row kernels):
+(passes/decomp_argmax.c: amax/amin, then amin of an iota where x is the extremum):
 
 * max/min over a dim return (values, indices): the first index of the extremum
   on ties; a NaN is the extremum (its index and NaN value are reported).
