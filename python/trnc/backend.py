@@ -765,7 +765,6 @@ def make_aot_backend(graph_compiler: GraphCompiler,
     ``graph_compiler`` is called with ``aot_cached=True`` and returns
     ``aot_cache.TrncOutputCode``\ s, and a warm process loads the forward and
     backward without tracing."""
-    from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.aot_autograd import SerializableAOTDispatchCompiler
     from torch._inductor.output_code import OutputCode
 
@@ -788,11 +787,11 @@ def make_aot_backend(graph_compiler: GraphCompiler,
         return SerializableAOTDispatchCompiler(OutputCode, fn) if cached else fn
 
     def aot_for(cached: bool) -> Callable[..., Any]:
-        return aot_autograd(fw_compiler=compiler("forward", cached),
-                            bw_compiler=compiler("backward", cached),
-                            inference_compiler=compiler("inference", cached),
-                            decompositions=_DecompositionsOnUse() if cached
-                            else decompositions())
+        return _aot_autograd(fw_compiler=compiler("forward", cached),
+                             bw_compiler=compiler("backward", cached),
+                             inference_compiler=compiler("inference", cached),
+                             decompositions=_DecompositionsOnUse() if cached
+                             else decompositions())
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
         cached = opts is not None and aot_cache.enabled(opts, example_inputs)
@@ -808,6 +807,59 @@ def make_aot_backend(graph_compiler: GraphCompiler,
             return aot_for(cached)(gm, example_inputs, **kw)
 
     return backend
+
+
+def _aot_autograd(**kwargs: Any) -> Callable[..., Any]:
+    """torch's ``torch._dynamo.backends.common.aot_autograd(**kwargs)``, the
+    same steps (the ``aot_autograd`` counters, the backward compiler and the
+    compiled graph kept out of dynamo's tracing, ``aot_module_simplified``),
+    without the import of ``torch._inductor.debug`` that torch's wrapper makes
+    on every call for its ``TORCH_COMPILE_DEBUG`` logging: that module pulls
+    in inductor's scheduler and IR, about a second of a warm start that
+    otherwise never touches inductor. With ``TORCH_COMPILE_DEBUG=1``, or
+    graph inputs that are lists (dynamo flattens those first), or a torch
+    without these names, it is torch's wrapper itself."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._dynamo import disable
+    from torch._dynamo.utils import counters
+    from torch._functorch.aot_autograd import (SerializableAOTDispatchCompiler,
+                                               aot_module_simplified)
+
+    torch_wrapper = aot_autograd(**kwargs)
+
+    def wrap_bw(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def bw(*args: Any, **kw: Any) -> Any:
+            return disable(disable(fn, reason="do not trace backward compiler function")(
+                *args, **kw), reason="do not trace generated backwards pass")
+
+        bw._is_wrapped_bw_compiler = True  # type: ignore[attr-defined]
+        return bw
+
+    def call(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+             **kw: Any) -> Callable[..., Any]:
+        if kw or os.environ.get("TORCH_COMPILE_DEBUG", "0") == "1" or \
+                any(isinstance(x, (list, tuple, dict)) for x in example_inputs):
+            return torch_wrapper(gm, example_inputs, **kw)
+        args = dict(kwargs)
+        bw = args["bw_compiler"]
+        if isinstance(bw, SerializableAOTDispatchCompiler):
+            bw = SerializableAOTDispatchCompiler(bw.output_code_ty, wrap_bw(bw.compiler_fn))
+        else:
+            bw = wrap_bw(bw)
+        args["bw_compiler"] = bw
+        counters["aot_autograd"]["total"] += 1
+        try:
+            cg = aot_module_simplified(gm, example_inputs, **args)
+        except Exception as e:
+            from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+
+            if not isinstance(e, TensorifyScalarRestartAnalysis):
+                counters["aot_autograd"]["not_ok"] += 1
+            raise
+        counters["aot_autograd"]["ok"] += 1
+        return disable(cg, reason="do not trace AOT-compiled graph")
+
+    return call
 
 
 def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any):
