@@ -513,12 +513,12 @@ def _empty_strided_cpu() -> Callable[[Sequence[int], Sequence[int], torch.dtype]
                                                             device="cpu")
 
 
-def _compile_only(lowered: pipeline.LoweredGraph, compiled: Any) -> Callable[..., Any]:
+def _compile_only(compiled: Any, name: str, kind: str) -> Callable[..., Any]:
     """options={"compile_only": True}, set only by ``trnc precompile``: the
     program is compiled (and cached) but never run; each call returns zero
     tensors with the dtype, shape and strides of the graph's outputs, so that
     a forward's outputs can drive the backward's compile."""
-    outs = [_Spec.of(d, lowered.name) for d in compiled.outputs()]
+    outs = [_Spec.of(d, name) for d in compiled.outputs()]
 
     def run(args: list[Any]) -> list[torch.Tensor | None]:
         args.clear()
@@ -527,7 +527,7 @@ def _compile_only(lowered: pipeline.LoweredGraph, compiled: Any) -> Callable[...
                 for s in outs]
 
     run._boxed_call = True  # type: ignore[attr-defined]
-    run.__name__ = f"trnc_{lowered.kind}_compile_only"
+    run.__name__ = f"trnc_{kind}_compile_only"
     return run
 
 
@@ -657,22 +657,41 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             raise
         err = e
     _note_direct(kind, None)  # torch runs the refused ops: aot_autograd's wrappers stay
+    parts: list[GraphRecord] = []  # the subgraphs of the partition being compiled
     try:
         return fallback.compile_partitioned(
-            original, err, lambda sub, ex, part: _compile_one(kind, opts, sub, ex, part),
-            name, kind)
+            original, err,
+            lambda sub, ex, part: _compile_one(kind, opts, sub, ex, part, done=parts),
+            name, kind, discard=lambda: _uncount(parts))
     except errors.TrncError:
         with _lock:
             _stats["errors"] += 1
         raise
 
 
+def _uncount(recs: list[GraphRecord]) -> None:
+    """Takes the graphs of ``recs`` (compiled, then given up: a fallback
+    partition that is partitioned again) out of the records and the
+    ``stats()`` graph counts, and empties ``recs``."""
+    with _lock:
+        kept = [r for r in _records if not any(r is x for x in recs)]
+        _records.clear()
+        _records.extend(kept)
+        for rec in recs:
+            _stats[rec.kind] -= 1
+            if rec.report is not None:
+                _stats["collectives"] -= rec.report.get("collectives", 0)
+    recs.clear()
+
+
 def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                  example_inputs: Sequence[Any], name: str, *, aot_cached: bool = False,
-                 mutated: frozenset[int] | None = None, plain: bool = False) -> Callable[..., Any]:
+                 mutated: frozenset[int] | None = None, plain: bool = False,
+                 done: list[GraphRecord] | None = None) -> Callable[..., Any]:
     """``_compile_graph`` of one graph named ``name``, without the fallback
     (``mutated``: the inference graph's written inputs, ``plain``: its
-    ``aliasing.plain_inference``, both for the cached entry)."""
+    ``aliasing.plain_inference``, both for the cached entry; ``done``: a list
+    the graph's record is appended to)."""
     t0 = time.perf_counter()
     try:
         data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
@@ -688,13 +707,13 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             rec.compiled = weakref.ref(compiled)
             names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
             opaque = _opaque_outputs(gm)
-            fn = (_compile_only(lowered, compiled) if opts["compile_only"]
+            fn = (_compile_only(compiled, name, kind) if opts["compile_only"]
                   else _boxed_runner(name, kind, compiled, names, opaque))
-            if aot_cached and not opts["compile_only"]:
+            if aot_cached:  # compile_only too: the entry then runs the program
                 from . import aot_cache
 
                 fn = aot_cache.TrncOutputCode(
-                    kind=kind, opts={k: v for k, v in opts.items() if k != "user_inputs"},
+                    kind=kind, opts=aot_cache.stored_options(opts),
                     data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
                     mutated=None if mutated is None else tuple(sorted(mutated)), plain=plain,
                     record={"text": rec.text, "hash": rec.hash, "summary": rec.summary,
@@ -709,6 +728,8 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             _stats["errors"] += 1
         raise
     _finish(rec, t0)
+    if done is not None:
+        done.append(rec)
     return fn
 
 
@@ -746,8 +767,12 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
         raise
     rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
     rec.compiled = weakref.ref(compiled)
-    fn = _boxed_runner(name, kind, compiled, oc.names, oc.opaque)
-    _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
+    if getattr(_mutations, "compile_only", False):  # trnc precompile found the entry
+        fn = _compile_only(compiled, name, kind)
+        _note_direct(kind, None)
+    else:
+        fn = _boxed_runner(name, kind, compiled, oc.names, oc.opaque)
+        _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
     _finish(rec, t0)
     return fn
 
@@ -873,13 +898,16 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
         lambda kind, g, ex, **kw: _compile_graph(kind, opts, g, ex, **kw), opts)
-    outer = getattr(_mutations, "seen", None), getattr(_mutations, "direct", None)
+    outer = (getattr(_mutations, "seen", None), getattr(_mutations, "direct", None),
+             getattr(_mutations, "compile_only", False))
     _mutations.seen, _mutations.direct = [], []
+    # a graph that the AOTAutogradCache loads in `trnc precompile` runs nothing either
+    _mutations.compile_only = bool(opts["compile_only"])
     try:
         compiled = backend(gm, example_inputs)
         seen, direct = _mutations.seen, _mutations.direct
     finally:
-        _mutations.seen, _mutations.direct = outer
+        _mutations.seen, _mutations.direct, _mutations.compile_only = outer
     # one program that aot_autograd's wrappers would only pass through: dynamo
     # calls it directly (the per-call path: guards, input check, run)
     if len(direct) == 1 and direct[0] is not None and len(seen) == 1 and seen[0] == frozenset() \
