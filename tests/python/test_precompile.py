@@ -56,6 +56,18 @@ def test_compile_only_option(cache_dir):
         y = torch.compile(m, backend="neuron", dynamic=False)(x)   # the real thing: a hit
     torch.testing.assert_close(y, m(x), rtol=1e-4, atol=1e-5)
     assert trnc.stats()["hits"] == 1 and trnc.stats()["compiles"] == 1
+    # compile-only again: torch's AOTAutogradCache has the entry now, and the
+    # graph it loads does not run either
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    hits = counters["aot_autograd"]["autograd_cache_hit"]
+    with torch.no_grad():
+        z = torch.compile(m, backend="neuron", dynamic=False,
+                          options={"compile_only": True})(x)
+    assert counters["aot_autograd"]["autograd_cache_hit"] == hits + 1
+    assert z.shape == (4, 4) and not z.any()
+    assert trnc.stats()["hits"] == 2 and trnc.stats()["compiles"] == 1
 
 
 def test_precompile_inference_from_file(cache_dir, tmp_path):
