@@ -45,7 +45,8 @@ from typing import Any, Callable, Sequence
 import torch
 from torch._inductor.output_code import OutputCode
 
-__all__ = ["TrncOutputCode", "FailedBackward", "enabled", "key_tag", "config_patches"]
+__all__ = ["TrncOutputCode", "FailedBackward", "enabled", "key_tag", "stored_options",
+           "config_patches"]
 
 
 @dataclasses.dataclass
@@ -118,17 +119,19 @@ class FailedBackward(OutputCode):
 
 def enabled(opts: dict[str, Any], example_inputs: Sequence[Any]) -> bool:
     """Whether this compile goes through the AOTAutogradCache: trnc's cache
-    and torch's autograd cache on, a graph that runs (not ``execute=False``
-    or ``compile_only``), without ``fallback="cpu"`` (a partitioned graph
+    and torch's autograd cache on, a graph that compiles to a program (not
+    ``execute=False``), without ``fallback="cpu"`` (a partitioned graph
     runs torch ops, not one stored program), and no two inputs sharing
-    storage."""
+    storage. ``compile_only`` (``trnc precompile``) stores entries too, under
+    the key of the same compile without it (``key_tag``), so a deployed
+    process skips aot_autograd as well."""
     from torch._functorch._aot_autograd.autograd_cache import should_use_local_autograd_cache
 
     from . import cache
 
     if not (cache.enabled() and should_use_local_autograd_cache()):
         return False
-    if not opts.get("execute", True) or opts.get("compile_only") or opts.get("fallback"):
+    if not opts.get("execute", True) or opts.get("fallback"):
         return False
     groups = cache.alias_groups(example_inputs)
     return groups is not None and groups == list(range(len(groups)))
@@ -148,12 +151,19 @@ def _sources_hash() -> str:
 
 def key_tag(opts: dict[str, Any]) -> str:
     """What trnc adds to torch's cache key: version, compiler build id, Python
-    sources and every option (``user_inputs`` only names inputs)."""
+    sources and every option (``user_inputs`` only names inputs;
+    ``compile_only`` only skips the runs of the same programs)."""
     from . import _trnc
 
-    shown = sorted((k, repr(v)) for k, v in opts.items() if k != "user_inputs")
+    shown = sorted((k, repr(v)) for k, v in stored_options(opts).items())
     return (f"trnc {_trnc.version()} build {_trnc.build_id()} py {_sources_hash()} "
             f"opts {shown}")
+
+
+def stored_options(opts: dict[str, Any]) -> dict[str, Any]:
+    """The options a cached graph keeps and is keyed by: all but
+    ``user_inputs`` (names) and ``compile_only`` (a loaded graph runs)."""
+    return {k: v for k, v in opts.items() if k not in ("user_inputs", "compile_only")}
 
 
 def config_patches(opts: dict[str, Any]) -> list[Any]:

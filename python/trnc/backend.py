@@ -513,12 +513,12 @@ def _empty_strided_cpu() -> Callable[[Sequence[int], Sequence[int], torch.dtype]
                                                             device="cpu")
 
 
-def _compile_only(lowered: pipeline.LoweredGraph, compiled: Any) -> Callable[..., Any]:
+def _compile_only(compiled: Any, name: str, kind: str) -> Callable[..., Any]:
     """options={"compile_only": True}, set only by ``trnc precompile``: the
     program is compiled (and cached) but never run; each call returns zero
     tensors with the dtype, shape and strides of the graph's outputs, so that
     a forward's outputs can drive the backward's compile."""
-    outs = [_Spec.of(d, lowered.name) for d in compiled.outputs()]
+    outs = [_Spec.of(d, name) for d in compiled.outputs()]
 
     def run(args: list[Any]) -> list[torch.Tensor | None]:
         args.clear()
@@ -527,7 +527,7 @@ def _compile_only(lowered: pipeline.LoweredGraph, compiled: Any) -> Callable[...
                 for s in outs]
 
     run._boxed_call = True  # type: ignore[attr-defined]
-    run.__name__ = f"trnc_{lowered.kind}_compile_only"
+    run.__name__ = f"trnc_{kind}_compile_only"
     return run
 
 
@@ -658,24 +658,43 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             raise
         err = e
     _note_direct(kind, None)  # torch runs the refused ops: aot_autograd's wrappers stay
+    parts: list[GraphRecord] = []  # the subgraphs of the partition being compiled
     try:
         return fallback.compile_partitioned(
-            original, err, lambda sub, ex, part: _compile_one(kind, opts, sub, ex, part),
-            name, kind)
+            original, err,
+            lambda sub, ex, part: _compile_one(kind, opts, sub, ex, part, done=parts),
+            name, kind, discard=lambda: _uncount(parts))
     except errors.TrncError:
         with _lock:
             _stats["errors"] += 1
         raise
 
 
+def _uncount(recs: list[GraphRecord]) -> None:
+    """Takes the graphs of ``recs`` (compiled, then given up: a fallback
+    partition that is partitioned again) out of the records and the
+    ``stats()`` graph counts, and empties ``recs``."""
+    with _lock:
+        kept = [r for r in _records if not any(r is x for x in recs)]
+        _records.clear()
+        _records.extend(kept)
+        for rec in recs:
+            _stats[rec.kind] -= 1
+            if rec.report is not None:
+                _stats["collectives"] -= rec.report.get("collectives", 0)
+    recs.clear()
+
+
 def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                  example_inputs: Sequence[Any], name: str, *, aot_cached: bool = False,
                  mutated: frozenset[int] | None = None, plain: bool = False,
-                 checks: tuple[effects.Check, ...] = ()) -> Callable[..., Any]:
+                 checks: tuple[effects.Check, ...] = (),
+                 done: list[GraphRecord] | None = None) -> Callable[..., Any]:
     """``_compile_graph`` of one graph named ``name``, without the fallback
     (``mutated``: the inference graph's written inputs, ``plain``: its
     ``aliasing.plain_inference``, both for the cached entry; ``checks``: the
-    error checks ``effects.split_checks`` took out of ``gm``)."""
+    error checks ``effects.split_checks`` took out of ``gm``; ``done``: a list
+    the graph's record is appended to)."""
     t0 = time.perf_counter()
     try:
         data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
@@ -691,14 +710,14 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             rec.compiled = weakref.ref(compiled)
             names = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
             opaque = _opaque_outputs(gm)
-            fn = (_compile_only(lowered, compiled) if opts["compile_only"]
+            fn = (_compile_only(compiled, name, kind) if opts["compile_only"]
                   else effects.checked(_boxed_runner(name, kind, compiled, names, opaque),
                                        checks))
-            if aot_cached and not opts["compile_only"]:
+            if aot_cached:  # compile_only too: the entry then runs the program
                 from . import aot_cache
 
                 fn = aot_cache.TrncOutputCode(
-                    kind=kind, opts={k: v for k, v in opts.items() if k != "user_inputs"},
+                    kind=kind, opts=aot_cache.stored_options(opts),
                     data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
                     mutated=None if mutated is None else tuple(sorted(mutated)), plain=plain,
                     checks=checks,
@@ -714,6 +733,8 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             _stats["errors"] += 1
         raise
     _finish(rec, t0)
+    if done is not None:
+        done.append(rec)
     return fn
 
 
@@ -751,9 +772,13 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
         raise
     rec.report = dict(compiled.report(), kind=kind, name=name, cache=outcome)
     rec.compiled = weakref.ref(compiled)
-    fn = effects.checked(_boxed_runner(name, kind, compiled, oc.names, oc.opaque),
-                         getattr(oc, "checks", ()))
-    _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
+    if getattr(_mutations, "compile_only", False):  # trnc precompile found the entry
+        fn = _compile_only(compiled, name, kind)
+        _note_direct(kind, None)
+    else:
+        fn = effects.checked(_boxed_runner(name, kind, compiled, oc.names, oc.opaque),
+                             getattr(oc, "checks", ()))
+        _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
     _finish(rec, t0)
     return fn
 
@@ -771,7 +796,6 @@ def make_aot_backend(graph_compiler: GraphCompiler,
     ``graph_compiler`` is called with ``aot_cached=True`` and returns
     ``aot_cache.TrncOutputCode``\ s, and a warm process loads the forward and
     backward without tracing."""
-    from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.aot_autograd import SerializableAOTDispatchCompiler
     from torch._inductor.output_code import OutputCode
 
@@ -794,11 +818,11 @@ def make_aot_backend(graph_compiler: GraphCompiler,
         return SerializableAOTDispatchCompiler(OutputCode, fn) if cached else fn
 
     def aot_for(cached: bool) -> Callable[..., Any]:
-        return aot_autograd(fw_compiler=compiler("forward", cached),
-                            bw_compiler=compiler("backward", cached),
-                            inference_compiler=compiler("inference", cached),
-                            decompositions=_DecompositionsOnUse() if cached
-                            else decompositions())
+        return _aot_autograd(fw_compiler=compiler("forward", cached),
+                             bw_compiler=compiler("backward", cached),
+                             inference_compiler=compiler("inference", cached),
+                             decompositions=_DecompositionsOnUse() if cached
+                             else decompositions())
 
     def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kw: Any):
         cached = opts is not None and aot_cache.enabled(opts, example_inputs)
@@ -816,6 +840,59 @@ def make_aot_backend(graph_compiler: GraphCompiler,
     return backend
 
 
+def _aot_autograd(**kwargs: Any) -> Callable[..., Any]:
+    """torch's ``torch._dynamo.backends.common.aot_autograd(**kwargs)``, the
+    same steps (the ``aot_autograd`` counters, the backward compiler and the
+    compiled graph kept out of dynamo's tracing, ``aot_module_simplified``),
+    without the import of ``torch._inductor.debug`` that torch's wrapper makes
+    on every call for its ``TORCH_COMPILE_DEBUG`` logging: that module pulls
+    in inductor's scheduler and IR, about a second of a warm start that
+    otherwise never touches inductor. With ``TORCH_COMPILE_DEBUG=1``, or
+    graph inputs that are lists (dynamo flattens those first), or a torch
+    without these names, it is torch's wrapper itself."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._dynamo import disable
+    from torch._dynamo.utils import counters
+    from torch._functorch.aot_autograd import (SerializableAOTDispatchCompiler,
+                                               aot_module_simplified)
+
+    torch_wrapper = aot_autograd(**kwargs)
+
+    def wrap_bw(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def bw(*args: Any, **kw: Any) -> Any:
+            return disable(disable(fn, reason="do not trace backward compiler function")(
+                *args, **kw), reason="do not trace generated backwards pass")
+
+        bw._is_wrapped_bw_compiler = True  # type: ignore[attr-defined]
+        return bw
+
+    def call(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+             **kw: Any) -> Callable[..., Any]:
+        if kw or os.environ.get("TORCH_COMPILE_DEBUG", "0") == "1" or \
+                any(isinstance(x, (list, tuple, dict)) for x in example_inputs):
+            return torch_wrapper(gm, example_inputs, **kw)
+        args = dict(kwargs)
+        bw = args["bw_compiler"]
+        if isinstance(bw, SerializableAOTDispatchCompiler):
+            bw = SerializableAOTDispatchCompiler(bw.output_code_ty, wrap_bw(bw.compiler_fn))
+        else:
+            bw = wrap_bw(bw)
+        args["bw_compiler"] = bw
+        counters["aot_autograd"]["total"] += 1
+        try:
+            cg = aot_module_simplified(gm, example_inputs, **args)
+        except Exception as e:
+            from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+
+            if not isinstance(e, TensorifyScalarRestartAnalysis):
+                counters["aot_autograd"]["not_ok"] += 1
+            raise
+        counters["aot_autograd"]["ok"] += 1
+        return disable(cg, reason="do not trace AOT-compiled graph")
+
+    return call
+
+
 def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any):
     """torch.compile backend entry point (names ``neuron`` and ``trnc``)."""
     opts = _parse_options(kwargs)
@@ -827,13 +904,16 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     opts["user_inputs"] = dynamo_inputs(gm)  # names inputs in error messages
     backend = make_aot_backend(
         lambda kind, g, ex, **kw: _compile_graph(kind, opts, g, ex, **kw), opts)
-    outer = getattr(_mutations, "seen", None), getattr(_mutations, "direct", None)
+    outer = (getattr(_mutations, "seen", None), getattr(_mutations, "direct", None),
+             getattr(_mutations, "compile_only", False))
     _mutations.seen, _mutations.direct = [], []
+    # a graph that the AOTAutogradCache loads in `trnc precompile` runs nothing either
+    _mutations.compile_only = bool(opts["compile_only"])
     try:
         compiled = backend(gm, example_inputs)
         seen, direct = _mutations.seen, _mutations.direct
     finally:
-        _mutations.seen, _mutations.direct = outer
+        _mutations.seen, _mutations.direct, _mutations.compile_only = outer
     # one program that aot_autograd's wrappers would only pass through: dynamo
     # calls it directly (the per-call path: guards, input check, run)
     if len(direct) == 1 and direct[0] is not None and len(seen) == 1 and seen[0] == frozenset() \

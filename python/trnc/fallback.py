@@ -133,13 +133,16 @@ GraphCompiler = Callable[[torch.fx.GraphModule, Sequence[Any], str], Callable[..
 
 
 def compile_partitioned(gm: torch.fx.GraphModule, err: errors.UnsupportedOperatorError,
-                        compile_part: GraphCompiler, name: str, kind: str
-                        ) -> Callable[..., Any]:
+                        compile_part: GraphCompiler, name: str, kind: str,
+                        discard: Callable[[], None] | None = None) -> Callable[..., Any]:
     """The boxed callable of graph ``gm`` with the nodes ``err`` (and any
     refusal of a subgraph) names run by torch and every other node in trnc
     programs. ``compile_part(sub_gm, example_inputs, part_name)`` compiles
     one subgraph to a boxed callable (raising ``UnsupportedOperatorError`` if
-    trnc refuses it). Re-raises ``err`` if it names no node of gm."""
+    trnc refuses it). A refused subgraph partitions the graph again: the
+    subgraphs compiled for the partition given up are then dropped,
+    ``discard()`` (their records and ``trnc.stats()`` counts) first.
+    Re-raises ``err`` if it names no node of gm."""
     from functorch.compile import make_boxed_func
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
@@ -170,6 +173,8 @@ def compile_partitioned(gm: torch.fx.GraphModule, err: errors.UnsupportedOperato
                     _Program(run, single=not isinstance(out.args[0], (tuple, list))))
         if not more:
             break
+        if discard is not None:
+            discard()
         refused.update(more)
     fused.recompile()
     _report(gm, refused, name, kind)

@@ -42,7 +42,7 @@ def dirs(tmp_path, monkeypatch) -> dict[str, str]:
 # One process: a training step (forward + backward) and an inference call of
 # a small model, compared with eager; prints what trnc and aot_autograd did.
 _SCRIPT = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     import torch
     import trnc
     import trnc.backend as be
@@ -86,13 +86,16 @@ _SCRIPT = textwrap.dedent("""
     ok = ok and all(torch.allclose(g, p.grad, atol=1e-5) for g, p in zip(got[2], m.parameters()))
     with torch.no_grad():
         ok = ok and torch.allclose(cm(x), m(x), atol=1e-5)
-        a, b = torch.arange(4.0), torch.ones(4)
+        dt = getattr(torch, os.environ.get("TEST_MUTATE_DTYPE", "float32"))
+        a, b = torch.arange(4.0, dtype=dt), torch.ones(4, dtype=dt)
         r = cmut(a, b)
         ok = ok and a.tolist() == [0.0, 2.0, 4.0, 6.0] and r.tolist() == [1.0, 3.0, 5.0, 7.0]
     print("RESULT " + json.dumps({"ok": bool(ok), "compile_graph_calls": calls["n"],
                                   "stats": trnc.stats(), "decompositions_built": built["n"],
                                   "inductor_codegen_imported":
                                       "torch._inductor.codegen.wrapper" in sys.modules,
+                                  "inductor_scheduler_imported":
+                                      "torch._inductor.scheduler" in sys.modules,
                                   "aot": dict(counters["aot_autograd"])}))
 """)
 
@@ -128,10 +131,19 @@ def test_warm_process_compiles_nothing_and_matches_eager(dirs):
     # inductor's code generators for torch's key (aot_cache._graph_details_for_trnc)
     assert warm["decompositions_built"] == 0
     assert not warm["inductor_codegen_imported"]
+    # nor inductor's scheduler and IR (torch's aot_autograd wrapper imports
+    # them for its debug logging: backend._aot_autograd)
+    assert not warm["inductor_scheduler_imported"]
 
 
-def test_changed_graph_or_option_misses(dirs):
+def test_changed_graph_or_option_misses(dirs, monkeypatch):
     assert _run()["ok"]
+    monkeypatch.setenv("TEST_MUTATE_DTYPE", "float16")  # the mutating function's inputs
+    other_dtype = _run()
+    assert other_dtype["ok"] and other_dtype["stats"]["compiles"] == 1
+    assert other_dtype["aot"].get("autograd_cache_miss") == 1
+    assert other_dtype["aot"].get("autograd_cache_hit") == 2
+    monkeypatch.delenv("TEST_MUTATE_DTYPE")
     other_graph = _run(act="GELU")   # the model's graph changes, the mutating function's not
     assert other_graph["ok"] and other_graph["stats"]["compiles"] == 3
     assert other_graph["aot"].get("autograd_cache_miss") == 2

@@ -118,3 +118,44 @@ def test_unknown_fallback_mode_is_rejected(monkeypatch, value):
     monkeypatch.setenv("TRNC_FALLBACK", value)
     with pytest.raises(Exception, match="TRNC_FALLBACK"):
         torch.compile(I0MLP(), backend="neuron", dynamic=False)(x)
+
+
+def test_partitioned_again_counts_each_graph_once(monkeypatch):
+    """A subgraph trnc refuses once cut out partitions the graph again; the
+    subgraphs compiled for the partition given up leave neither a record
+    nor a ``trnc.stats()`` count (they were counted twice)."""
+    import trnc.backend as be
+    from trnc import errors
+
+    def f(x):
+        return (torch.i0(x.sin()).cos() + 1).exp()
+
+    real_lower = be.pipeline.lower
+    refused_once = []
+
+    def lower(data, name, kind, **kw):
+        lowered = real_lower(data, name, kind, **kw)
+        if " part " in name and "cos" in lowered.text() and not refused_once:
+            refused_once.append(name)  # as if the cut-out cos were refused
+            raise errors.UnsupportedOperatorError(
+                "refused for the test", [{"severity": "error", "node": "cos",
+                                          "message": "refused for the test"}], name)
+        return lowered
+
+    monkeypatch.setattr(be.pipeline, "lower", lower)
+    x = torch.randn(129)
+    torch._dynamo.reset()
+    trnc.reset()
+    cf = torch.compile(f, backend="neuron", dynamic=False, options={"fallback": "cpu"})
+    with warnings.catch_warnings(record=True) as caught, torch.no_grad():
+        warnings.simplefilter("always")
+        got = cf(x)
+    torch.testing.assert_close(got, f(x), rtol=1e-5, atol=1e-6)
+    assert refused_once, "the test's refusal did not happen"
+    ops = [o["op"] for o in trnc.fallback_ops()]
+    assert ops == ["aten.i0.default", "aten.cos.default"], ops
+    # the final partition: sin | i0, cos on the CPU | add, exp
+    s = trnc.stats()
+    assert s["inference"] == 2 and s["graphs"] == 2 and s["errors"] == 0, s
+    assert len(trnc.last_graphs()) == 2
+    assert len([w for w in caught if "eagerly on the CPU" in str(w.message)]) == 1
