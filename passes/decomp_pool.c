@@ -244,25 +244,21 @@ static bool adaptive_depth(depth_taps *t, int64_t D, int64_t Do) {
 static trnc_ref pool2d_of(trnc_db *b, const trnc_node *n, trnc_ref v, trnc_ref g, const int64_t *out_hw) {
   bool adaptive = n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D || n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D_BACKWARD;
   if (adaptive) {
-    if (g != TRNC_NO_REF) return DB(b, ADAPTIVE_AVG_POOL2D_BACKWARD, V(g), V(v));
-    return DB(b, ADAPTIVE_AVG_POOL2D, V(v), trnc_db_ints(b, out_hw, 2));
+    if (g != TRNC_NO_REF) return trnc_db_adaptive_avg_pool2d_bw(b, g, trnc_db_type(b, v));
+    return trnc_db_adaptive_avg_pool2d(b, v, out_hw);
   }
   uint32_t a = g != TRNC_NO_REF ? 2 : 1; /* kernel_size */
-  int64_t k[2], s[2], p[2];
-  for (int j = 0; j < 2; j++) {
-    k[j] = trnc_arg_spatial(n, a, j + 1, 1);
-    s[j] = trnc_arg_spatial(n, a + 1, j + 1, k[j]);
-    p[j] = trnc_arg_spatial(n, a + 2, j + 1, 0);
-  }
   const trnc_arg *ov = trnc_node_arg(n, a + 5);
-  bool override = ov && ov->kind == TRNC_ARG_INT;
-  trnc_arg args[8] = {V(v), trnc_db_ints(b, k, 2), trnc_db_ints(b, s, 2), trnc_db_ints(b, p, 2),
-                      trnc_db_bool(trnc_arg_bool(n, a + 3, false)),
-                      trnc_db_bool(trnc_arg_bool(n, a + 4, true)), override ? I(1) : NONE};
-  if (g == TRNC_NO_REF) return trnc_db_op(b, TRNC_OP_AVG_POOL2D, args, 7);
-  memmove(&args[1], &args[0], sizeof args[0] * 7);
-  args[0] = V(g);
-  return trnc_db_op(b, TRNC_OP_AVG_POOL2D_BACKWARD, args, 8);
+  trnc_pool2d q = {.ceil = trnc_arg_bool(n, a + 3, false), .cip = trnc_arg_bool(n, a + 4, true),
+                   .override = ov && ov->kind == TRNC_ARG_INT ? 1 : 0};
+  for (int j = 0; j < 2; j++) {
+    q.k[j] = trnc_arg_spatial(n, a, j + 1, 1);
+    q.s[j] = trnc_arg_spatial(n, a + 1, j + 1, q.k[j]);
+    q.p[j] = trnc_arg_spatial(n, a + 2, j + 1, 0);
+    q.d[j] = 1;
+  }
+  if (g == TRNC_NO_REF) return trnc_db_avg_pool2d(b, v, &q);
+  return trnc_db_avg_pool2d_bw(b, g, trnc_db_type(b, v), &q);
 }
 
 /* The depth taps of node n (input x of shape xt, pooled shape yt). */
