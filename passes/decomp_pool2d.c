@@ -184,6 +184,36 @@ static trnc_ref back_tap(trnc_db *b, trnc_ref u, const trnc_type *xt, const trnc
   return window(b, u, start, n, one);
 }
 
+/* True if the windows of q sit inside disjoint s0 x s1 blocks that tile the
+ * input xt exactly (input position (h, w) can only be in output (h/s0,
+ * w/s1)'s window); `full`: the windows are the blocks. */
+static bool tiled(const trnc_pool2d *q, const trnc_type *xt, const int64_t *o, bool full) {
+  for (int j = 0; j < 2; j++) {
+    int64_t span = (q->k[j] - 1) * q->d[j] + 1;
+    if (q->p[j] || span > q->s[j] || (full && span != q->s[j]) || (full && q->d[j] != 1) ||
+        xt->shape[xt->rank - 2 + j] != o[j] * q->s[j])
+      return false;
+  }
+  return true;
+}
+
+/* g [.., OH, OW] seen [.., OH, s0, OW, s1], repeated over each block (a view). */
+static trnc_ref blocks(trnc_db *b, trnc_ref g, const int64_t *s) {
+  const trnc_type gt = *trnc_db_type(b, g);
+  int r = gt.rank;
+  int64_t sh[TRNC_MAX_RANK + 2];
+  memcpy(sh, gt.shape, sizeof(int64_t) * (size_t)(r - 2));
+  sh[r - 2] = gt.shape[r - 2], sh[r - 1] = s[0], sh[r] = gt.shape[r - 1], sh[r + 1] = s[1];
+  trnc_ref u = DB(b, UNSQUEEZE, V(DB(b, UNSQUEEZE, V(g), I(r))), I(r - 1));
+  return DB(b, EXPAND, V(u), trnc_db_ints(b, sh, r + 2), trnc_db_bool(false));
+}
+
+/* The gradient of tiled windows, v [.., OH, s0, OW, s1] (the contiguous
+ * result of an elementwise op), as the input's shape xt. */
+static trnc_ref unblock(trnc_db *b, trnc_ref v, const trnc_type *xt) {
+  return trnc_db_view(b, v, xt->rank, xt->shape);
+}
+
 /* The views of every tap in (kh, kw) order, emitted before the arithmetic
  * on them so that the code generator's elementwise group is not cut by a
  * view (malloc'd; NULL after an error): forward taps of the padded input u
@@ -229,7 +259,10 @@ trnc_ref trnc_db_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type *xtp, co
   out_hw(xt, q, o);
   double d;
   trnc_ref dt = divisor(b, xt, q, o, &d);
-  trnc_ref u = spread(b, divide(b, as_f32(b, gy), dt, d), xt, q, 0.0, lo);
+  trnc_ref g = divide(b, as_f32(b, gy), dt, d);
+  if (tiled(q, xt, o, true)) /* every input position in one window: g repeated */
+    return trnc_db_cast(b, unblock(b, DB(b, CLONE, V(blocks(b, g, q->s)), NONE), xt), trnc_db_type(b, gy)->dtype);
+  trnc_ref u = spread(b, g, xt, q, 0.0, lo);
   trnc_ref *v = tap_views(b, u, q, o, xt, lo);
   if (!v) return TRNC_NO_REF;
   trnc_ref acc = sum_views(b, v, q->k[0] * q->k[1]);
@@ -304,6 +337,15 @@ trnc_status decomp_max_pool2d_bw(trnc_db *b, const trnc_node *n) {
   int64_t *flat = malloc(sizeof(int64_t) * (size_t)(H * W));
   if (!flat) return trnc_db_fail(b, "out of memory for the index table");
   for (int64_t i = 0; i < H * W; i++) flat[i] = i;
+  int64_t o[2] = {gt.shape[gt.rank - 2], gt.shape[gt.rank - 1]};
+  if (tiled(&q, &xt, o, false)) { /* one window per input position: no taps */
+    const int64_t sh[4] = {o[0], q.s[0], o[1], q.s[1]};
+    trnc_ref bi = blocks(b, ix, q.s), bg = blocks(b, gy, q.s); /* views first: one kernel */
+    trnc_ref hit = DB(b, EQ, V(bi), V(trnc_db_const_i64(b, 4, sh, flat)));
+    free(flat);
+    trnc_ref v = DB(b, WHERE, V(hit), V(as_f32(b, bg)), trnc_db_float(0.0));
+    return trnc_db_result(b, 0, trnc_db_cast(b, unblock(b, v, &xt), gt.dtype));
+  }
   trnc_ref fc = trnc_db_const_i64(b, 2, hw, flat);
   free(flat);
   trnc_ref ug = spread(b, as_f32(b, gy), &xt, &q, 0.0, lo);
@@ -467,14 +509,9 @@ trnc_ref trnc_db_adaptive_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type
   int r = gt.rank;
   int64_t H = xt->shape[r - 2], W = xt->shape[r - 1], o[2] = {gt.shape[r - 2], gt.shape[r - 1]};
   trnc_ref g = ad_divide(b, ad_divide(b, as_f32(b, gy), 0, H, o[0]), 1, W, o[1]), s;
-  if (H % o[0] == 0 && W % o[1] == 0) { /* each input in one window: gy / kh / kw expanded */
-    int64_t sh[TRNC_MAX_RANK + 2];
-    memcpy(sh, gt.shape, sizeof(int64_t) * (size_t)(r - 2));
-    sh[r - 2] = o[0], sh[r - 1] = H / o[0], sh[r] = o[1], sh[r + 1] = W / o[1];
-    trnc_ref u = DB(b, UNSQUEEZE, V(DB(b, UNSQUEEZE, V(g), I(r))), I(r - 1));
-    u = DB(b, EXPAND, V(u), trnc_db_ints(b, sh, r + 2), trnc_db_bool(false));
-    memcpy(sh, xt->shape, sizeof(int64_t) * (size_t)r);
-    s = trnc_db_view(b, DB(b, CLONE, V(u), NONE), r, sh);
+  if (H % o[0] == 0 && W % o[1] == 0) { /* each input in one window: gy / kh / kw repeated */
+    const int64_t k[2] = {H / o[0], W / o[1]};
+    s = unblock(b, DB(b, CLONE, V(blocks(b, g, k)), NONE), xt);
   } else {
     s = ad_dim(b, ad_dim(b, g, r - 1, W, o[1], true), r - 2, H, o[0], true);
   }
