@@ -534,3 +534,27 @@ trnc_status decomp_adaptive_avg_pool2d_bw(trnc_db *b, const trnc_node *n) {
     return trnc_db_result(b, 0, trnc_db_zeros(b, gt.dtype, xt.rank, xt.shape));
   return trnc_db_result(b, 0, trnc_db_adaptive_avg_pool2d_bw(b, gy, &xt));
 }
+
+/* ---- which forms stay whole --------------------------------------------------- */
+
+bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_MAX_POOL2D:
+    case TRNC_OP_AVG_POOL2D:
+      return trnc_arg_spatial(n, 2, 1, trnc_arg_spatial(n, 1, 1, 1)) > 1;
+    case TRNC_OP_MAX_POOL2D_BACKWARD:
+    case TRNC_OP_AVG_POOL2D_BACKWARD:
+      return trnc_arg_spatial(n, 3, 1, trnc_arg_spatial(n, 2, 1, 1)) > 1;
+    case TRNC_OP_ADAPTIVE_AVG_POOL2D: {
+      const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+      int64_t oh = trnc_arg_spatial(n, 1, 0, 1), ow = trnc_arg_spatial(n, 1, 1, 1);
+      return x->rank < 2 || oh < 1 || ow < 1 || x->shape[x->rank - 2] % oh || x->shape[x->rank - 1] % ow;
+    }
+    case TRNC_OP_ADAPTIVE_AVG_POOL2D_BACKWARD: {
+      const trnc_type *gy = trnc_ref_type(g, n->args[0].u.ref);
+      return gy->rank < 2 || gy->shape[gy->rank - 2] != 1 || gy->shape[gy->rank - 1] != 1;
+    }
+    default:
+      return false;
+  }
+}

@@ -271,6 +271,14 @@ trnc_ref trnc_db_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type *xt, con
 trnc_ref trnc_db_adaptive_avg_pool2d(trnc_db *b, trnc_ref x, const int64_t *o);
 /** _adaptive_avg_pool2d_backward at gy to an input of type xt, in gy's dtype. */
 trnc_ref trnc_db_adaptive_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type *xt);
+/** True if 2-D pooling node n stays whole for codegen/emit_conv.c's VectorE
+ *  kernel, which loads contiguous input rows and strides on chip: windows
+ *  that step by more than 1 along W (their tap views would be DMAs of one
+ *  element per descriptor: ResNet's 3x3/2 max pool over [8, 64, 112, 112]
+ *  estimates 7.2 ms through the kernel IR), adaptive windows that do not
+ *  tile the input, and adaptive backward ops other than the global pool's.
+ *  Reads only n's arguments. */
+bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n);
 /** max_pool2d_with_indices: a running maximum over the taps (eager's order,
  *  NaN rule and first-index ties); its backward: a sum over the taps of
  *  grad_output where the index is the input position. */
