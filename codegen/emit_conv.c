@@ -35,9 +35,7 @@
  * grad_bias: decomposed into a sum of grad_output over N, H, W (a kernel-IR
  * column sum; passes/decomp_conv.c).
  *
- * Pooling with strided windows (2-D pooling whose windows step by 1 along
- * W is decomposed into taps over strided views for the kernel IR:
- * passes/decomp_pool2d.c): planes (n, c) on partitions (<= 128 per tile), spatial on the
+ * Pooling: planes (n, c) on partitions (<= 128 per tile), spatial on the
  * free axis, fp32 compute. For each tap (kh, kw) the output positions whose
  * window tap falls inside the input form a rectangle; the tap's input
  * values are a strided view of the loaded rows, so padding never needs
@@ -52,7 +50,9 @@
  *         contribution (grad where the saved index equals the tap's index /
  *         grad over the divisor) into a strided view of the input-gradient
  *         rows, so overlapping windows accumulate.
- *   adaptive: windows [floor(i*H/oh), ceil((i+1)*H/oh)) are separable:
+ *   adaptive (windows that tile the input, and the global pool's backward, are
+ *         decomposed for the kernel IR: passes/decomp_pool2d.c): windows
+ *         [floor(i*H/oh), ceil((i+1)*H/oh)) are separable:
  *         per output column a reduce over its columns, per output row a
  *         reduce over its rows, then / kh / kw (as eager); backward spreads
  *         grad / kh / kw back with stride-0 (broadcast) views.

@@ -240,47 +240,35 @@ static bool adaptive_depth(depth_taps *t, int64_t D, int64_t Do) {
 }
 
 /* The 2-D pooling of planes v [B, H, W] (or its backward at grad g, to the
- * shape of v) that n's op does over its last two dims: a pooling node when
- * the code generator lowers that form whole, else its decomposition. */
+ * shape of v) that n's op does over its last two dims: a pooling node (an
+ * adaptive one the code generator does not lower whole: its decomposition). */
 static trnc_ref pool2d_of(trnc_db *b, const trnc_node *n, trnc_ref v, trnc_ref g, const int64_t *out_hw) {
   bool adaptive = n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D || n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D_BACKWARD;
-  trnc_arg args[8];
-  trnc_node tmp = {.args = args};
   if (adaptive) {
     bool bw = g != TRNC_NO_REF;
-    tmp.op = bw ? TRNC_OP_ADAPTIVE_AVG_POOL2D_BACKWARD : TRNC_OP_ADAPTIVE_AVG_POOL2D;
-    args[0] = V(bw ? g : v);
-    args[1] = bw ? V(v) : trnc_db_ints(b, out_hw, 2);
-    tmp.nargs = 2;
-    if (decomp_pool2d_lowered_directly(trnc_db_graph(b), &tmp)) return trnc_db_op(b, tmp.op, args, 2);
+    trnc_arg aa[2] = {V(bw ? g : v), bw ? V(v) : trnc_db_ints(b, out_hw, 2)};
+    trnc_node tmp = {.op = bw ? TRNC_OP_ADAPTIVE_AVG_POOL2D_BACKWARD : TRNC_OP_ADAPTIVE_AVG_POOL2D,
+                     .args = aa, .nargs = 2};
+    if (decomp_pool2d_lowered_directly(trnc_db_graph(b), &tmp)) return trnc_db_op(b, tmp.op, aa, 2);
     const trnc_type vt = *trnc_db_type(b, v);
     return bw ? trnc_db_adaptive_avg_pool2d_bw(b, g, &vt) : trnc_db_adaptive_avg_pool2d(b, v, out_hw);
   }
   uint32_t a = g != TRNC_NO_REF ? 2 : 1; /* kernel_size */
-  const trnc_arg *ov = trnc_node_arg(n, a + 5);
-  trnc_pool2d q = {.ceil = trnc_arg_bool(n, a + 3, false), .cip = trnc_arg_bool(n, a + 4, true),
-                   .override = ov && ov->kind == TRNC_ARG_INT ? 1 : 0};
+  int64_t k[2], s[2], p[2];
   for (int j = 0; j < 2; j++) {
-    q.k[j] = trnc_arg_spatial(n, a, j + 1, 1);
-    q.s[j] = trnc_arg_spatial(n, a + 1, j + 1, q.k[j]);
-    q.p[j] = trnc_arg_spatial(n, a + 2, j + 1, 0);
-    q.d[j] = 1;
+    k[j] = trnc_arg_spatial(n, a, j + 1, 1);
+    s[j] = trnc_arg_spatial(n, a + 1, j + 1, k[j]);
+    p[j] = trnc_arg_spatial(n, a + 2, j + 1, 0);
   }
-  trnc_arg pa[7] = {V(v), trnc_db_ints(b, q.k, 2), trnc_db_ints(b, q.s, 2), trnc_db_ints(b, q.p, 2),
-                    trnc_db_bool(q.ceil), trnc_db_bool(q.cip), q.override ? I(1) : NONE};
-  if (g == TRNC_NO_REF) {
-    memcpy(args, pa, sizeof pa);
-    tmp.op = TRNC_OP_AVG_POOL2D;
-    tmp.nargs = 7;
-  } else {
-    args[0] = V(g);
-    memcpy(&args[1], pa, sizeof pa);
-    tmp.op = TRNC_OP_AVG_POOL2D_BACKWARD;
-    tmp.nargs = 8;
-  }
-  if (decomp_pool2d_lowered_directly(trnc_db_graph(b), &tmp)) return trnc_db_op(b, tmp.op, args, tmp.nargs);
-  const trnc_type vt = *trnc_db_type(b, v);
-  return g == TRNC_NO_REF ? trnc_db_avg_pool2d(b, v, &q) : trnc_db_avg_pool2d_bw(b, g, &vt, &q);
+  const trnc_arg *ov = trnc_node_arg(n, a + 5);
+  bool override = ov && ov->kind == TRNC_ARG_INT;
+  trnc_arg args[8] = {V(v), trnc_db_ints(b, k, 2), trnc_db_ints(b, s, 2), trnc_db_ints(b, p, 2),
+                      trnc_db_bool(trnc_arg_bool(n, a + 3, false)),
+                      trnc_db_bool(trnc_arg_bool(n, a + 4, true)), override ? I(1) : NONE};
+  if (g == TRNC_NO_REF) return trnc_db_op(b, TRNC_OP_AVG_POOL2D, args, 7);
+  memmove(&args[1], &args[0], sizeof args[0] * 7);
+  args[0] = V(g);
+  return trnc_db_op(b, TRNC_OP_AVG_POOL2D_BACKWARD, args, 8);
 }
 
 /* The depth taps of node n (input x of shape xt, pooled shape yt). */

@@ -183,10 +183,6 @@ static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
     [TRNC_OP_CONVOLUTION_BACKWARD] = decomp_conv_lowered_directly,
     [TRNC_OP_INDEX] = decomp_index_lowered_directly,
     [TRNC_OP_INDEX_PUT] = decomp_index_lowered_directly,
-    [TRNC_OP_MAX_POOL2D] = decomp_pool2d_lowered_directly,
-    [TRNC_OP_MAX_POOL2D_BACKWARD] = decomp_pool2d_lowered_directly,
-    [TRNC_OP_AVG_POOL2D] = decomp_pool2d_lowered_directly,
-    [TRNC_OP_AVG_POOL2D_BACKWARD] = decomp_pool2d_lowered_directly,
     [TRNC_OP_ADAPTIVE_AVG_POOL2D] = decomp_pool2d_lowered_directly,
     [TRNC_OP_ADAPTIVE_AVG_POOL2D_BACKWARD] = decomp_pool2d_lowered_directly,
 };

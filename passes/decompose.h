@@ -254,39 +254,16 @@ bool decomp_index_lowered_directly(const trnc_graph *g, const trnc_node *n);
 trnc_status decomp_window_max(trnc_db *b, const trnc_node *n);
 trnc_status decomp_window_max_bw(trnc_db *b, const trnc_node *n);
 
-/* ---- 2-D pooling as taps over strided views (passes/decomp_pool2d.c) --------- */
-/** Geometry of a 2-D max/avg pooling over the last two dims: kernel, stride,
- *  padding, dilation (1 for avg), ceil_mode; avg: count_include_pad and
- *  divisor_override (0: none). */
-typedef struct trnc_pool2d {
-  int64_t k[2], s[2], p[2], d[2];
-  bool ceil, cip;
-  int64_t override;
-} trnc_pool2d;
-/** avg_pool2d of x [.., H, W] (float32 sums, eager's divisor), in x's dtype. */
-trnc_ref trnc_db_avg_pool2d(trnc_db *b, trnc_ref x, const trnc_pool2d *q);
-/** avg_pool2d_backward at gy [.., OH, OW] to an input of type xt, in gy's dtype. */
-trnc_ref trnc_db_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type *xt, const trnc_pool2d *q);
-/** _adaptive_avg_pool2d of x [.., H, W] to o[0] x o[1], in x's dtype. */
+/* ---- adaptive average pooling whose windows tile the input (passes/decomp_pool2d.c) */
+/** _adaptive_avg_pool2d of x [.., H, W] to o[0] x o[1] dividing H x W, in x's dtype. */
 trnc_ref trnc_db_adaptive_avg_pool2d(trnc_db *b, trnc_ref x, const int64_t *o);
-/** _adaptive_avg_pool2d_backward at gy to an input of type xt, in gy's dtype. */
+/** _adaptive_avg_pool2d_backward at gy [.., OH, OW] dividing xt's [.., H, W], in gy's dtype. */
 trnc_ref trnc_db_adaptive_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type *xt);
-/** True if 2-D pooling node n stays whole for codegen/emit_conv.c's VectorE
- *  kernel, which loads contiguous input rows and strides on chip: windows
- *  that step by more than 1 along W (their tap views would be DMAs of one
- *  element per descriptor: ResNet's 3x3/2 max pool over [8, 64, 112, 112]
- *  estimates 7.2 ms through the kernel IR), adaptive windows that do not
- *  tile the input, and adaptive backward ops other than the global pool's.
- *  Reads only n's arguments. */
+/** True if adaptive average pooling node n stays whole for
+ *  codegen/emit_conv.c's VectorE kernel: windows that do not tile the input,
+ *  and backward ops other than the global pool's (1 x 1). Reads only n's
+ *  arguments. */
 bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n);
-/** max_pool2d_with_indices: a running maximum over the taps (eager's order,
- *  NaN rule and first-index ties); its backward: a sum over the taps of
- *  grad_output where the index is the input position. */
-trnc_status decomp_max_pool2d(trnc_db *b, const trnc_node *n);
-trnc_status decomp_max_pool2d_bw(trnc_db *b, const trnc_node *n);
-/** avg_pool2d and its backward (trnc_db_avg_pool2d{,_bw}). */
-trnc_status decomp_avg_pool2d(trnc_db *b, const trnc_node *n);
-trnc_status decomp_avg_pool2d_bw(trnc_db *b, const trnc_node *n);
 /** _adaptive_avg_pool2d and its backward (trnc_db_adaptive_avg_pool2d{,_bw}). */
 trnc_status decomp_adaptive_avg_pool2d(trnc_db *b, const trnc_node *n);
 trnc_status decomp_adaptive_avg_pool2d_bw(trnc_db *b, const trnc_node *n);

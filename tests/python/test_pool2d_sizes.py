@@ -1,7 +1,7 @@
 """2-D max/avg/adaptive-avg pooling and their gradients at real sizes, through
-both lowerings: windows stepping by 1 along W (and adaptive windows tiling the
-input) as taps over strided views for the kernel IR (passes/decomp_pool2d.c),
-strided ones on codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
+both lowerings: adaptive windows tiling the input (and the global pool's
+backward) decomposed for the kernel IR (passes/decomp_pool2d.c), the rest on
+codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
 stride, dilation, padding, ceil_mode, count_include_pad, divisor_override,
 NaN/-inf and ties (values and indices exactly), channels-last inputs, bf16."""
 
