@@ -14,6 +14,7 @@ import torch.nn.functional as F
 import trnc
 
 from conftest import has_extension
+from test_pool_decomp import _forward
 
 pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
 
@@ -56,13 +57,7 @@ MAX = [dict(kernel_size=3, stride=1, padding=1),                    # 33x33 = 10
 @pytest.mark.parametrize("kw", MAX)
 def test_max_pool2d_indices_exact(c, kw):
     x = _ties((2, c, 33, 33) if c != 128 else (c, 33, 33), seed=c, nan=True)
-    fn = lambda t: F.max_pool2d(t, return_indices=True, **kw)
-    _fresh()
-    got = torch.compile(fn, backend="neuron", dynamic=False)(x)
-    want = fn(x)
-    assert trnc.stats()["inference"] + trnc.stats()["forward"] >= 1
-    torch.testing.assert_close(got[0], want[0], equal_nan=True, rtol=0, atol=0)
-    assert torch.equal(got[1], want[1])
+    _forward(lambda t: F.max_pool2d(t, return_indices=True, **kw), x)
 
 
 @pytest.mark.parametrize("kw", MAX)
@@ -111,9 +106,4 @@ def test_max_pool2d_nan_window_and_all_padding_taps():
     x = torch.full((1, 3, 5, 5), float("-inf"))
     x[0, 1, 2, 2] = float("nan")
     x[0, 2] = torch.arange(25.0).view(5, 5)
-    fn = lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True)
-    _fresh()
-    got = torch.compile(fn, backend="neuron", dynamic=False)(x)
-    want = fn(x)
-    torch.testing.assert_close(got[0], want[0], equal_nan=True, rtol=0, atol=0)
-    assert torch.equal(got[1], want[1])
+    _forward(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x)
