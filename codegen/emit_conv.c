@@ -32,7 +32,8 @@
  * [c, positions] (views of a band as above) are transposed on TensorE, then
  * matmul(stationary dY^T [pos, o], moving X^T [pos, c]) accumulates each
  * tap's [o, c] block in PSUM across all position tiles.
- * grad_bias: VectorE sums of grad_output over N, H, W per channel.
+ * grad_bias: decomposed into a sum of grad_output over N, H, W (a kernel-IR
+ * column sum; passes/decomp_conv.c).
  *
  * Pooling: planes (n, c) on partitions (<= 128 per tile), spatial on the
  * free axis, fp32 compute. For each tap (kh, kw) the output positions whose
@@ -49,7 +50,9 @@
  *         contribution (grad where the saved index equals the tap's index /
  *         grad over the divisor) into a strided view of the input-gradient
  *         rows, so overlapping windows accumulate.
- *   adaptive: windows [floor(i*H/oh), ceil((i+1)*H/oh)) are separable:
+ *   adaptive (windows that tile the input, and the global pool's backward, are
+ *         decomposed for the kernel IR: passes/decomp_pool2d.c): windows
+ *         [floor(i*H/oh), ceil((i+1)*H/oh)) are separable:
  *         per output column a reduce over its columns, per output row a
  *         reduce over its rows, then / kh / kw (as eager); backward spreads
  *         grad / kh / kw back with stride-0 (broadcast) views.
@@ -673,64 +676,14 @@ static trnc_status emit_grad_weight(lw *L, const cgeo *q, const lw_tv *dy, const
   return TRNC_OK;
 }
 
-/* ---- grad_bias: sum of dY over n, h, w per channel ------------------------------------ */
-
-static trnc_status emit_grad_bias(lw *L, const cgeo *q, const lw_tv *dy, const lw_tv *db) {
-  trnc_status st = lw_kernel_begin(L, "conv_grad_bias");
-  if (st) return st;
-  t4 ys = conv_strides(&dy->t);
-  int64_t hw = q->OH * q->OW;
-  /* tile [ot, nb, rows, OW] with <= 4096 elements */
-  int64_t xc = mini(q->OW, 4096), yc = mini(q->OH, 4096 / xc), nb = 1;
-  if (yc == q->OH && xc == q->OW) nb = mini(q->N, 4096 / hw);
-  lw_pool in, part;
-  lw_tile *acc = lw_sbuf(L, 4);
-  if (!acc) return L->status;
-  if ((st = lw_pool_init(L, &in, TRNC_NC_MEM_SBUF, nb * yc * xc * 4, 3)) ||
-      (st = lw_pool_init(L, &part, TRNC_NC_MEM_SBUF, 4, 2)))
-    return st;
-  for (int64_t o0 = 0; o0 < q->O; o0 += 128) {
-    int64_t ot = mini(128, q->O - o0);
-    if ((st = memset_ap(L, TRNC_NC_VECTOR, acc, tap1(acc, ot, 0, TRNC_F32, 1), 0.0f))) return st;
-    for (int64_t n0 = 0; n0 < q->N; n0 += nb)
-      for (int64_t y0 = 0; y0 < q->OH; y0 += yc)
-        for (int64_t x0 = 0; x0 < q->OW; x0 += xc) {
-          int64_t nbt = mini(nb, q->N - n0), yt = mini(yc, q->OH - y0), xt = mini(xc, q->OW - x0);
-          lw_tile *t = lw_pool_next(&in);
-          trnc_nc_dim sf[3] = {{yt * xt, nbt}, {xt, yt}, {1, xt}};
-          trnc_nc_dim hf[3] = {{ys.n, nbt}, {ys.h, yt}, {ys.w, xt}};
-          int64_t hoff = ys.off + n0 * ys.n + o0 * ys.c + y0 * ys.h + x0 * ys.w;
-          if ((st = dma(L, t, tap(t, ot, 0, TRNC_F32, 3, sf), hbm_ap(dy, hoff, ot, ys.c, 3, hf), false)))
-            return st;
-          lw_tile *p = lw_pool_next(&part);
-          trnc_nc_instr r = lw_instr(TRNC_NC_OP_TENSOR_REDUCE, TRNC_NC_VECTOR);
-          r.alu0 = TRNC_NC_ALU_ADD;
-          r.mode = 1;
-          r.src[0] = tap1(t, ot, 0, TRNC_F32, nbt * yt * xt);
-          r.dst = tap1(p, ot, 0, TRNC_F32, 1);
-          if ((st = emit3(L, &r, p, t, NULL, NULL))) return st;
-          if ((st = tt(L, TRNC_NC_VECTOR, TRNC_NC_ALU_ADD, acc, tap1(acc, ot, 0, TRNC_F32, 1), acc,
-                       tap1(acc, ot, 0, TRNC_F32, 1), p, tap1(p, ot, 0, TRNC_F32, 1))))
-            return st;
-        }
-    trnc_nc_dim one = {1, 1};
-    int64_t bs = db->t.stride[0];
-    if ((st = dma(L, acc, tap1(acc, ot, 0, TRNC_F32, 1),
-                  hbm_ap(db, db->t.offset + o0 * bs, ot, bs, 1, &one), true)))
-      return st;
-  }
-  return TRNC_OK;
-}
-
 static trnc_status emit_conv_bwd(lw *L, const trnc_node *n) {
   cgeo q;
   if (!conv_geo(L->g, n, &q)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "convolution_backward: bad geometry");
   const lw_tv *dy = &L->tv[n->args[0].u.ref], *x = &L->tv[n->args[1].u.ref], *w = &L->tv[n->args[2].u.ref];
-  const lw_tv *dx = &L->tv[n->outs[0]], *dw = &L->tv[n->outs[1]], *db = &L->tv[n->outs[2]];
+  const lw_tv *dx = &L->tv[n->outs[0]], *dw = &L->tv[n->outs[1]];
   trnc_status st = TRNC_OK;
   bool need_dx = mask_on(n, 0) && dx->buffer >= 0, need_dw = mask_on(n, 1) && dw->buffer >= 0;
-  bool need_db = n->nouts > 2 && mask_on(n, 2) && db->buffer >= 0;
-  if ((need_dx || need_dw || need_db) && dy->buffer < 0)
+  if ((need_dx || need_dw) && dy->buffer < 0)
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "convolution_backward: grad_output not materialized");
   L->ops_per_engine[0]++;
   if (need_dx) {
@@ -757,7 +710,6 @@ static trnc_status emit_conv_bwd(lw *L, const trnc_node *n) {
     if (x->buffer < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "convolution_backward: input not materialized");
     if ((st = emit_grad_weight(L, &q, dy, x, dw))) return st;
   }
-  if (need_db && (st = emit_grad_bias(L, &q, dy, db))) return st;
   return TRNC_OK;
 }
 
@@ -1272,7 +1224,9 @@ static bool conv_handles(const trnc_graph *g, const trnc_node *n) {
       return ig_plan(&c);
     }
     case TRNC_OP_CONVOLUTION_BACKWARD: {
+      /* the bias gradient is decomposed into a sum (passes/decomp_conv.c) */
       if (!conv_geo(g, n, &q) || !val_float(g, n, 0) || n->nouts != 3) return false;
+      if (!g->values[n->outs[2]].is_none && mask_on(n, 2)) return false;
       ig_grad_input(&q, &c);
       if (mask_on(n, 0) && !ig_plan(&c)) return false;
       return !mask_on(n, 1) || gw_plan(&q, &c);

@@ -29,7 +29,9 @@
  * onto x's, which holds when output_padding < stride in every dim; the
  * op's check (ir/ops.c) refuses the rest (output_padding >= stride, which
  * eager allows when dilation > output_padding). Biases are added per output
- * channel; the bias gradient is grad_output summed over N and space.
+ * channel; the bias gradient is grad_output summed over N and space (for
+ * every convolution_backward that asks for it: the 1-D/2-D one is split
+ * into its dx and dw nodes and that sum).
  */
 #include <string.h>
 
@@ -205,6 +207,12 @@ bool decomp_conv_lowered_directly(const trnc_graph *g, const trnc_node *n) {
   if (trnc_arg_bool(n, bw ? 7 : 6, false)) return false;
   trnc_ref x = opt_ref(n, bw ? 1 : 0);
   int r = x == TRNC_NO_REF ? 0 : trnc_ref_type(g, x)->rank;
+  /* the bias gradient is a column sum the kernel IR lowers (and fuses with
+   * grad_output's producer): a backward asking for it is split */
+  const trnc_arg *m = bw ? trnc_node_arg(n, 10) : NULL;
+  if (m && m->kind == TRNC_ARG_LIST && m->u.list.n > 2 && m->u.list.items[2].kind == TRNC_ARG_BOOL &&
+      m->u.list.items[2].u.b)
+    return false;
   return r != 5;
 }
 
@@ -227,8 +235,9 @@ trnc_status decomp_conv_bw(trnc_db *b, const trnc_node *n) {
   conv_geom q = geom_of(b, n, x, 4);
   const trnc_graph *g = trnc_db_graph(b);
   const trnc_type xt = *trnc_db_type(b, x);
-  if (!g->values[n->outs[0]].is_none)
-    trnc_db_result(b, 0, tr ? conv_fwd(b, gy, w, TRNC_NO_REF, &q) : conv_dx(b, gy, w, xt.shape, xt.rank, &q));
+  if (!g->values[n->outs[0]].is_none) /* a 1-D/2-D dx reads x's shape: x itself, no zero */
+    trnc_db_result(b, 0, tr ? conv_fwd(b, gy, w, TRNC_NO_REF, &q)
+                            : q.sp <= 2 ? conv_bw2d(b, gy, x, w, &q, 0) : conv_dx(b, gy, w, xt.shape, xt.rank, &q));
   if (!g->values[n->outs[1]].is_none)
     trnc_db_result(b, 1, tr ? conv_dw(b, x, gy, w, &q) : conv_dw(b, gy, x, w, &q));
   if (n->nouts > 2 && !g->values[n->outs[2]].is_none) {

@@ -240,12 +240,18 @@ static bool adaptive_depth(depth_taps *t, int64_t D, int64_t Do) {
 }
 
 /* The 2-D pooling of planes v [B, H, W] (or its backward at grad g, to the
- * shape of v) that n's op does over its last two dims. */
+ * shape of v) that n's op does over its last two dims: a pooling node (an
+ * adaptive one the code generator does not lower whole: its decomposition). */
 static trnc_ref pool2d_of(trnc_db *b, const trnc_node *n, trnc_ref v, trnc_ref g, const int64_t *out_hw) {
   bool adaptive = n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D || n->op == TRNC_OP_ADAPTIVE_AVG_POOL3D_BACKWARD;
   if (adaptive) {
-    if (g != TRNC_NO_REF) return DB(b, ADAPTIVE_AVG_POOL2D_BACKWARD, V(g), V(v));
-    return DB(b, ADAPTIVE_AVG_POOL2D, V(v), trnc_db_ints(b, out_hw, 2));
+    bool bw = g != TRNC_NO_REF;
+    trnc_arg aa[2] = {V(bw ? g : v), bw ? V(v) : trnc_db_ints(b, out_hw, 2)};
+    trnc_node tmp = {.op = bw ? TRNC_OP_ADAPTIVE_AVG_POOL2D_BACKWARD : TRNC_OP_ADAPTIVE_AVG_POOL2D,
+                     .args = aa, .nargs = 2};
+    if (decomp_pool2d_lowered_directly(trnc_db_graph(b), &tmp)) return trnc_db_op(b, tmp.op, aa, 2);
+    const trnc_type vt = *trnc_db_type(b, v);
+    return bw ? trnc_db_adaptive_avg_pool2d_bw(b, g, &vt) : trnc_db_adaptive_avg_pool2d(b, v, out_hw);
   }
   uint32_t a = g != TRNC_NO_REF ? 2 : 1; /* kernel_size */
   int64_t k[2], s[2], p[2];

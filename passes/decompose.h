@@ -297,6 +297,20 @@ bool decomp_index_lowered_directly(const trnc_graph *g, const trnc_node *n);
  *  (passes/decomp_pool.c). */
 trnc_status decomp_window_max(trnc_db *b, const trnc_node *n);
 trnc_status decomp_window_max_bw(trnc_db *b, const trnc_node *n);
+
+/* ---- adaptive average pooling whose windows tile the input (passes/decomp_pool2d.c) */
+/** _adaptive_avg_pool2d of x [.., H, W] to o[0] x o[1] dividing H x W, in x's dtype. */
+trnc_ref trnc_db_adaptive_avg_pool2d(trnc_db *b, trnc_ref x, const int64_t *o);
+/** _adaptive_avg_pool2d_backward at gy [.., OH, OW] dividing xt's [.., H, W], in gy's dtype. */
+trnc_ref trnc_db_adaptive_avg_pool2d_bw(trnc_db *b, trnc_ref gy, const trnc_type *xt);
+/** True if adaptive average pooling node n stays whole for
+ *  codegen/emit_conv.c's VectorE kernel: windows that do not tile the input,
+ *  and backward ops other than the global pool's (1 x 1). Reads only n's
+ *  arguments. */
+bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n);
+/** _adaptive_avg_pool2d and its backward (trnc_db_adaptive_avg_pool2d{,_bw}). */
+trnc_status decomp_adaptive_avg_pool2d(trnc_db *b, const trnc_node *n);
+trnc_status decomp_adaptive_avg_pool2d_bw(trnc_db *b, const trnc_node *n);
 /** avg_pool3d, _adaptive_avg_pool3d and their backward ops: per kernel depth
  *  tap, the 2-D pooling (or its backward) of the planes at that tap's depths,
  *  weighted by eager's depth share of the divisor and summed (backward:

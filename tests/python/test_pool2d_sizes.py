@@ -1,0 +1,109 @@
+"""2-D max/avg/adaptive-avg pooling and their gradients at real sizes, through
+both lowerings: adaptive windows tiling the input (and the global pool's
+backward) decomposed for the kernel IR (passes/decomp_pool2d.c), the rest on
+codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
+stride, dilation, padding, ceil_mode, count_include_pad, divisor_override,
+NaN/-inf and ties (values and indices exactly), channels-last inputs, bf16."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import trnc
+
+from conftest import has_extension
+from test_pool_decomp import _forward
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+
+def _fresh():
+    torch._dynamo.reset()
+    trnc.reset()
+
+
+def _ties(shape, seed=0, nan=False, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(-3, 4, shape, generator=g).float()
+    if nan:
+        x.view(-1)[::13] = float("nan")
+        x.view(-1)[5::17] = float("-inf")
+    return x.to(dtype)
+
+
+def _check_train(fn, x, tol):
+    """fn(x) and its input gradient under a random cotangent, compiled vs eager."""
+    _fresh()
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    want, got = fn(a), torch.compile(fn, backend="neuron", dynamic=False)(b)
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol, equal_nan=True)
+    g = torch.randn(want.shape, generator=torch.Generator().manual_seed(1)).to(want.dtype)
+    want.backward(g)
+    got.backward(g)
+    s = trnc.stats()
+    assert s["forward"] == 1 and s["backward"] == 1 and s["errors"] == 0, s
+    torch.testing.assert_close(b.grad, a.grad, rtol=tol, atol=tol)
+
+
+MAX = [dict(kernel_size=3, stride=1, padding=1),                    # 33x33 = 1089 outputs
+       dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+       dict(kernel_size=(2, 3), stride=(2, 1), padding=(1, 0), dilation=(2, 3)),
+       dict(kernel_size=2)]
+
+
+@pytest.mark.parametrize("c", [127, 128, 129])
+@pytest.mark.parametrize("kw", MAX)
+def test_max_pool2d_indices_exact(c, kw):
+    x = _ties((2, c, 33, 33) if c != 128 else (c, 33, 33), seed=c, nan=True)
+    _forward(lambda t: F.max_pool2d(t, return_indices=True, **kw), x)
+
+
+@pytest.mark.parametrize("kw", MAX)
+def test_max_pool2d_grad_ties(kw):
+    # ties: one input position is the maximum of several windows (gradients add)
+    x = _ties((2, 129, 24, 25), seed=3)
+    _check_train(lambda t: F.max_pool2d(t, **kw), x, 1e-5)
+
+
+AVG = [dict(kernel_size=3, stride=1, padding=1),
+       dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+       dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True),
+       dict(kernel_size=4, stride=3, padding=2, divisor_override=5),
+       dict(kernel_size=2)]
+
+
+@pytest.mark.parametrize("kw", AVG)
+@pytest.mark.parametrize("c", [127, 129])
+def test_avg_pool2d_and_grad(kw, c):
+    x = torch.randn(2, c, 30, 31, generator=torch.Generator().manual_seed(c))
+    _check_train(lambda t: F.avg_pool2d(t, **kw), x, 1e-5)
+
+
+@pytest.mark.parametrize("out", [(1, 1), (5, 7), (8, 4), (11, 13), (40, 3)])
+def test_adaptive_avg_pool2d_and_grad(out):
+    x = torch.randn(2, 128, 24, 20, generator=torch.Generator().manual_seed(7))
+    _check_train(lambda t: F.adaptive_avg_pool2d(t, out), x, 1e-5)
+
+
+def test_channels_last_max_and_avg():
+    x = torch.randn(2, 129, 20, 22).to(memory_format=torch.channels_last)
+    _check_train(lambda t: F.max_pool2d(t, 3, 2, 1) + F.avg_pool2d(t, 3, 2, 1), x, 1e-5)
+
+
+@pytest.mark.parametrize("op", ["max", "avg", "adaptive"])
+def test_bf16(op):
+    x = torch.randn(2, 128, 26, 26, generator=torch.Generator().manual_seed(2)).bfloat16()
+    fn = {"max": lambda t: F.max_pool2d(t, 3, 2, 1),
+          "avg": lambda t: F.avg_pool2d(t, 3, 2, 1, count_include_pad=False),
+          "adaptive": lambda t: F.adaptive_avg_pool2d(t, (5, 6))}[op]
+    _check_train(fn, x, 2e-2)
+
+
+def test_max_pool2d_nan_window_and_all_padding_taps():
+    # a window of -inf and padding keeps the first valid tap's index; NaN wins
+    x = torch.full((1, 3, 5, 5), float("-inf"))
+    x[0, 1, 2, 2] = float("nan")
+    x[0, 2] = torch.arange(25.0).view(5, 5)
+    _forward(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x)
