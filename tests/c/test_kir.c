@@ -176,6 +176,7 @@ static void test_seq_rejects(void **state) {
   build_seq(&k);
   k.seq = 1u << 0;
   expect_invalid(&k, "the sequential axis is not a reduction axis");
+}
 
 /* idx [3] i32 (buffer 0) rows of W [5, 4] f32 (buffer 1), scattered into
  * rows idx of O [7, 4] f32 (buffer 2): O[idx[i]] = W[idx[i]] (kir/gather.c) */
