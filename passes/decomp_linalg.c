@@ -75,6 +75,16 @@ static trnc_ref swap_rows(trnc_db *b, trnc_ref x, trnc_ref ri, int64_t k, trnc_r
   return DB(b, WHERE, V(isk), V(rowp), V(DB(b, WHERE, V(isp), V(at(b, x, -2, k)), V(x))));
 }
 
+/* argmax of c [..., m, 1] along dim -2, keepdim, as eager's argmax: the
+ * first maximum, or the first NaN (amax, then amin of the row index where
+ * c equals it or is NaN; ri the [m, 1] row index). */
+static trnc_ref first_max(trnc_db *b, trnc_ref c, trnc_ref ri, int64_t m) {
+  int64_t d = -2;
+  trnc_ref mx = DB(b, AMAX, V(c), trnc_db_ints(b, &d, 1), trnc_db_bool(true));
+  trnc_ref hit = DB(b, LOGICAL_OR, V(DB(b, EQ, V(c), V(mx))), V(DB(b, NE, V(c), V(c))));
+  return DB(b, AMIN, V(DB(b, WHERE, V(hit), V(ri), I(m))), trnc_db_ints(b, &d, 1), trnc_db_bool(true));
+}
+
 typedef struct lu {
   trnc_ref lu;                         /* [..., m, n] */
   trnc_ref piv[TRNC_LINALG_MAX_N];     /* step k's pivot row, [..., 1, 1] int64, 0-based */
@@ -91,7 +101,7 @@ static void lu_factor(trnc_db *b, trnc_ref a, lu *f) {
   for (int64_t k = 0; k < f->k; k++) {
     trnc_ref c = DB(b, ABS, V(at(b, a, -1, k)));
     c = DB(b, MASKED_FILL, V(c), V(DB(b, LT_SCALAR, V(ri), I(k))), F(-1.0));
-    trnc_ref p = DB(b, ARGMAX, V(c), I(-2), trnc_db_bool(true));
+    trnc_ref p = first_max(b, c, ri, f->m);
     f->piv[k] = p;
     a = swap_rows(b, a, ri, k, p);
     trnc_ref d = at(b, at(b, a, -2, k), -1, k);
@@ -116,11 +126,11 @@ static trnc_ref lu_pivots(trnc_db *b, const lu *f) {
 /* LAPACK's info of a [..., k] float32 vector v: 1 + the first index where
  * bad(v) holds, 0 if none (int32 [...]). */
 static trnc_ref first_bad(trnc_db *b, trnc_ref bad) {
-  trnc_ref z = trnc_db_cast(b, bad, TRNC_F32);
-  trnc_ref first = DB(b, ARGMAX, V(z), I(-1), trnc_db_bool(false));
-  int64_t last = -1;
-  trnc_ref any = DB(b, GT_SCALAR, V(DB(b, SUM, V(z), trnc_db_ints(b, &last, 1), trnc_db_bool(false), NONE)), I(0));
-  trnc_ref info = DB(b, WHERE, V(any), V(DB(b, ADD_SCALAR, V(first), I(1), I(1))), I(0));
+  int64_t k = trnc_db_type(b, bad)->shape[trnc_db_type(b, bad)->rank - 1], last = -1;
+  trnc_ref one_based = DB(b, ADD_SCALAR, V(iota(b, k, false)), I(1), I(1));
+  trnc_ref first = DB(b, AMIN, V(DB(b, WHERE, V(bad), V(one_based), I(k + 1))),
+                      trnc_db_ints(b, &last, 1), trnc_db_bool(false));
+  trnc_ref info = DB(b, WHERE, V(DB(b, GT_SCALAR, V(first), I(k))), I(0), V(first));
   return trnc_db_cast(b, info, TRNC_I32);
 }
 
