@@ -100,7 +100,13 @@ trnc_status trnc_db_keep(trnc_db *b) {
   b->keep = true;
   return TRNC_OK;
 }
-const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r) { return &b->g->values[r].type; }
+const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r) {
+  /* a failed emission's TRNC_NO_REF (or any ref past the graph's values):
+   * a 1 x 1 float32 stand-in, so decompositions reading the types of what
+   * they emitted stay in bounds until they return the sticky status */
+  static const trnc_type none = {.dtype = TRNC_F32, .rank = 2, .shape = {1, 1}, .stride = {1, 1}};
+  return r == TRNC_NO_REF || r >= b->g->nvalues ? &none : &b->g->values[r].type;
+}
 trnc_status trnc_db_status(const trnc_db *b) { return b->st; }
 
 trnc_status trnc_db_fail(trnc_db *b, const char *what) {

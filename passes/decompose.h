@@ -43,7 +43,8 @@ trnc_arg trnc_db_vals(trnc_db *b, const trnc_ref *items, int n);
 /* ---- emission --------------------------------------------------------------- */
 /** The graph being rewritten (for types of existing values). */
 const trnc_graph *trnc_db_graph(const trnc_db *b);
-/** Type of value r. */
+/** Type of value r; after a failed emission (r is TRNC_NO_REF) a 1 x 1
+ *  float32 stand-in, so reading it never goes out of bounds. */
 const trnc_type *trnc_db_type(const trnc_db *b, trnc_ref r);
 
 /**
