@@ -89,13 +89,8 @@ static bool indexes_ok(const trnc_graph *g, const trnc_node *n, const trnc_type 
     if (ext && xt->stride[d] < 0) return false;
     if (ext) ext += (xt->shape[d] - 1) * xt->stride[d];
   }
-  for (int i = 0; i < cnt; i++) {
+  for (int i = 0; i < cnt; i++)
     if (pos[i] >= xt->rank || xt->shape[pos[i]] > (1 << 24)) return false;
-    /* advanced_index reads its index tensors from HBM: one an elementwise
-     * op computes would join this kernel's group instead (a decomposed
-     * index over several tensors computes its flat index) */
-    if (kir_is_eltwise(g, &g->nodes[g->values[ref[i]].node])) return false;
-  }
   return cnt == 1 || (ext <= (1 << 21) && trnc_type_numel(xt) <= (1 << 21));
 }
 
