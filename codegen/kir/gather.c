@@ -156,10 +156,15 @@ bool kir_gather_fits(const trnc_graph *g, const trnc_node *const *nodes, int n, 
   const trnc_node *m = nodes[n - 1];
   if (kir_is_gather(g, m))
     for (uint32_t a = 0; a < m->nargs; a++) {
-      if (m->args[a].kind != TRNC_ARG_VALUE) continue;
-      const trnc_node *p = &g->nodes[g->values[m->args[a].u.ref].node];
-      for (int i = 0; i < n - 1; i++)
-        if (nodes[i] == p) return false; /* a table or index must be in HBM */
+      /* a tensor argument, or the index tensors of index.Tensor's list */
+      const trnc_arg *items = m->args[a].kind == TRNC_ARG_LIST ? m->args[a].u.list.items : &m->args[a];
+      uint32_t nitems = m->args[a].kind == TRNC_ARG_LIST ? m->args[a].u.list.n : 1;
+      for (uint32_t t = 0; t < nitems; t++) {
+        if (items[t].kind != TRNC_ARG_VALUE) continue;
+        const trnc_node *p = &g->nodes[g->values[items[t].u.ref].node];
+        for (int i = 0; i < n - 1; i++)
+          if (nodes[i] == p) return false; /* a table or index must be in HBM */
+      }
     }
   if (!rows) return true;
   for (int i = 0; i < n; i++) {

@@ -104,7 +104,7 @@ def test_limits_all_listed_at_once():
     msg = str(inner)
     for marker in ("# LINE_ARGMAX_INT", "# LINE_EMBED_EMPTY", "# LINE_NLL_EMPTY"):
         assert f"{__file__}:{line_of(marker)}" in msg, (marker, msg)
-    assert "int32/int64 values are not lowered" in msg
+    assert "32/64-bit integer inputs are not lowered" in msg
     assert "empty weight" in msg
     assert "nll_loss over an empty batch" in msg
     assert {"aten.argmax.default", "aten.embedding.default", "aten.nll_loss_forward.default"} <= \
