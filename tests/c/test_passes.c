@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "ir/ir.h"
+#include "passes/decompose.h"
 #include "passes/passes.h"
 #include "testutil.h"
 
@@ -186,6 +187,19 @@ static const trnc_node *const_node(const run *r, uint32_t value) {
 }
 
 /* ---- decompose ------------------------------------------------------------------- */
+
+/* After a failed emission every builder call returns TRNC_NO_REF, and a
+ * decomposition may read the type of what it emitted before it returns the
+ * sticky status: that type is an in-bounds 1 x 1 stand-in (reading it
+ * through the graph's values segfaulted in decomp_linalg.c's LU). */
+static void test_decompose_type_of_a_failed_emission(void **state) {
+  (void)state;
+  const trnc_type *t = trnc_db_type(NULL, TRNC_NO_REF);
+  assert_non_null(t);
+  assert_int_equal(t->rank, 2);
+  assert_int_equal(t->shape[t->rank - 1], 1);
+  assert_int_equal(t->shape[t->rank - 2], 1);
+}
 
 /* The graph imports and the legality scan refuses it, saying why; frees b. */
 static void refused(tu_fx *b, const char *why) {
@@ -797,6 +811,7 @@ static void test_goldens_shrink(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decompose_sdpa),
+      cmocka_unit_test(test_decompose_type_of_a_failed_emission),
       cmocka_unit_test(test_sdpa_kept_for_the_flash_kernel),
       cmocka_unit_test(test_decompose_sdpa_dropout_refused),
       cmocka_unit_test(test_decompose_topk),
