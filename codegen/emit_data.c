@@ -910,14 +910,6 @@ static int64_t wrapdim(int64_t d, int rank) {
   return d < 0 ? d + r : d;
 }
 
-static int64_t extent(const trnc_type *t) {
-  int64_t e = 1;
-  for (int i = 0; i < t->rank; i++) {
-    if (t->shape[i] == 0) return 0;
-    e += (t->shape[i] - 1) * t->stride[i];
-  }
-  return e;
-}
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -1067,7 +1059,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       for (int k = 0; k < A.nidx; k++)
         if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */
       if (A.nidx == 2) {
-        if (extent(xt) > MASK_ROWS || trnc_type_numel(xt) > MASK_ROWS) return false;
+        if (trnc_type_extent(xt) > MASK_ROWS || trnc_type_numel(xt) > MASK_ROWS) return false;
       }
       if (n->op == TRNC_OP_INDEX_PUT) {
         trnc_ref v = vref(n, 2);
@@ -1157,7 +1149,7 @@ static void elem_job(const lw_tv *t, const lw_tv *r, const lw_tv *ix, int d, job
   J->t = t;
   J->tbase = t->t.offset;
   J->tps = 1;
-  J->trows = extent(&t->t);
+  J->trows = trnc_type_extent(&t->t);
   J->pat.nops = 2;
   J->r = r;
   J->rbase = r ? r->t.offset : 0;

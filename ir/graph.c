@@ -29,6 +29,15 @@ int64_t trnc_type_numel(const trnc_type *t) {
   return n;
 }
 
+int64_t trnc_type_extent(const trnc_type *t) {
+  int64_t e = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i] == 0) return 0;
+    e += (t->shape[i] - 1) * t->stride[i];
+  }
+  return e;
+}
+
 bool trnc_type_same_shape(const trnc_type *a, const trnc_type *b) {
   return a->dtype == b->dtype && a->rank == b->rank &&
          !memcmp(a->shape, b->shape, sizeof(int64_t) * a->rank);

@@ -135,6 +135,9 @@ typedef struct trnc_type {
 /** Number of elements (product of dims; 1 for rank 0). Dims are validated
  *  at import so this cannot overflow int64 for imported graphs. */
 int64_t trnc_type_numel(const trnc_type *t);
+/** Elements from t's first to its last, through its strides (0 when t is
+ *  empty): the span a table of t's layout covers. */
+int64_t trnc_type_extent(const trnc_type *t);
 /** True if two types have the same dtype and shape (strides ignored). */
 bool trnc_type_same_shape(const trnc_type *a, const trnc_type *b);
 /** "f32[2,3]" into buf (always NUL-terminated). Returns buf. */

@@ -520,15 +520,6 @@ static const char *check_extreme(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
-/* Elements from the first to the last of t, through its strides. */
-static int64_t extent(const trnc_type *t) {
-  int64_t e = 1;
-  for (int i = 0; i < t->rank; i++) {
-    if (t->shape[i] == 0) return 0;
-    e += (t->shape[i] - 1) * t->stride[i];
-  }
-  return e;
-}
 
 /* index_select(self, dim, index): one DMA gather per row of the dim */
 static const char *check_index_select(const trnc_graph *g, const trnc_node *n) {
@@ -545,7 +536,7 @@ static const char *check_gather(const trnc_graph *g, const trnc_node *n) {
   if (!x || !ix) return NULL;
   if (x->rank == 0 || ix->rank != x->rank)
     return "gather/scatter of a 0-d self, or with an index of another rank, is not lowered";
-  if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS || extent(x) > TRNC_GATHER_MAX_ELEMS)
+  if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS || trnc_type_extent(x) > TRNC_GATHER_MAX_ELEMS)
     return "gather/scatter over a self of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS)
            " elements (or a strided extent beyond) is not lowered (the combined index goes through fp32)";
   const trnc_type *src = n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD ? tensor_arg(g, n, 3) : NULL;
