@@ -18,7 +18,7 @@ PY_PACKAGES  := torch==2.13.0 "protobuf>=4.21" numpy pytest hypothesis==6.170.15
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SRC_STAMP := $(VENV)/.trnc-installed
 
-.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py fuzz-shapes op-sweep opinfo models demo docs clean
+.PHONY: all deps venv install build-c test test-c test-sanitize test-fuzz test-py test-long fuzz-shapes op-sweep opinfo models demo docs clean
 
 all: install
 
@@ -125,6 +125,12 @@ models: install
 	TRNC_MODEL_SUITE=full $(VENV)/bin/pytest -q tests/models
 
 test-c: test-sanitize
+
+# The Python tests marked `long` (the rest of the size and dtype cross products
+# whose representative cases `make test` runs: tile, partition and chunk
+# boundaries in every dtype and mode), alone. About 10 minutes on 2 cores.
+test-long: install
+	TRNC_TESTS=long $(VENV)/bin/pytest -q -m long tests/python tests/models
 
 test: test-sanitize test-fuzz test-py
 

@@ -27,6 +27,26 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="trnc-test-inductor-")
 
 
+# Tests marked `long` (the rest of a size or dtype cross product whose
+# representative cases stay in `make test`) run only with TRNC_TESTS=long:
+# `make test-long`.
+LONG = os.environ.get("TRNC_TESTS", "").strip().lower() == "long"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "long: the rest of a size/dtype cross product; runs with TRNC_TESTS=long (make test-long)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if LONG:
+        return
+    keep = [it for it in items if it.get_closest_marker("long") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[it for it in items if it.get_closest_marker("long") is not None])
+        items[:] = keep
+
+
 def has_extension() -> bool:
     try:
         from trnc import _trnc  # noqa: F401

@@ -40,9 +40,18 @@ def _ties(shape, dtype, seed):
 ROWS = [(127, 300), (128, 300), (129, 300), (3, 16384), (2, 16385), (1, 65539)]
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("nans", [False, True])
-@pytest.mark.parametrize("shape", ROWS, ids=[f"{r}x{c}" for r, c in ROWS])
+def _extrema_cases():
+    # make test: every shape with NaNs in fp32, and bf16 / no-NaN at one
+    # partition boundary and one chunk boundary; the rest with make test-long
+    for dtype in (torch.float32, torch.bfloat16):
+        for nans in (False, True):
+            for shape in ROWS:
+                short = (dtype == torch.float32 and nans) or shape in ((129, 300), (2, 16385))
+                yield pytest.param(shape, nans, dtype, marks=() if short else pytest.mark.long,
+                                   id=f"{shape[0]}x{shape[1]}-{nans}-{str(dtype)[6:]}")
+
+
+@pytest.mark.parametrize("shape,nans,dtype", _extrema_cases())
 def test_arg_and_dim_extrema(shape, nans, dtype):
     x = _ties(shape, dtype, shape[0] + shape[1])
     if nans:
@@ -76,10 +85,22 @@ def test_bool_and_int8_max_dim():
         torch.testing.assert_close(gg, w, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
-@pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("n,c", [(129, 1000), (128, 16385), (3, 65537)])
+def _nll_cases():
+    # make test: every size in fp32 weighted with mean (the divisor is the
+    # weight sum) and unweighted without reduction, every reduction at 129
+    # rows, bf16 once; the rest with make test-long
+    for n, c in ((129, 1000), (128, 16385), (3, 65537)):
+        for dtype in (torch.float32, torch.bfloat16):
+            for weighted in (False, True):
+                for reduction in ("none", "sum", "mean"):
+                    fp32 = dtype == torch.float32
+                    short = (fp32 and (weighted, reduction) in ((True, "mean"), (False, "none"))) or (
+                        fp32 and n == 129) or (not fp32 and n == 129 and weighted and reduction == "sum")
+                    yield pytest.param(n, c, dtype, weighted, reduction, marks=() if short else pytest.mark.long,
+                                       id=f"{n}x{c}-{str(dtype)[6:]}-{weighted}-{reduction}")
+
+
+@pytest.mark.parametrize("n,c,dtype,weighted,reduction", _nll_cases())
 def test_nll_loss_forward_backward(n, c, dtype, weighted, reduction):
     g = torch.Generator().manual_seed(n + c)
     x = torch.randn(n, c, generator=g).log_softmax(-1).to(dtype).requires_grad_()

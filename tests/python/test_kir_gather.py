@@ -26,8 +26,17 @@ def _same(got, want):
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
-@pytest.mark.parametrize("rows", [127, 128, 129, 300])
-@pytest.mark.parametrize("ishape,dim", [((2, 37), 96), ((700,), 513), ((3, 130), 40), ((5,), 4100)])
+def _embedding_cases():
+    # make test: each table height with a different index shape and row
+    # width (every boundary once); the rest of the cross product with make test-long
+    shapes = (((2, 37), 96), ((700,), 513), ((3, 130), 40), ((5,), 4100))
+    for i, rows in enumerate((127, 128, 129, 300)):
+        for j, (ishape, dim) in enumerate(shapes):
+            yield pytest.param(rows, ishape, dim, marks=() if i == j else pytest.mark.long,
+                               id=f"{rows}-{'x'.join(map(str, ishape))}-{dim}")
+
+
+@pytest.mark.parametrize("rows,ishape,dim", _embedding_cases())
 def test_embedding_sizes(rows, ishape, dim):
     g = torch.Generator().manual_seed(rows + dim)
     w = torch.randn(rows, dim, generator=g)
