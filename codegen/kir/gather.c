@@ -83,12 +83,9 @@ static bool indexes_ok(const trnc_graph *g, const trnc_node *n, const trnc_type 
   trnc_ref ref[2];
   int cnt = index_list(g, n, pos, ref);
   if (!cnt) return false;
-  int64_t ext = 1;
-  for (int d = 0; d < xt->rank; d++) {
-    if (xt->shape[d] == 0) ext = 0;
+  int64_t ext = trnc_type_extent(xt);
+  for (int d = 0; d < xt->rank; d++)
     if (ext && xt->stride[d] < 0) return false;
-    if (ext) ext += (xt->shape[d] - 1) * xt->stride[d];
-  }
   for (int i = 0; i < cnt; i++)
     if (pos[i] >= xt->rank || xt->shape[pos[i]] > (1 << 24)) return false;
   return cnt == 1 || (ext <= (1 << 21) && trnc_type_numel(xt) <= (1 << 21));
