@@ -67,8 +67,9 @@ static interval dtype_range(trnc_dtype t, int64_t input_bound) {
     case TRNC_I8: return iv(-128, 127);
     case TRNC_U8: return iv(0, 255);
     case TRNC_BOOL: return iv(0, 1);
-    default: /* i32/i64: checked by the runtime against the scan's bound */
+    case TRNC_I32: case TRNC_I64: /* checked by the runtime against the scan's bound */
       return input_bound ? iv(-(double)input_bound, (double)input_bound) : iv(I32_LO, I32_HI);
+    default: return iv_unknown(); /* float inputs are not checked: any value */
   }
 }
 
@@ -367,6 +368,10 @@ static interval float_iv(const trnc_graph *g, const trnc_node *n, uint32_t k, co
       if (!(b.lo == b.hi) || b.lo == 0 || !isfinite(b.lo)) return iv_unknown();
       return b.lo > 0 ? (interval){a.lo / b.lo, a.hi / b.lo, a.poison}
                       : (interval){a.hi / b.lo, a.lo / b.lo, a.poison};
+    case TRNC_OP_SIGMOID: case TRNC_OP_SOFTMAX: case TRNC_OP_RAND: case TRNC_OP_HARDSIGMOID:
+      return iv(0, 1); /* a NaN input stays NaN, as under every interval here */
+    case TRNC_OP_TANH: case TRNC_OP_SIN: case TRNC_OP_COS: case TRNC_OP_ERF: return iv(-1, 1);
+    case TRNC_OP_EXP: return (interval){exp(a.lo), exp(a.hi), a.poison};
     case TRNC_OP_LOG:
       if (a.lo < 0 || a.lo != a.lo) return iv_unknown(); /* log of a negative is NaN */
       return (interval){log(a.lo), log(a.hi), a.poison};
@@ -509,6 +514,27 @@ static trnc_ref flagged_arg(const trnc_node *n, const bool *flag) {
   any_ctx c = {flag, TRNC_NO_REF, false};
   for (uint32_t a = 0; a < n->nargs && !c.any; a++) trnc_arg_visit_refs(&n->args[a], any_ref, &c);
   return c.any ? c.first : TRNC_NO_REF;
+}
+
+/* clamp(x, lo, hi) with lo and hi inside int32, x straight from a float ->
+ * int64 conversion: the engines' conversion saturates at int32's limits,
+ * which the clamp maps where eager's clamp maps the exact value (saturation
+ * is monotone). Sets *r to the clamp's interval. */
+static bool saturated_clamp(const trnc_graph *g, const trnc_node *n, trnc_ref x, const interval *vals,
+                            const bool *taint, interval *r) {
+  const trnc_arg *a0 = trnc_node_arg(n, 0), *lo = trnc_node_arg(n, 1), *hi = trnc_node_arg(n, 2);
+  if (n->op != TRNC_OP_CLAMP || !a0 || a0->kind != TRNC_ARG_VALUE || a0->u.ref != x || !lo || !hi ||
+      lo->kind == TRNC_ARG_NONE || hi->kind == TRNC_ARG_NONE)
+    return false;
+  const trnc_node *p = &g->nodes[g->values[x].node];
+  const trnc_arg *f = trnc_node_arg(p, 0);
+  if (p->op != TRNC_OP_TO_COPY || !f || f->kind != TRNC_ARG_VALUE || taint[f->u.ref] ||
+      is_int_dtype(trnc_ref_type(g, f->u.ref)->dtype))
+    return false;
+  interval l = arg_iv(g, vals, lo), h = arg_iv(g, vals, hi);
+  if (!fits_i32(l) || !fits_i32(h)) return false;
+  *r = hull(l, h);
+  return true;
 }
 
 static interval any_iv(const trnc_graph *g, const trnc_node *n, uint32_t k, const interval *vals) {
@@ -687,6 +713,7 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
         if (oka && okb) cleaned = true, clean = hull(ia, ib);
       }
     }
+    if (tin != TRNC_NO_REF && !cleaned && saturated_clamp(g, n, tin, vals, T.taint, &clean)) cleaned = true;
     bool tainted = tin != TRNC_NO_REF && !cleaned;
     for (uint32_t k = 0; k < n->nouts; k++) {
       const trnc_value *v = &g->values[n->outs[k]];
@@ -718,6 +745,12 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
           vals[o] = range; /* wrapped: anywhere in the dtype's range */
         }
         continue;
+      }
+      if (v->type.dtype == TRNC_I64 && !fits_i32(r)) {
+        /* computed in int32 too (a float converted to int64 saturates at
+         * int32's limits on the engines, where eager keeps every int64) */
+        T.taint[o] = true;
+        if (!tainted) T.origin[o] = i;
       }
       if (small && !(r.lo >= range.lo && r.hi <= range.hi)) {
         if (isinf(r.lo) || isinf(r.hi))

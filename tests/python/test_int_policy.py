@@ -187,3 +187,24 @@ def test_mixed_bool_arithmetic_backward_of_amax():
     _compiled(lambda x: x.amax(dim=1).sum())(x).backward()
     xe.amax(dim=1).sum().backward()
     torch.testing.assert_close(x.grad, xe.grad, rtol=1e-6, atol=1e-6)
+
+
+def test_float_to_int64_of_an_unbounded_float_is_refused():
+    # the engines' float -> int conversion saturates at int32's limits, where
+    # eager keeps 3e9 exactly: a float input is not bounded, so x.long()
+    # reaching an output (directly or through arithmetic) is refused
+    x = torch.tensor([3e9, -3e9, 1.5, -2.7])
+    for f in (lambda x: x.long(), lambda x: x.long() + 1, lambda x: (x.long() + 1).clamp(0, 9)):
+        torch._dynamo.reset()
+        with pytest.raises(BackendCompilerFailed, match="i64 result cannot be proven to stay within int32"):
+            _compiled(f)(x)
+
+
+def test_float_to_int64_of_a_bounded_float_runs():
+    x = torch.tensor([3e9, -3e9, 1.5, -2.7, 0.0, 9.99])
+    w = torch.randn(10)
+    _exact(lambda x: x.clamp(-100, 100).long() * 3, x)       # the float's interval is known
+    _exact(lambda x: (x.sigmoid() * 9).long(), x)              # sigmoid lies in [0, 1]
+    _exact(lambda x: (torch.tanh(x) * 4).long() - 1, x)
+    _exact(lambda x: w[x.long().clamp(0, 9)], x)               # saturation is monotone: the clamp agrees
+    _exact(lambda x: x.long().clamp(-5, 5) + 1, x)
