@@ -156,7 +156,8 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
     case TRNC_OP_FULL: return arg_iv(g, vals, a1);
     case TRNC_OP_FULL_LIKE: return arg_iv(g, vals, a1);
     case TRNC_OP_SCALAR_TENSOR: return arg_iv(g, vals, a0);
-    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED:
+    case TRNC_OP_ZEROS: case TRNC_OP_EMPTY: case TRNC_OP_NEW_EMPTY_STRIDED: case TRNC_OP_EMPTY_STRIDED:
+    case TRNC_OP_EMPTY_PERMUTED:
       return iv(0, 0); /* trnc's empty is zeros */
     case TRNC_OP_BUCKETIZE: case TRNC_OP_SEARCHSORTED: { /* a count of sequence elements */
       const trnc_type *s = trnc_ref_type(g, (n->op == TRNC_OP_BUCKETIZE ? a1 : a0)->u.ref);
