@@ -1015,11 +1015,14 @@ static trnc_ref view_base(const cstate *C, trnc_ref r, bool at_output, int64_t *
   return b;
 }
 
-/* Graph output r is a reshape of a computed value (a saved activation
- * viewed for the backward, a matmul result viewed back to [B, T, D]): when
- * both are contiguous with the same elements, the base and every view
- * between take OUTPUT buffer `buffer`, so the producing kernel writes the
- * output in place. False (nothing bound) otherwise. */
+/* Graph output r is a reshape or permutation of a computed value (a saved
+ * activation viewed for the backward, a matmul result viewed back to
+ * [B, T, D], a weight's bf16 cast transposed for the backward's matmul):
+ * when the base is contiguous and every view between keeps all of its
+ * elements at offset 0, the base and those views take OUTPUT buffer
+ * `buffer`, so the producing kernel writes the output in place (the output
+ * has the view's strides over the base's memory, as eager's has). False
+ * (nothing bound) otherwise. */
 static bool write_through_view(cstate *C, trnc_ref r, int32_t buffer) {
   const trnc_graph *g = C->L.g;
   trnc_ref chain[16];
@@ -1029,7 +1032,8 @@ static bool write_through_view(cstate *C, trnc_ref r, int32_t buffer) {
     const trnc_node *p = &g->nodes[g->values[b].node];
     bool reshape = p->op == TRNC_OP_VIEW || p->op == TRNC_OP_UNSAFE_VIEW || p->op == TRNC_OP_RESHAPE ||
                    p->op == TRNC_OP_UNSQUEEZE || p->op == TRNC_OP_SQUEEZE || p->op == TRNC_OP_SQUEEZE_DIM ||
-                   p->op == TRNC_OP_SQUEEZE_DIMS || p->op == TRNC_OP_ALIAS;
+                   p->op == TRNC_OP_SQUEEZE_DIMS || p->op == TRNC_OP_ALIAS || p->op == TRNC_OP_PERMUTE ||
+                   p->op == TRNC_OP_TRANSPOSE || p->op == TRNC_OP_T;
     if (!reshape) break;
     if (n == (int)(sizeof chain / sizeof chain[0]) || p->nargs < 1 || p->args[0].kind != TRNC_ARG_VALUE) return false;
     chain[n++] = b;
@@ -1041,10 +1045,12 @@ static bool write_through_view(cstate *C, trnc_ref r, int32_t buffer) {
     return false;
   const trnc_type *bt = &g->values[b].type;
   if (!contiguous(bt) || bt->offset || trnc_type_numel(bt) != trnc_type_numel(&g->values[r].type)) return false;
-  for (int i = 0; i < n; i++)
-    if (!contiguous(&g->values[chain[i]].type) || g->values[chain[i]].type.offset || C->L.tv[chain[i]].buffer >= 0 ||
-        (i > 0 && output_index(g, chain[i]) >= 0))
+  for (int i = 0; i < n; i++) {
+    const trnc_type *ct = &g->values[chain[i]].type;
+    if (ct->offset || extent_elems(ct) != trnc_type_numel(bt) || trnc_type_numel(ct) != trnc_type_numel(bt) ||
+        C->L.tv[chain[i]].buffer >= 0 || (i > 0 && output_index(g, chain[i]) >= 0))
       return false;
+  }
   trnc_type t = *bt;
   t.dtype = lw_device_dtype(bt->dtype);
   set_tv(C, b, buffer, &t);
