@@ -191,6 +191,19 @@ static int wrap_index(kir_kernel *k, int v, int64_t size) {
   return kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, v, kir_ts(k, TRNC_I32, v, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_MUL, (float)size));
 }
 
+/* Tensor t, just added (the kernel's last), or an identical earlier one: a
+ * table or index that several gathers of one group read (cross's backward
+ * reads two index vectors from three tables eight times) is one tensor. */
+static int interned(kir_kernel *k, int t) {
+  if (t < 0 || t != k->ntensors - 1) return t;
+  for (int i = 0; i < t; i++)
+    if (!memcmp(&k->tensors[i], &k->tensors[t], sizeof k->tensors[t])) {
+      k->ntensors--;
+      return i;
+    }
+  return t;
+}
+
 /* x[i0] or x[i0, i1] (index.Tensor, index_put): the table x without its indexed dims
  * (*tab over tab_axis), its rows and row stride, and the row index value.
  * Two indices address rows of gcd(stride0, stride1) elements, flat =
@@ -235,7 +248,7 @@ static int advanced_index(lw *L, kir_kernel *k, const trnc_node *n, const lw_tv 
       return -1;
     }
     for (int d = 0; d < it->t.rank; d++) axis_of[d] = off + first + brank - it->t.rank + d;
-    int t = kir_tensor_add(k, it, axis_of);
+    int t = interned(k, kir_tensor_add(k, it, axis_of));
     int64_t size = x->t.shape[pos[i]];
     int w = wrap_index(k, t < 0 ? -1 : kir_load(k, t, TRNC_I32), size);
     if (cnt == 1) return w;
@@ -313,13 +326,14 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
   if (tab.buffer < 0 || (vi == -2 && (ix.buffer < 0 || ix.t.dtype != TRNC_I32)))
     return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
   int tt = kir_tensor_add(k, &tab, tab_axis);
-  if (vi == -2) {
-    int ti = kir_tensor_add(k, &ix, ix_axis);
-    vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
-  }
   if (tt >= 0) {
     k->tensors[tt].rows = rows;
     k->tensors[tt].row_stride = rstride;
+    tt = interned(k, tt);
+  }
+  if (vi == -2) {
+    int ti = interned(k, kir_tensor_add(k, &ix, ix_axis));
+    vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
   }
   int v = kir_gather(k, tt, vi, tab.t.dtype);
   if (v < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");

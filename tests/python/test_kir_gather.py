@@ -310,3 +310,21 @@ def test_index_put_two_indices():
     i2, j2 = torch.randperm(129, generator=g)[:60], torch.randint(0, 130, (60,), generator=g)
     v2 = torch.randn(60, 7, generator=g)
     _same(run_counted(split, x, i2, j2, v2), split(x, i2, j2, v2))
+
+
+@pytest.mark.parametrize("rows", [5, 129])
+def test_cross_backward_gathers_share_their_tables(rows):
+    # cross's backward is eight index_selects of three tables by two index
+    # vectors in one kernel group: their tensors are shared, not one each
+    g = torch.Generator().manual_seed(rows)
+    x, y = (torch.randn(rows, 3, generator=g).requires_grad_() for _ in range(2))
+    f = lambda x, y: torch.linalg.cross(x, y)  # noqa: E731
+    torch._dynamo.reset()
+    before = trnc.stats()["graphs"]
+    got = torch.compile(f, backend="neuron", dynamic=False)(x, y)
+    w = torch.randn(rows, 3, generator=g)
+    gx, gy = torch.autograd.grad(got, (x, y), w)
+    ex, ey = torch.autograd.grad(f(x, y), (x, y), w)
+    assert trnc.stats()["graphs"] >= before + 2, "trnc compiled no forward and backward"
+    _same(gx, ex)
+    _same(gy, ey)
