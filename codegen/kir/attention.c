@@ -77,6 +77,9 @@ enum { A_B, A_HK, A_G, A_L, A_S, A_E, A_N };
 /* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
  * still pending (up to FA_LAG + 1 one-block tiles). */
 #define FA_RING (FA_LAG + 4)
+/* Query tiles whose Q^T loads ahead of their pass 1 (tile_begin): fewer
+ * than FA_RING - 1, the slots pass 1 and pass 2 leave. */
+#define FA_QAHEAD 5
 
 /* Most parts of one grouped write (keys of a head: S <= 8192 by the shape
  * rule of passes/decomp_attention.c; a block's P^T: FA_BLOCK / 128). */
@@ -454,16 +457,23 @@ static int64_t kend_of(const fa *f, int64_t q0) {
   return f->causal ? min64(f->S, q0 + min64(128, f->Lq - q0)) : f->S;
 }
 
-/* Slot t for query tile number i (over batch, key/value head, group
- * member, rows); Q^T of tile i + 1 starts loading (into its slot's tile of
- * the qt pool), so it is there when that tile begins. */
+/* Q^T of query tile number k (over batch, key/value head, group member,
+ * rows) into its slot's tile of the qt pool. */
+static trnc_status load_q(fa *f, int64_t k) {
+  int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
+  int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
+  int64_t b = hi / f->Hk, hk = hi % f->Hk;
+  return load_t(f, &f->qt.tiles[k % FA_RING], 0, f->q, at(f->q, b, hk, g, A_L, q0), min64(128, f->Lq - q0),
+                f->q->stride[A_L]);
+}
+
+/* Slot t for query tile number i; Q^T of tile i + FA_QAHEAD starts
+ * loading, so it is there when that tile begins (a ~2 us DMA; causal
+ * tiles of one 128-key block take less than that each). */
 static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
   int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
-  for (int64_t k = i + 1; k <= i + 1 && k < ntiles; k++) {
-    int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
-    int64_t b = hi / f->Hk, hk = hi % f->Hk;
-    trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, f->q, at(f->q, b, hk, g, A_L, q0),
-                            min64(128, f->Lq - q0), f->q->stride[A_L]);
+  if (i + FA_QAHEAD < ntiles) {
+    trnc_status st = load_q(f, i + FA_QAHEAD);
     if (st) return st;
   }
   int64_t hi = i / (nq * G), g = i / nq % G;
@@ -513,10 +523,12 @@ static trnc_status fa_run(fa *f) {
   trnc_status st;
   /* the first tile's Q^T ahead of the first heads' keys and values, which
    * arrive in key order: the first block can start before the rest */
-  if ((st = load_t(f, &f->qt.tiles[0], 0, f->q, at(f->q, 0, 0, 0, A_L, 0), min64(128, f->Lq), f->q->stride[A_L])))
-    return st;
+  if ((st = load_q(f, 0))) return st;
+  /* the second head's keys and values over the first head's rounds */
   for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
-    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi], false))) return st;
+    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi], hi > 0))) return st;
+  for (int64_t k = 1; k < FA_QAHEAD && k < ntiles; k++)
+    if ((st = load_q(f, k))) return st;
   while (te < ntiles || nq) {
     bool did = false;
     /* pass 1 of tile tr (at most one tile ahead of pass 2) */
