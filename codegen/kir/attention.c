@@ -24,7 +24,8 @@
  *
  * Per key/value head the kernel keeps K^T [E, S] and V [128, S/128 tiles, E]
  * resident in SBUF (double-buffered: head i + 2 loads while head i + 1
- * computes). Per query tile of 128 rows (queries on partitions; Q^T [E, 128]
+ * computes, a few DMAs per round: fa_drip; Q^T loads FA_QAHEAD tiles
+ * ahead). Per query tile of 128 rows (queries on partitions; Q^T [E, 128]
  * is the stationary operand) it streams blocks of FA_BLOCK keys, twice:
  *   pass 1  S = Q K^T           TensorE, 512-key matmuls into PSUM (fp32)
  *           causal: S += mask   on the block holding the diagonal, one
