@@ -157,6 +157,8 @@ static trnc_status alloc_outputs_of(cstate *C, const trnc_node *n) {
   for (uint32_t k = 0; k < n->nouts; k++) {
     trnc_ref r = n->outs[k];
     if (C->L.g->values[r].is_none || C->L.tv[r].buffer >= 0) continue;
+    /* the flash attention's logsumexp, read by nothing (inference): not stored */
+    if (n->op == TRNC_OP_SDPA_FLASH && k == 1 && !C->nuses[r] && !C->is_output[r]) continue;
     trnc_status st = lw_alloc_internal(&C->L, r, "t");
     if (st) return st;
   }

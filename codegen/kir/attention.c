@@ -24,7 +24,8 @@
  *
  * Per key/value head the kernel keeps K^T [E, S] and V [128, S/128 tiles, E]
  * resident in SBUF (double-buffered: head i + 2 loads while head i + 1
- * computes). Per query tile of 128 rows (queries on partitions; Q^T [E, 128]
+ * computes, a few DMAs per round: fa_drip; Q^T loads FA_QAHEAD tiles
+ * ahead). Per query tile of 128 rows (queries on partitions; Q^T [E, 128]
  * is the stationary operand) it streams blocks of FA_BLOCK keys, twice:
  *   pass 1  S = Q K^T           TensorE, 512-key matmuls into PSUM (fp32)
  *           causal: S += mask   on the block holding the diagonal, one
@@ -77,6 +78,13 @@ enum { A_B, A_HK, A_G, A_L, A_S, A_E, A_N };
 /* Query tiles alive at once: pass 1's, pass 2's and those whose PVs are
  * still pending (up to FA_LAG + 1 one-block tiles). */
 #define FA_RING (FA_LAG + 4)
+/* Query tiles whose Q^T loads ahead of their pass 1 (tile_begin): fewer
+ * than FA_RING - 1, the slots pass 1 and pass 2 leave. */
+#define FA_QAHEAD 5
+
+/* Most parts of one grouped write (keys of a head: S <= 8192 by the shape
+ * rule of passes/decomp_attention.c; a block's P^T: FA_BLOCK / 128). */
+#define FA_MAX_PARTS 64
 
 typedef struct fa {
   lw *L;
@@ -93,7 +101,25 @@ typedef struct fa {
   lw_pool kt, vt, qt, stage, sp, op, tp, p, pt, ofin, stat, small;
   lw_tile *ident, *mask; /* [128, 128] identity and causal mask */
   trnc_dtype mask_dt;    /* theirs: bf16 (holds -3e38, at the bf16 matmul rate) or fp32 */
+  struct fa_drip *drip;  /* a key/value head's loads still to issue */
+  int drip_per_round;    /* how many of them each round of fa_run issues */
 } fa;
+
+/* The DMAs of one key/value head's K^T and V (2-byte dtypes), issued a few
+ * per round of fa_run over the previous head's compute rather than all at
+ * once: the DMA queues run in order, so a whole head's 2 S / 128 DMAs
+ * issued together would hold the P^T transposes queued behind them (bf16
+ * T = 4096 E = 128 8 heads: ~10 us of every engine idle per head). Each
+ * part waits only for the readers of the buffer's previous head (as
+ * lw_emit_split); readers of the buffer wait for every part. */
+typedef struct fa_drip {
+  trnc_nc_instr in[2 * FA_MAX_PARTS];
+  uint8_t which[2 * FA_MAX_PARTS];      /* 0: K^T tile, 1: V tile */
+  lw_tile *dst[2];
+  lw_tile before[2];          /* the tiles' state before the first part */
+  uint32_t writers[2][LW_QUEUES];
+  int n, next;
+} fa_drip;
 
 #define min64 fa_min
 
@@ -185,13 +211,33 @@ static trnc_status load_t(fa *f, lw_tile *dst, int64_t doff, const kir_tensor *t
   return emit1(f, &c, t, NULL, NULL, dst, NULL);
 }
 
-/* Most parts of one grouped write (keys of a head: S <= 8192 by the shape
- * rule of passes/decomp_attention.c; a block's P^T: FA_BLOCK / 128). */
-#define FA_MAX_PARTS 64
+/* One pending part of the drip (fa_drip). */
+static trnc_status drip_one(fa *f) {
+  fa_drip *d = f->drip;
+  int i = d->next++, w = d->which[i];
+  lw_tile *t = d->dst[w];
+  *t = d->before[w];
+  d->in[i].engine = (uint8_t)lw_dma_queue(f->L);
+  trnc_status st = lw_emit(f->L, &d->in[i], NULL, 0, &t, 1);
+  if (st) return st;
+  for (int r = 0; r < LW_QUEUES; r++)
+    if (t->writer_count[r]) d->writers[w][r] = t->writer_count[r];
+  memcpy(t->writer_count, d->writers[w], sizeof d->writers[w]);
+  memset(t->reader_count, 0, sizeof t->reader_count);
+  return TRNC_OK;
+}
+
+/* Issues up to n pending parts of the drip (n < 0: all of them). */
+static trnc_status drip(fa *f, int n) {
+  trnc_status st = TRNC_OK;
+  while (!st && f->drip && f->drip->next < f->drip->n && n-- != 0) st = drip_one(f);
+  return st;
+}
 
 /* K^T and V of head (b, hk) into kt [E, S] and vt [128, tiles, E]: each
- * 128-key part on its own DMA queue (fp32 K^T: through TensorE). */
-static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *vt) {
+ * 128-key part on its own DMA queue (fp32 K^T: through TensorE). later
+ * (2-byte dtypes): into the drip, issued by fa_run a few per round. */
+static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *vt, bool later) {
   trnc_status st;
   trnc_nc_instr *kin = trnc_arena_array(&f->L->arena, FA_MAX_PARTS, sizeof *kin);
   trnc_nc_instr *vin = trnc_arena_array(&f->L->arena, FA_MAX_PARTS, sizeof *vin);
@@ -210,6 +256,17 @@ static trnc_status load_kv(fa *f, int64_t b, int64_t hk, lw_tile *kt, lw_tile *v
     vin[n] = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(f->L));
     vin[n].dst = lw_tile_ap(vt, (int)kr, (k0 / 128) * f->E * f->esz, f->dt, 1, &f->E);
     vin[n].src[0] = hbm(f->v, at(f->v, b, hk, 0, A_S, k0), kr, f->v->stride[A_S], f->E);
+  }
+  if (later && f->dma_t) {
+    fa_drip *d = f->drip;
+    if ((st = drip(f, -1))) return st;
+    memset(d, 0, sizeof *d);
+    d->dst[0] = kt, d->dst[1] = vt, d->before[0] = *kt, d->before[1] = *vt;
+    for (int i = 0; i < n; i++) { /* in key order: K^T and V of the first keys first */
+      d->in[d->n] = kin[i], d->which[d->n++] = 0;
+      d->in[d->n] = vin[i], d->which[d->n++] = 1;
+    }
+    return TRNC_OK;
   }
   if (f->dma_t && (st = lw_emit_split(f->L, kin, n, NULL, 0, kt))) return st;
   return lw_emit_split(f->L, vin, n, NULL, 0, vt);
@@ -401,16 +458,23 @@ static int64_t kend_of(const fa *f, int64_t q0) {
   return f->causal ? min64(f->S, q0 + min64(128, f->Lq - q0)) : f->S;
 }
 
-/* Slot t for query tile number i (over batch, key/value head, group
- * member, rows); Q^T of tile i + 1 starts loading (into its slot's tile of
- * the qt pool), so it is there when that tile begins. */
+/* Q^T of query tile number k (over batch, key/value head, group member,
+ * rows) into its slot's tile of the qt pool. */
+static trnc_status load_q(fa *f, int64_t k) {
+  int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
+  int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
+  int64_t b = hi / f->Hk, hk = hi % f->Hk;
+  return load_t(f, &f->qt.tiles[k % FA_RING], 0, f->q, at(f->q, b, hk, g, A_L, q0), min64(128, f->Lq - q0),
+                f->q->stride[A_L]);
+}
+
+/* Slot t for query tile number i; Q^T of tile i + FA_QAHEAD starts
+ * loading, so it is there when that tile begins (a ~2 us DMA; causal
+ * tiles of one 128-key block take less than that each). */
 static trnc_status tile_begin(fa *f, int64_t i, qtile *t, int64_t ntiles) {
   int64_t nq = (f->Lq + 127) / 128, G = f->Hq / f->Hk;
-  for (int64_t k = i + 1; k <= i + 1 && k < ntiles; k++) {
-    int64_t hi = k / (nq * G), g = k / nq % G, q0 = k % nq * 128;
-    int64_t b = hi / f->Hk, hk = hi % f->Hk;
-    trnc_status st = load_t(f, &f->qt.tiles[k % FA_RING], 0, f->q, at(f->q, b, hk, g, A_L, q0),
-                            min64(128, f->Lq - q0), f->q->stride[A_L]);
+  if (i + FA_QAHEAD < ntiles) {
+    trnc_status st = load_q(f, i + FA_QAHEAD);
     if (st) return st;
   }
   int64_t hi = i / (nq * G), g = i / nq % G;
@@ -436,7 +500,7 @@ static trnc_status pv_done(fa *f, const fa_pv *b) {
   if ((st = finish(f, b->t))) return st;
   int64_t hi = b->t->b * f->Hk + b->t->hk + 2;
   if (!b->t->last_of_head || hi >= f->B * f->Hk) return TRNC_OK;
-  return load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2]);
+  return load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi % 2], &f->vt.tiles[hi % 2], true);
 }
 
 /* Two passes per query tile, software-pipelined over all tiles in rounds:
@@ -460,10 +524,12 @@ static trnc_status fa_run(fa *f) {
   trnc_status st;
   /* the first tile's Q^T ahead of the first heads' keys and values, which
    * arrive in key order: the first block can start before the rest */
-  if ((st = load_t(f, &f->qt.tiles[0], 0, f->q, at(f->q, 0, 0, 0, A_L, 0), min64(128, f->Lq), f->q->stride[A_L])))
-    return st;
+  if ((st = load_q(f, 0))) return st;
+  /* the second head's keys and values over the first head's rounds */
   for (int64_t hi = 0; hi < 2 && hi < f->B * f->Hk; hi++)
-    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi]))) return st;
+    if ((st = load_kv(f, hi / f->Hk, hi % f->Hk, &f->kt.tiles[hi], &f->vt.tiles[hi], hi > 0))) return st;
+  for (int64_t k = 1; k < FA_QAHEAD && k < ntiles; k++)
+    if ((st = load_q(f, k))) return st;
   while (te < ntiles || nq) {
     bool did = false;
     /* pass 1 of tile tr (at most one tile ahead of pass 2) */
@@ -478,6 +544,8 @@ static trnc_status fa_run(fa *f) {
           qh = (qh + 1) % (FA_LAG + 2), nq--;
           if ((st = pv_done(f, b))) return st;
         }
+        /* the head's keys and values complete before its first read */
+        if (tr % per_head == 0 && (st = drip(f, -1))) return st;
         if ((st = tile_begin(f, tr, t, ntiles))) return st;
       }
       if ((st = pass_max(f, t, jr))) return st;
@@ -500,9 +568,10 @@ static trnc_status fa_run(fa *f) {
       qh = (qh + 1) % (FA_LAG + 2), nq--;
       if ((st = pv_done(f, b))) return st;
     }
+    if ((st = drip(f, f->drip_per_round))) return st;
     round++;
   }
-  return TRNC_OK;
+  return drip(f, -1);
 }
 
 /* The largest lag (FA_MIN_LAG..FA_LAG) whose lag + 3 PV accumulators
@@ -678,6 +747,15 @@ trnc_status kir_emit_seq(lw *L, const kir_kernel *k) {
   trnc_status st;
   if ((st = lw_kernel_begin(L, k->name))) return st;
   f.lag = fa_lag(&f);
+  if (!(f.drip = trnc_arena_alloc(&L->arena, sizeof *f.drip)))
+    return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory in flash attention");
+  memset(f.drip, 0, sizeof *f.drip);
+  /* a head's 2 S / 128 load parts spread over the first half of the rounds
+   * of the head before (one round per key block of each query tile) */
+  int64_t rounds = 0, parts = 2 * ((f.S + 127) / 128);
+  for (int64_t q0 = 0; q0 < f.Lq; q0 += 128) rounds += (kend_of(&f, q0) + FA_BLOCK - 1) / FA_BLOCK;
+  rounds = rounds * (f.Hq / f.Hk) / 2;
+  f.drip_per_round = (int)((parts + (rounds > 1 ? rounds : 1) - 1) / (rounds > 1 ? rounds : 1));
   if ((st = fa_pools(&f))) return st;
   return fa_run(&f);
 }

@@ -266,6 +266,11 @@ static void check_instr(vctx *v, const trnc_nc_instr *in) {
         if (d->partitions != trnc_nc_ap_free_elems(a) || trnc_nc_ap_free_elems(d) != a->partitions)
           verr(v, "transpose: dst [%d, %" PRId64 "] is not src0 [%d, %" PRId64 "] transposed", d->partitions,
                trnc_nc_ap_free_elems(d), a->partitions, trnc_nc_ap_free_elems(a));
+        /* NKI's DMA transpose (nki.isa.dma_transpose) moves 2-byte elements only; a 4-byte
+         * (or 1-byte) transpose goes through TensorE */
+        if (trnc_nc_dtype_size((trnc_dtype)a->dtype) != 2 || trnc_nc_dtype_size((trnc_dtype)d->dtype) != 2)
+          verr(v, "transpose: a DMA transpose moves 2-byte elements only (src0 %s, dst %s)",
+               trnc_nc_dtype_name((trnc_dtype)a->dtype), trnc_nc_dtype_name((trnc_dtype)d->dtype));
       } else {
         verr(v, "DMA mode %d out of range", in->mode);
       }

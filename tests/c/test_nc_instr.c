@@ -74,11 +74,12 @@ static void test_dma_transpose(void **state) {
   int x, o;
   x = trnc_nc_program_add_buffer(t.p, "x", TRNC_NC_BUF_INPUT, F32, P * F * 4, 0);
   o = trnc_nc_program_add_buffer(t.p, "out", TRNC_NC_BUF_OUTPUT, F32, P * F * 4, 0);
-  nct_add(&t, I_dma(0, SB(0, P, 0, F32, 1, S64(1), S64(F)), HB(x, 0, F32, F, P, 1, S64(1), S64(F))));
-  trnc_nc_instr tr = I_dma(1, SB(0, F, 128, F32, 1, S64(1), S64(P)), SB(0, P, 0, F32, 1, S64(1), S64(F)));
+  /* bf16 in SBUF: a DMA transpose moves 2-byte elements only */
+  nct_add(&t, I_dma(0, SB(0, P, 0, BF16, 1, S64(1), S64(F)), HB(x, 0, F32, F, P, 1, S64(1), S64(F))));
+  trnc_nc_instr tr = I_dma(1, SB(0, F, 128, BF16, 1, S64(1), S64(P)), SB(0, P, 0, BF16, 1, S64(1), S64(F)));
   tr.mode = TRNC_NC_DMA_TRANSPOSE;
   nct_add(&t, tr);
-  nct_add(&t, I_dma(2, HB(o, 0, F32, P, F, 1, S64(1), S64(P)), SB(0, F, 128, F32, 1, S64(1), S64(P))));
+  nct_add(&t, I_dma(2, HB(o, 0, F32, P, F, 1, S64(1), S64(P)), SB(0, F, 128, BF16, 1, S64(1), S64(P))));
   float in[P * F], out[P * F];
   for (int i = 0; i < P * F; i++) in[i] = (float)i;
   const void *ins[] = {in};

@@ -164,6 +164,9 @@ static void test_operand_rules(void **state) {
          "axes=3: must reduce 1..1");
   REJECT((ins(p, 0)->mode = TRNC_NC_DMA_GATHER), "main#0 dma0.dma_copy", "index tile) must be SBUF i32 [128, 1]");
   REJECT(ins(p, 4)->act = 200, "main#4", "activation function 200 out of range");
+  /* NKI's DMA transpose is 2-byte only: an fp32 source is refused */
+  REJECT((ins(p, 0)->mode = TRNC_NC_DMA_TRANSPOSE), "main#0 dma0.dma_copy",
+         "a DMA transpose moves 2-byte elements only (src0 f32, dst bf16)");
 }
 
 /* Two queues touching the same SBUF bytes; `sync` adds the semaphore. */

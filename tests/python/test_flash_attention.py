@@ -121,6 +121,24 @@ def test_flash_forward_half_matches_eager(causal, dtype, tol):
     assert got.dtype == dtype
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_forward_bf16_many_heads(causal):
+    # six key/value heads (batch 2, grouped queries): each head's keys and
+    # values load over the rounds of the head before, and Q^T loads several
+    # tiles ahead across head boundaries; 257 rows: a partial last tile
+    torch.manual_seed(7)
+    B, Hq, Hk, T, E = 2, 6, 3, 257, 64
+    q = torch.randn(B, Hq, T, E).to(torch.bfloat16)
+    k, v = (torch.randn(B, Hk, T, E).to(torch.bfloat16) for _ in range(2))
+    fn = _sdpa(causal, True, None)
+    got, rep = _run(fn, q, k, v)
+    assert _flash(rep), rep
+    want = fn(q.double(), k.double(), v.double())
+    ref = (fn(q, k, v).double() - want).abs().max().item()
+    err = (got.double() - want).abs().max().item()
+    assert err <= max(2 * ref, 2e-2 * want.abs().max().item()), (err, ref)
+
+
 def test_flash_logsumexp_matches_eager():
     op = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
     torch.manual_seed(3)
