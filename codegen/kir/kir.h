@@ -404,6 +404,36 @@ trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buff
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);
 
+/** Map kernels that share one NeuronCore kernel (kir_emit_part): cat's
+ *  pieces, pad's fills and interior. They share their tile pools (value i
+ *  of every part: 3 tiles of max_free elements each). With `ordered`, every
+ *  store also writes an HBM token, so stores of later parts that overlap
+ *  earlier ones land after them (the first write of a scatter's result,
+ *  then its slice); without it, the parts must write disjoint elements. */
+#define KIR_PARTS_POOLS 4
+typedef struct kir_parts {
+  int64_t max_free;               /* set by the caller: the largest part's elements (capped) */
+  bool ordered;
+  bool begun;
+  lw_tile *tok;
+  lw_pool pool[KIR_PARTS_POOLS];
+  int64_t bytes[KIR_PARTS_POOLS];
+} kir_parts;
+/** Schedules map kernel k (no reduction, gather or matmul) as the next part
+ *  of P's NeuronCore kernel (begun by the first part, named after it). */
+trnc_status kir_emit_part(lw *L, const kir_kernel *k, kir_parts *P);
+
+/* ---- data movement (data.c) ---------------------------------------------------- */
+
+/** True if node n (cat, stack, constant_pad_nd, slice_scatter,
+ *  select_scatter, as_strided_scatter) lowers to kir copy and fill parts
+ *  (kir_emit_data). */
+bool kir_data_handles(const trnc_graph *g, const trnc_node *n);
+/** Emits data-movement node n as one NeuronCore kernel of kir map parts:
+ *  each input (or fill) stored through an access map into its slice of
+ *  the result. */
+trnc_status kir_emit_data(lw *L, const trnc_node *n);
+
 /* ---- kernels with a sequential axis (attention.c) ------------------------------ */
 
 /** Schedules a kernel with a sequential axis (k->seq) and emits it (a new
