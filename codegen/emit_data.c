@@ -1,15 +1,14 @@
 /*
- * emit_data.c — data movement and indexing: embedding backward, cat,
- * stack, constant_pad_nd, the slice scatters, index_put(accumulate=True),
- * scatter_add, and gather / scatter along a short dim (embedding,
- * index_select, index.Tensor, index_put, and gather / scatter along a dim
- * long enough to fill the partitions are kir gathers and scatters:
- * codegen/kir/gather.c).
+ * emit_data.c — the indexing programs kir does not lower yet: embedding
+ * backward, index_put(accumulate=True), scatter_add, and scatter / index_put
+ * along a short dim (cat, stack, constant_pad_nd and the slice scatters are
+ * kir copy parts: codegen/kir/data.c; embedding, index_select, index.Tensor,
+ * every gather, and scatter / index_put along a dim long enough to fill the
+ * partitions are kir gathers and scatters: codegen/kir/gather.c).
  *
- * Everything here is one of three row programs over a *row space* (the
- * index tensor's shape, tiled 128 rows to the partitions):
+ * Both are row programs over a *row space* (the index tensor's shape, tiled
+ * 128 rows to the partitions):
  *
- *  gather      out row r = table row idx(r)          (indirect DMA gather)
  *  scatter     table row idx(r) = src row r          (indirect DMA scatter)
  *  accumulate  table row t += sum_{r: idx(r)=t} src row r
  *
@@ -49,9 +48,7 @@
  * path is future work). The indices are range-checked by one small DMA
  * gather per 128 rows (TRNC_ERR_LIMIT, as eager raises).
  *
- * cat / stack copy each input through its strides into its slice of the
- * output; constant_pad_nd fills the output and copies the (cropped)
- * interior. All HBM writes of one kernel that may overlap are ordered
+ * All HBM writes of one kernel that may overlap are ordered
  * through an HBM "token" tile passed to lw_emit (it tracks queues, not
  * memory), which keeps the verifier's race check and the semantics
  * (sequential scatter: the last duplicate wins, as a serial loop) exact.
@@ -483,47 +480,12 @@ static trnc_status for_chunks(lw *L, kctx *K, const job *J, int64_t maxf, fc_fn 
   }
 }
 
-/* ---- gather ------------------------------------------------------------------------------ */
+/* ---- row tiles of an index ---------------------------------------------------------------- */
 
 typedef struct gctx {
   const rtile *rt;
   lw_tile *ii;
 } gctx;
-
-static trnc_status gather_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
-  gctx *g = ctx;
-  int np = g->rt->np;
-  lw_tile *d = lw_pool_next(&K->data);
-  trnc_dtype dt = J->t->t.dtype;
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.op = TRNC_NC_OP_DMA_COPY;
-  in.engine = (uint8_t)lw_dma_queue(L);
-  in.mode = TRNC_NC_DMA_GATHER;
-  in.dst = lw_tile_ap(d, np, 0, dt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
-  in.src[0] = hbm(J->t, J->tbase + f->off[PT_T], J->tps, (int)J->trows, f->nd, f->cnt, f->st[PT_T]);
-  in.src[1] = col(g->ii, np, TRNC_I32);
-  lw_tile *rd[1] = {g->ii};
-  trnc_status st = lw_emit(L, &in, rd, 1, &d, 1);
-  if (st) return st;
-  trnc_nc_instr o;
-  memset(&o, 0, sizeof o);
-  o.op = TRNC_NC_OP_DMA_COPY;
-  o.engine = (uint8_t)lw_dma_queue(L);
-  o.src[0] = in.dst;
-  o.dst = hbm(J->r, J->rbase + rt_off(J, OP_R, g->rt) + f->off[PT_R], rt_ps(J, OP_R, g->rt), np, f->nd,
-              f->cnt, f->st[PT_R]);
-  lw_tile *w[1] = {K->tok};
-  return lw_emit(L, &o, &d, 1, w, 1);
-}
-
-static trnc_status gather_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
-  (void)ctx;
-  gctx g = {rt, NULL};
-  trnc_status st = row_index(L, K, J, rt, &g.ii, NULL, NULL);
-  if (st) return st;
-  return for_chunks(L, K, J, MAXF, gather_chunk, &g);
-}
 
 /* ---- scatter ----------------------------------------------------------------------------- */
 
@@ -769,7 +731,7 @@ static trnc_status kernel(lw *L, kctx *K, const char *name) {
   return TRNC_OK;
 }
 
-typedef enum { J_GATHER, J_SCATTER, J_ACC } jkind;
+typedef enum { J_SCATTER, J_ACC } jkind;
 
 static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
   ds_coalesce(&J->rows);
@@ -782,10 +744,6 @@ static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
   trnc_status st = kernel(L, &K, trnc_op_name(n->op));
   if (st) return st;
   L->ops_per_engine[1]++;
-  if (kind == J_GATHER) {
-    if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
-    return for_rows(L, &K, J, gather_rows, NULL);
-  }
   if (kind == J_SCATTER) {
     if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
     return for_rows(L, &K, J, scatter_rows, NULL);
@@ -986,10 +944,9 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       return kir_data_handles(g, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
+    case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
     case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD:
-      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF || kir_is_gather(g, n))
-        return false; /* kir_is_gather: codegen/kir/gather.c lowers it */
+      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF) return false;
       return (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_ADD) || vref(n, 3) != TRNC_NO_REF;
     case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
       adv A;
@@ -1096,15 +1053,6 @@ static void elem_job(const lw_tv *t, const lw_tv *r, const lw_tv *ix, int d, job
   J->rbase = r ? r->t.offset : 0;
 }
 
-static trnc_status emit_gather(lw *L, const trnc_node *n) {
-  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0) return TRNC_OK;
-  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
-  job J;
-  elem_job(x, o, ix, d, &J);
-  return run_job(L, n, &J, J_GATHER);
-}
-
 static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
@@ -1153,7 +1101,6 @@ static trnc_status emit(lw *L, const trnc_node *n) {
       return kir_emit_data(L, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
-    case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
     case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);

@@ -324,6 +324,21 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       lw_tile *v = S->cur[o->src[1]];
       st = kir_scatter_dma(L, k, T, v, lw_tile_ap(v, np, 0, k->values[o->src[1]].dtype, tp->nfree, counts),
                            lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]], &S->tok);
+    } else if (o->code == KIR_IOTA) { /* the access map's element offsets, as i32 */
+      const kir_tensor *T = &k->tensors[o->tensor];
+      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+      trnc_nc_ap h = lw_hbm_ap(s, o->tensor, -1, TRNC_I32, tp);
+      trnc_nc_instr io = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+      io.dst = lw_tile_ap(S->cur[o->dst], np, 0, TRNC_I32, tp->nfree, counts);
+      int64_t a0 = h.offset / 4, a1 = h.partitions > 1 ? h.partition_stride : 0;
+      (void)T;
+      if (a0 > INT32_MAX || a1 > INT32_MAX || a0 < INT32_MIN || a1 < INT32_MIN)
+        return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: an iota beyond int32");
+      io.aff[0] = (int32_t)a0;
+      io.aff[1] = (int32_t)a1;
+      for (int d = 0; d < h.nfree; d++) io.aff[2 + d] = (int32_t)h.free[d].stride;
+      L->ops_per_engine[3]++;
+      st = lw_emit(L, &io, NULL, 0, &S->cur[o->dst], 1);
     } else if (o->code == KIR_LOAD || o->code == KIR_STORE) {
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];

@@ -65,6 +65,11 @@
  *                           the row's pattern (codegen/kir/gather.c)
  *        scatter T, %i, %v  %v into row %i of table T (a DMA scatter, in
  *                           program order: the last duplicate index wins)
+ *   %v = iota  T            i32 value offset(T) + sum_i stride_i(T) * index_i
+ *                           over every axis: T is an access map only (no
+ *                           buffer); a GpSimd iota per tile, exact in int32
+ *                           (the element addresses of a gather along a
+ *                           short dim: codegen/kir/gather.c)
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -109,6 +114,7 @@ typedef enum kir_opcode {
   KIR_MATMUL,
   KIR_GATHER,
   KIR_SCATTER,
+  KIR_IOTA,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -314,6 +320,9 @@ float kir_row_empty_value(const trnc_node *n, uint32_t k);
 /** %v = gather tensor, idx: row idx of table `tensor` (its rows and
  *  row_stride set), as dtype dt, over idx's axes. -1 when full. */
 int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt);
+/** The iota op: the i32 value of access map `tensor` (kir_tensor_map,
+ *  buffer -1) at each element, over every axis. -1 when full. */
+int kir_iota(kir_kernel *k, int tensor);
 /** The scatter op: value v into row idx of table `tensor`; false when full. */
 bool kir_scatter(kir_kernel *k, int tensor, int idx, int v);
 /** True if node n (scatter.src, scatter.value, index_put without

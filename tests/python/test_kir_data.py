@@ -73,3 +73,45 @@ def test_slice_scatter(step):
     src = s[:, 5:60:step]
     _check(lambda x, src: torch.slice_scatter(x, src, 1, 5, 60, step), x, src.contiguous())
     _check(lambda x, v: torch.select_scatter(x, v, 0, 128), x, s[0].clone())
+
+
+# ---- gathers along a short dim (codegen/kir/gather.c element_gather) ----------------------------
+
+@pytest.mark.parametrize("shape, dim, dtype", [((16385, 2), 1, torch.float32), ((129, 3), 1, torch.int32),
+                                               ((5, 128), 0, torch.bfloat16), ((3, 127, 4), 2, torch.int64)])
+def test_short_dim_gather_fuses_with_its_consumer(shape, dim, dtype):
+    g = torch.Generator().manual_seed(len(shape) + dim)
+    x = _x(*shape, dtype=dtype, seed=dim)
+    ishape = list(shape)
+    ishape[dim] = max(1, shape[dim] - 1)
+    idx = torch.randint(0, shape[dim], ishape, generator=g)
+    _check(lambda x, i: torch.gather(x, dim, i) * 3, x, idx)
+
+
+def test_short_dim_gather_non_contiguous():
+    g = torch.Generator().manual_seed(5)
+    x = _x(2, 16385)
+    idx = torch.randint(0, 2, (16385, 2), generator=g)
+    _check(lambda x, i: torch.gather(x.t(), 1, i), x, idx.t().contiguous().t())
+
+
+def test_short_dim_gather_out_of_range_is_a_clear_error():
+    import trnc
+
+    torch._dynamo.reset()
+    fc = torch.compile(lambda x, i: torch.gather(x, 1, i), backend="neuron", dynamic=False)
+    x = _x(300, 3)
+    bad = torch.zeros(300, 2, dtype=torch.long)
+    bad[200, 1] = 3
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 3 rows"):
+        fc(x, bad)
+    bad[200, 1] = -1
+    with pytest.raises(trnc.errors.ExecutionError, match="outside the 3 rows"):
+        fc(x, bad)
+
+
+def test_short_dim_gather_of_a_flipped_view():
+    g = torch.Generator().manual_seed(6)
+    x = _x(300, 3)
+    idx = torch.randint(0, 3, (300, 2), generator=g)
+    _check(lambda x, i: torch.gather(x.flip(0, 1), 1, i), x, idx, kernels=None)
