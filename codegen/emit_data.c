@@ -1,15 +1,14 @@
 /*
- * emit_data.c — data movement and indexing: embedding backward, cat,
- * stack, constant_pad_nd, the slice scatters, index_put(accumulate=True),
- * scatter_add, and gather / scatter along a short dim (embedding,
- * index_select, index.Tensor, index_put, and gather / scatter along a dim
- * long enough to fill the partitions are kir gathers and scatters:
- * codegen/kir/gather.c).
+ * emit_data.c — the indexing programs kir does not lower yet: embedding
+ * backward, index_put(accumulate=True), scatter_add, and scatter / index_put
+ * along a short dim (cat, stack, constant_pad_nd and the slice scatters are
+ * kir copy parts: codegen/kir/data.c; embedding, index_select, index.Tensor,
+ * every gather, and scatter / index_put along a dim long enough to fill the
+ * partitions are kir gathers and scatters: codegen/kir/gather.c).
  *
- * Everything here is one of three row programs over a *row space* (the
- * index tensor's shape, tiled 128 rows to the partitions):
+ * Both are row programs over a *row space* (the index tensor's shape, tiled
+ * 128 rows to the partitions):
  *
- *  gather      out row r = table row idx(r)          (indirect DMA gather)
  *  scatter     table row idx(r) = src row r          (indirect DMA scatter)
  *  accumulate  table row t += sum_{r: idx(r)=t} src row r
  *
@@ -49,9 +48,7 @@
  * path is future work). The indices are range-checked by one small DMA
  * gather per 128 rows (TRNC_ERR_LIMIT, as eager raises).
  *
- * cat / stack copy each input through its strides into its slice of the
- * output; constant_pad_nd fills the output and copies the (cropped)
- * interior. All HBM writes of one kernel that may overlap are ordered
+ * All HBM writes of one kernel that may overlap are ordered
  * through an HBM "token" tile passed to lw_emit (it tracks queues, not
  * memory), which keeps the verifier's race check and the semantics
  * (sequential scatter: the last duplicate wins, as a serial loop) exact.
@@ -483,47 +480,12 @@ static trnc_status for_chunks(lw *L, kctx *K, const job *J, int64_t maxf, fc_fn 
   }
 }
 
-/* ---- gather ------------------------------------------------------------------------------ */
+/* ---- row tiles of an index ---------------------------------------------------------------- */
 
 typedef struct gctx {
   const rtile *rt;
   lw_tile *ii;
 } gctx;
-
-static trnc_status gather_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
-  gctx *g = ctx;
-  int np = g->rt->np;
-  lw_tile *d = lw_pool_next(&K->data);
-  trnc_dtype dt = J->t->t.dtype;
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  in.op = TRNC_NC_OP_DMA_COPY;
-  in.engine = (uint8_t)lw_dma_queue(L);
-  in.mode = TRNC_NC_DMA_GATHER;
-  in.dst = lw_tile_ap(d, np, 0, dt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
-  in.src[0] = hbm(J->t, J->tbase + f->off[PT_T], J->tps, (int)J->trows, f->nd, f->cnt, f->st[PT_T]);
-  in.src[1] = col(g->ii, np, TRNC_I32);
-  lw_tile *rd[1] = {g->ii};
-  trnc_status st = lw_emit(L, &in, rd, 1, &d, 1);
-  if (st) return st;
-  trnc_nc_instr o;
-  memset(&o, 0, sizeof o);
-  o.op = TRNC_NC_OP_DMA_COPY;
-  o.engine = (uint8_t)lw_dma_queue(L);
-  o.src[0] = in.dst;
-  o.dst = hbm(J->r, J->rbase + rt_off(J, OP_R, g->rt) + f->off[PT_R], rt_ps(J, OP_R, g->rt), np, f->nd,
-              f->cnt, f->st[PT_R]);
-  lw_tile *w[1] = {K->tok};
-  return lw_emit(L, &o, &d, 1, w, 1);
-}
-
-static trnc_status gather_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
-  (void)ctx;
-  gctx g = {rt, NULL};
-  trnc_status st = row_index(L, K, J, rt, &g.ii, NULL, NULL);
-  if (st) return st;
-  return for_chunks(L, K, J, MAXF, gather_chunk, &g);
-}
 
 /* ---- scatter ----------------------------------------------------------------------------- */
 
@@ -769,7 +731,7 @@ static trnc_status kernel(lw *L, kctx *K, const char *name) {
   return TRNC_OK;
 }
 
-typedef enum { J_GATHER, J_SCATTER, J_ACC } jkind;
+typedef enum { J_SCATTER, J_ACC } jkind;
 
 static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
   ds_coalesce(&J->rows);
@@ -782,10 +744,6 @@ static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
   trnc_status st = kernel(L, &K, trnc_op_name(n->op));
   if (st) return st;
   L->ops_per_engine[1]++;
-  if (kind == J_GATHER) {
-    if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
-    return for_rows(L, &K, J, gather_rows, NULL);
-  }
   if (kind == J_SCATTER) {
     if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
     return for_rows(L, &K, J, scatter_rows, NULL);
@@ -832,65 +790,6 @@ static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
     if ((st = for_chunks(L, &K, J, ACC_MAXF, acc_chunk, &A))) return st;
   }
   return TRNC_OK;
-}
-
-/* ---- copies and fills into one kernel ------------------------------------------------------- */
-
-typedef struct cpctx {
-  kctx *K;
-  const lw_tv *dst, *src;
-  float value;
-  int dop, sop;
-} cpctx;
-
-static trnc_status copy_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *ctx) {
-  cpctx *c = ctx;
-  lw_tile *t = lw_pool_next(&c->K->data);
-  int64_t counts[TRNC_NC_MAX_FREE];
-  for (int i = 0; i < tp->nfree; i++) counts[i] = tp->nf[i];
-  int np = (int)(tp->pdim >= 0 ? tp->np : 1);
-  trnc_dtype dt = c->src ? c->src->t.dtype : TRNC_F32;
-  trnc_nc_ap sb = lw_tile_ap(t, np, 0, dt, tp->nfree, counts);
-  trnc_status st;
-  if (c->src) {
-    st = lw_dma(L, t, sb, lw_hbm_ap(s, c->sop, c->src->buffer, dt, tp), false);
-  } else {
-    trnc_nc_instr in;
-    memset(&in, 0, sizeof in);
-    in.op = TRNC_NC_OP_MEMSET;
-    in.engine = TRNC_NC_GPSIMD;
-    in.imm[0] = c->value;
-    in.dst = sb;
-    st = lw_emit(L, &in, NULL, 0, &t, 1);
-  }
-  if (st) return st;
-  trnc_nc_instr o;
-  memset(&o, 0, sizeof o);
-  o.op = TRNC_NC_OP_DMA_COPY;
-  o.engine = (uint8_t)lw_dma_queue(L);
-  o.src[0] = sb;
-  o.dst = lw_hbm_ap(s, c->dop, c->dst->buffer, c->dst->t.dtype, tp);
-  lw_tile *w[1] = {c->K->tok};
-  return lw_emit(L, &o, &t, 1, w, 1);
-}
-
-/* dst <- src (through both tvs' strides), or dst <- value when src is NULL,
- * in the current kernel K. */
-static trnc_status copy_into(lw *L, kctx *K, const lw_tv *dst, const lw_tv *src, float value) {
-  if (trnc_type_numel(&dst->t) == 0 || dst->buffer < 0) return TRNC_OK;
-  cpctx c = {K, dst, src, value, 0, 0};
-  lw_space s;
-  memset(&s, 0, sizeof s);
-  c.dop = lw_space_add(&s, dst, dst->t.rank, dst->t.shape);
-  if (src) c.sop = lw_space_add(&s, src, dst->t.rank, dst->t.shape);
-  lw_space_coalesce(&s);
-  return lw_space_tiles(L, &s, -1, MAXF, copy_tile, &c);
-}
-
-static trnc_status copy_kernel(lw *L, kctx *K, const char *name) {
-  trnc_status st = kernel(L, K, name);
-  if (st) return st;
-  return lw_pool_init(L, &K->data, TRNC_NC_MEM_SBUF, MAXF * 4, 3);
 }
 
 /* ---- argument helpers ----------------------------------------------------------------------- */
@@ -1040,15 +939,14 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND:
-      return n->op != TRNC_OP_CONSTANT_PAD_ND || vref(n, 0) != TRNC_NO_REF;
-    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
-    case TRNC_OP_AS_STRIDED_SCATTER:
+    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND: case TRNC_OP_SLICE_SCATTER:
+    case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
+      return kir_data_handles(g, n); /* codegen/kir/data.c */
+    case TRNC_OP_COPY:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_GATHER: case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
+    case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
     case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD:
-      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF || kir_is_gather(g, n))
-        return false; /* kir_is_gather: codegen/kir/gather.c lowers it */
+      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF) return false;
       return (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_ADD) || vref(n, 3) != TRNC_NO_REF;
     case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
       adv A;
@@ -1155,15 +1053,6 @@ static void elem_job(const lw_tv *t, const lw_tv *r, const lw_tv *ix, int d, job
   J->rbase = r ? r->t.offset : 0;
 }
 
-static trnc_status emit_gather(lw *L, const trnc_node *n) {
-  const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0) return TRNC_OK;
-  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
-  job J;
-  elem_job(x, o, ix, d, &J);
-  return run_job(L, n, &J, J_GATHER);
-}
-
 static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   const lw_tv *x = &L->tv[vref(n, 0)], *ix = &L->tv[vref(n, 2)], *o = &L->tv[n->outs[0]];
   if (o->buffer < 0) return TRNC_OK;
@@ -1204,149 +1093,14 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   return run_job(L, n, &J, J_SCATTER);
 }
 
-/* s already is dst (a producer wrote its slice in place: codegen/lower.c). */
-static bool in_place(const lw_tv *dst, const lw_tv *s) {
-  if (s->buffer != dst->buffer || s->t.offset != dst->t.offset || s->t.rank != dst->t.rank) return false;
-  for (int k = 0; k < s->t.rank; k++)
-    if (s->t.shape[k] != dst->t.shape[k] || (s->t.shape[k] > 1 && s->t.stride[k] != dst->t.stride[k]))
-      return false;
-  return true;
-}
-
-static trnc_status emit_cat(lw *L, const trnc_node *n) {
-  const lw_tv *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
-  const trnc_arg *l = trnc_node_arg(n, 0);
-  bool stack = n->op == TRNC_OP_STACK;
-  int d = (int)wrapdim(trnc_arg_int(n, 1, 0), stack ? o->t.rank : o->t.rank);
-  kctx K;
-  trnc_status st = TRNC_OK;
-  bool begun = false;
-  int64_t at = 0;
-  for (uint32_t i = 0; i < l->u.list.n; i++) {
-    const lw_tv *s = &L->tv[l->u.list.items[i].u.ref];
-    if (!stack && s->t.rank == 1 && s->t.shape[0] == 0 && o->t.rank != 1) continue; /* legacy skip */
-    lw_tv dst = *o;
-    if (stack) {
-      /* select index i of dim d: the slice has the input's shape */
-      dst.t.offset += (int64_t)i * o->t.stride[d];
-      dst.t.rank = o->t.rank - 1;
-      for (int j = 0, k = 0; j < o->t.rank; j++) {
-        if (j == d) continue;
-        dst.t.shape[k] = o->t.shape[j];
-        dst.t.stride[k] = o->t.stride[j];
-        k++;
-      }
-    } else {
-      dst.t.offset += at * o->t.stride[d];
-      dst.t.shape[d] = s->t.shape[d];
-      at += s->t.shape[d];
-    }
-    if (trnc_type_numel(&dst.t) == 0 || in_place(&dst, s)) continue;
-    if (!begun && (st = copy_kernel(L, &K, trnc_op_name(n->op)))) return st;
-    begun = true;
-    if ((st = copy_into(L, &K, &dst, s, 0))) return st;
-  }
-  return TRNC_OK;
-}
-
-static trnc_status emit_pad(lw *L, const trnc_node *n) {
-  const lw_tv *x = &L->tv[vref(n, 0)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
-  const trnc_arg *pl = trnc_node_arg(n, 1);
-  float value = (float)trnc_arg_number(trnc_node_arg(n, 2), 0);
-  kctx K;
-  trnc_status st = copy_kernel(L, &K, "constant_pad_nd");
-  if (st) return st;
-  /* interior: x cropped by negative pads, placed at the positive pads */
-  lw_tv src = *x, dst = *o;
-  bool border = false;
-  uint32_t np = pl && pl->kind == TRNC_ARG_LIST ? pl->u.list.n : 0;
-  for (uint32_t i = 0; i + 1 < np && i / 2 < (uint32_t)x->t.rank; i += 2) {
-    int dim = x->t.rank - 1 - (int)(i / 2);
-    int64_t lo = pl->u.list.items[i].u.i, hi = pl->u.list.items[i + 1].u.i;
-    int64_t clo = lo < 0 ? -lo : 0, chi = hi < 0 ? -hi : 0;
-    int64_t keep = x->t.shape[dim] - clo - chi;
-    if (keep < 0) keep = 0;
-    src.t.offset += clo * x->t.stride[dim];
-    src.t.shape[dim] = keep;
-    dst.t.offset += (lo > 0 ? lo : 0) * o->t.stride[dim];
-    dst.t.shape[dim] = keep;
-    border |= lo > 0 || hi > 0;
-  }
-  if (border || trnc_type_numel(&src.t) == 0)
-    if ((st = copy_into(L, &K, o, NULL, value))) return st;
-  if (trnc_type_numel(&src.t) == 0 || src.buffer < 0) return TRNC_OK;
-  return copy_into(L, &K, &dst, &src, 0);
-}
-
-/* slice_scatter / select_scatter / as_strided_scatter: out <- self, then the
- * slice (selection, strided view) of out <- src, both in one kernel (its
- * writes are ordered). */
-static trnc_status emit_slice_scatter(lw *L, const trnc_node *n) {
-  const lw_tv *x = &L->tv[vref(n, 0)], *src = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
-  if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
-  int rank = o->t.rank;
-  int d = (int)wrapdim(trnc_arg_int(n, 2, 0), rank);
-  lw_tv dst = *o;
-  if (n->op == TRNC_OP_SELECT_SCATTER) {
-    int64_t idx = trnc_arg_int(n, 3, 0);
-    if (idx < 0) idx += o->t.shape[d];
-    dst.t.offset += idx * o->t.stride[d];
-    for (int j = d; j + 1 < rank; j++) {
-      dst.t.shape[j] = o->t.shape[j + 1];
-      dst.t.stride[j] = o->t.stride[j + 1];
-    }
-    dst.t.rank = (uint8_t)(rank - 1);
-  } else if (n->op == TRNC_OP_AS_STRIDED_SCATTER) {
-    /* the view over self's storage, which the op check requires to be self
-     * (contiguous, offset 0); out has that layout in trnc's buffer too */
-    int64_t expect = 1;
-    for (int j = rank - 1; j >= 0; j--) {
-      if (o->t.shape[j] > 1 && o->t.stride[j] != expect)
-        return lw_fail(L, n, TRNC_ERR_INTERNAL, "as_strided_scatter: result is not contiguous");
-      expect *= o->t.shape[j];
-    }
-    const trnc_arg *sz = trnc_node_arg(n, 2), *sd = trnc_node_arg(n, 3);
-    dst.t.rank = (uint8_t)sz->u.list.n;
-    for (uint32_t j = 0; j < sz->u.list.n; j++) {
-      dst.t.shape[j] = sz->u.list.items[j].u.i;
-      dst.t.stride[j] = sd->u.list.items[j].u.i;
-    }
-    const trnc_arg *so = trnc_node_arg(n, 4);
-    dst.t.offset = o->t.offset + (so && so->kind == TRNC_ARG_INT ? so->u.i : 0);
-  } else {
-    int64_t size = o->t.shape[d], step = trnc_arg_int(n, 5, 1);
-    const trnc_arg *sa = trnc_node_arg(n, 3), *ea = trnc_node_arg(n, 4);
-    int64_t start = sa && sa->kind == TRNC_ARG_INT ? sa->u.i : 0;
-    int64_t end = ea && ea->kind == TRNC_ARG_INT ? ea->u.i : size;
-    if (start < 0) start += size;
-    if (end < 0) end += size;
-    start = start < 0 ? 0 : (start > size ? size : start);
-    end = end < start ? start : (end > size ? size : end);
-    if (step < 1) return lw_fail(L, n, TRNC_ERR_INTERNAL, "slice_scatter: step %lld", (long long)step);
-    dst.t.offset += start * o->t.stride[d];
-    dst.t.shape[d] = (end - start + step - 1) / step;
-    dst.t.stride[d] = o->t.stride[d] * step;
-  }
-  kctx K;
-  trnc_status st = copy_kernel(L, &K, trnc_op_name(n->op));
-  if (st) return st;
-  if (x->buffer >= 0 && (st = copy_into(L, &K, o, x, 0))) return st;
-  if (trnc_type_numel(&dst.t) == 0 || src->buffer < 0) return TRNC_OK;
-  return copy_into(L, &K, &dst, src, 0);
-}
-
 static trnc_status emit(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
-    case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n);
-    case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n);
-    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
-      return emit_slice_scatter(L, n);
+    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND: case TRNC_OP_SLICE_SCATTER:
+    case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
+      return kir_emit_data(L, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
-    case TRNC_OP_GATHER: return emit_gather(L, n);
     case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
     case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);

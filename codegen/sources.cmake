@@ -23,6 +23,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/special.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/build.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/gather.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/data.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/emit.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/matmul.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c

@@ -78,6 +78,7 @@ typedef struct sched {
   bool stays_wide[KIR_MAX_VALUES]; /* read by a store or an mm: loaded whole */
   bool gathers;                   /* the kernel has gather or scatter ops */
   lw_tile *tok;                   /* HBM token ordering its scatters */
+  kir_parts *parts;               /* one part of a kernel of several (kir_emit_part) */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -255,20 +256,37 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
  * over fewer axes get one-element tiles. */
 static trnc_status make_pools(sched *S, int64_t max_free) {
   const kir_kernel *k = S->k;
+  kir_parts *P = S->parts;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     if (o->dst < 0) continue;
     int64_t elems = full(k, o->dst) ? max_free : 1;
     int depth = o->code == KIR_LOAD ? 3 : 2;
+    if (P && o->dst < KIR_PARTS_POOLS) { /* the parts share their pools: value i, 3 deep */
+      if (!P->bytes[o->dst]) {
+        trnc_status st = lw_pool_init(S->L, &P->pool[o->dst], TRNC_NC_MEM_SBUF, P->max_free * 4, 3);
+        if (st) return st;
+        P->bytes[o->dst] = P->max_free * 4;
+      }
+      S->pool[o->dst] = P->pool[o->dst];
+      continue;
+    }
     trnc_status st = lw_pool_init(S->L, &S->pool[o->dst], TRNC_NC_MEM_SBUF, elems * 4, depth);
     if (st) return st;
   }
   return TRNC_OK;
 }
 
+/* Back into the parts' shared pools: where each rotation stands. */
+static void return_pools(sched *S) {
+  for (int v = 0; v < KIR_PARTS_POOLS && v < S->k->nvalues; v++)
+    if (S->parts->bytes[v]) S->parts->pool[v].next = S->pool[v].next;
+}
+
 /* Tile size: the pools of every full value (loads 3-deep) in 3/4 of SBUF. */
 static int64_t tile_elems(const sched *S, int64_t numel) {
   const kir_kernel *k = S->k;
+  if (S->parts) return S->parts->max_free;
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += k->ops[i].code == KIR_LOAD ? 3 : 2;
@@ -306,6 +324,21 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       lw_tile *v = S->cur[o->src[1]];
       st = kir_scatter_dma(L, k, T, v, lw_tile_ap(v, np, 0, k->values[o->src[1]].dtype, tp->nfree, counts),
                            lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]], &S->tok);
+    } else if (o->code == KIR_IOTA) { /* the access map's element offsets, as i32 */
+      const kir_tensor *T = &k->tensors[o->tensor];
+      S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
+      trnc_nc_ap h = lw_hbm_ap(s, o->tensor, -1, TRNC_I32, tp);
+      trnc_nc_instr io = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+      io.dst = lw_tile_ap(S->cur[o->dst], np, 0, TRNC_I32, tp->nfree, counts);
+      int64_t a0 = h.offset / 4, a1 = h.partitions > 1 ? h.partition_stride : 0;
+      (void)T;
+      if (a0 > INT32_MAX || a1 > INT32_MAX || a0 < INT32_MIN || a1 < INT32_MIN)
+        return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: an iota beyond int32");
+      io.aff[0] = (int32_t)a0;
+      io.aff[1] = (int32_t)a1;
+      for (int d = 0; d < h.nfree; d++) io.aff[2 + d] = (int32_t)h.free[d].stride;
+      L->ops_per_engine[3]++;
+      st = lw_emit(L, &io, NULL, 0, &S->cur[o->dst], 1);
     } else if (o->code == KIR_LOAD || o->code == KIR_STORE) {
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];
@@ -323,7 +356,17 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
           sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, 1, &one);
         }
       }
-      st = lw_dma(L, S->cur[v], sb, hbm, o->code == KIR_STORE);
+      if (o->code == KIR_STORE && S->parts && S->parts->ordered) {
+        /* the parts' stores may overlap: each writes the HBM token too,
+         * so they land in program order */
+        trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+        in.dst = hbm;
+        in.src[0] = sb;
+        lw_tile *w[1] = {S->parts->tok};
+        st = lw_emit(L, &in, &S->cur[v], 1, w, 1);
+      } else {
+        st = lw_dma(L, S->cur[v], sb, hbm, o->code == KIR_STORE);
+      }
     } else {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = compute(S, o, np, n);
@@ -1368,4 +1411,45 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   S->map = !reduces;
   if (mm && !reduces) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "a kernel ending in a matmul has no rows to contract");
   return reduces ? emit_reduce(S, numel) : emit_map(S);
+}
+
+trnc_status kir_emit_part(lw *L, const kir_kernel *kin, kir_parts *P) {
+  const char *dump = getenv("TRNC_DUMP");
+  if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
+  for (int i = 0; i < kin->nops; i++) {
+    int c = kin->ops[i].code;
+    if (c == KIR_GATHER || c == KIR_SCATTER || c == KIR_MM || c == KIR_MATMUL || c == KIR_REDUCE)
+      return lw_fail(L, kin->node, TRNC_ERR_INTERNAL, "kir: a part of a kernel is a map kernel (%s)", kin->name);
+  }
+  if (kin->seq || kin->raxes)
+    return lw_fail(L, kin->node, TRNC_ERR_INTERNAL, "kir: a part of a kernel has no reduction axes (%s)", kin->name);
+  trnc_status st;
+  if (!P->begun) {
+    if ((st = lw_kernel_begin(L, kin->name))) return st;
+    P->begun = true;
+    if (P->max_free > MAX_FREE) P->max_free = MAX_FREE;
+    P->max_free = (P->max_free + 15) & ~(int64_t)15;
+    if (P->max_free < 16) P->max_free = 16;
+    if (P->ordered) {
+      P->tok = trnc_arena_alloc(&L->arena, sizeof *P->tok);
+      if (!P->tok) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+      memset(P->tok, 0, sizeof *P->tok);
+      P->tok->mem = TRNC_NC_MEM_HBM;
+    }
+  }
+  sched *S = trnc_arena_alloc(&L->arena, sizeof *S);
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  *k = *kin;
+  merge_axes(k);
+  memset(S, 0, sizeof *S);
+  S->L = L;
+  S->k = k;
+  S->parts = P;
+  S->map = true;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].code == KIR_STORE) S->stays_wide[k->ops[i].src[0]] = true;
+  if ((st = emit_map(S))) return st;
+  return_pools(S);
+  return TRNC_OK;
 }

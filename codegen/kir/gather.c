@@ -99,6 +99,23 @@ static bool tiles_well(const trnc_type *it, int d) {
   return loops * ((nd + 127) / 128) <= 2 * ((numel + 127) / 128) + 8;
 }
 
+/* A gather along a short dim reads single elements of x (element_gather):
+ * their addresses are exact int32 while x's elements span <= 2^31 - 1. */
+static int64_t element_span(const trnc_type *xt, int64_t *low) {
+  int64_t lo = 0, hi = 0;
+  if (low) *low = 0;
+  for (int d = 0; d < xt->rank; d++) {
+    if (xt->shape[d] == 0) return 0;
+    int64_t e = (xt->shape[d] - 1) * xt->stride[d];
+    if (e < 0) lo += e;
+    else hi += e;
+  }
+  if (low) *low = lo;
+  return hi - lo + 1;
+}
+
+static bool element_table_ok(const trnc_type *xt) { return element_span(xt, NULL) <= INT32_MAX; }
+
 bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_GATHER: { /* out[p] = x[p with dim d = idx[p]] */
@@ -107,7 +124,7 @@ bool kir_is_gather(const trnc_graph *g, const trnc_node *n) {
       const trnc_type *xt = &g->values[x].type, *it = &g->values[ix].type;
       if (xt->rank != it->rank || xt->rank == 0 || (it->dtype != TRNC_I32 && it->dtype != TRNC_I64)) return false;
       int d = wrapdim(trnc_arg_int(n, 1, 0), xt->rank);
-      return xt->shape[d] <= INT32_MAX && tiles_well(it, d);
+      return xt->shape[d] <= INT32_MAX && (tiles_well(it, d) || element_table_ok(xt));
     }
     case TRNC_OP_INDEX: {
       trnc_ref x = vref(n, 0);
@@ -263,6 +280,59 @@ static int advanced_index(lw *L, kir_kernel *k, const trnc_node *n, const lw_tv 
                 kir_ts(k, TRNC_I32, bad, TRNC_NC_ALU_MUL, -1073741824.0f, TRNC_NC_ALU_BYPASS, 0));
 }
 
+/*
+ * gather along a dim d too short to fill the partitions: every result
+ * element is one element of x, at the flat address
+ *   clamp(idx, 0, size_d - 1) * stride_d + sum_{j != d} pos_j * stride_j
+ * (GpSimd int32 arithmetic and an iota over the kernel's axes), gathered
+ * from x seen as a table of single elements starting at its lowest
+ * address (negative strides: a flipped view); partitions then walk any dim
+ * of the index. The clamp keeps every address inside x; an index outside
+ * [0, size_d) is reported as the user wrote it by a one-element gather of
+ * the index itself along dim d (the DMA's range check, TRNC_ERR_LIMIT).
+ */
+static trnc_status element_gather(kir_env *E, const trnc_node *n, const lw_tv *x, const lw_tv *i, int d, int off) {
+  lw *L = E->L;
+  kir_kernel *k = E->k;
+  int64_t size = x->t.shape[d];
+  if (size == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "gather: index into an empty dim");
+  if (x->buffer < 0 || i->buffer < 0 || i->t.dtype != TRNC_I32)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
+  int ix_axis[TRNC_MAX_RANK];
+  int64_t aff[KIR_MAX_AXES] = {0}, none[KIR_MAX_AXES] = {0};
+  for (int j = 0; j < i->t.rank; j++) {
+    ix_axis[j] = off + j;
+    if (j != d && x->t.shape[j] > 1) aff[off + j] = x->t.stride[j];
+  }
+  uint32_t all = (uint32_t)((1ull << k->naxes) - 1);
+  int ti = kir_tensor_add(k, i, ix_axis);
+  int raw = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  /* the range check: row raw of x along dim d */
+  int tc = kir_tensor_map(k, x->buffer, x->t.dtype, x->t.offset, none);
+  if (tc >= 0) {
+    k->tensors[tc].rows = size;
+    k->tensors[tc].row_stride = x->t.stride[d];
+  }
+  int checked = kir_gather(k, tc, raw, x->t.dtype);
+  int c = kir_tt(k, TRNC_I32, TRNC_NC_ALU_MAX, raw, kir_const_i32(k, all, 0));
+  c = kir_tt(k, TRNC_I32, TRNC_NC_ALU_MIN, c, kir_const_i32(k, all, (int32_t)(size - 1)));
+  if (x->t.stride[d] != 1 && c >= 0)
+    c = kir_tt(k, TRNC_I32, TRNC_NC_ALU_MUL, c, kir_const_i32(k, all, (int32_t)x->t.stride[d]));
+  int64_t low = 0;
+  int64_t span = element_span(&x->t, &low);
+  int ta = kir_tensor_map(k, -1, TRNC_I32, -low, aff);
+  int flat = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, c, kir_iota(k, ta));
+  int te = kir_tensor_map(k, x->buffer, x->t.dtype, x->t.offset + low, none);
+  if (te >= 0) {
+    k->tensors[te].rows = span;
+    k->tensors[te].row_stride = 1;
+  }
+  int v = checked < 0 ? -1 : kir_gather(k, te, flat, x->t.dtype);
+  if (v < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+  E->val[n->outs[0]] = (int16_t)v;
+  return TRNC_OK;
+}
+
 trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
   lw *L = E->L;
   kir_kernel *k = E->k;
@@ -289,6 +359,7 @@ trnc_status kir_lower_gather(kir_env *E, const trnc_node *n) {
   } else if (n->op == TRNC_OP_GATHER) { /* rows along dim d; the other dims walk x's strides */
     const lw_tv *x = &L->tv[vref(n, 0)], *i = &L->tv[vref(n, 2)];
     int d = wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
+    if (!tiles_well(&i->t, d)) return element_gather(E, n, x, i, d, off);
     ix = *i;
     for (int j = 0; j < x->t.rank; j++) {
       ix_axis[j] = tab_axis[j] = off + j;
@@ -348,7 +419,7 @@ static void index_tensors(const kir_kernel *k, int v, bool *is_ix, int depth) {
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     if (o->dst != v) continue;
-    if (o->code == KIR_LOAD) is_ix[o->tensor] = true;
+    if (o->code == KIR_LOAD || o->code == KIR_IOTA) is_ix[o->tensor] = true;
     else
       for (int s = 0; s < 3; s++) index_tensors(k, o->src[s], is_ix, depth + 1);
     return;

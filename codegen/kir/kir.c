@@ -7,7 +7,7 @@
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
     "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm",
-    "mmv", "affsel", "matmul", "gather", "scatter"};
+    "mmv", "affsel", "matmul", "gather", "scatter", "iota"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -214,6 +214,13 @@ int kir_tensor_map(kir_kernel *k, int32_t buffer, trnc_dtype dt, int64_t offset,
   return k->ntensors++;
 }
 
+int kir_iota(kir_kernel *k, int tensor) {
+  if (tensor < 0) return -1;
+  kir_op o = blank(KIR_IOTA);
+  o.tensor = (int16_t)tensor;
+  return define(k, o, TRNC_I32, all_axes(k));
+}
+
 int kir_load_axes(kir_kernel *k, int tensor, trnc_dtype dt, uint32_t axes) {
   kir_op o = blank(KIR_LOAD);
   o.tensor = (int16_t)tensor;
@@ -303,7 +310,8 @@ void kir_print(const kir_kernel *k, FILE *f) {
     }
     fprintf(f, "%s", o->code < KIR_OPCODE_COUNT ? op_names[o->code] : "?");
     switch (o->code) {
-      case KIR_LOAD: fprintf(f, " T%d", o->tensor); break;
+      case KIR_LOAD:
+      case KIR_IOTA: fprintf(f, " T%d", o->tensor); break;
       case KIR_GATHER:
         fprintf(f, " T%d, %%%d (%lld rows of %lld)", o->tensor, o->src[0], (long long)k->tensors[o->tensor].rows,
                 (long long)k->tensors[o->tensor].row_stride);
@@ -366,7 +374,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2, 0};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -392,7 +400,7 @@ const char *kir_verify(const kir_kernel *k) {
       defined[o->dst] = true;
     }
     bool io = o->code == KIR_LOAD || o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_GATHER ||
-              o->code == KIR_SCATTER;
+              o->code == KIR_SCATTER || o->code == KIR_IOTA;
     if (io != (o->tensor >= 0)) return "a tensor operand is set on the wrong op";
     if (io && o->tensor >= k->ntensors) return "tensor index out of range";
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
@@ -448,6 +456,11 @@ const char *kir_verify(const kir_kernel *k) {
         if (ax != (k->values[o->src[0]].axes & ~o->raxes)) return "a reduce's result axes are wrong";
         break;
       case KIR_CONST: break;
+      case KIR_IOTA:
+        if (k->values[o->dst].dtype != TRNC_I32 || ax != all_axes(k) || k->raxes)
+          return "an iota is an i32 value over every axis of a map kernel";
+        if (k->tensors[o->tensor].buffer >= 0) return "an iota's access map names a buffer";
+        break;
       case KIR_SCATTER:
         if (k->values[o->src[0]].dtype != TRNC_I32 || k->values[o->src[0]].axes != all_axes(k) ||
             k->values[o->src[1]].axes != all_axes(k))

@@ -65,6 +65,11 @@
  *                           the row's pattern (codegen/kir/gather.c)
  *        scatter T, %i, %v  %v into row %i of table T (a DMA scatter, in
  *                           program order: the last duplicate index wins)
+ *   %v = iota  T            i32 value offset(T) + sum_i stride_i(T) * index_i
+ *                           over every axis: T is an access map only (no
+ *                           buffer); a GpSimd iota per tile, exact in int32
+ *                           (the element addresses of a gather along a
+ *                           short dim: codegen/kir/gather.c)
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -109,6 +114,7 @@ typedef enum kir_opcode {
   KIR_MATMUL,
   KIR_GATHER,
   KIR_SCATTER,
+  KIR_IOTA,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -314,6 +320,9 @@ float kir_row_empty_value(const trnc_node *n, uint32_t k);
 /** %v = gather tensor, idx: row idx of table `tensor` (its rows and
  *  row_stride set), as dtype dt, over idx's axes. -1 when full. */
 int kir_gather(kir_kernel *k, int tensor, int idx, trnc_dtype dt);
+/** The iota op: the i32 value of access map `tensor` (kir_tensor_map,
+ *  buffer -1) at each element, over every axis. -1 when full. */
+int kir_iota(kir_kernel *k, int tensor);
 /** The scatter op: value v into row idx of table `tensor`; false when full. */
 bool kir_scatter(kir_kernel *k, int tensor, int idx, int v);
 /** True if node n (scatter.src, scatter.value, index_put without
@@ -403,6 +412,36 @@ trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buff
 /** Schedules kernel k and emits its instructions into L's current program
  *  (a new NeuronCore kernel). */
 trnc_status kir_emit(lw *L, const kir_kernel *k);
+
+/** Map kernels that share one NeuronCore kernel (kir_emit_part): cat's
+ *  pieces, pad's fills and interior. They share their tile pools (value i
+ *  of every part: 3 tiles of max_free elements each). With `ordered`, every
+ *  store also writes an HBM token, so stores of later parts that overlap
+ *  earlier ones land after them (the first write of a scatter's result,
+ *  then its slice); without it, the parts must write disjoint elements. */
+#define KIR_PARTS_POOLS 4
+typedef struct kir_parts {
+  int64_t max_free;               /* set by the caller: the largest part's elements (capped) */
+  bool ordered;
+  bool begun;
+  lw_tile *tok;
+  lw_pool pool[KIR_PARTS_POOLS];
+  int64_t bytes[KIR_PARTS_POOLS];
+} kir_parts;
+/** Schedules map kernel k (no reduction, gather or matmul) as the next part
+ *  of P's NeuronCore kernel (begun by the first part, named after it). */
+trnc_status kir_emit_part(lw *L, const kir_kernel *k, kir_parts *P);
+
+/* ---- data movement (data.c) ---------------------------------------------------- */
+
+/** True if node n (cat, stack, constant_pad_nd, slice_scatter,
+ *  select_scatter, as_strided_scatter) lowers to kir copy and fill parts
+ *  (kir_emit_data). */
+bool kir_data_handles(const trnc_graph *g, const trnc_node *n);
+/** Emits data-movement node n as one NeuronCore kernel of kir map parts:
+ *  each input (or fill) stored through an access map into its slice of
+ *  the result. */
+trnc_status kir_emit_data(lw *L, const trnc_node *n);
 
 /* ---- kernels with a sequential axis (attention.c) ------------------------------ */
 

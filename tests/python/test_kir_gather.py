@@ -188,7 +188,7 @@ def test_index_tensor_then_layer_norm_and_out_of_range():
                                         (-1, (2, 7, 513))])
 def test_gather_along_dim(dim, ishape):
     # partitions walk dim `dim` of the index, the other dims are looped (or,
-    # for short index dims, codegen/emit_data.c's flat row space)
+    # for short index dims, single elements at computed addresses)
     g = torch.Generator().manual_seed(len(ishape) + dim)
     x = torch.randn(129, 7, 130, generator=g)
     idx = torch.randint(0, x.shape[dim], ishape, generator=g)
