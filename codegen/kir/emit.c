@@ -23,6 +23,16 @@
  *    column layout instead: reduction rows on partitions, that space axis on
  *    the free dim, the sums accumulated in PSUM by ones-column matmuls on
  *    TensorE (emit_col).
+ * Span loads (map kernels). A load whose tensor steps by 2..4 elements along
+ * the innermost axis (the taps of a strided window, x[..., ::2]) would be a
+ * DMA of one element per descriptor; instead its tile is one contiguous HBM
+ * span per partition, read by the ops through an on-chip access map (the
+ * tensor's strides over the tile's free dims, at an element offset into the
+ * span: vap, tile_view). Loads of one buffer with equal strides share the
+ * first one's span when it covers them all (one DMA for every tap of a
+ * window); a tile whose span does not fit falls back to the strided DMA.
+ * Such kernels tile whole innermost rows and chunk the axis outside them
+ * (span_tiles), so a span stays within its factor of the tile.
  * Tiles: every value has a pool of tiles (loads 3-deep, others 2-deep, so the
  * DMA of the next tile overlaps compute on this one) sized so all pools fit
  * three quarters of SBUF; a value that must outlive its pool's rotation (an
@@ -42,13 +52,14 @@
 
 #define MAX_FREE 4096
 /* Span loads (map kernels): a load whose tensor steps by 2..SPAN_MAX_STRIDE
- * elements along the innermost axis has tiles of SPAN_FACTOR times the
- * elements; a tile whose HBM elements lie within such a span is loaded as
- * that one contiguous span per partition and read on chip with the
- * tensor's strides (a strided SBUF view instead of a DMA of one element per
- * descriptor). */
+ * elements along the innermost axis has tiles of f times the elements (f
+ * <= SPAN_MAX_FACTOR: the largest ratio of an axis' stride to the elements
+ * of the axes inside it, plus one for the taps' offsets); a tile whose HBM
+ * elements lie within such a span is loaded as that one contiguous span per
+ * partition and read on chip with the tensor's strides (a strided SBUF view
+ * instead of a DMA of one element per descriptor). */
 #define SPAN_MAX_STRIDE 4
-#define SPAN_FACTOR 4
+#define SPAN_MAX_FACTOR 8
 
 typedef struct sched {
   lw *L;
@@ -87,7 +98,7 @@ typedef struct sched {
   /* a span load (map kernels): the current tile holds a contiguous HBM
    * span and the value is read through the on-chip access map view[v] (the
    * tensor's strides over the tile's free dims) */
-  bool spans[KIR_MAX_VALUES];     /* its pool's tiles are SPAN_FACTOR times larger */
+  uint8_t spans[KIR_MAX_VALUES];  /* > 0: its pool's tiles are spans[v] times larger */
   bool span[KIR_MAX_VALUES];      /* the current tile is a span */
   uint8_t view_nfree[KIR_MAX_VALUES];
   trnc_nc_dim view[KIR_MAX_VALUES][TRNC_NC_MAX_FREE];
@@ -284,7 +295,7 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     if (o->dst < 0) continue;
-    int64_t elems = full(k, o->dst) ? max_free * (S->spans[o->dst] ? SPAN_FACTOR : 1) : 1;
+    int64_t elems = full(k, o->dst) ? max_free * (S->spans[o->dst] ? S->spans[o->dst] : 1) : 1;
     int depth = o->code == KIR_LOAD ? 3 : 2;
     trnc_status st = lw_pool_init(S->L, &S->pool[o->dst], TRNC_NC_MEM_SBUF, elems * 4, depth);
     if (st) return st;
@@ -298,7 +309,7 @@ static int64_t tile_elems(const sched *S, int64_t numel) {
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst))
-      bufs += (k->ops[i].code == KIR_LOAD ? 3 : 2) * (S->spans[k->ops[i].dst] ? SPAN_FACTOR : 1);
+      bufs += (k->ops[i].code == KIR_LOAD ? 3 : 2) * (S->spans[k->ops[i].dst] ? S->spans[k->ops[i].dst] : 1);
   bufs += S->scratch_used ? 2 : 0;
   int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
   int64_t m = budget / ((bufs ? bufs : 1) * 4);
@@ -379,6 +390,23 @@ static void span_load(sched *S, const lw_space *s, const lw_tile_pos *tp, int v,
   *sb = lw_tile_ap(S->cur[v], sb->partitions, 0, S->k->values[v].dtype, 1, &len);
 }
 
+/* The span factor of space operand t (0: no span loads): its stride along
+ * the innermost axis is 2..SPAN_MAX_STRIDE, every stride is >= 0, and one
+ * more than the largest stride per element of the axes inside it is at
+ * most SPAN_MAX_FACTOR. */
+static int span_factor(const lw_space *s, int t) {
+  int64_t inner = s->stride[t][s->rank - 1], in = 1, f = 1;
+  if (inner < 2 || inner > SPAN_MAX_STRIDE || s->size[s->rank - 1] < 2) return 0;
+  for (int a = s->rank - 1; a >= 0; a--) {
+    if (s->size[a] < 2) continue;
+    if (s->stride[t][a] < 0) return 0;
+    int64_t r = (s->stride[t][a] + in - 1) / in;
+    f = r > f ? r : f;
+    in *= s->size[a];
+  }
+  return f + 1 <= SPAN_MAX_FACTOR ? (int)f + 1 : 0;
+}
+
 /* lw_space operand t is kernel tensor t. */
 static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *vctx) {
   sched *S = vctx;
@@ -422,13 +450,35 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
           hbm.free[0] = (trnc_nc_dim){1, 1};
           sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, 1, &one);
         }
-        if (!flat) span_load(S, s, tp, v, S->max_free * SPAN_FACTOR, &hbm, &sb);
+        if (!flat) span_load(S, s, tp, v, S->max_free * S->spans[v], &hbm, &sb);
       }
       st = lw_dma(L, S->cur[v], sb, hbm, o->code == KIR_STORE);
     } else {
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = compute(S, o, np, n);
     }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Tiles of a map kernel with span loads over space s (rank >= 3): when the
+ * partitions walk an axis outside the two innermost, the tiles hold whole
+ * innermost rows and chunks of the axis outside them (lw_space_tiles would
+ * chunk the innermost axis, whose spans grow by the outer stride per
+ * element of the chunk), so a span is within span_factor times the tile. */
+static trnc_status span_tiles(sched *S, const lw_space *s, int64_t max_free) {
+  int r = s->rank, best = 0;
+  for (int i = 1; i < r - 1; i++)
+    if (s->size[i] > s->size[best]) best = i;
+  int64_t rows = max_free / s->size[r - 1];
+  if (best == r - 2 || rows < 1 || rows >= s->size[r - 2])
+    return lw_space_tiles(S->L, s, best == r - 2 ? -1 : r - 2, max_free, map_tile, S);
+  for (int64_t r0 = 0; r0 < s->size[r - 2]; r0 += rows) {
+    lw_space c = *s;
+    c.size[r - 2] = s->size[r - 2] - r0 < rows ? s->size[r - 2] - r0 : rows;
+    for (int o = 0; o < s->nops; o++) c.base[o] = s->base[o] + r0 * s->stride[o][r - 2];
+    trnc_status st = lw_space_tiles(S->L, &c, r - 2, max_free, map_tile, S);
     if (st) return st;
   }
   return TRNC_OK;
@@ -456,11 +506,12 @@ static trnc_status emit_map(sched *S) {
   if (first_store >= 0) lw_space_order(&s, first_store);
   if (!S->gathers) lw_space_coalesce(&s); /* else kir_gather_tiles orders and coalesces */
   for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
+  bool any_span = false;
   for (int i = 0; i < k->nops && !S->gathers && s.rank > 0; i++) { /* span loads */
     const kir_op *o = &k->ops[i];
     if (o->code != KIR_LOAD || !full(k, o->dst)) continue;
-    int64_t inner = s.stride[o->tensor][s.rank - 1];
-    S->spans[o->dst] = inner >= 2 && inner <= SPAN_MAX_STRIDE && s.size[s.rank - 1] > 1;
+    S->spans[o->dst] = (uint8_t)span_factor(&s, o->tensor);
+    any_span |= S->spans[o->dst] > 0;
     for (int j = 0; j < i && S->spans[o->dst]; j++) { /* a tap of an earlier span's buffer */
       const kir_op *u = &k->ops[j];
       if (u->code != KIR_LOAD || !S->spans[u->dst] || S->lead[u->dst] >= 0) continue;
@@ -470,7 +521,7 @@ static trnc_status emit_map(sched *S) {
       for (int a = 0; a < s.rank && same; a++) same = s.stride[o->tensor][a] == s.stride[u->tensor][a];
       if (!same) continue;
       S->lead[o->dst] = (int16_t)u->dst;
-      S->spans[o->dst] = false; /* its own tiles only when the span does not cover it */
+      S->spans[o->dst] = 0; /* its own tiles only when the span does not cover it */
     }
   }
   int64_t max_free = tile_elems(S, numel);
@@ -482,6 +533,7 @@ static trnc_status emit_map(sched *S) {
   /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
   int64_t P = L->target->partitions;
   if (S->gathers) return kir_gather_tiles(L, k, &s, max_free, map_tile, S);
+  if (any_span && s.rank >= 3) return span_tiles(S, &s, max_free);
   if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
   int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
   lw_space main = s;
