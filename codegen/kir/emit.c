@@ -511,6 +511,10 @@ static trnc_status emit_map(sched *S) {
     const kir_op *o = &k->ops[i];
     if (o->code != KIR_LOAD || !full(k, o->dst)) continue;
     S->spans[o->dst] = (uint8_t)span_factor(&s, o->tensor);
+    for (int j = 0; j < k->nops; j++) /* a span reads the gaps: never of a buffer the kernel writes */
+      if ((k->ops[j].code == KIR_STORE || k->ops[j].code == KIR_SCATTER || k->ops[j].code == KIR_MM) &&
+          k->tensors[k->ops[j].tensor].buffer == k->tensors[o->tensor].buffer)
+        S->spans[o->dst] = 0;
     any_span |= S->spans[o->dst] > 0;
     for (int j = 0; j < i && S->spans[o->dst]; j++) { /* a tap of an earlier span's buffer */
       const kir_op *u = &k->ops[j];
