@@ -15,8 +15,13 @@
  * sizes — a stride-s view is a DMA of one element per descriptor — e.g.
  * 3x3/1 max pool over [8, 64, 56, 56]: forward 1.63 -> 2.70 ms, backward
  * 0.89 -> 3.01 ms, compile 0.07 -> 62 s; 3x3/2 over [8, 64, 112, 112]
- * forward 7.19 ms. They wait for kir loads of contiguous spans read with a
- * stride on chip.
+ * forward 7.19 ms. Kernel-IR span loads (codegen/kir/emit.c: one contiguous
+ * span per partition, the taps strided views of it on chip) now make the
+ * taps cheap, but a padded window still needs the padded input in HBM
+ * (constant_pad_nd: est. 0.84 ms over [8, 64, 56, 56]): the 3x3/2 pad-1 max
+ * forward through taps is est. 1.14 ms against this kernel's 0.46 ms; a
+ * padding fill on chip (the span tile set to the pad value, its in-bounds
+ * part loaded) is the missing piece.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -23,6 +23,16 @@
  *    column layout instead: reduction rows on partitions, that space axis on
  *    the free dim, the sums accumulated in PSUM by ones-column matmuls on
  *    TensorE (emit_col).
+ * Span loads (map kernels). A load whose tensor steps by 2..4 elements along
+ * the innermost axis (the taps of a strided window, x[..., ::2]) would be a
+ * DMA of one element per descriptor; instead its tile is one contiguous HBM
+ * span per partition, read by the ops through an on-chip access map (the
+ * tensor's strides over the tile's free dims, at an element offset into the
+ * span: vap, tile_view). Loads of one buffer with equal strides share the
+ * first one's span when it covers them all (one DMA for every tap of a
+ * window); a tile whose span does not fit falls back to the strided DMA.
+ * Such kernels tile whole innermost rows and chunk the axis outside them
+ * (span_tiles), so a span stays within its factor of the tile.
  * Tiles: every value has a pool of tiles (loads 3-deep, others 2-deep, so the
  * DMA of the next tile overlaps compute on this one) sized so all pools fit
  * three quarters of SBUF; a value that must outlive its pool's rotation (an
@@ -41,6 +51,15 @@
 #include "codegen/kir/kir.h"
 
 #define MAX_FREE 4096
+/* Span loads (map kernels): a load whose tensor steps by 2..SPAN_MAX_STRIDE
+ * elements along the innermost axis has tiles of f times the elements (f
+ * <= SPAN_MAX_FACTOR: the largest ratio of an axis' stride to the elements
+ * of the axes inside it, plus one for the taps' offsets); a tile whose HBM
+ * elements lie within such a span is loaded as that one contiguous span per
+ * partition and read on chip with the tensor's strides (a strided SBUF view
+ * instead of a DMA of one element per descriptor). */
+#define SPAN_MAX_STRIDE 4
+#define SPAN_MAX_FACTOR 8
 
 typedef struct sched {
   lw *L;
@@ -76,6 +95,18 @@ typedef struct sched {
    * partition; its readers see it through a stride-0 free dim */
   bool narrow[KIR_MAX_VALUES];
   bool stays_wide[KIR_MAX_VALUES]; /* read by a store or an mm: loaded whole */
+  /* a span load (map kernels): the current tile holds a contiguous HBM
+   * span and the value is read through the on-chip access map view[v] (the
+   * tensor's strides over the tile's free dims) */
+  uint8_t spans[KIR_MAX_VALUES];  /* > 0: its pool's tiles are spans[v] times larger */
+  bool span[KIR_MAX_VALUES];      /* the current tile is a span */
+  uint8_t view_nfree[KIR_MAX_VALUES];
+  trnc_nc_dim view[KIR_MAX_VALUES][TRNC_NC_MAX_FREE];
+  int64_t view_off[KIR_MAX_VALUES]; /* elements into the tile */
+  /* loads of one buffer with equal strides (the taps of a window) share
+   * their leader's span when it covers them: lead[v] the leader (-1: none) */
+  int16_t lead[KIR_MAX_VALUES];
+  bool shared[KIR_MAX_VALUES];    /* the current tile is the leader's span */
   bool gathers;                   /* the kernel has gather or scatter ops */
   lw_tile *tok;                   /* HBM token ordering its scatters */
   kir_parts *parts;               /* one part of a kernel of several (kir_emit_part) */
@@ -112,6 +143,12 @@ static bool int32_tt(const kir_kernel *k, const kir_op *o) {
 static trnc_nc_ap vap(const sched *S, int v, int np, int64_t n) {
   trnc_nc_ap ap = lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, 1, &n);
   if (S->narrow[v]) ap.free[0].stride = 0;
+  if (S->span[v] && n > 1) { /* the on-chip access map of a span */
+    ap = lw_tile_ap_strided(S->cur[v], np, S->view_off[v] * lw_esize(S->k->values[v].dtype), S->k->values[v].dtype,
+                            1, ap.free);
+    ap.nfree = S->view_nfree[v];
+    memcpy(ap.free, S->view[v], sizeof ap.free[0] * ap.nfree);
+  }
   return ap;
 }
 
@@ -260,7 +297,7 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     if (o->dst < 0) continue;
-    int64_t elems = full(k, o->dst) ? max_free : 1;
+    int64_t elems = full(k, o->dst) ? max_free * (S->spans[o->dst] ? S->spans[o->dst] : 1) : 1;
     int depth = o->code == KIR_LOAD ? 3 : 2;
     if (P && o->dst < KIR_PARTS_POOLS) { /* the parts share their pools: value i, 3 deep */
       if (!P->bytes[o->dst]) {
@@ -289,7 +326,8 @@ static int64_t tile_elems(const sched *S, int64_t numel) {
   if (S->parts) return S->parts->max_free;
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += k->ops[i].code == KIR_LOAD ? 3 : 2;
+    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst))
+      bufs += (k->ops[i].code == KIR_LOAD ? 3 : 2) * (S->spans[k->ops[i].dst] ? S->spans[k->ops[i].dst] : 1);
   bufs += S->scratch_used ? 2 : 0;
   int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
   int64_t m = budget / ((bufs ? bufs : 1) * 4);
@@ -302,6 +340,90 @@ static int64_t tile_elems(const sched *S, int64_t numel) {
 }
 
 /* ==== map kernels: lw_space tiling ============================================ */
+
+/* Value v's current tile over the free counts of a map tile: its on-chip
+ * access map for a span, else the contiguous tile. */
+static trnc_nc_ap tile_view(const sched *S, int v, int np, int nfree, const int64_t *counts) {
+  trnc_nc_ap ap = lw_tile_ap(S->cur[v], np, 0, S->k->values[v].dtype, nfree, counts);
+  if (S->span[v]) {
+    ap = lw_tile_ap_strided(S->cur[v], np, S->view_off[v] * lw_esize(S->k->values[v].dtype), S->k->values[v].dtype,
+                            1, ap.free);
+    ap.nfree = S->view_nfree[v];
+    memcpy(ap.free, S->view[v], sizeof ap.free[0] * ap.nfree);
+  }
+  return ap;
+}
+
+/* A load of HBM pattern *hbm into value v's tile (*sb its contiguous
+ * pattern) as one span per partition when v's pool has span tiles and the
+ * pattern's elements (all strides positive) lie within a span no longer than
+ * a tile: *hbm and *sb become the span's DMA, and v's view its on-chip map. */
+static void span_load(sched *S, const lw_space *s, const lw_tile_pos *tp, int v, int64_t tile_elems,
+                      trnc_nc_ap *hbm, trnc_nc_ap *sb) {
+  const kir_kernel *k = S->k;
+  S->span[v] = false;
+  if (!S->spans[v] || hbm->nfree < 1) return;
+  int64_t len = 1, n = 1;
+  bool dense = true;
+  for (int d = hbm->nfree - 1; d >= 0; d--) {
+    const trnc_nc_dim *f = &hbm->free[d];
+    if (f->stride <= 0 && f->count > 1) return;
+    if (f->count > 1) {
+      dense &= f->stride == n;
+      len += (f->count - 1) * f->stride;
+    }
+    n *= f->count;
+  }
+  if (n < 2) return;
+  /* the members' patterns: the leader's at other offsets */
+  int64_t esz = lw_esize((trnc_dtype)hbm->dtype), lo = hbm->offset / esz, hi = lo;
+  int nm = 0;
+  for (int i = 0; i < k->nops; i++) {
+    int m = k->ops[i].dst;
+    if (k->ops[i].code != KIR_LOAD || S->lead[m] != v) continue;
+    int64_t off = lw_hbm_ap(s, k->ops[i].tensor, hbm->buffer, (trnc_dtype)hbm->dtype, tp).offset / esz;
+    lo = off < lo ? off : lo;
+    hi = off > hi ? off : hi;
+    nm++;
+  }
+  if ((dense && !nm) || len + hi - lo > tile_elems) return;
+  int64_t off0 = hbm->offset / esz;
+  for (int i = 0; i < k->nops && nm; i++) {
+    int m = k->ops[i].dst;
+    if (k->ops[i].code != KIR_LOAD || S->lead[m] != v) continue;
+    S->shared[m] = S->span[m] = true;
+    S->cur[m] = S->cur[v];
+    S->view_off[m] = lw_hbm_ap(s, k->ops[i].tensor, hbm->buffer, (trnc_dtype)hbm->dtype, tp).offset / esz - lo;
+    S->view_nfree[m] = hbm->nfree;
+    memcpy(S->view[m], hbm->free, sizeof hbm->free[0] * hbm->nfree);
+  }
+  len += hi - lo;
+  S->span[v] = true;
+  S->view_off[v] = off0 - lo;
+  S->view_nfree[v] = hbm->nfree;
+  memcpy(S->view[v], hbm->free, sizeof hbm->free[0] * hbm->nfree);
+  hbm->offset = lo * esz;
+  hbm->nfree = 1;
+  hbm->free[0] = (trnc_nc_dim){1, len};
+  *sb = lw_tile_ap(S->cur[v], sb->partitions, 0, S->k->values[v].dtype, 1, &len);
+}
+
+/* The span factor of space operand t (0: no span loads): its stride along
+ * the innermost axis is 2..SPAN_MAX_STRIDE, every stride is >= 0, and one
+ * more than the largest stride per element of the axes inside it is at
+ * most SPAN_MAX_FACTOR. */
+static int span_factor(const lw_space *s, int t) {
+  int64_t inner = s->stride[t][s->rank - 1], in = 1, f = 1;
+  if (inner < 2 || inner > SPAN_MAX_STRIDE || s->size[s->rank - 1] < 2) return 0;
+  for (int a = s->rank - 1; a >= 0; a--) {
+    if (s->size[a] < 2) continue;
+    if (s->stride[t][a] < 0) return 0;
+    int64_t r = (s->stride[t][a] + in - 1) / in;
+    f = r > f ? r : f;
+    in *= s->size[a];
+  }
+  return f + 1 <= SPAN_MAX_FACTOR ? (int)f + 1 : 0;
+}
 
 /* lw_space operand t is kernel tensor t. */
 static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *vctx) {
@@ -322,7 +444,7 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
     } else if (o->code == KIR_SCATTER) {
       const kir_tensor *T = &k->tensors[o->tensor];
       lw_tile *v = S->cur[o->src[1]];
-      st = kir_scatter_dma(L, k, T, v, lw_tile_ap(v, np, 0, k->values[o->src[1]].dtype, tp->nfree, counts),
+      st = kir_scatter_dma(L, k, T, v, tile_view(S, o->src[1], np, tp->nfree, counts),
                            lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), S->cur[o->src[0]], &S->tok);
     } else if (o->code == KIR_IOTA) { /* the access map's element offsets, as i32 */
       const kir_tensor *T = &k->tensors[o->tensor];
@@ -342,10 +464,16 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
     } else if (o->code == KIR_LOAD || o->code == KIR_STORE) {
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];
-      if (o->code == KIR_LOAD) S->cur[v] = lw_pool_next(&S->pool[v]);
-      trnc_nc_ap hbm = lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp);
-      trnc_nc_ap sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, tp->nfree, counts);
+      if (o->code == KIR_LOAD && S->lead[v] >= 0 && S->shared[v]) continue; /* in its leader's span */
       if (o->code == KIR_LOAD) {
+        S->cur[v] = lw_pool_next(&S->pool[v]);
+        for (int j = i + 1; j < k->nops; j++) /* its members load alone unless its span covers them */
+          if (k->ops[j].code == KIR_LOAD && S->lead[k->ops[j].dst] == v) S->shared[k->ops[j].dst] = false;
+      }
+      trnc_nc_ap hbm = lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp);
+      trnc_nc_ap sb = tile_view(S, v, np, tp->nfree, counts);
+      if (o->code == KIR_LOAD) {
+        sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, tp->nfree, counts);
         bool flat = n > 1 && !S->stays_wide[v];
         for (int d = 0; d < hbm.nfree; d++) flat &= hbm.free[d].stride == 0;
         S->narrow[v] = flat;
@@ -355,6 +483,7 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
           hbm.free[0] = (trnc_nc_dim){1, 1};
           sb = lw_tile_ap(S->cur[v], np, 0, k->values[v].dtype, 1, &one);
         }
+        if (!flat) span_load(S, s, tp, v, S->max_free * S->spans[v], &hbm, &sb);
       }
       if (o->code == KIR_STORE && S->parts && S->parts->ordered) {
         /* the parts' stores may overlap: each writes the HBM token too,
@@ -371,6 +500,28 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = compute(S, o, np, n);
     }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Tiles of a map kernel with span loads over space s (rank >= 3): when the
+ * partitions walk an axis outside the two innermost, the tiles hold whole
+ * innermost rows and chunks of the axis outside them (lw_space_tiles would
+ * chunk the innermost axis, whose spans grow by the outer stride per
+ * element of the chunk), so a span is within span_factor times the tile. */
+static trnc_status span_tiles(sched *S, const lw_space *s, int64_t max_free) {
+  int r = s->rank, best = 0;
+  for (int i = 1; i < r - 1; i++)
+    if (s->size[i] > s->size[best]) best = i;
+  int64_t rows = max_free / s->size[r - 1];
+  if (best == r - 2 || rows < 1 || rows >= s->size[r - 2])
+    return lw_space_tiles(S->L, s, best == r - 2 ? -1 : r - 2, max_free, map_tile, S);
+  for (int64_t r0 = 0; r0 < s->size[r - 2]; r0 += rows) {
+    lw_space c = *s;
+    c.size[r - 2] = s->size[r - 2] - r0 < rows ? s->size[r - 2] - r0 : rows;
+    for (int o = 0; o < s->nops; o++) c.base[o] = s->base[o] + r0 * s->stride[o][r - 2];
+    trnc_status st = lw_space_tiles(S->L, &c, r - 2, max_free, map_tile, S);
     if (st) return st;
   }
   return TRNC_OK;
@@ -398,14 +549,38 @@ static trnc_status emit_map(sched *S) {
   if (first_store >= 0) lw_space_order(&s, first_store);
   if (!S->gathers) lw_space_coalesce(&s); /* else kir_gather_tiles orders and coalesces */
   for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
+  bool any_span = false;
+  for (int i = 0; i < k->nops && !S->gathers && s.rank > 0; i++) { /* span loads */
+    const kir_op *o = &k->ops[i];
+    if (o->code != KIR_LOAD || !full(k, o->dst)) continue;
+    S->spans[o->dst] = (uint8_t)span_factor(&s, o->tensor);
+    for (int j = 0; j < k->nops; j++) /* a span reads the gaps: never of a buffer the kernel writes */
+      if ((k->ops[j].code == KIR_STORE || k->ops[j].code == KIR_SCATTER || k->ops[j].code == KIR_MM) &&
+          k->tensors[k->ops[j].tensor].buffer == k->tensors[o->tensor].buffer)
+        S->spans[o->dst] = 0;
+    any_span |= S->spans[o->dst] > 0;
+    for (int j = 0; j < i && S->spans[o->dst]; j++) { /* a tap of an earlier span's buffer */
+      const kir_op *u = &k->ops[j];
+      if (u->code != KIR_LOAD || !S->spans[u->dst] || S->lead[u->dst] >= 0) continue;
+      const kir_tensor *A = &k->tensors[o->tensor], *B = &k->tensors[u->tensor];
+      bool same = A->buffer == B->buffer && A->dtype == B->dtype && !A->rows && !B->rows &&
+                  k->values[o->dst].dtype == k->values[u->dst].dtype;
+      for (int a = 0; a < s.rank && same; a++) same = s.stride[o->tensor][a] == s.stride[u->tensor][a];
+      if (!same) continue;
+      S->lead[o->dst] = (int16_t)u->dst;
+      S->spans[o->dst] = 0; /* its own tiles only when the span does not cover it */
+    }
+  }
   int64_t max_free = tile_elems(S, numel);
   if (max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "elementwise group too large");
+  S->max_free = max_free;
   trnc_status st = make_pools(S, max_free);
   if (!st && S->scratch_used) st = lw_pool_init(L, &S->scratch, TRNC_NC_MEM_SBUF, max_free * 4, 2);
   if (st) return st;
   /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
   int64_t P = L->target->partitions;
   if (S->gathers) return kir_gather_tiles(L, k, &s, max_free, map_tile, S);
+  if (any_span && s.rank >= 3) return span_tiles(S, &s, max_free);
   if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
   int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
   lw_space main = s;
@@ -1396,6 +1571,7 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   memset(S, 0, sizeof *S);
   S->L = L;
   S->k = k;
+  for (int v = 0; v < KIR_MAX_VALUES; v++) S->lead[v] = -1;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     if (o->code == KIR_STORE || o->code == KIR_MM) S->stays_wide[o->src[0]] = true;

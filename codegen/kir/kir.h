@@ -75,6 +75,12 @@
  * runs in passes over the reduction axes: pass p computes the reductions
  * whose inputs need the results of pass p - 1 (loads are repeated).
  *
+ * A load is a tile of its own or a view: the schedule may load a contiguous
+ * span of HBM that covers one or more loads of a buffer (the taps of a
+ * window over x[..., ::2]) once and let their readers see each through an
+ * on-chip access map (offset and strides within the span's SBUF tile);
+ * nothing in the kernel text changes (codegen/kir/emit.c, span loads).
+ *
  * Every value has a device dtype: a bf16/fp16 value rounds to nearest even
  * when it is produced, as eager PyTorch rounds each op's result. Values are
  * tiles: the schedule (codegen/kir/emit.c) maps one space axis (or, for a
