@@ -2156,6 +2156,28 @@ trnc_status rule_slice_scatter(const trnc_graph *g, const trnc_node *n, trnc_typ
   return TRNC_OK;
 }
 
+/* diagonal_scatter(self, src, offset, dim1, dim2): self's shape; src is
+ * self without dim1 and dim2, then the diagonal's length. */
+trnc_status rule_diagonal_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                  uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  CHECK(x && src && x->rank >= 2, "diagonal_scatter: self must have rank >= 2");
+  int64_t off = trnc_arg_int(n, 2, 0), d1 = trnc_arg_int(n, 3, 0), d2 = trnc_arg_int(n, 4, 1);
+  if (d1 < 0) d1 += x->rank;
+  if (d2 < 0) d2 += x->rank;
+  CHECK(d1 >= 0 && d2 >= 0 && d1 < x->rank && d2 < x->rank && d1 != d2,
+        "diagonal_scatter: dims %lld and %lld of a rank-%d tensor", (long long)d1, (long long)d2,
+        x->rank);
+  int64_t n1 = x->shape[d1], n2 = x->shape[d2];
+  int64_t len = off >= 0 ? (n1 < n2 - off ? n1 : n2 - off) : (n1 + off < n2 ? n1 + off : n2);
+  if (len < 0) len = 0;
+  CHECK(src->rank == x->rank - 1 && src->shape[src->rank - 1] == len,
+        "diagonal_scatter: src must be self's shape without dims %lld and %lld, then %lld",
+        (long long)d1, (long long)d2, (long long)len);
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
 trnc_status rule_select_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                                 uint32_t nout, trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);

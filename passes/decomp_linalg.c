@@ -735,3 +735,41 @@ trnc_status decomp_pinv(trnc_db *b, const trnc_node *n) {
   trnc_ref left = DB(b, MUL, V(herm ? U : tr(b, Vh)), V(DB(b, UNSQUEEZE, V(sp), I(-2))));
   return trnc_db_result(b, 0, bmm(b, left, tr(b, U)));
 }
+
+/* diagonal_scatter(self, src, offset, dim1, dim2) (the backward formulas of
+ * QR, eigh and SVD write diagonals with it): self with dim1 and dim2 moved
+ * last, src [..., L] laid along the diagonal (a column [..., L, 1] padded to
+ * dim1's size and broadcast over dim2 for offset >= 0, a row for offset <
+ * 0), selected where col - row == offset, and the dims moved back. */
+trnc_status decomp_diagonal_scatter(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref, src = n->args[1].u.ref;
+  const trnc_type *t = trnc_db_type(b, x);
+  int rank = t->rank;
+  int64_t off = trnc_arg_int(n, 2, 0), d1 = trnc_arg_int(n, 3, 0), d2 = trnc_arg_int(n, 4, 1);
+  if (d1 < 0) d1 += rank;
+  if (d2 < 0) d2 += rank;
+  int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shape[TRNC_MAX_RANK];
+  int k = 0;
+  for (int i = 0; i < rank; i++)
+    if (i != d1 && i != d2) perm[k++] = i;
+  perm[k++] = d1;
+  perm[k++] = d2;
+  for (int i = 0; i < rank; i++) inv[perm[i]] = i, shape[i] = t->shape[perm[i]];
+  trnc_ref xp = DB(b, PERMUTE, V(x), trnc_db_ints(b, perm, rank));
+  int64_t n1 = shape[rank - 2], n2 = shape[rank - 1];
+  const trnc_type *ts = trnc_db_type(b, src);
+  int64_t L = ts->shape[ts->rank - 1];
+  trnc_ref full;
+  if (off >= 0) {
+    int64_t pad[4] = {0, 0, 0, n1 - L};
+    full = DB(b, CONSTANT_PAD_ND, V(DB(b, UNSQUEEZE, V(src), I(-1))), trnc_db_ints(b, pad, 4), F(0.0));
+  } else {
+    int64_t pad[2] = {0, n2 - L};
+    full = DB(b, CONSTANT_PAD_ND, V(DB(b, UNSQUEEZE, V(src), I(-2))), trnc_db_ints(b, pad, 2), F(0.0));
+  }
+  full = expand_to(b, full, rank, shape);
+  trnc_ref diff = DB(b, SUB, V(iota(b, n2, false)), V(iota(b, n1, true)), I(1));
+  trnc_ref on = DB(b, EQ_SCALAR, V(diff), I(off));
+  trnc_ref out = DB(b, WHERE, V(on), V(full), V(xp));
+  return trnc_db_result(b, 0, DB(b, PERMUTE, V(out), trnc_db_ints(b, inv, rank)));
+}

@@ -159,6 +159,9 @@ trnc_status decomp_svd(trnc_db *b, const trnc_node *n);
 /** linalg_pinv.atol_rtol_tensor: eager's tolerance rule over the singular
  *  values of decomp_svd's Jacobi (hermitian: the eigenvalues of decomp_eigh's). */
 trnc_status decomp_pinv(trnc_db *b, const trnc_node *n);
+/** diagonal_scatter: src along the diagonal of self's dims dim1, dim2 (a
+ *  padded, broadcast src selected where col - row == offset). */
+trnc_status decomp_diagonal_scatter(trnc_db *b, const trnc_node *n);
 /** _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp) from
  *  batched matmuls and a masked, max-subtracted softmax (passes/decomp_attention.c). */
 trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n);
