@@ -73,12 +73,15 @@ def _check_spectral(a, eigh=True, rtol=2e-5):
         _close(v * _signs(v, vw), vw, 10 * rtol)
 
 
-@pytest.mark.parametrize("n", [1, 2, 5, 16, 32])
+# 2 and 16 (and two of the rectangular shapes) run with TRNC_TESTS=long
+@pytest.mark.parametrize("n", [1, pytest.param(2, marks=pytest.mark.long), 5,
+                               pytest.param(16, marks=pytest.mark.long), 32])
 def test_square(n):
     _check_spectral(_mat(n, n, seed=n))
 
 
-@pytest.mark.parametrize("shape", [(7, 3), (3, 7), (2, 6, 4), (3, 4, 6)])
+@pytest.mark.parametrize("shape", [(7, 3), pytest.param((3, 7), marks=pytest.mark.long),
+                                   pytest.param((2, 6, 4), marks=pytest.mark.long), (3, 4, 6)])
 def test_rectangular_and_batched(shape):
     _check_spectral(_mat(*shape, seed=sum(shape)), eigh=False)
 
@@ -155,3 +158,12 @@ def test_full_matrices_and_the_32_limit():
         assert what in str(err)
     # a tall QR past 32 rows is within the limit (32 steps)
     _check_spectral(_mat(40, 32, seed=65)[:40, :8], eigh=False)
+
+
+@pytest.mark.parametrize("offset,dim1,dim2,src", [(0, 1, 2, (3, 4)), (1, 1, 2, (3, 4)),
+                                                  (-2, 1, 2, (3, 2)), (2, 2, 0, (4, 1))])
+def test_diagonal_scatter(offset, dim1, dim2, src):
+    """What QR's, eigh's and SVD's backward formulas write diagonals with."""
+    x, s = _mat(3, 4, 5, seed=70), _mat(*src, seed=71)
+    fn = lambda x, s: torch.diagonal_scatter(x, s, offset, dim1, dim2)  # noqa: E731
+    assert torch.equal(_compile(fn)(x, s), fn(x, s))
