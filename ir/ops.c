@@ -434,10 +434,6 @@ static const char *check_linalg(const trnc_graph *g, const trnc_node *n) {
         (n->op == TRNC_OP_LINALG_LU || n->op == TRNC_OP_LU_UNPACK))
       return "lu and lu_unpack of empty matrices are not lowered";
   }
-  if (n->op == TRNC_OP_LINALG_SVD && trnc_arg_bool(n, 1, false) && trnc_arg_bool(n, 2, true) &&
-      t->rank >= 2 && t->shape[t->rank - 1] != t->shape[t->rank - 2])
-    return "svd with full_matrices=True of a non-square matrix is not lowered (trnc does not "
-           "complete the singular vectors to a basis): pass full_matrices=False";
   if ((n->op == TRNC_OP_LINALG_LU_FACTOR_EX || n->op == TRNC_OP_LINALG_LU) && !trnc_arg_bool(n, 1, true))
     return "LU without pivoting (pivot=False) is not lowered (eager supports it on CUDA only)";
   if (n->op == TRNC_OP_LINALG_LU_SOLVE || n->op == TRNC_OP_LU_UNPACK) {

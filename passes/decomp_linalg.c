@@ -487,6 +487,24 @@ static trnc_ref geqr2(trnc_db *b, trnc_ref A, int64_t k, trnc_ref *v, trnc_ref *
   return A;
 }
 
+/* org2r: the first qc columns of H_0 ... H_{k-1} (reflectors v, tau of
+ * geqr2 over a matrix of type t), applied to the identity's columns from
+ * the last reflector to the first. */
+static trnc_ref org2r(trnc_db *b, const trnc_type *t, int64_t k, int64_t qc, const trnc_ref *v,
+                      const trnc_ref *tau) {
+  int rank = t->rank;
+  int64_t m = t->shape[rank - 2], shape[TRNC_MAX_RANK];
+  for (int i = 0; i < rank; i++) shape[i] = t->shape[i];
+  shape[rank - 1] = m;
+  trnc_ref Q = eye(b, rank, shape);
+  if (qc < m) Q = DB(b, SLICE, V(Q), I(-1), I(0), I(qc), I(1));
+  for (int64_t j = k - 1; j >= 0; j--) {
+    trnc_ref w = colsum(b, DB(b, MUL, V(v[j]), V(Q)));
+    Q = DB(b, SUB, V(Q), V(DB(b, MUL, V(DB(b, MUL, V(v[j]), V(tau[j]))), V(w))), I(1));
+  }
+  return Q;
+}
+
 /* linalg_qr(A, mode): R from geqr2, Q = H_0 ... H_{k-1} applied to the
  * identity's first m (complete) or k columns, from the last reflector to
  * the first as org2r. */
@@ -514,16 +532,7 @@ trnc_status decomp_qr(trnc_db *b, const trnc_node *n) {
     int64_t none = 0;
     r[0] = trnc_db_zeros(b, TRNC_F32, 1, &none);
   } else {
-    int64_t shape[TRNC_MAX_RANK];
-    for (int i = 0; i < rank; i++) shape[i] = t->shape[i];
-    shape[rank - 1] = m;
-    trnc_ref Q = eye(b, rank, shape);
-    if (!complete) Q = DB(b, SLICE, V(Q), I(-1), I(0), I(k), I(1));
-    for (int64_t j = k - 1; j >= 0; j--) {
-      trnc_ref w = colsum(b, DB(b, MUL, V(v[j]), V(Q)));
-      Q = DB(b, SUB, V(Q), V(DB(b, MUL, V(DB(b, MUL, V(v[j]), V(tau[j]))), V(w))), I(1));
-    }
-    r[0] = Q;
+    r[0] = org2r(b, t, k, complete ? m : k, v, tau);
   }
   r[1] = R;
   return results(b, r, 2);
@@ -656,8 +665,10 @@ trnc_status decomp_eigh(trnc_db *b, const trnc_node *n) {
  * are those of jacobi_eigh for the Gram matrix X^T X, applied as X = X J,
  * W = W J; then s = the column norms, sorted descending, X's columns over
  * s (where s > 0) and W's in that order (for a wide A, A = W diag(s) X^T).
- * U [..., m, k], s [..., k], Vh [..., k, n]; U and Vh only with uv. */
-static void jacobi_svd(trnc_db *b, trnc_ref A, bool uv, trnc_ref *U, trnc_ref *s, trnc_ref *Vh) {
+ * U [..., m, k], s [..., k], Vh [..., k, n]; U and Vh only with uv; full:
+ * U [..., m, m] and Vh [..., n, n]. */
+static void jacobi_svd(trnc_db *b, trnc_ref A, bool uv, bool full, trnc_ref *U, trnc_ref *s,
+                       trnc_ref *Vh) {
   const trnc_type *t = trnc_db_type(b, A);
   int rank = t->rank;
   bool wide = t->shape[rank - 2] < t->shape[rank - 1];
@@ -682,18 +693,35 @@ static void jacobi_svd(trnc_db *b, trnc_ref A, bool uv, trnc_ref *U, trnc_ref *s
   trnc_ref sdiv = DB(b, WHERE, V(DB(b, GT_SCALAR, V(*s), F(0.0))), V(*s), F(1.0));
   trnc_ref Xs = DB(b, DIV, V(bmm(b, X, P)), V(DB(b, UNSQUEEZE, V(sdiv), I(-2))));
   trnc_ref Ws = bmm(b, W, P);
+  int64_t M = t->shape[rank - 2];
+  if (full && M > K) {
+    /* X's normalized columns completed to an orthonormal basis of M
+     * vectors by Householder QR, Xs = Q R: Q's first K columns times the
+     * signs of R's diagonal are Xs's columns (and an orthonormal stand-in
+     * for the not unit column of a zero singular value); the rest span
+     * their complement, where the basis is arbitrary as in eager. */
+    trnc_ref v[TRNC_LINALG_MAX_N], tau[TRNC_LINALG_MAX_N];
+    trnc_ref R = geqr2(b, Xs, K, v, tau);
+    trnc_ref Q = org2r(b, t, K, M, v, tau);
+    trnc_ref d = DB(b, DIAGONAL, V(R), I(0), I(-2), I(-1));
+    trnc_ref sg = DB(b, WHERE, V(DB(b, LT_SCALAR, V(d), F(0.0))), F(-1.0), F(1.0));
+    trnc_ref first = DB(b, MUL, V(DB(b, SLICE, V(Q), I(-1), I(0), I(K), I(1))),
+                        V(DB(b, UNSQUEEZE, V(sg), I(-2))));
+    Xs = DB(b, CAT, trnc_db_vals(b, (trnc_ref[]){first, DB(b, SLICE, V(Q), I(-1), I(K), I(M), I(1))}, 2),
+            I(-1));
+  }
   *U = wide ? Ws : Xs;
   *Vh = tr(b, wide ? Xs : Ws);
 }
 
-/* _linalg_svd(A, full_matrices, compute_uv): jacobi_svd (full_matrices
- * only for square A, where the reduced factors are full). */
+/* _linalg_svd(A, full_matrices, compute_uv): jacobi_svd. */
 trnc_status decomp_svd(trnc_db *b, const trnc_node *n) {
   trnc_status st;
   if (empty_case(b, n, &st)) return st;
   bool uv = trnc_arg_bool(n, 2, true);
   trnc_ref r[3] = {TRNC_NO_REF, TRNC_NO_REF, TRNC_NO_REF};
-  jacobi_svd(b, trnc_db_f32(b, n->args[0].u.ref), uv, &r[0], &r[1], &r[2]);
+  jacobi_svd(b, trnc_db_f32(b, n->args[0].u.ref), uv, trnc_arg_bool(n, 1, false), &r[0], &r[1],
+             &r[2]);
   int64_t none = 0;
   if (!uv) r[0] = r[2] = trnc_db_zeros(b, TRNC_F32, 1, &none);
   return results(b, r, 3);
@@ -725,7 +753,7 @@ trnc_status decomp_pinv(trnc_db *b, const trnc_node *n) {
     mag = DB(b, ABS, V(s));
     maxv = DB(b, AMAX, V(mag), trnc_db_ints(b, &last, 1), trnc_db_bool(true));
   } else {
-    jacobi_svd(b, A, true, &U, &s, &Vh);
+    jacobi_svd(b, A, true, false, &U, &s, &Vh);
     mag = s;
     maxv = DB(b, SLICE, V(s), I(-1), I(0), I(1), I(1));
   }
