@@ -616,6 +616,79 @@ trnc_status rule_linalg_lu(const trnc_graph *g, const trnc_node *n, trnc_type *o
   return TRNC_OK;
 }
 
+/* linalg_qr(A, mode): Q [..., m, m] (complete) or [..., m, k] (reduced) or
+ * an empty [0] (r); R [..., m, n] (complete) or [..., k, n], k = min(m, n). */
+trnc_status rule_linalg_qr(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                           trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  trnc_status st = matrices(n, a, false, d);
+  if (st) return st;
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_arg *mode = n->nargs > 1 ? &n->args[1] : NULL;
+  const char *m_ = mode && mode->kind == TRNC_ARG_STR ? mode->u.s : "reduced";
+  CHECK(!strcmp(m_, "reduced") || !strcmp(m_, "complete") || !strcmp(m_, "r"),
+        "%s: mode must be 'reduced', 'complete' or 'r', got '%s'", n->target, m_);
+  int64_t m = a->shape[a->rank - 2], c = a->shape[a->rank - 1], k = m < c ? m : c;
+  bool complete = !strcmp(m_, "complete");
+  int64_t q[2] = {m, complete ? m : k}, r[2] = {complete ? m : k, c}, none = 0;
+  if (!strcmp(m_, "r"))
+    set_shape(&out[0], a->dtype, 1, &none);
+  else
+    batch_with(&out[0], a, a->dtype, 2, q);
+  batch_with(&out[1], a, a->dtype, 2, r);
+  return TRNC_OK;
+}
+
+/* _linalg_eigh(A, UPLO, compute_v): eigenvalues [..., n], eigenvectors
+ * [..., n, n] (an empty [0] without compute_v). */
+trnc_status rule_linalg_eigh(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                             trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  trnc_status st = matrices(n, a, true, d);
+  if (st) return st;
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  int64_t k = a->shape[a->rank - 1], none = 0;
+  batch_with(&out[0], a, a->dtype, 1, &k);
+  if (trnc_arg_bool(n, 2, true))
+    copy_shape(&out[1], a, a->dtype);
+  else
+    set_shape(&out[1], a->dtype, 1, &none);
+  return TRNC_OK;
+}
+
+/* _linalg_svd(A, full_matrices, compute_uv): U [..., m, m or k], S [..., k],
+ * Vh [..., n or k, n] (U and Vh an empty [0] without compute_uv). */
+trnc_status rule_linalg_svd(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                            trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  trnc_status st = matrices(n, a, false, d);
+  if (st) return st;
+  CHECK(nout == 3, "%s has 3 outputs, the graph declares %u", n->target, nout);
+  int64_t m = a->shape[a->rank - 2], c = a->shape[a->rank - 1], k = m < c ? m : c, none = 0;
+  bool full = trnc_arg_bool(n, 1, false);
+  int64_t u[2] = {m, full ? m : k}, vh[2] = {full ? c : k, c};
+  batch_with(&out[1], a, a->dtype, 1, &k);
+  if (trnc_arg_bool(n, 2, true)) {
+    batch_with(&out[0], a, a->dtype, 2, u);
+    batch_with(&out[2], a, a->dtype, 2, vh);
+  } else {
+    set_shape(&out[0], a->dtype, 1, &none);
+    set_shape(&out[2], a->dtype, 1, &none);
+  }
+  return TRNC_OK;
+}
+
+/* linalg_pinv(A [..., m, n], atol, rtol): [..., n, m]. */
+trnc_status rule_linalg_pinv(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                             trnc_diags *d) {
+  const trnc_type *a = targ(g, n, 0);
+  trnc_status st = matrices(n, a, false, d);
+  if (st) return st;
+  int64_t p[2] = {a->shape[a->rank - 1], a->shape[a->rank - 2]};
+  batch_with(&out[0], a, a->dtype, 2, p);
+  return TRNC_OK;
+}
+
 /* histc(self, bins, min, max): [bins] of self's dtype. */
 trnc_status rule_histc(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                        trnc_diags *d) {
@@ -2079,6 +2152,28 @@ trnc_status rule_slice_scatter(const trnc_graph *g, const trnc_node *n, trnc_typ
   for (int i = 0; i < src->rank; i++)
     CHECK(src->shape[i] == slice.shape[i], "slice_scatter: src dim %d is %lld, the slice's %lld",
           i, (long long)src->shape[i], (long long)slice.shape[i]);
+  copy_shape(&out[0], x, x->dtype);
+  return TRNC_OK;
+}
+
+/* diagonal_scatter(self, src, offset, dim1, dim2): self's shape; src is
+ * self without dim1 and dim2, then the diagonal's length. */
+trnc_status rule_diagonal_scatter(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                  uint32_t nout, trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *src = targ(g, n, 1);
+  CHECK(x && src && x->rank >= 2, "diagonal_scatter: self must have rank >= 2");
+  int64_t off = trnc_arg_int(n, 2, 0), d1 = trnc_arg_int(n, 3, 0), d2 = trnc_arg_int(n, 4, 1);
+  if (d1 < 0) d1 += x->rank;
+  if (d2 < 0) d2 += x->rank;
+  CHECK(d1 >= 0 && d2 >= 0 && d1 < x->rank && d2 < x->rank && d1 != d2,
+        "diagonal_scatter: dims %lld and %lld of a rank-%d tensor", (long long)d1, (long long)d2,
+        x->rank);
+  int64_t n1 = x->shape[d1], n2 = x->shape[d2];
+  int64_t len = off >= 0 ? (n1 < n2 - off ? n1 : n2 - off) : (n1 + off < n2 ? n1 + off : n2);
+  if (len < 0) len = 0;
+  CHECK(src->rank == x->rank - 1 && src->shape[src->rank - 1] == len,
+        "diagonal_scatter: src must be self's shape without dims %lld and %lld, then %lld",
+        (long long)d1, (long long)d2, (long long)len);
   copy_shape(&out[0], x, x->dtype);
   return TRNC_OK;
 }

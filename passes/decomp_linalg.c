@@ -24,6 +24,8 @@
  */
 #include "passes/decompose.h"
 
+#include <string.h>
+
 #define V trnc_db_val
 #define I trnc_db_int
 #define F trnc_db_float
@@ -425,4 +427,377 @@ trnc_status decomp_lu_unpack(trnc_db *b, const trnc_node *n) {
   trnc_ref p0 = DB(b, ADD_SCALAR, V(trnc_db_cast(b, n->args[1].u.ref, TRNC_I64)), I(-1), I(1));
   for (int64_t j = 0; j < k; j++) piv[j] = DB(b, UNSQUEEZE, V(at(b, p0, -1, j)), I(-1));
   return unpack(b, LU, piv, k, trnc_arg_bool(n, 2, true), trnc_arg_bool(n, 3, true));
+}
+
+/* ---- QR, symmetric eigendecomposition, SVD --------------------------------- */
+
+/* x [..., p, q] times y [..., q, r] of one batch, through bmm over the
+ * flattened batch. */
+static trnc_ref bmm(trnc_db *b, trnc_ref x, trnc_ref y) {
+  const trnc_type *tx = trnc_db_type(b, x), *ty = trnc_db_type(b, y);
+  int rank = tx->rank;
+  int64_t batch = 1, shape[TRNC_MAX_RANK];
+  for (int i = 0; i < rank - 2; i++) batch *= tx->shape[i], shape[i] = tx->shape[i];
+  int64_t p = tx->shape[rank - 2], q = tx->shape[rank - 1], r = ty->shape[rank - 1];
+  int64_t x3[3] = {batch, p, q}, y3[3] = {batch, q, r};
+  trnc_ref o = DB(b, BMM, V(trnc_db_view(b, trnc_db_f32(b, x), 3, x3)),
+                  V(trnc_db_view(b, trnc_db_f32(b, y), 3, y3)));
+  shape[rank - 2] = p;
+  shape[rank - 1] = r;
+  return trnc_db_view(b, o, rank, shape);
+}
+
+/* sum over dim -2 keeping it: [..., m, c] -> [..., 1, c]. */
+static trnc_ref colsum(trnc_db *b, trnc_ref x) {
+  int64_t d = -2;
+  return DB(b, SUM, V(x), trnc_db_ints(b, &d, 1), trnc_db_bool(true), NONE);
+}
+
+/* geqr2 over a [..., m, n]: k = min(m, n) Householder steps, LAPACK's dlarfg
+ * for step j (alpha = A[j, j], x = A[j+1:, j]):
+ *   beta = -sign(alpha) hypot(alpha, |x|), tau = (beta - alpha) / beta,
+ *   v = [1, x / (alpha - beta)], A[j:, j+1:] -= tau v (v^T A[j:, j+1:])
+ * (tau = 0, H = I, when x = 0). Returns R (the upper triangle, [..., m, n]);
+ * v[j] [..., m, 1] (zero above row j) and tau[j] [..., 1, 1]. */
+static trnc_ref geqr2(trnc_db *b, trnc_ref A, int64_t k, trnc_ref *v, trnc_ref *tau) {
+  const trnc_type *t = trnc_db_type(b, A);
+  int64_t m = t->shape[t->rank - 2], n = t->shape[t->rank - 1];
+  trnc_ref ri = iota(b, m, true), ci = iota(b, n, false);
+  for (int64_t j = 0; j < k; j++) {
+    trnc_ref col = at(b, A, -1, j), alpha = at(b, col, -2, j);
+    trnc_ref below = DB(b, GT_SCALAR, V(ri), I(j));
+    trnc_ref x = DB(b, WHERE, V(below), V(col), F(0.0));
+    trnc_ref xn2 = colsum(b, DB(b, MUL, V(x), V(x)));
+    trnc_ref norm = DB(b, SQRT, V(DB(b, ADD, V(DB(b, MUL, V(alpha), V(alpha))), V(xn2), I(1))));
+    trnc_ref zero = DB(b, EQ_SCALAR, V(xn2), F(0.0));
+    trnc_ref beta = DB(b, WHERE, V(zero), V(alpha),
+                       V(DB(b, WHERE, V(DB(b, GE_SCALAR, V(alpha), F(0.0))), V(DB(b, NEG, V(norm))),
+                            V(norm))));
+    tau[j] = DB(b, WHERE, V(zero), F(0.0), V(DB(b, DIV, V(DB(b, SUB, V(beta), V(alpha), I(1))), V(beta))));
+    trnc_ref sc = DB(b, WHERE, V(zero), F(0.0),
+                     V(DB(b, RECIPROCAL, V(DB(b, SUB, V(alpha), V(beta), I(1))))));
+    v[j] = DB(b, WHERE, V(DB(b, EQ_SCALAR, V(ri), I(j))), F(1.0), V(DB(b, MUL, V(x), V(sc))));
+    trnc_ref w = colsum(b, DB(b, MUL, V(v[j]), V(A)));
+    trnc_ref upd = DB(b, SUB, V(A), V(DB(b, MUL, V(DB(b, MUL, V(v[j]), V(tau[j]))), V(w))), I(1));
+    trnc_ref here = DB(b, WHERE, V(DB(b, EQ_SCALAR, V(ri), I(j))), V(beta),
+                       V(DB(b, WHERE, V(below), F(0.0), V(A))));
+    A = DB(b, WHERE, V(DB(b, GT_SCALAR, V(ci), I(j))), V(upd),
+           V(DB(b, WHERE, V(DB(b, EQ_SCALAR, V(ci), I(j))), V(here), V(A))));
+  }
+  return A;
+}
+
+/* org2r: the first qc columns of H_0 ... H_{k-1} (reflectors v, tau of
+ * geqr2 over a matrix of type t), applied to the identity's columns from
+ * the last reflector to the first. */
+static trnc_ref org2r(trnc_db *b, const trnc_type *t, int64_t k, int64_t qc, const trnc_ref *v,
+                      const trnc_ref *tau) {
+  int rank = t->rank;
+  int64_t m = t->shape[rank - 2], shape[TRNC_MAX_RANK];
+  for (int i = 0; i < rank; i++) shape[i] = t->shape[i];
+  shape[rank - 1] = m;
+  trnc_ref Q = eye(b, rank, shape);
+  if (qc < m) Q = DB(b, SLICE, V(Q), I(-1), I(0), I(qc), I(1));
+  for (int64_t j = k - 1; j >= 0; j--) {
+    trnc_ref w = colsum(b, DB(b, MUL, V(v[j]), V(Q)));
+    Q = DB(b, SUB, V(Q), V(DB(b, MUL, V(DB(b, MUL, V(v[j]), V(tau[j]))), V(w))), I(1));
+  }
+  return Q;
+}
+
+/* linalg_qr(A, mode): R from geqr2, Q = H_0 ... H_{k-1} applied to the
+ * identity's first m (complete) or k columns, from the last reflector to
+ * the first as org2r. */
+trnc_status decomp_qr(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  const trnc_arg *ma = n->nargs > 1 ? &n->args[1] : NULL;
+  const char *mode = ma && ma->kind == TRNC_ARG_STR ? ma->u.s : "reduced";
+  bool complete = !strcmp(mode, "complete"), only_r = !strcmp(mode, "r");
+  const trnc_type *q = trnc_db_type(b, n->outs[0]), *rt = trnc_db_type(b, n->outs[1]);
+  if (complete && trnc_type_numel(q) > 0 && trnc_type_numel(rt) == 0) {
+    /* m x 0 matrices: Q is the identity */
+    trnc_ref r[2] = {eye(b, q->rank, q->shape), trnc_db_zeros(b, TRNC_F32, rt->rank, rt->shape)};
+    return results(b, r, 2);
+  }
+  if (empty_case(b, n, &st)) return st;
+  trnc_ref A = trnc_db_f32(b, n->args[0].u.ref);
+  const trnc_type *t = trnc_db_type(b, A);
+  int rank = t->rank;
+  int64_t m = t->shape[rank - 2], c = t->shape[rank - 1], k = m < c ? m : c;
+  trnc_ref v[TRNC_LINALG_MAX_N], tau[TRNC_LINALG_MAX_N];
+  trnc_ref R = geqr2(b, A, k, v, tau);
+  trnc_ref r[2];
+  if (!complete) R = DB(b, SLICE, V(R), I(-2), I(0), I(k), I(1));
+  if (only_r) {
+    int64_t none = 0;
+    r[0] = trnc_db_zeros(b, TRNC_F32, 1, &none);
+  } else {
+    r[0] = org2r(b, t, k, complete ? m : k, v, tau);
+  }
+  r[1] = R;
+  return results(b, r, 2);
+}
+
+/* Partner of each of 0..n-1 in round r of the circle method over n rounded
+ * up to even (N - 1 rounds pair every two indices once; an index paired
+ * with the padding one, past n, is its own partner and sits the round out). */
+static void round_partners(int64_t n, int64_t r, int64_t *partner) {
+  int64_t N = n + (n & 1), seat[TRNC_LINALG_MAX_N + 1];
+  seat[0] = 0;
+  for (int64_t p = 1; p < N; p++) seat[p] = 1 + (p - 1 + r) % (N - 1);
+  for (int64_t i = 0; i < n; i++) partner[i] = i;
+  for (int64_t i = 0; i < N / 2; i++) {
+    int64_t x = seat[i], y = seat[N - 1 - i];
+    if (x < n && y < n) partner[x] = y, partner[y] = x;
+  }
+}
+
+/* Fixed Jacobi sweeps enough for float32 convergence (quadratic once the
+ * off-diagonal is small; measured on random and clustered spectra, the
+ * eigenvalues settle within 5 sweeps at n = 32). */
+static int jacobi_sweeps(int64_t n) { return n <= 2 ? 1 : n <= 16 ? 6 : 8; }
+
+/* The rotations of one round over the symmetric a [..., n, n] as one
+ * matrix J: for each pair p < q of the round with a_pq != 0, Numerical
+ * Recipes' jacobi angle th = (a_qq - a_pp) / (2 a_pq), t = sign(th) /
+ * (|th| + sqrt(th^2 + 1)), c = 1 / sqrt(t^2 + 1), s = t c, and J[p, p] =
+ * J[q, q] = c, J[p, q] = s, J[q, p] = -s, so (J^T a J)[p, q] = 0. */
+static trnc_ref rotations(trnc_db *b, trnc_ref a, const int64_t *partner, int64_t n) {
+  trnc_ref P = trnc_db_const_i64(b, 1, &n, partner);
+  int64_t col[2] = {n, 1};
+  trnc_ref ci = iota(b, n, false), ri = iota(b, n, true);
+  trnc_ref Pc = trnc_db_view(b, P, 2, col);
+  trnc_ref at_p = DB(b, EQ, V(Pc), V(ci)); /* [i, j]: j == P[i] */
+  int64_t last = -1;
+  trnc_ref d = DB(b, DIAGONAL, V(a), I(0), I(-2), I(-1));
+  trnc_ref apq = DB(b, SUM, V(DB(b, WHERE, V(at_p), V(a), F(0.0))), trnc_db_ints(b, &last, 1),
+                    trnc_db_bool(false), NONE);
+  trnc_ref dp = DB(b, SUM, V(DB(b, WHERE, V(at_p), V(DB(b, UNSQUEEZE, V(d), I(-2))), F(0.0))),
+                   trnc_db_ints(b, &last, 1), trnc_db_bool(false), NONE);
+  trnc_ref isp = DB(b, LT, V(ci), V(P));
+  trnc_ref app = DB(b, WHERE, V(isp), V(d), V(dp)), aqq = DB(b, WHERE, V(isp), V(dp), V(d));
+  trnc_ref th = DB(b, DIV, V(DB(b, SUB, V(aqq), V(app), I(1))), V(DB(b, MUL_SCALAR, V(apq), F(2.0))));
+  trnc_ref root = DB(b, SQRT, V(DB(b, ADD_SCALAR, V(DB(b, MUL, V(th), V(th))), F(1.0), I(1))));
+  trnc_ref tt = DB(b, DIV, V(DB(b, WHERE, V(DB(b, GE_SCALAR, V(th), F(0.0))), F(1.0), F(-1.0))),
+                   V(DB(b, ADD, V(DB(b, ABS, V(th))), V(root), I(1))));
+  trnc_ref skip = DB(b, LOGICAL_OR, V(DB(b, EQ_SCALAR, V(apq), F(0.0))), V(DB(b, EQ, V(ci), V(P))));
+  trnc_ref c = DB(b, WHERE, V(skip), F(1.0),
+                  V(DB(b, RSQRT, V(DB(b, ADD_SCALAR, V(DB(b, MUL, V(tt), V(tt))), F(1.0), I(1))))));
+  trnc_ref s = DB(b, WHERE, V(skip), F(0.0), V(DB(b, MUL, V(tt), V(c))));
+  trnc_ref off = DB(b, WHERE, V(isp), V(DB(b, NEG, V(s))), V(s));
+  trnc_ref below_p = DB(b, EQ, V(ri), V(P)); /* [r, i]: r == P[i] */
+  return DB(b, WHERE, V(DB(b, EQ, V(ri), V(ci))), V(DB(b, UNSQUEEZE, V(c), I(-2))),
+            V(DB(b, WHERE, V(below_p), V(DB(b, UNSQUEEZE, V(off), I(-2))), F(0.0))));
+}
+
+/* The stable sorting permutation of x [..., n] as a float32 one-hot
+ * P [..., n, n], P[i, r] = 1 where element i has rank r (ranks counted from
+ * the comparison matrix: the elements before it, and the equal ones at
+ * lower indices), so that x sorted is x P and a matrix's columns in that
+ * order are M P. */
+static trnc_ref sort_perm(trnc_db *b, trnc_ref x, bool descending) {
+  int64_t n = trnc_db_type(b, x)->shape[trnc_db_type(b, x)->rank - 1], last = -1;
+  trnc_ref xi = DB(b, UNSQUEEZE, V(x), I(-1)), xj = DB(b, UNSQUEEZE, V(x), I(-2));
+  trnc_ref before = descending ? DB(b, GT, V(xj), V(xi)) : DB(b, LT, V(xj), V(xi));
+  trnc_ref tie = DB(b, LOGICAL_AND, V(DB(b, EQ, V(xj), V(xi))),
+                    V(DB(b, LT, V(iota(b, n, false)), V(iota(b, n, true)))));
+  trnc_ref rank = DB(b, SUM, V(trnc_db_cast(b, DB(b, LOGICAL_OR, V(before), V(tie)), TRNC_F32)),
+                     trnc_db_ints(b, &last, 1), trnc_db_bool(false), NONE);
+  trnc_ref r = trnc_db_cast(b, iota(b, n, false), TRNC_F32);
+  return trnc_db_cast(b, DB(b, EQ, V(DB(b, UNSQUEEZE, V(rank), I(-1))), V(r)), TRNC_F32);
+}
+
+/* x [..., n] permuted by P [..., n, n] (x P). */
+static trnc_ref permute_vec(trnc_db *b, trnc_ref x, trnc_ref P) {
+  return DB(b, SQUEEZE_DIM, V(bmm(b, DB(b, UNSQUEEZE, V(x), I(-2)), P)), I(-2));
+}
+
+/* Eigenvalues w [..., n] ascending and (vecs) eigenvectors V [..., n, n]
+ * (columns in w's order) of the symmetric a [..., n, n] by cyclic Jacobi
+ * in rounds of disjoint rotations: a = J^T a J (symmetrized against
+ * rounding), V = V J. */
+static void jacobi_eigh(trnc_db *b, trnc_ref S, bool vecs, trnc_ref *w, trnc_ref *vout) {
+  const trnc_type *t = trnc_db_type(b, S);
+  int rank = t->rank;
+  int64_t sz = t->shape[rank - 1], shape[TRNC_MAX_RANK];
+  for (int i = 0; i < rank; i++) shape[i] = t->shape[i];
+  trnc_ref Vm = vecs ? eye(b, rank, shape) : TRNC_NO_REF;
+  int64_t N = sz + (sz & 1), partner[TRNC_LINALG_MAX_N];
+  for (int sw = 0; sw < jacobi_sweeps(sz) && sz > 1; sw++)
+    for (int64_t r = 0; r < N - 1; r++) {
+      round_partners(sz, r, partner);
+      trnc_ref J = rotations(b, S, partner, sz);
+      S = bmm(b, tr(b, J), bmm(b, S, J));
+      S = DB(b, MUL_SCALAR, V(DB(b, ADD, V(S), V(tr(b, S)), I(1))), F(0.5));
+      if (vecs) Vm = bmm(b, Vm, J);
+    }
+  trnc_ref d = DB(b, DIAGONAL, V(S), I(0), I(-2), I(-1)), P = sort_perm(b, d, false);
+  *w = permute_vec(b, d, P);
+  if (vecs) *vout = bmm(b, Vm, P);
+}
+
+/* The symmetric matrix of A's lower (upper) triangle. */
+static trnc_ref symmetric(trnc_db *b, trnc_ref A, bool upper) {
+  const trnc_type *t = trnc_db_type(b, A);
+  int64_t sz = t->shape[t->rank - 1];
+  trnc_ref ri = iota(b, sz, true), ci = iota(b, sz, false);
+  trnc_ref tri = upper ? DB(b, LE, V(ri), V(ci)) : DB(b, GE, V(ri), V(ci));
+  return DB(b, WHERE, V(tri), V(A), V(tr(b, A)));
+}
+
+/* _linalg_eigh(A, UPLO, compute_v): jacobi_eigh of the UPLO triangle's
+ * symmetric matrix. */
+trnc_status decomp_eigh(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
+  const trnc_arg *ua = n->nargs > 1 ? &n->args[1] : NULL;
+  bool upper = ua && ua->kind == TRNC_ARG_STR && !strcmp(ua->u.s, "U");
+  bool vecs = trnc_arg_bool(n, 2, true);
+  trnc_ref r[2] = {TRNC_NO_REF, TRNC_NO_REF};
+  jacobi_eigh(b, symmetric(b, trnc_db_f32(b, n->args[0].u.ref), upper), vecs, &r[0], &r[1]);
+  int64_t none = 0;
+  if (!vecs) r[1] = trnc_db_zeros(b, TRNC_F32, 1, &none);
+  return results(b, r, 2);
+}
+
+/* A = U diag(s) Vh by one-sided Jacobi (Hestenes) over the columns of X =
+ * A, or A^T when A is wide (X [..., M, K], K <= M): each round's rotations
+ * are those of jacobi_eigh for the Gram matrix X^T X, applied as X = X J,
+ * W = W J; then s = the column norms, sorted descending, X's columns over
+ * s (where s > 0) and W's in that order (for a wide A, A = W diag(s) X^T).
+ * U [..., m, k], s [..., k], Vh [..., k, n]; U and Vh only with uv; full:
+ * U [..., m, m] and Vh [..., n, n]. */
+static void jacobi_svd(trnc_db *b, trnc_ref A, bool uv, bool full, trnc_ref *U, trnc_ref *s,
+                       trnc_ref *Vh) {
+  const trnc_type *t = trnc_db_type(b, A);
+  int rank = t->rank;
+  bool wide = t->shape[rank - 2] < t->shape[rank - 1];
+  trnc_ref X = wide ? trnc_db_f32(b, tr(b, A)) : A;
+  t = trnc_db_type(b, X);
+  int64_t K = t->shape[rank - 1], shape[TRNC_MAX_RANK];
+  for (int i = 0; i < rank; i++) shape[i] = t->shape[i];
+  shape[rank - 2] = K;
+  trnc_ref W = uv ? eye(b, rank, shape) : TRNC_NO_REF;
+  int64_t N = K + (K & 1), partner[TRNC_LINALG_MAX_N];
+  for (int sw = 0; sw < jacobi_sweeps(K) && K > 1; sw++)
+    for (int64_t r = 0; r < N - 1; r++) {
+      round_partners(K, r, partner);
+      trnc_ref J = rotations(b, bmm(b, tr(b, X), X), partner, K);
+      X = bmm(b, X, J);
+      if (uv) W = bmm(b, W, J);
+    }
+  trnc_ref norms = DB(b, SQRT, V(DB(b, SQUEEZE_DIM, V(colsum(b, DB(b, MUL, V(X), V(X)))), I(-2))));
+  trnc_ref P = sort_perm(b, norms, true);
+  *s = permute_vec(b, norms, P);
+  if (!uv) return;
+  trnc_ref sdiv = DB(b, WHERE, V(DB(b, GT_SCALAR, V(*s), F(0.0))), V(*s), F(1.0));
+  trnc_ref Xs = DB(b, DIV, V(bmm(b, X, P)), V(DB(b, UNSQUEEZE, V(sdiv), I(-2))));
+  trnc_ref Ws = bmm(b, W, P);
+  int64_t M = t->shape[rank - 2];
+  if (full && M > K) {
+    /* X's normalized columns completed to an orthonormal basis of M
+     * vectors by Householder QR, Xs = Q R: Q's first K columns times the
+     * signs of R's diagonal are Xs's columns (and an orthonormal stand-in
+     * for the not unit column of a zero singular value); the rest span
+     * their complement, where the basis is arbitrary as in eager. */
+    trnc_ref v[TRNC_LINALG_MAX_N], tau[TRNC_LINALG_MAX_N];
+    trnc_ref R = geqr2(b, Xs, K, v, tau);
+    trnc_ref Q = org2r(b, t, K, M, v, tau);
+    trnc_ref d = DB(b, DIAGONAL, V(R), I(0), I(-2), I(-1));
+    trnc_ref sg = DB(b, WHERE, V(DB(b, LT_SCALAR, V(d), F(0.0))), F(-1.0), F(1.0));
+    trnc_ref first = DB(b, MUL, V(DB(b, SLICE, V(Q), I(-1), I(0), I(K), I(1))),
+                        V(DB(b, UNSQUEEZE, V(sg), I(-2))));
+    Xs = DB(b, CAT, trnc_db_vals(b, (trnc_ref[]){first, DB(b, SLICE, V(Q), I(-1), I(K), I(M), I(1))}, 2),
+            I(-1));
+  }
+  *U = wide ? Ws : Xs;
+  *Vh = tr(b, wide ? Xs : Ws);
+}
+
+/* _linalg_svd(A, full_matrices, compute_uv): jacobi_svd. */
+trnc_status decomp_svd(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
+  bool uv = trnc_arg_bool(n, 2, true);
+  trnc_ref r[3] = {TRNC_NO_REF, TRNC_NO_REF, TRNC_NO_REF};
+  jacobi_svd(b, trnc_db_f32(b, n->args[0].u.ref), uv, trnc_arg_bool(n, 1, false), &r[0], &r[1],
+             &r[2]);
+  int64_t none = 0;
+  if (!uv) r[0] = r[2] = trnc_db_zeros(b, TRNC_F32, 1, &none);
+  return results(b, r, 3);
+}
+
+/* linalg_pinv.atol_rtol_tensor(A, atol, rtol, hermitian) as eager's
+ * linalg_pinv: atol 0 and rtol eps(float32) * max(m, n) unless given (0 when
+ * only a positive atol is), tol = max(atol, rtol * the largest singular
+ * value); A^+ = V diag(1/s where s > tol, else 0) U^T from the SVD, or
+ * (hermitian) U diag(1/w where |w| > tol) U^T from eigh of A's lower
+ * triangle. */
+trnc_status decomp_pinv(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
+  trnc_ref A = trnc_db_f32(b, n->args[0].u.ref);
+  const trnc_type *t = trnc_db_type(b, A);
+  int64_t m = t->shape[t->rank - 2], c = t->shape[t->rank - 1];
+  bool has_atol = n->args[1].kind == TRNC_ARG_VALUE, has_rtol = n->args[2].kind == TRNC_ARG_VALUE;
+  trnc_ref atol = has_atol ? DB(b, UNSQUEEZE, V(trnc_db_f32(b, n->args[1].u.ref)), I(-1)) : TRNC_NO_REF;
+  double eps_rtol = 1.1920928955078125e-07 * (double)(m > c ? m : c);
+  trnc_ref rtol = has_rtol ? DB(b, UNSQUEEZE, V(trnc_db_f32(b, n->args[2].u.ref)), I(-1))
+                  : has_atol ? DB(b, WHERE, V(DB(b, GT_SCALAR, V(atol), F(0.0))), F(0.0), F(eps_rtol))
+                             : TRNC_NO_REF;
+  bool herm = trnc_arg_bool(n, 3, false);
+  trnc_ref U = TRNC_NO_REF, s = TRNC_NO_REF, Vh = TRNC_NO_REF, mag, maxv;
+  int64_t last = -1;
+  if (herm) {
+    jacobi_eigh(b, symmetric(b, A, false), true, &s, &U);
+    mag = DB(b, ABS, V(s));
+    maxv = DB(b, AMAX, V(mag), trnc_db_ints(b, &last, 1), trnc_db_bool(true));
+  } else {
+    jacobi_svd(b, A, true, false, &U, &s, &Vh);
+    mag = s;
+    maxv = DB(b, SLICE, V(s), I(-1), I(0), I(1), I(1));
+  }
+  trnc_ref tol = rtol == TRNC_NO_REF ? DB(b, MUL_SCALAR, V(maxv), F(eps_rtol)) : DB(b, MUL, V(rtol), V(maxv));
+  if (has_atol) tol = DB(b, MAXIMUM, V(atol), V(tol));
+  trnc_ref sp = DB(b, WHERE, V(DB(b, GT, V(mag), V(tol))), V(DB(b, RECIPROCAL, V(s))), F(0.0));
+  trnc_ref left = DB(b, MUL, V(herm ? U : tr(b, Vh)), V(DB(b, UNSQUEEZE, V(sp), I(-2))));
+  return trnc_db_result(b, 0, bmm(b, left, tr(b, U)));
+}
+
+/* diagonal_scatter(self, src, offset, dim1, dim2) (the backward formulas of
+ * QR, eigh and SVD write diagonals with it): self with dim1 and dim2 moved
+ * last, src [..., L] laid along the diagonal (a column [..., L, 1] padded to
+ * dim1's size and broadcast over dim2 for offset >= 0, a row for offset <
+ * 0), selected where col - row == offset, and the dims moved back. */
+trnc_status decomp_diagonal_scatter(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref, src = n->args[1].u.ref;
+  const trnc_type *t = trnc_db_type(b, x);
+  int rank = t->rank;
+  int64_t off = trnc_arg_int(n, 2, 0), d1 = trnc_arg_int(n, 3, 0), d2 = trnc_arg_int(n, 4, 1);
+  if (d1 < 0) d1 += rank;
+  if (d2 < 0) d2 += rank;
+  int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shape[TRNC_MAX_RANK];
+  int k = 0;
+  for (int i = 0; i < rank; i++)
+    if (i != d1 && i != d2) perm[k++] = i;
+  perm[k++] = d1;
+  perm[k++] = d2;
+  for (int i = 0; i < rank; i++) inv[perm[i]] = i, shape[i] = t->shape[perm[i]];
+  trnc_ref xp = DB(b, PERMUTE, V(x), trnc_db_ints(b, perm, rank));
+  int64_t n1 = shape[rank - 2], n2 = shape[rank - 1];
+  const trnc_type *ts = trnc_db_type(b, src);
+  int64_t L = ts->shape[ts->rank - 1];
+  trnc_ref full;
+  if (off >= 0) {
+    int64_t pad[4] = {0, 0, 0, n1 - L};
+    full = DB(b, CONSTANT_PAD_ND, V(DB(b, UNSQUEEZE, V(src), I(-1))), trnc_db_ints(b, pad, 4), F(0.0));
+  } else {
+    int64_t pad[2] = {0, n2 - L};
+    full = DB(b, CONSTANT_PAD_ND, V(DB(b, UNSQUEEZE, V(src), I(-2))), trnc_db_ints(b, pad, 2), F(0.0));
+  }
+  full = expand_to(b, full, rank, shape);
+  trnc_ref diff = DB(b, SUB, V(iota(b, n2, false)), V(iota(b, n1, true)), I(1));
+  trnc_ref on = DB(b, EQ_SCALAR, V(diff), I(off));
+  trnc_ref out = DB(b, WHERE, V(on), V(full), V(xp));
+  return trnc_db_result(b, 0, DB(b, PERMUTE, V(out), trnc_db_ints(b, inv, rank)));
 }

@@ -146,6 +146,22 @@ trnc_status decomp_solve_triangular(trnc_db *b, const trnc_node *n);
 trnc_status decomp_cholesky(trnc_db *b, const trnc_node *n);
 /** linalg_lu, lu_unpack: P, L and U of an LU factorization. */
 trnc_status decomp_lu_unpack(trnc_db *b, const trnc_node *n);
+/** linalg_qr (modes reduced, complete, r): LAPACK's geqr2 Householder steps
+ *  (dlarfg's signs: R's diagonal as eager's) and org2r's accumulation of Q. */
+trnc_status decomp_qr(trnc_db *b, const trnc_node *n);
+/** _linalg_eigh: cyclic Jacobi of the UPLO triangle's symmetric matrix in
+ *  rounds of n/2 disjoint rotations (one J^T a J per round), a fixed number
+ *  of sweeps; eigenvalues ascending. */
+trnc_status decomp_eigh(trnc_db *b, const trnc_node *n);
+/** _linalg_svd: one-sided Jacobi over the columns of A (A^T when wide),
+ *  with eigh's rotations of the Gram matrix; singular values descending. */
+trnc_status decomp_svd(trnc_db *b, const trnc_node *n);
+/** linalg_pinv.atol_rtol_tensor: eager's tolerance rule over the singular
+ *  values of decomp_svd's Jacobi (hermitian: the eigenvalues of decomp_eigh's). */
+trnc_status decomp_pinv(trnc_db *b, const trnc_node *n);
+/** diagonal_scatter: src along the diagonal of self's dims dim1, dim2 (a
+ *  padded, broadcast src selected where col - row == offset). */
+trnc_status decomp_diagonal_scatter(trnc_db *b, const trnc_node *n);
 /** _scaled_dot_product_flash_attention_for_cpu: (output, logsumexp) from
  *  batched matmuls and a masked, max-subtracted softmax (passes/decomp_attention.c). */
 trnc_status decomp_sdpa(trnc_db *b, const trnc_node *n);

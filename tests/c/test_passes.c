@@ -243,6 +243,52 @@ static uint32_t sdpa_graph(tu_fx *b, double dropout_p, bool mask) {
   return n;
 }
 
+/* One linear algebra call over x [rows, cols] (batch 2) with string
+ * argument `s` (name sname) and bool b (name bname) when given, its
+ * outputs of the given ranks and shapes. */
+static void linalg_call(tu_fx *b, const char *target, int64_t rows, int64_t cols, const char *sname,
+                        const char *s, const char *bname, bool bv, int nout,
+                        Trnc__Fx__TensorMeta **outs) {
+  uint32_t x = tu_placeholder(b, "x", m3(b, F32, 2, rows, cols));
+  uint32_t n = tu_call(b, "la", target, outs[0]);
+  for (int i = 1; i < nout; i++) tu_add_output(b, n, outs[i]);
+  tu_node(b, n)->outputs_tuple = true;
+  tu_arg(b, n, tu_a_ref(b, "A", x, 0));
+  if (sname) tu_arg(b, n, tu_a_str(b, sname, s));
+  if (bname) tu_arg(b, n, tu_a_bool(b, bname, bv));
+  if (!strcmp(target, "aten._linalg_svd.default")) { /* compute_uv, driver */
+    tu_arg(b, n, tu_a_bool(b, "compute_uv", true));
+    tu_arg(b, n, tu_a_none(b, "driver"));
+  }
+  for (int i = 0; i < nout; i++) tu_output_ref(b, n, (uint32_t)i);
+}
+
+/* QR, eigh and SVD leave the graph as elementwise steps and batched
+ * matmuls (passes/decomp_linalg.c's builders, under the sanitizers). */
+static void test_qr_eigh_svd_decomposed(void **state) {
+  (void)state;
+  tu_fx *b = tu_fx_new(FWD);
+  linalg_call(b, "aten.linalg_qr.default", 6, 4, "mode", "complete", NULL, false, 2,
+              (Trnc__Fx__TensorMeta *[]){m3(b, F32, 2, 6, 6), m3(b, F32, 2, 6, 4)});
+  run r = lower(b);
+  HASNT(r, "linalg_qr");
+  done(&r, b);
+  b = tu_fx_new(FWD);
+  linalg_call(b, "aten._linalg_eigh.default", 5, 5, "UPLO", "U", "compute_v", true, 2,
+              (Trnc__Fx__TensorMeta *[]){m2(b, F32, 2, 5), m3(b, F32, 2, 5, 5)});
+  r = lower(b);
+  HAS(r, "bmm(");
+  HASNT(r, "linalg_eigh");
+  done(&r, b);
+  b = tu_fx_new(FWD);
+  linalg_call(b, "aten._linalg_svd.default", 3, 7, NULL, NULL, "full_matrices", false, 3,
+              (Trnc__Fx__TensorMeta *[]){m3(b, F32, 2, 3, 3), m2(b, F32, 2, 3), m3(b, F32, 2, 3, 7)});
+  r = lower(b);
+  HAS(r, "bmm(");
+  HASNT(r, "linalg_svd");
+  done(&r, b);
+}
+
 /* Without an attn_mask the op stays for codegen's flash-attention kernel
  * (passes/decomp_attention.c's shape rule), its outputs in their layouts. */
 static void test_sdpa_kept_for_the_flash_kernel(void **state) {
@@ -812,6 +858,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_decompose_sdpa),
       cmocka_unit_test(test_decompose_type_of_a_failed_emission),
+      cmocka_unit_test(test_qr_eigh_svd_decomposed),
       cmocka_unit_test(test_sdpa_kept_for_the_flash_kernel),
       cmocka_unit_test(test_decompose_sdpa_dropout_refused),
       cmocka_unit_test(test_decompose_topk),

@@ -22,6 +22,12 @@ Each phase ("forward", "grad") ends in one outcome:
 * ``bug``      anything else: a wrong value, GraphImportError, CompilerError,
                ExecutionError or another exception from trnc's compile or run.
 
+Eigenvectors and singular vectors are specified only up to sign (LAPACK's
+choice is arbitrary): for the entries of SIGN_FREE both phases run the op
+followed by a normalization of each vector's sign (the entry of largest
+magnitude made positive; a pair of singular vectors flips with the left
+one), in eager and compiled alike, so every value is still compared.
+
 Random ops (those whose eager run calls an ATen op tagged
 ``nondeterministic_seeded``) and the entries whose values are unspecified
 (UNINITIALIZED: torch.empty and its kin) are compared by shape and dtype only.
@@ -40,6 +46,38 @@ from torch.utils._python_dispatch import TorchDispatchMode
 RTOL, ATOL = 1e-4, 1e-5
 UNINITIALIZED = {"empty", "empty_like", "empty_permuted", "empty_strided", "new_empty",
                  "new_empty_strided"}
+
+
+def _sign_normalized(u):
+    """u [..., m, k] with each column's sign set so that its entry of
+    largest magnitude is positive, and those signs [..., 1, k]."""
+    if u.numel() == 0:
+        return u, torch.ones(u.shape[:-2] + (1, u.shape[-1]), dtype=u.dtype)
+    i = u.detach().abs().argmax(-2, keepdim=True)
+    s = torch.where(torch.gather(u.detach(), -2, i) < 0, -1.0, 1.0).to(u.dtype)
+    return u * s, s
+
+
+def _eigh_signs(out):
+    w, v = out
+    return w, _sign_normalized(v)[0]
+
+
+def _svd_signs(vh_is_rows):
+    def norm(out):
+        u, s, v = out
+        u, sg = _sign_normalized(u)
+        k = sg.shape[-1]
+        if vh_is_rows:  # linalg.svd's Vh: rows
+            v = torch.cat([v[..., :k, :] * sg.mT, v[..., k:, :]], -2) if v.numel() else v
+        else:  # torch.svd's V: columns
+            v = torch.cat([v[..., :k] * sg, v[..., k:]], -1) if v.numel() else v
+        return u, s, v
+    return norm
+
+
+# entry -> the sign normalization of its outputs (see the module docstring)
+SIGN_FREE = {"linalg.eigh": _eigh_signs, "linalg.svd": _svd_signs(True), "svd": _svd_signs(False)}
 
 
 @dataclass
@@ -89,13 +127,15 @@ def _prepare(op, requires_grad: bool):
     leaves, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
     pos = [i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)]
     f = op.get_op()
+    post = SIGN_FREE.get(op.name + (f".{op.variant_test_name}" if op.variant_test_name else ""))
 
     def fn(*ts):
         vals = list(leaves)
         for i, t in zip(pos, ts):
             vals[i] = t
         inp, args, kwargs = pytree.tree_unflatten(vals, spec)
-        return f(inp, *args, **kwargs)
+        out = f(inp, *args, **kwargs)
+        return post(out) if post else out
 
     return fn, [leaves[i] for i in pos]
 
