@@ -780,17 +780,6 @@ static bool emit_dma(hx *X, const trnc_nc_instr *in) {
  * adds, which are the interpreter's operations exactly.
  */
 
-/** Significand bits of a matmul operand dtype (the verifier's pairs). */
-static int sig_bits(int dt) {
-  switch (dt) {
-    case TRNC_BF16: return 8;
-    case TRNC_F16: return 11;
-    case TRNC_F8E4M3: return 4;
-    case TRNC_F8E5M2: return 3;
-    default: return 24;
-  }
-}
-
 /** Exponent bounds of packed operand values (for the fma test). */
 typedef struct ebounds {
   LLVMValueRef max, min; /* i32 slots: largest biased exponent; smallest of the nonzero values (255 if none) */
@@ -849,7 +838,7 @@ static void emit_matmul(hx *X, const trnc_nc_instr *in) {
   bool direct = M % MB == 0 && N % NB == 0 && d->dtype == TRNC_F32 && dd.n == 1 && dd.stride[0][0] == 1 &&
                 d->mem == TRNC_NC_MEM_PSUM && X->part_stride[1] % 4 == 0;
   need_tmp(X, direct ? oC : oC + Mp * Np);
-  bool exact = sig_bits(st->dtype) + sig_bits(mv->dtype) <= 24;
+  bool exact = trnc_host_gemm_sig_bits(st->dtype) + trnc_host_gemm_sig_bits(mv->dtype) <= 24;
   ebounds ea = {NULL, NULL}, eb = {NULL, NULL};
   if (exact) {
     ebounds *e[2] = {&ea, &eb};
