@@ -125,18 +125,42 @@ int trnc_host_gemm_sig_bits(int dt) {
   }
 }
 
-void trnc_host_gemm_ebounds(const float *x, int64_t n, int32_t *emax, int32_t *emin) {
-  /* signed 32-bit compares of values below 2^8 (SSE2 vectorizes them) */
-  int32_t mx = *emax, mn = *emin;
-  for (int64_t i = 0; i < n; i++) {
-    int32_t bits;
-    memcpy(&bits, &x[i], 4);
-    int32_t mag = bits & 0x7fffffff, ex = mag >> 23, exn = mag ? ex : 255;
-    mx = ex > mx ? ex : mx;
-    mn = exn < mn ? exn : mn;
+/* signed 32-bit max/min of values below 2^8: vectorized for the baseline
+ * ISA (compare and select) and, on CPUs that have them, with AVX2's or
+ * AVX-512's integer max/min */
+#define EBOUNDS(name, attr)                                                                  \
+  attr static void name(const float *x, int64_t n, int32_t *emax, int32_t *emin) {          \
+    int32_t mx = *emax, mn = *emin;                                                          \
+    for (int64_t i = 0; i < n; i++) {                                                        \
+      int32_t bits;                                                                          \
+      memcpy(&bits, &x[i], 4);                                                               \
+      int32_t mag = bits & 0x7fffffff, ex = mag >> 23, exn = mag ? ex : 255;                 \
+      mx = ex > mx ? ex : mx;                                                                \
+      mn = exn < mn ? exn : mn;                                                              \
+    }                                                                                        \
+    *emax = mx;                                                                              \
+    *emin = mn;                                                                              \
   }
-  *emax = mx;
-  *emin = mn;
+
+EBOUNDS(ebounds_portable, )
+#ifdef GEMM_X86
+EBOUNDS(ebounds512, __attribute__((target("avx512f,avx512bw"))))
+EBOUNDS(ebounds_avx2, __attribute__((target("avx2"))))
+#endif
+
+void trnc_host_gemm_ebounds(const float *x, int64_t n, int32_t *emax, int32_t *emin) {
+#ifdef GEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+    ebounds512(x, n, emax, emin);
+    return;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    ebounds_avx2(x, n, emax, emin);
+    return;
+  }
+#endif
+  ebounds_portable(x, n, emax, emin);
 }
 
 int32_t trnc_host_gemm_fusable(int sig_a, int sig_b, int32_t amax, int32_t amin, int32_t bmax, int32_t bmin) {

@@ -120,6 +120,15 @@ static void load_run(const uint8_t *src, int64_t stride, int64_t n, int dt, floa
       }
       return;
     case TRNC_BF16:
+      if (stride == 1) { /* contiguous (matmul operands): a loop the compiler vectorizes */
+        for (int64_t i = 0; i < n; i++) {
+          uint16_t h;
+          memcpy(&h, src + i * 2, 2);
+          uint32_t w = (uint32_t)h << 16;
+          memcpy(&out[i], &w, 4);
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; i++) {
         uint16_t h;
         memcpy(&h, src + i * stride * 2, 2);
