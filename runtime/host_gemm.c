@@ -10,10 +10,15 @@
  * compiled without FP contraction (ISO C11, as the interpreter). The
  * fused variants run only when the caller has shown every product exact
  * (trnc_host_gemm's contract), where a fused multiply-add gives the same
- * number. The CPU picks the variant at run time: AVX-512 (8 x 2 zmm
- * accumulators) or portable C (which GCC vectorizes for the baseline ISA).
+ * number. The CPU picks the variant at run time: AVX-512 (8 rows x 3 zmm
+ * accumulators, 8 x 2 and 8 x 1 for the last columns) or portable C (which
+ * GCC vectorizes for the baseline ISA).
  */
 #include "runtime/host_gemm.h"
+
+#include <string.h>
+
+#include "trnc/trnc.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GEMM_X86 1
@@ -45,46 +50,51 @@ static void gemm_portable(const float *A, int64_t lda, const float *B, int64_t l
 #define FMA512(s, b, x) _mm512_fmadd_ps(s, b, x)
 #define MULADD512(s, b, x) _mm512_add_ps(x, _mm512_mul_ps(s, b))
 
-/* 8 rows x 2 zmm: 16 accumulators, 2 B vectors, 1 broadcast */
+/* One block: MB rows x V zmm (16 columns each) of accumulators, V B vectors
+ * and one broadcast per k; V = 3 (24 accumulators) where the columns allow,
+ * 2 and 1 for the rest (the loops unroll completely, so the arrays live in
+ * registers). */
+#define GEMM512_BLOCK(name, V, MAC)                                                                               \
+  __attribute__((target("avx512f,fma"), always_inline)) static inline void name(                                   \
+      const float *a, int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc, int64_t K, int32_t acc) {  \
+    __m512 x[MB][V];                                                                                                \
+    _Pragma("GCC unroll 8") for (int i = 0; i < MB; i++) _Pragma("GCC unroll 3") for (int j = 0; j < V; j++)     \
+        x[i][j] = acc ? _mm512_loadu_ps(c + i * ldc + 16 * j) : _mm512_setzero_ps();                             \
+    for (int64_t k = 0; k < K; k++) {                                                                               \
+      const float *ak = a + k * lda, *bk = b + k * ldb;                                                             \
+      __m512 bv[V];                                                                                                 \
+      _Pragma("GCC unroll 3") for (int j = 0; j < V; j++) bv[j] = _mm512_loadu_ps(bk + 16 * j);                   \
+      _Pragma("GCC unroll 8") for (int i = 0; i < MB; i++) {                                                       \
+        __m512 s = _mm512_set1_ps(ak[i]);                                                                           \
+        _Pragma("GCC unroll 3") for (int j = 0; j < V; j++) x[i][j] = MAC(s, bv[j], x[i][j]);                     \
+      }                                                                                                             \
+    }                                                                                                               \
+    _Pragma("GCC unroll 8") for (int i = 0; i < MB; i++) _Pragma("GCC unroll 3") for (int j = 0; j < V; j++)     \
+        _mm512_storeu_ps(c + i * ldc + 16 * j, x[i][j]);                                                           \
+  }
+
+/* columns in chunks of 48 (3 zmm) while at least 48 remain, then 32 or 16
+ * (the width is a multiple of NB = 32); each chunk of B (K x 48 floats,
+ * at most 24 KiB) stays in L1 while the row blocks pass */
 #define GEMM512(name, MAC)                                                                                         \
+  GEMM512_BLOCK(name##_v3, 3, MAC)                                                                                 \
+  GEMM512_BLOCK(name##_v2, 2, MAC)                                                                                 \
+  GEMM512_BLOCK(name##_v1, 1, MAC)                                                                                 \
   __attribute__((target("avx512f,fma"))) static void name(const float *A, int64_t lda, const float *B, int64_t ldb, \
                                                            float *C, int64_t ldc, int64_t K, int64_t nmb,         \
                                                            int64_t nnb, int32_t acc) {                            \
-    for (int64_t nb = 0; nb < nnb; nb++)                                                                           \
+    _Static_assert(NB == 32, "column chunks of 48, 32 and 16 cover multiples of 32");                           \
+    for (int64_t n0 = 0, w = nnb * NB; n0 < w;) {                                                                  \
+      int64_t v = w - n0 >= 48 ? 3 : (w - n0) / 16;                                                                \
       for (int64_t mb = 0; mb < nmb; mb++) {                                                                       \
-        float *c = C + mb * MB * ldc + nb * NB;                                                                    \
-        const float *a = A + mb * MB, *b = B + nb * NB;                                                            \
-        __m512 z = _mm512_setzero_ps();                                                                            \
-        _Static_assert(MB == 8 && NB == 32, "the block is 8 rows x 2 zmm");                                       \
-        __m512 x00 = acc ? _mm512_loadu_ps(c + 0 * ldc) : z, x01 = acc ? _mm512_loadu_ps(c + 0 * ldc + 16) : z;   \
-        __m512 x10 = acc ? _mm512_loadu_ps(c + 1 * ldc) : z, x11 = acc ? _mm512_loadu_ps(c + 1 * ldc + 16) : z;   \
-        __m512 x20 = acc ? _mm512_loadu_ps(c + 2 * ldc) : z, x21 = acc ? _mm512_loadu_ps(c + 2 * ldc + 16) : z;   \
-        __m512 x30 = acc ? _mm512_loadu_ps(c + 3 * ldc) : z, x31 = acc ? _mm512_loadu_ps(c + 3 * ldc + 16) : z;   \
-        __m512 x40 = acc ? _mm512_loadu_ps(c + 4 * ldc) : z, x41 = acc ? _mm512_loadu_ps(c + 4 * ldc + 16) : z;   \
-        __m512 x50 = acc ? _mm512_loadu_ps(c + 5 * ldc) : z, x51 = acc ? _mm512_loadu_ps(c + 5 * ldc + 16) : z;   \
-        __m512 x60 = acc ? _mm512_loadu_ps(c + 6 * ldc) : z, x61 = acc ? _mm512_loadu_ps(c + 6 * ldc + 16) : z;   \
-        __m512 x70 = acc ? _mm512_loadu_ps(c + 7 * ldc) : z, x71 = acc ? _mm512_loadu_ps(c + 7 * ldc + 16) : z;   \
-        for (int64_t k = 0; k < K; k++) {                                                                          \
-          const float *ak = a + k * lda;                                                                           \
-          __m512 b0 = _mm512_loadu_ps(b + k * ldb), b1 = _mm512_loadu_ps(b + k * ldb + 16), s;                     \
-          s = _mm512_set1_ps(ak[0]), x00 = MAC(s, b0, x00), x01 = MAC(s, b1, x01);                                 \
-          s = _mm512_set1_ps(ak[1]), x10 = MAC(s, b0, x10), x11 = MAC(s, b1, x11);                                 \
-          s = _mm512_set1_ps(ak[2]), x20 = MAC(s, b0, x20), x21 = MAC(s, b1, x21);                                 \
-          s = _mm512_set1_ps(ak[3]), x30 = MAC(s, b0, x30), x31 = MAC(s, b1, x31);                                 \
-          s = _mm512_set1_ps(ak[4]), x40 = MAC(s, b0, x40), x41 = MAC(s, b1, x41);                                 \
-          s = _mm512_set1_ps(ak[5]), x50 = MAC(s, b0, x50), x51 = MAC(s, b1, x51);                                 \
-          s = _mm512_set1_ps(ak[6]), x60 = MAC(s, b0, x60), x61 = MAC(s, b1, x61);                                 \
-          s = _mm512_set1_ps(ak[7]), x70 = MAC(s, b0, x70), x71 = MAC(s, b1, x71);                                 \
-        }                                                                                                          \
-        _mm512_storeu_ps(c + 0 * ldc, x00), _mm512_storeu_ps(c + 0 * ldc + 16, x01);                               \
-        _mm512_storeu_ps(c + 1 * ldc, x10), _mm512_storeu_ps(c + 1 * ldc + 16, x11);                               \
-        _mm512_storeu_ps(c + 2 * ldc, x20), _mm512_storeu_ps(c + 2 * ldc + 16, x21);                               \
-        _mm512_storeu_ps(c + 3 * ldc, x30), _mm512_storeu_ps(c + 3 * ldc + 16, x31);                               \
-        _mm512_storeu_ps(c + 4 * ldc, x40), _mm512_storeu_ps(c + 4 * ldc + 16, x41);                               \
-        _mm512_storeu_ps(c + 5 * ldc, x50), _mm512_storeu_ps(c + 5 * ldc + 16, x51);                               \
-        _mm512_storeu_ps(c + 6 * ldc, x60), _mm512_storeu_ps(c + 6 * ldc + 16, x61);                               \
-        _mm512_storeu_ps(c + 7 * ldc, x70), _mm512_storeu_ps(c + 7 * ldc + 16, x71);                               \
+        const float *a = A + mb * MB, *b = B + n0;                                                                 \
+        float *c = C + mb * MB * ldc + n0;                                                                         \
+        if (v == 3) name##_v3(a, lda, b, ldb, c, ldc, K, acc);                                                     \
+        else if (v == 2) name##_v2(a, lda, b, ldb, c, ldc, K, acc);                                                \
+        else name##_v1(a, lda, b, ldb, c, ldc, K, acc);                                                            \
       }                                                                                                            \
+      n0 += 16 * v;                                                                                                \
+    }                                                                                                              \
   }
 
 GEMM512(gemm512_fused, FMA512)
@@ -103,4 +113,57 @@ void trnc_host_gemm(const float *A, int64_t lda, const float *B, int64_t ldb, fl
 #endif
   (void)fused; /* exact products: fused or not, the same numbers */
   gemm_portable(A, lda, B, ldb, C, ldc, K, nmb, nnb, acc);
+}
+
+int trnc_host_gemm_sig_bits(int dt) {
+  switch (dt) {
+    case TRNC_BF16: return 8;
+    case TRNC_F16: return 11;
+    case TRNC_F8E4M3: return 4;
+    case TRNC_F8E5M2: return 3;
+    default: return 24;
+  }
+}
+
+/* signed 32-bit max/min of values below 2^8: vectorized for the baseline
+ * ISA (compare and select) and, on CPUs that have them, with AVX2's or
+ * AVX-512's integer max/min */
+#define EBOUNDS(name, attr)                                                                  \
+  attr static void name(const float *x, int64_t n, int32_t *emax, int32_t *emin) {          \
+    int32_t mx = *emax, mn = *emin;                                                          \
+    for (int64_t i = 0; i < n; i++) {                                                        \
+      int32_t bits;                                                                          \
+      memcpy(&bits, &x[i], 4);                                                               \
+      int32_t mag = bits & 0x7fffffff, ex = mag >> 23, exn = mag ? ex : 255;                 \
+      mx = ex > mx ? ex : mx;                                                                \
+      mn = exn < mn ? exn : mn;                                                              \
+    }                                                                                        \
+    *emax = mx;                                                                              \
+    *emin = mn;                                                                              \
+  }
+
+EBOUNDS(ebounds_portable, )
+#ifdef GEMM_X86
+EBOUNDS(ebounds512, __attribute__((target("avx512f,avx512bw"))))
+EBOUNDS(ebounds_avx2, __attribute__((target("avx2"))))
+#endif
+
+void trnc_host_gemm_ebounds(const float *x, int64_t n, int32_t *emax, int32_t *emin) {
+#ifdef GEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
+    ebounds512(x, n, emax, emin);
+    return;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    ebounds_avx2(x, n, emax, emin);
+    return;
+  }
+#endif
+  ebounds_portable(x, n, emax, emin);
+}
+
+int32_t trnc_host_gemm_fusable(int sig_a, int sig_b, int32_t amax, int32_t amin, int32_t bmax, int32_t bmin) {
+  return sig_a + sig_b <= 24 && amax <= 254 && bmax <= 254 && amax + bmax <= 380 && amin >= 1 && bmin >= 1 &&
+         amin + bmin >= 128;
 }

@@ -23,9 +23,10 @@
  *    private names so that LLVM neither folds nor replaces them;
  *  - reductions and matmul accumulate in the interpreter's order: a scalar
  *    chain per output element; matmul adds a[k]*b[k] for k = 0..K-1 into an
- *    fp32 accumulator (trnc_host_gemm, runtime/host_gemm.c: 8 rows x 32
- *    columns of accumulators in registers, vectorized across columns, never
- *    across k; fused multiply-adds only where every product is exact);
+ *    fp32 accumulator (trnc_host_gemm, runtime/host_gemm.c, the kernel the
+ *    interpreter calls too: 8 rows x 48 columns of accumulators in
+ *    registers, vectorized across columns, never across k; fused
+ *    multiply-adds only where every product is exact);
  *  - memory effects in the interpreter's order: partition by partition,
  *    and within a partition "read the whole row, then write it" (a row is
  *    staged through the float workspace unless the operands provably do
@@ -762,10 +763,10 @@ static bool emit_dma(hx *X, const trnc_nc_instr *in) {
  * output element is an fp32 accumulator (0, or dst's value with acc=1) to
  * which a[k]*b[k] is added for k = 0, 1, ..., K-1. The operands are decoded
  * into the workspace as fp32 rows (padded so that one block's rows fall
- * into different L1 sets); the shared function "<prefix>_gemm" keeps
- * MB x NVB vectors of accumulators in registers while k runs, one column
- * block of B (K x NB floats, at most 16 KiB) staying in L1 across all row
- * blocks.
+ * into different L1 sets); trnc_host_gemm (runtime/host_gemm.c, also the
+ * interpreter's) keeps 8 rows x 48 columns of accumulators in registers
+ * while k runs, one column chunk of B (K x 48 floats, at most 24 KiB)
+ * staying in L1 across all row blocks.
  *
  * Fused multiply-add where it is exact: fma(a, b, c) rounds a*b + c once,
  * the interpreter's c + a*b rounds the product first; the two agree
@@ -779,17 +780,6 @@ static bool emit_dma(hx *X, const trnc_nc_instr *in) {
  * overflow or underflow) makes that instruction run separate multiplies and
  * adds, which are the interpreter's operations exactly.
  */
-
-/** Significand bits of a matmul operand dtype (the verifier's pairs). */
-static int sig_bits(int dt) {
-  switch (dt) {
-    case TRNC_BF16: return 8;
-    case TRNC_F16: return 11;
-    case TRNC_F8E4M3: return 4;
-    case TRNC_F8E5M2: return 3;
-    default: return 24;
-  }
-}
 
 /** Exponent bounds of packed operand values (for the fma test). */
 typedef struct ebounds {
@@ -849,7 +839,7 @@ static void emit_matmul(hx *X, const trnc_nc_instr *in) {
   bool direct = M % MB == 0 && N % NB == 0 && d->dtype == TRNC_F32 && dd.n == 1 && dd.stride[0][0] == 1 &&
                 d->mem == TRNC_NC_MEM_PSUM && X->part_stride[1] % 4 == 0;
   need_tmp(X, direct ? oC : oC + Mp * Np);
-  bool exact = sig_bits(st->dtype) + sig_bits(mv->dtype) <= 24;
+  bool exact = trnc_host_gemm_sig_bits(st->dtype) + trnc_host_gemm_sig_bits(mv->dtype) <= 24;
   ebounds ea = {NULL, NULL}, eb = {NULL, NULL};
   if (exact) {
     ebounds *e[2] = {&ea, &eb};

@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "runtime/engine.h"
+#include "runtime/host_gemm.h"
 
 /* Memory of one run: SBUF and PSUM (partitions x the plan's stride), the HBM
  * scratch, the HBM pointer per buffer and row buffers. */
@@ -119,6 +120,15 @@ static void load_run(const uint8_t *src, int64_t stride, int64_t n, int dt, floa
       }
       return;
     case TRNC_BF16:
+      if (stride == 1) { /* contiguous (matmul operands): a loop the compiler vectorizes */
+        for (int64_t i = 0; i < n; i++) {
+          uint16_t h;
+          memcpy(&h, src + i * 2, 2);
+          uint32_t w = (uint32_t)h << 16;
+          memcpy(&out[i], &w, 4);
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; i++) {
         uint16_t h;
         memcpy(&h, src + i * stride * 2, 2);
@@ -417,45 +427,60 @@ static trnc_status run_dma(sim *S, const trnc_nc_instr *in, size_t k, size_t i) 
   return TRNC_OK;
 }
 
+/*
+ * dst[M,N] (+)= src0[K,M]^T src1[K,N]: every output element is an fp32
+ * accumulator (0, or dst's value with mode 1) to which the fp32 product
+ * a[k]*b[k] is added for k = 0, 1, ..., K-1, in that order. The operands
+ * are decoded into row-major fp32 (padded to whole micro-kernel blocks,
+ * each row 64 bytes longer so that one block's K rows fall into different
+ * L1 sets) and trnc_host_gemm (runtime/host_gemm.c) runs the blocks, the
+ * same kernel as the JIT's host code: fused multiply-adds only when
+ * trnc_host_gemm_fusable shows every product exact, where they give the
+ * numbers of a separate multiply and add.
+ */
 static trnc_status run_matmul(sim *S, const trnc_nc_instr *in) {
   const trnc_nc_ap *st = &in->src[0], *mv = &in->src[1];
   int64_t K = st->partitions, M = trnc_nc_ap_free_elems(st), N = trnc_nc_ap_free_elems(mv);
-  float *A = tmp(S, 0, K * M), *B = tmp(S, 1, K * N), *acc = tmp(S, 2, 4 * N);
-  if (!A || !B || !acc) return oom(S);
+  int64_t Mp = (M + TRNC_GEMM_MB - 1) / TRNC_GEMM_MB * TRNC_GEMM_MB;
+  int64_t Np = (N + TRNC_GEMM_NB - 1) / TRNC_GEMM_NB * TRNC_GEMM_NB;
+  int64_t lda = Mp + 16, ldb = Np + 16;
+  float *A = tmp(S, 0, K * lda), *B = tmp(S, 1, K * ldb), *C = tmp(S, 2, Mp * Np);
+  if (!A || !B || !C) return oom(S);
   for (int64_t k = 0; k < K; k++) {
-    load_row(S, st, k, A + k * M);
-    load_row(S, mv, k, B + k * N);
+    load_row(S, st, k, A + k * lda);
+    memset(A + k * lda + M, 0, (size_t)(lda - M) * sizeof *A);
+    load_row(S, mv, k, B + k * ldb);
+    memset(B + k * ldb + N, 0, (size_t)(ldb - N) * sizeof *B);
   }
-  /* four output rows at a time: each moving row is read once per block */
-  for (int64_t m0 = 0; m0 < M; m0 += 4) {
-    int64_t mb = M - m0 < 4 ? M - m0 : 4;
-    for (int64_t j = 0; j < mb; j++) {
-      if (in->mode) load_row(S, &in->dst, m0 + j, acc + j * N);
-      else memset(acc + j * N, 0, (size_t)N * sizeof *acc);
-    }
-    float *restrict o0 = acc, *restrict o1 = acc + N, *restrict o2 = acc + 2 * N, *restrict o3 = acc + 3 * N;
-    for (int64_t k = 0; k < K; k++) {
-      const float *restrict b = B + k * N;
-      const float *a = A + k * M + m0;
-      if (mb == 4) {
-        float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-        for (int64_t n = 0; n < N; n++) {
-          float bn = b[n];
-          o0[n] += a0 * bn;
-          o1[n] += a1 * bn;
-          o2[n] += a2 * bn;
-          o3[n] += a3 * bn;
-        }
-      } else {
-        for (int64_t j = 0; j < mb; j++) {
-          float aj = a[j];
-          float *restrict o = acc + j * N;
-          for (int64_t n = 0; n < N; n++) o[n] += aj * b[n];
-        }
-      }
-    }
-    for (int64_t j = 0; j < mb; j++) store_row(S, &in->dst, m0 + j, acc + j * N);
+  int32_t fused = 0;
+  int sa = trnc_host_gemm_sig_bits(st->dtype), sb = trnc_host_gemm_sig_bits(mv->dtype);
+  if (sa + sb <= 24) {
+    int32_t amax = 0, amin = 255, bmax = 0, bmin = 255;
+    trnc_host_gemm_ebounds(A, K * lda, &amax, &amin);
+    trnc_host_gemm_ebounds(B, K * ldb, &bmax, &bmin);
+    fused = trnc_host_gemm_fusable(sa, sb, amax, amin, bmax, bmin);
   }
+  /* dst rows straight from the kernel when they are whole blocks of
+   * contiguous fp32 PSUM (PSUM is never an operand's memory: no overlap) */
+  const trnc_nc_ap *d = &in->dst;
+  int64_t run = 1;
+  bool contig = true;
+  for (int i = d->nfree - 1; i >= 0; i--) {
+    contig = contig && (d->free[i].count == 1 || d->free[i].stride == run);
+    run *= d->free[i].count;
+  }
+  if (contig && M % TRNC_GEMM_MB == 0 && N % TRNC_GEMM_NB == 0 && d->dtype == TRNC_F32 &&
+      d->mem == TRNC_NC_MEM_PSUM && d->offset % 4 == 0 && S->plan->stride[1] % 4 == 0) {
+    trnc_host_gemm(A, lda, B, ldb, (float *)(void *)ap_row(S, d, 0), S->plan->stride[1] / 4, K, M / TRNC_GEMM_MB,
+                   N / TRNC_GEMM_NB, in->mode ? 1 : 0, fused);
+    return TRNC_OK;
+  }
+  if (in->mode) {
+    if (Mp != M || Np != N) memset(C, 0, (size_t)(Mp * Np) * sizeof *C); /* padding: read, never stored */
+    for (int64_t m = 0; m < M; m++) load_row(S, d, m, C + m * Np);
+  }
+  trnc_host_gemm(A, lda, B, ldb, C, Np, K, Mp / TRNC_GEMM_MB, Np / TRNC_GEMM_NB, in->mode ? 1 : 0, fused);
+  for (int64_t m = 0; m < M; m++) store_row(S, d, m, C + m * Np);
   return TRNC_OK;
 }
 

@@ -229,6 +229,46 @@ static void test_matmul_bf16_inexact_products(void **state) {
 }
 
 static void test_matmul_bf16_odd(void **state) { matmul_case(BF16, 37, 19, 45); }
+
+/* Edge shapes of one matmul instruction: K (partitions) 1, 127, 128; M and
+ * N of one element, one short of and one past a micro-kernel block
+ * (runtime/host_gemm.h: 8 x 32), a full stationary tile and a full moving
+ * row (128 x 512); the second K block accumulates in PSUM. */
+static void test_matmul_bf16_edge_shapes(void **state) {
+  (void)state;
+  matmul_case(BF16, 1, 1, 1);
+  matmul_case(BF16, 1, 9, 33);
+  matmul_case(BF16, 127, 127, 129);
+  matmul_case(BF16, 128, 128, 512);
+  matmul_case(BF16, 2, 7, 31);
+}
+
+/* NaN, infinities, signed zeros and subnormal operands (bf16 and their
+ * products) scattered through otherwise ordinary blocks: any of them sends
+ * the instruction to separate multiplies and adds, which must still be the
+ * reference's order; a block whose operands are all ordinary may fuse. */
+static void test_matmul_bf16_special_values(void **state) {
+  (void)state;
+  int K = 127, M = 127, N = 129;
+  float *A = malloc(sizeof(float) * 2 * K * M), *B = malloc(sizeof(float) * 2 * K * N);
+  unsigned seed = 11;
+  for (int i = 0; i < 2 * K * M; i++) A[i] = frand(&seed);
+  for (int i = 0; i < 2 * K * N; i++) B[i] = frand(&seed);
+  const float special[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, ldexpf(1, -130), -ldexpf(3, -133),
+                           ldexpf(1, -126), ldexpf(1, 100), -ldexpf(1, 90)};
+  for (int i = 0; i < 40; i++) {
+    A[(i * 97 + 13) % (2 * K * M)] = special[i % 10];
+    B[(i * 89 + 7) % (2 * K * N)] = special[(i * 3) % 10];
+  }
+  matmul_check(BF16, K, M, N, A, B);
+  /* only subnormal operands (no NaN): subnormal products and sums */
+  for (int i = 0; i < 2 * K * M; i++) A[i] = ldexpf(frand(&seed), -120);
+  for (int i = 0; i < 2 * K * N; i++) B[i] = ldexpf(frand(&seed), -10);
+  A[5] = ldexpf(1, -131);
+  matmul_check(BF16, K, M, N, A, B);
+  free(A);
+  free(B);
+}
 static void test_matmul_f32(void **state) { matmul_case(F32, 128, 128, 64); }
 static void test_matmul_f8(void **state) { matmul_case(TRNC_F8E4M3, 16, 8, 512); }
 static void test_matmul_f16(void **state) { matmul_case(TRNC_F16, 5, 3, 7); }
@@ -855,6 +895,8 @@ int main(void) {
       cmocka_unit_test(test_matmul_bf16_odd),   cmocka_unit_test(test_matmul_f32),
       cmocka_unit_test(test_matmul_f8),         cmocka_unit_test(test_matmul_f16),
       cmocka_unit_test(test_matmul_bf16_inexact_products),
+      cmocka_unit_test(test_matmul_bf16_edge_shapes),
+      cmocka_unit_test(test_matmul_bf16_special_values),
       cmocka_unit_test(test_tensor_transpose),  cmocka_unit_test(test_activation_all),
       cmocka_unit_test(test_tensor_tensor_all), cmocka_unit_test(test_tensor_scalar),
       cmocka_unit_test(test_tensor_reduce),     cmocka_unit_test(test_copy_casts),

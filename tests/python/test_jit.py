@@ -119,6 +119,59 @@ def test_bf16_matmul_larger_than_one_tile():
     _differential(lambda a, b: a @ b, (a, b), rtol=2e-2, atol=0.5)
 
 
+def _sequential_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b with fp32 products added to an fp32 accumulator for k = 0, 1,
+    ..., K-1 in order (TensorE's order: PSUM accumulation across K tiles),
+    rounded to a's dtype once at the end."""
+    a32, b32 = a.float(), b.float()
+    acc = torch.zeros(a.shape[0], b.shape[1])
+    for k in range(a.shape[1]):
+        acc = acc + a32[:, k:k + 1] * b32[k:k + 1, :]
+    return acc.to(a.dtype)
+
+
+# (M, K, N): K one element, one short of and one past a 128-partition tile;
+# M, N one element, 127, 129, 513 (past a 512-column moving tile)
+MM_SHAPES = [(1, 1, 1), (127, 129, 513), (129, 127, 1), (513, 2, 129)]
+
+
+@pytest.mark.parametrize("m,k,n", MM_SHAPES, ids=[f"{m}x{k}x{n}" for m, k, n in MM_SHAPES])
+def test_bf16_matmul_edge_shapes_match_sequential_fp32(m, k, n):
+    """Interpreter and JIT bit for bit, and both equal to the fp32
+    accumulation in k order, rounded to bf16 (torch computes the reference)."""
+    torch.manual_seed(m * 7 + k * 3 + n)
+    a = torch.randn(m, k, dtype=torch.bfloat16)
+    b = torch.randn(k, n, dtype=torch.bfloat16)
+    f = _compile(lambda a, b: a @ b)
+    os.environ["TRNC_SIM"] = "interp"
+    interp = f(a, b)
+    os.environ["TRNC_SIM"] = "jit"
+    jit = f(a, b)
+    _assert_bit_identical([interp], [jit])
+    torch.testing.assert_close(interp, _sequential_mm(a, b), rtol=0, atol=0)
+
+
+def test_bf16_matmul_nan_inf_subnormal_operands():
+    """NaN, infinities, signed zeros and bf16 subnormals among ordinary
+    values (fused multiply-adds must not run where they would differ)."""
+    torch.manual_seed(3)
+    m, k, n = 127, 129, 129
+    a = torch.randn(m, k, dtype=torch.bfloat16)
+    b = torch.randn(k, n, dtype=torch.bfloat16)
+    specials = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 2.0 ** -130, -3 * 2.0 ** -133,
+                             2.0 ** -126, 2.0 ** 100], dtype=torch.bfloat16)
+    a.view(-1)[torch.arange(0, m * k, 997)] = specials.repeat(m * k // 997 // 8 + 1)[: len(range(0, m * k, 997))]
+    b[:, 5] = 2.0 ** -120  # column 5: subnormal products of ordinary a
+    b[7, :] = 2.0 ** 120  # row 7: products past the fp32 range for large a
+    f = _compile(lambda a, b: a @ b)
+    os.environ["TRNC_SIM"] = "interp"
+    interp = f(a, b)
+    os.environ["TRNC_SIM"] = "jit"
+    jit = f(a, b)
+    _assert_bit_identical([interp], [jit])
+    torch.testing.assert_close(interp, _sequential_mm(a, b), rtol=0, atol=0, equal_nan=True)
+
+
 ACTIVATIONS = {
     "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
     "sigmoid": torch.sigmoid, "tanh": torch.tanh, "exp": torch.exp, "erf": torch.erf,
