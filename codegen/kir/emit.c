@@ -183,21 +183,30 @@ static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
   return lw_emit(L, &ac, &t, 1, &d, 1);
 }
 
-/* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
-static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
-  lw *L = S->L;
-  if (tile_scalars(S, o)) return per_element(S, o, np, n);
+/* Flat access pattern [np, n] of value v in tile cur[v] at byte offset
+ * off[v] (off NULL: 0; a narrow value repeats one element per partition). */
+static trnc_nc_ap tile_ap(const kir_kernel *k, lw_tile *const *cur, const int64_t *off, const bool *narrow, int v,
+                          int np, int64_t n) {
+  trnc_nc_ap ap = lw_tile_ap(cur[v], np, off ? off[v] : 0, k->values[v].dtype, 1, &n);
+  if (narrow && narrow[v]) ap.free[0].stride = 0;
+  return ap;
+}
+
+/* Emits compute op o of k (not load/store; ts/act scalars [np, 1]) over
+ * [np, n] elements of the tiles cur[] (kir_emit_tile_op). */
+static trnc_status tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
+                           const bool *narrow, int np, int64_t n) {
   trnc_nc_instr in = lw_instr(TRNC_NC_OP_NOP, engine_of(o->code)); /* opcode set below */
   lw_tile *rd[3];
   int nr = 0;
   for (int s = 0; s < 3; s++) {
     if (o->src[s] < 0) continue;
     bool scalar = ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0) || o->code == KIR_BCAST; /* [np, 1] */
-    in.src[s] = vap(S, o->src[s], np, scalar ? 1 : n);
-    rd[nr++] = S->cur[o->src[s]];
+    in.src[s] = tile_ap(k, cur, off, narrow, o->src[s], np, scalar ? 1 : n);
+    rd[nr++] = cur[o->src[s]];
   }
-  in.dst = vap(S, o->dst, np, n);
-  lw_tile *w = S->cur[o->dst];
+  in.dst = tile_ap(k, cur, off, narrow, o->dst, np, n);
+  lw_tile *w = cur[o->dst];
   if (o->code == KIR_BCAST) { /* dst = 1.0, then dst * a[p] (exact: -0, inf, NaN kept) */
     trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
     ms.dst = in.dst;
@@ -223,7 +232,7 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
     case KIR_TT:
       in.op = TRNC_NC_OP_TENSOR_TENSOR;
       in.alu0 = o->fn;
-      if (int32_tt(S->k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
+      if (int32_tt(k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
       break;
     case KIR_TS:
       in.op = TRNC_NC_OP_TENSOR_SCALAR;
@@ -235,7 +244,7 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
     case KIR_COPY:
     case KIR_REDUCE: in.op = TRNC_NC_OP_TENSOR_COPY; break; /* a reduce over no axis */
     case KIR_CONST:
-      if (S->k->values[o->dst].dtype == TRNC_I32) { /* exact: iota computes in int32 */
+      if (k->values[o->dst].dtype == TRNC_I32) { /* exact: iota computes in int32 */
         in.op = TRNC_NC_OP_IOTA;
         in.engine = TRNC_NC_GPSIMD;
         in.aff[0] = o->ival;
@@ -245,10 +254,25 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
       }
       break;
     case KIR_SELECT: in.op = TRNC_NC_OP_SELECT; break;
-    default: return lw_fail(L, S->k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
+    default: return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
   }
   if (o->code != KIR_CONST) L->ops_per_engine[in.engine == TRNC_NC_GPSIMD ? 3 : o->code == KIR_ACT ? 2 : 1]++;
   return lw_emit(L, &in, rd, nr, &w, 1);
+}
+
+/* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
+static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
+  if (tile_scalars(S, o)) return per_element(S, o, np, n);
+  return tile_op(S->L, S->k, o, S->cur, NULL, S->narrow, np, n);
+}
+
+trnc_status kir_emit_tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
+                             int np, int64_t n) {
+  for (int s = 1; s < 3; s++)
+    if ((o->code == KIR_TS || o->code == KIR_ACT) && o->src[s] >= 0)
+      return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a tile op with a per-partition operand");
+  if (o->code == KIR_BCAST) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a broadcast as a tile op");
+  return tile_op(L, k, o, cur, off, NULL, np, n);
 }
 
 /* Tile pools for every value: `nfull` values of max_free elements; values
