@@ -1108,13 +1108,16 @@ static trnc_status col_chunk(sched *S, col *C, const cpos *c, bool first) {
 static trnc_status col_fold(sched *S, const col *C, int v, int64_t fc, lw_tile *dst) {
   lw *L = S->L;
   bool add = C->flushed;
-  trnc_nc_instr in = lw_instr(add ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  /* the first fold is an exact copy out of PSUM: on ScalarE (nki.isa.tensor_copy
+   * runs there too), so VectorE keeps to the elementwise ops of the chunks */
+  trnc_nc_instr in = lw_instr(add ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_COPY,
+                              add ? TRNC_NC_VECTOR : TRNC_NC_SCALAR);
   in.alu0 = TRNC_NC_ALU_ADD;
   in.src[0] = lw_tile_ap(S->acc[v], 1, 0, TRNC_F32, 1, &fc);
   if (add) in.src[1] = lw_tile_ap(C->sum[v], 1, 0, TRNC_F32, 1, &fc);
   in.dst = lw_tile_ap(dst, 1, 0, TRNC_F32, 1, &fc);
   lw_tile *rd[2] = {S->acc[v], C->sum[v]};
-  L->ops_per_engine[1]++;
+  L->ops_per_engine[add ? 1 : 2]++;
   return lw_emit(L, &in, rd, add ? 2 : 1, &dst, 1);
 }
 
@@ -1144,6 +1147,11 @@ static trnc_status col_epilogue(sched *S, const col *C, const cpos *c) {
     int v = o->code == KIR_STORE ? o->src[0] : o->dst;
     if (full(k, v)) continue;
     trnc_status st;
+    if (o->code == KIR_TS && o->fn == TRNC_NC_ALU_BYPASS && o->fn1 == TRNC_NC_ALU_BYPASS && o->src[1] < 0 &&
+        o->src[2] < 0 && k->values[v].dtype == k->values[o->src[0]].dtype) {
+      S->cur[v] = S->cur[o->src[0]]; /* an identity (a sum's epilogue): the same tile */
+      continue;
+    }
     S->cur[v] = o->code == KIR_STORE ? S->cur[v] : lw_pool_next(&S->pool[v]);
     if (o->code == KIR_STORE) {
       st = col_dma(S, C, o, c);
