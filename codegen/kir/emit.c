@@ -547,6 +547,14 @@ typedef struct mmtail {
   lw_tile *ones, *bias;            /* [1, P] ones and the bias row [1, N] (NULL: none) */
   lw_pool st, tp, ps, out, rows;   /* rows: fp32 W rows before their TensorE transposes */
   lw_pool wp;                      /* streamed W tiles */
+  /* resident fp32 W^T: rows loaded at the kernel's start, their TensorE
+   * transposes (and copies out of PSUM) deferred to the first row block, so
+   * they do not queue on VectorE ahead of the rows' own ops */
+  int npend;
+  struct mm_pend {
+    lw_tile *rows, *dst;
+    int64_t toff, pc, fc;
+  } *pend;
 } mmtail;
 
 /* W's rows [128 kb, + kt) x columns [n0, n0 + nn) into tile t (at column 0):
@@ -559,6 +567,30 @@ static trnc_status mm_load_w(sched *S, lw_tile *t, int kb, int64_t kt, int64_t n
   const lw_tv *w = M->w;
   int64_t wsr = w->t.stride[0], wsc = w->t.stride[1], isz = lw_esize(M->in_dt);
   int64_t off = w->t.offset + 128 * kb * wsr + n0 * wsc;
+  if (T->flip && isz != 2 && kt > 1 && nn > 1 && T->pend && n0 == 0 && nn == M->n) {
+    /* resident: the rows now, 128 columns of W^T each, transposed later */
+    for (int64_t f0 = 0; f0 < nn; f0 += 128) {
+      int64_t fc = nn - f0 < 128 ? nn - f0 : 128;
+      lw_tile *r = lw_sbuf(L, kt * isz);
+      if (!r) return L->status;
+      trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+      in.mode = TRNC_NC_DMA_DIRECT;
+      in.dst = lw_tile_ap(r, (int)fc, 0, w->t.dtype, 1, &kt);
+      trnc_nc_ap *a = &in.src[0];
+      a->mem = TRNC_NC_MEM_HBM;
+      a->dtype = (uint8_t)w->t.dtype;
+      a->buffer = w->buffer;
+      a->offset = (off + f0 * wsc) * lw_esize(w->t.dtype);
+      a->partitions = (int32_t)fc;
+      a->partition_stride = wsc;
+      a->nfree = 1;
+      a->free[0] = (trnc_nc_dim){1, kt};
+      trnc_status st = lw_emit(L, &in, NULL, 0, &r, 1);
+      if (st) return st;
+      T->pend[T->npend++] = (struct mm_pend){r, t, f0 * isz, kt, fc};
+    }
+    return TRNC_OK;
+  }
   if (T->flip && isz != 2 && kt > 1 && nn > 1)
     return kir_load_pe_transposed(L, t, 0, w->buffer, w->t.dtype, off, kt, wsc, nn, &T->rows, &T->tp, NULL, NULL);
   int parts = (int)(kt * nn * isz / (8 * 1024));
@@ -611,7 +643,10 @@ static trnc_status mm_setup(sched *S) {
   bool resident = T->nkb * N * isz <= MM_RESIDENT;
   T->stt = trnc_arena_array(&L->arena, (size_t)T->nkb, sizeof *T->stt);
   if (resident) T->w = trnc_arena_array(&L->arena, (size_t)T->nkb, sizeof *T->w);
-  if (!T->stt || (resident && !T->w)) return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
+  if (resident && T->flip && isz != 2)
+    T->pend = trnc_arena_array(&L->arena, (size_t)T->nkb * (size_t)((N + 127) / 128), sizeof *T->pend);
+  if (!T->stt || (resident && !T->w) || (resident && T->flip && isz != 2 && !T->pend))
+    return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
   trnc_status st;
   if ((st = lw_pool_init(L, &T->st, TRNC_NC_MEM_SBUF, 128 * isz, 2 * T->nkb)) ||
       (st = lw_pool_init(L, &T->tp, TRNC_NC_MEM_PSUM, 128 * 4, 2)) ||
@@ -665,6 +700,19 @@ static trnc_status mm_block(sched *S, const kir_op *o, const rpos *r) {
   int64_t K = k->extent[S->fax[0]], N = M->n, np = r->np, isz = lw_esize(M->in_dt);
   lw_tile **stt = T->stt;
   trnc_status st;
+  for (int i = 0; i < T->npend; i++) { /* W^T, once: its rows came in meanwhile */
+    const struct mm_pend *p = &T->pend[i];
+    lw_tile *tp = lw_pool_next(&T->tp), *rows = p->rows, *dst = p->dst;
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+    tr.src[0] = lw_tile_ap(rows, (int)p->fc, 0, M->w->t.dtype, 1, &p->pc);
+    tr.dst = lw_tile_ap(tp, (int)p->pc, 0, TRNC_F32, 1, &p->fc);
+    if ((st = lw_emit(L, &tr, &rows, 1, &tp, 1))) return st;
+    trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+    cp.src[0] = tr.dst;
+    cp.dst = lw_tile_ap(dst, (int)p->pc, p->toff, M->in_dt, 1, &p->fc);
+    if ((st = lw_emit(L, &cp, &tp, 1, &dst, 1))) return st;
+  }
+  T->npend = 0;
   for (int kb = 0; kb < T->nkb; kb++) {
     int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
     lw_tile *tp = lw_pool_next(&T->tp);
