@@ -15,7 +15,12 @@
  *   %d = ts mul, %c, beta           (beta != 1)
  *   %e = tt add, %s, %d
  *   %r = act f, %e, 1, 0            (a fused activation)
- *        store out, %r              (the last value in out's dtype)
+ *   ...                             (the tail: codegen/lower.c's elementwise
+ *                                    nodes after it, their other operands
+ *                                    loaded at K index 0 — a residual add,
+ *                                    a broadcast scale; %r then rounds to
+ *                                    the matmul's dtype first)
+ *        store out, %v              (the last value in out's dtype)
  *
  * An empty contraction (K = 0) is a map kernel without the matmul: beta *
  * bias (or 0), the activation, the store.
@@ -36,7 +41,11 @@
  * fp32 ones are read as rows and transposed on TensorE (through PSUM). An
  * fp32 result keeps the plain orientation (its transposed store would be
  * element-wise).
- * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation.
+ * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation;
+ * a tail of other elementwise ops (read_kernel) then runs on each output
+ * tile in SBUF (kir_emit_tile_op), its loads at the tile's rows and
+ * columns, the last op writing the tile that is stored (plain orientation
+ * only: a tail's operands are rows).
  *
  * Blocking (the public NKI matmul tutorials: operand reuse across a block
  * of tiles, DMAs of 2-4 KiB per partition or more):
