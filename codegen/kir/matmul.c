@@ -382,6 +382,12 @@ typedef struct mm {
   int64_t M, N, K, batch;
   double alpha, beta;
   bool transposed;
+  /* an fp32 bias row (alpha = beta = 1) accumulated in PSUM by one more
+   * matmul: ones [1, rows] (stationary) . bias [1, cols] (moving), the same
+   * fp32 addition VectorE would do, off VectorE */
+  bool psum_bias;
+  lw_tile *ones;
+  lw_pool brow_pool;
   int act;                /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
   /* the epilogue's tail: ops [tail, nops - 1) of the kernel (tail 0: none),
    * elementwise on each output tile after the evacuation, which leaves value
@@ -576,7 +582,7 @@ static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, in
   ev.act = TRNC_NC_ACT_IDENTITY;
   ev.imm[0] = (float)m->alpha;
   ev.src[0] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &ct);
-  lw_tile *bt = m->bias ? lw_pool_next(&m->bias_pool) : NULL;
+  lw_tile *bt = m->bias && !m->psum_bias ? lw_pool_next(&m->bias_pool) : NULL;
   int64_t bsr_b = m->bias_r, bsc_b = m->bias_c;
   lw_tile *rd[2] = {ps, bt};
   if (bt && m->transposed) {
@@ -753,6 +759,12 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
   trnc_status st;
   for (int t = 0; t < mt; t++) ps[t] = lw_pool_next(&m->ps_pool);
   int64_t nk = (m->K + 127) / 128;
+  lw_tile *brow = NULL;
+  if (m->psum_bias) { /* this column block's bias row */
+    brow = lw_pool_next(&m->brow_pool);
+    st = load2d(L, m, 1, brow, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + c0 * m->bias_c, 0, 1, m->bias_c, ct, 1);
+    if (st) return st;
+  }
   for (int64_t k = 0; k < nk;) {
     int64_t kt = m->K - 128 * k < 128 ? m->K - 128 * k : 128;
     int ks = 1;
@@ -783,6 +795,16 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
         if ((st = lw_emit(L, &in, rd, 2, &ps[t], 1))) return st;
       }
     }
+  }
+  for (int t = 0; brow && t < mt; t++) {
+    int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
+    trnc_nc_instr in = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+    in.mode = 1;
+    in.dst = lw_tile_ap(ps[t], (int)rt, 0, TRNC_F32, 1, &ct);
+    in.src[0] = lw_tile_ap(m->ones, 1, 0, TRNC_F32, 1, &rt);
+    in.src[1] = lw_tile_ap(brow, 1, 0, TRNC_F32, 1, &ct);
+    lw_tile *rd[2] = {m->ones, brow};
+    if ((st = lw_emit(L, &in, rd, 2, &ps[t], 1))) return st;
   }
   lw_tile *o = lw_pool_next(&m->out_pool);
   int64_t osz = lw_esize(m->out->dtype);
@@ -928,6 +950,12 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   }
   trnc_dtype dt = m.in_dt;
   trnc_status st;
+  if (m.bias && !m.transposed && m.bias_r == 0 && m.in_dt == TRNC_F32 && m.bias->dtype == TRNC_F32 &&
+      m.alpha == 1 && m.beta == 1) {
+    bool batched = false;
+    for (int d = 0; d < m.nb; d++) batched |= m.bias->stride[d] != 0;
+    m.psum_bias = !batched;
+  }
   int64_t isz = lw_esize(dt);
   int64_t rows = m.transposed ? m.N : m.M, cols = m.transposed ? m.M : m.N;
   int64_t ctile = cols < 512 ? cols : 512;
@@ -981,6 +1009,15 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
       (pe_tr && ((st = lw_pool_init(L, &m.tr_pool, TRNC_NC_MEM_SBUF, 128 * 4, 4)) ||
                  (st = lw_pool_init(L, &m.tp_pool, TRNC_NC_MEM_PSUM, 128 * 4, 2)))))
     return st;
+  if (m.psum_bias) {
+    int64_t P = L->target->partitions;
+    if (!(m.ones = lw_sbuf(L, P * 4)) || (st = lw_pool_init(L, &m.brow_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)))
+      return L->status ? L->status : st;
+    trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+    ms.dst = lw_tile_ap(m.ones, 1, 0, TRNC_F32, 1, &P);
+    ms.imm[0] = 1.0f;
+    if ((st = lw_emit(L, &ms, NULL, 0, &m.ones, 1))) return st;
+  }
   for (int i = m.tail; m.tail && i < k->nops - 1; i++)
     if (k->ops[i].dst != m.stored &&
         (st = lw_pool_init(L, &m.tail_pool[k->ops[i].dst], TRNC_NC_MEM_SBUF, ctile * 4, 2)))
