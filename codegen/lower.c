@@ -1319,6 +1319,49 @@ static bool view_of_gather(const cstate *C, uint32_t start, uint32_t j) {
          kir_is_gather(g, &g->nodes[n]);
 }
 
+/* Nodes and kernel values a matmul epilogue's tail holds at most (kir ops
+ * on each output tile, a pool of tiles each). */
+#define MM_TAIL_MAX 8
+#define MM_TAIL_VALUES 12
+
+/* Node m joins the epilogue tail of matmul n, whose running result r it
+ * reads (its only reader): an elementwise node of r's shape whose other
+ * operands are values in HBM made before n (graph inputs, earlier kernels'
+ * results) that the kernel can load as access maps over the result
+ * (kir_mm_operand_view). ops[0..*nops) are the tail's distinct operands so
+ * far and *values its kernel values; both grow when m joins. */
+static bool mm_tail_node(const cstate *C, const trnc_node *n, const trnc_node *m, trnc_ref r, trnc_ref *ops,
+                         int *nops, int *values) {
+  const lw *L = &C->L;
+  const trnc_graph *g = L->g;
+  uint32_t ni = (uint32_t)(n - g->nodes);
+  if (!kir_is_eltwise(g, m) || m->nouts != 1 || !same_shape(vtype(g, m->outs[0]), vtype(g, r)) ||
+      *values + kir_eltwise_values(m) > MM_TAIL_VALUES)
+    return false;
+  bool reads_r = false;
+  int k = *nops;
+  for (uint32_t a = 0; a < m->nargs; a++) {
+    if (m->args[a].kind != TRNC_ARG_VALUE) continue;
+    trnc_ref x = m->args[a].u.ref;
+    if (x == r) {
+      reads_r = true;
+      continue;
+    }
+    bool dup = false;
+    for (int b = 0; b < k && !dup; b++) dup = ops[b] == x;
+    if (dup) continue;
+    uint32_t p = g->values[x].node;
+    if (p >= ni || C->virt[p] || k + 4 >= KIR_MAX_TENSORS ||
+        !kir_mm_operand_view(L, n, vtype(g, m->outs[0]), x, NULL))
+      return false;
+    ops[k++] = x;
+  }
+  if (!reads_r || *values + kir_eltwise_values(m) + (k - *nops) > MM_TAIL_VALUES) return false;
+  *values += kir_eltwise_values(m) + (k - *nops);
+  *nops = k;
+  return true;
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -1332,7 +1375,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     trnc_status ws = bind_write_through(C, n);
     if (ws) return ws;
     L->ops_per_engine[0]++;
-    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
+    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0], NULL, 0};
     return kir_emit_matmul(L, n, &ep);
   }
   if (n->op == TRNC_OP_WAIT_TENSOR) { /* a view of the result, once it has arrived */
@@ -1436,32 +1479,55 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   }
   if (is_matmul(n->op) && !L->opt.no_fusion) {
     /* Epilogue fusion: follow the chain of single-use consumers of the
-     * matmul's result — a reshape-only view, a multiply/divide by a Python
-     * scalar, an activation — and fold them into the PSUM evacuation. */
+     * matmul's result — reshape-only views, a multiply/divide by a Python
+     * scalar and an activation (folded into the PSUM evacuation), then any
+     * elementwise nodes whose other operands are in HBM already, of the
+     * result's shape or broadcast to it (the residual add after a
+     * projection): the tail, applied to each output tile. */
     trnc_ref r = n->outs[0];
-    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, TRNC_NO_REF};
-    uint32_t last = *i;
+    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, TRNC_NO_REF, NULL, 0};
+    const trnc_node **tail = trnc_arena_array(&L->arena, MM_TAIL_MAX, sizeof *tail);
+    if (!tail) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
+    uint32_t last = *i, tail_last = *i;
     bool seen_act = false, seen_scale = false;
+    int values = 0, operands = 0;
+    trnc_ref ops[KIR_MAX_TENSORS];
     for (;;) {
       uint32_t j = last + 1;
       while (j < g->nnodes && g->nodes[j].dead) j++;
       if (j >= g->nnodes || C->nuses[r] != 1 || C->firstuse[r] != j || C->is_output[r]) break;
       const trnc_node *m = &g->nodes[j];
-      if (m->nargs < 1 || m->args[0].kind != TRNC_ARG_VALUE || m->args[0].u.ref != r) break;
-      int act = seen_act ? -1 : epilogue_act(m, r);
+      if (m->nargs < 1 || m->nouts < 1) break;
+      bool first = m->args[0].kind == TRNC_ARG_VALUE && m->args[0].u.ref == r;
+      int act = seen_act || ep.ntail || !first ? -1 : epilogue_act(m, r);
       double sc = 0;
       if (act >= 0) {
         ep.act = act;
         seen_act = true;
-      } else if (!seen_act && !seen_scale && epilogue_scale(m, &sc)) {
+      } else if (!seen_act && !seen_scale && !ep.ntail && first && epilogue_scale(m, &sc)) {
         ep.scale = sc;
         seen_scale = true;
-      } else if (!is_reshape_view(g, m)) {
+      } else if (first && is_reshape_view(g, m)) {
+        if (ep.ntail) {
+          if (ep.ntail >= MM_TAIL_MAX) break;
+          tail[ep.ntail++] = m;
+        }
+      } else if (mm_tail_node(C, n, m, r, ops, &operands, &values) && ep.ntail < MM_TAIL_MAX) {
+        tail[ep.ntail++] = m;
+        tail_last = j;
+      } else {
         break;
       }
       r = m->outs[0];
       last = j;
     }
+    /* a tail ends at its last elementwise node (later views are their own) */
+    while (ep.ntail && !kir_is_eltwise(g, tail[ep.ntail - 1])) ep.ntail--;
+    if (ep.ntail) {
+      last = tail_last;
+      r = g->nodes[last].outs[0];
+    }
+    ep.tail = tail;
     const trnc_node *t = &g->nodes[g->values[r].node];
     if (last != *i && (st = alloc_outputs_of(C, t))) return st;
     /* the epilogue writes the matmul's [batch,] M x N result through a fused
@@ -1480,7 +1546,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   if (is_fill(n->op)) return lower_fill(L, n);
   if (is_matmul(n->op)) {
     L->ops_per_engine[0]++;
-    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0]};
+    lw_epilogue ep = {TRNC_NC_ACT_IDENTITY, 1.0, n->outs[0], NULL, 0};
     return kir_emit_matmul(L, n, &ep);
   }
   if (kir_is_reduce(n->op)) return kir_emit_group(L, NULL, 0, n, NULL);

@@ -187,13 +187,18 @@ trnc_status lw_dma_parts(lw *L, lw_tile *t, const trnc_nc_ap *tile_aps, const tr
 
 /* ---- emitters (one per op family) --------------------------------------- */
 /** What a matmul kernel applies while evacuating PSUM: out = act(scale *
- *  (A.B + bias)), written to value `out` (the matmul's result, or the last
- *  fused consumer's: a reshape view's result is written through the same
- *  contiguous buffer). */
+ *  (A.B + bias)), then the elementwise nodes tail[0..ntail) in order (each
+ *  reads the previous result; their other operands are in HBM, of the
+ *  result's shape or broadcast to it: a residual add), written to value
+ *  `out` (the matmul's result, or the last fused consumer's: a reshape
+ *  view's result is written through the same contiguous buffer). The tail
+ *  may hold reshape views of the running result too. */
 typedef struct lw_epilogue {
   int act;        /* TRNC_NC_ACT_*; IDENTITY for none */
   double scale;
   trnc_ref out;
+  const trnc_node *const *tail;
+  int ntail;
 } lw_epilogue;
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
 /** Data movement and indexing (emit_data.c): embedding (+ backward), cat,

@@ -221,21 +221,30 @@ static trnc_status per_element(sched *S, const kir_op *o, int np, int64_t n) {
   return lw_emit(L, &ac, &t, 1, &d, 1);
 }
 
-/* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
-static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
-  lw *L = S->L;
-  if (tile_scalars(S, o)) return per_element(S, o, np, n);
+/* Flat access pattern [np, n] of value v in tile cur[v] at byte offset
+ * off[v] (off NULL: 0; a narrow value repeats one element per partition). */
+static trnc_nc_ap tile_ap(const kir_kernel *k, lw_tile *const *cur, const int64_t *off, const bool *narrow, int v,
+                          int np, int64_t n) {
+  trnc_nc_ap ap = lw_tile_ap(cur[v], np, off ? off[v] : 0, k->values[v].dtype, 1, &n);
+  if (narrow && narrow[v]) ap.free[0].stride = 0;
+  return ap;
+}
+
+/* Emits compute op o of k (not load/store; ts/act scalars [np, 1]) over
+ * [np, n] elements of the tiles cur[] (kir_emit_tile_op). */
+static trnc_status tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
+                           const bool *narrow, int np, int64_t n) {
   trnc_nc_instr in = lw_instr(TRNC_NC_OP_NOP, engine_of(o->code)); /* opcode set below */
   lw_tile *rd[3];
   int nr = 0;
   for (int s = 0; s < 3; s++) {
     if (o->src[s] < 0) continue;
     bool scalar = ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0) || o->code == KIR_BCAST; /* [np, 1] */
-    in.src[s] = vap(S, o->src[s], np, scalar ? 1 : n);
-    rd[nr++] = S->cur[o->src[s]];
+    in.src[s] = tile_ap(k, cur, off, narrow, o->src[s], np, scalar ? 1 : n);
+    rd[nr++] = cur[o->src[s]];
   }
-  in.dst = vap(S, o->dst, np, n);
-  lw_tile *w = S->cur[o->dst];
+  in.dst = tile_ap(k, cur, off, narrow, o->dst, np, n);
+  lw_tile *w = cur[o->dst];
   if (o->code == KIR_BCAST) { /* dst = 1.0, then dst * a[p] (exact: -0, inf, NaN kept) */
     trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
     ms.dst = in.dst;
@@ -261,7 +270,7 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
     case KIR_TT:
       in.op = TRNC_NC_OP_TENSOR_TENSOR;
       in.alu0 = o->fn;
-      if (int32_tt(S->k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
+      if (int32_tt(k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
       break;
     case KIR_TS:
       in.op = TRNC_NC_OP_TENSOR_SCALAR;
@@ -273,7 +282,7 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
     case KIR_COPY:
     case KIR_REDUCE: in.op = TRNC_NC_OP_TENSOR_COPY; break; /* a reduce over no axis */
     case KIR_CONST:
-      if (S->k->values[o->dst].dtype == TRNC_I32) { /* exact: iota computes in int32 */
+      if (k->values[o->dst].dtype == TRNC_I32) { /* exact: iota computes in int32 */
         in.op = TRNC_NC_OP_IOTA;
         in.engine = TRNC_NC_GPSIMD;
         in.aff[0] = o->ival;
@@ -283,10 +292,25 @@ static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
       }
       break;
     case KIR_SELECT: in.op = TRNC_NC_OP_SELECT; break;
-    default: return lw_fail(L, S->k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
+    default: return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: unexpected op %d", o->code);
   }
   if (o->code != KIR_CONST) L->ops_per_engine[in.engine == TRNC_NC_GPSIMD ? 3 : o->code == KIR_ACT ? 2 : 1]++;
   return lw_emit(L, &in, rd, nr, &w, 1);
+}
+
+/* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
+static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
+  if (tile_scalars(S, o)) return per_element(S, o, np, n);
+  return tile_op(S->L, S->k, o, S->cur, NULL, S->narrow, np, n);
+}
+
+trnc_status kir_emit_tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
+                             int np, int64_t n) {
+  for (int s = 1; s < 3; s++)
+    if ((o->code == KIR_TS || o->code == KIR_ACT) && o->src[s] >= 0)
+      return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a tile op with a per-partition operand");
+  if (o->code == KIR_BCAST) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a broadcast as a tile op");
+  return tile_op(L, k, o, cur, off, NULL, np, n);
 }
 
 /* Tile pools for every value: `nfull` values of max_free elements; values
@@ -741,6 +765,14 @@ typedef struct mmtail {
   lw_tile *ones, *bias;            /* [1, P] ones and the bias row [1, N] (NULL: none) */
   lw_pool st, tp, ps, out, rows;   /* rows: fp32 W rows before their TensorE transposes */
   lw_pool wp;                      /* streamed W tiles */
+  /* resident fp32 W^T: rows loaded at the kernel's start, their TensorE
+   * transposes (and copies out of PSUM) deferred to the first row block, so
+   * they do not queue on VectorE ahead of the rows' own ops */
+  int npend;
+  struct mm_pend {
+    lw_tile *rows, *dst;
+    int64_t toff, pc, fc;
+  } *pend;
 } mmtail;
 
 /* W's rows [128 kb, + kt) x columns [n0, n0 + nn) into tile t (at column 0):
@@ -753,6 +785,30 @@ static trnc_status mm_load_w(sched *S, lw_tile *t, int kb, int64_t kt, int64_t n
   const lw_tv *w = M->w;
   int64_t wsr = w->t.stride[0], wsc = w->t.stride[1], isz = lw_esize(M->in_dt);
   int64_t off = w->t.offset + 128 * kb * wsr + n0 * wsc;
+  if (T->flip && isz != 2 && kt > 1 && nn > 1 && T->pend && n0 == 0 && nn == M->n) {
+    /* resident: the rows now, 128 columns of W^T each, transposed later */
+    for (int64_t f0 = 0; f0 < nn; f0 += 128) {
+      int64_t fc = nn - f0 < 128 ? nn - f0 : 128;
+      lw_tile *r = lw_sbuf(L, kt * isz);
+      if (!r) return L->status;
+      trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+      in.mode = TRNC_NC_DMA_DIRECT;
+      in.dst = lw_tile_ap(r, (int)fc, 0, w->t.dtype, 1, &kt);
+      trnc_nc_ap *a = &in.src[0];
+      a->mem = TRNC_NC_MEM_HBM;
+      a->dtype = (uint8_t)w->t.dtype;
+      a->buffer = w->buffer;
+      a->offset = (off + f0 * wsc) * lw_esize(w->t.dtype);
+      a->partitions = (int32_t)fc;
+      a->partition_stride = wsc;
+      a->nfree = 1;
+      a->free[0] = (trnc_nc_dim){1, kt};
+      trnc_status st = lw_emit(L, &in, NULL, 0, &r, 1);
+      if (st) return st;
+      T->pend[T->npend++] = (struct mm_pend){r, t, f0 * isz, kt, fc};
+    }
+    return TRNC_OK;
+  }
   if (T->flip && isz != 2 && kt > 1 && nn > 1)
     return kir_load_pe_transposed(L, t, 0, w->buffer, w->t.dtype, off, kt, wsc, nn, &T->rows, &T->tp, NULL, NULL);
   int parts = (int)(kt * nn * isz / (8 * 1024));
@@ -805,7 +861,10 @@ static trnc_status mm_setup(sched *S) {
   bool resident = T->nkb * N * isz <= MM_RESIDENT;
   T->stt = trnc_arena_array(&L->arena, (size_t)T->nkb, sizeof *T->stt);
   if (resident) T->w = trnc_arena_array(&L->arena, (size_t)T->nkb, sizeof *T->w);
-  if (!T->stt || (resident && !T->w)) return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
+  if (resident && T->flip && isz != 2)
+    T->pend = trnc_arena_array(&L->arena, (size_t)T->nkb * (size_t)((N + 127) / 128), sizeof *T->pend);
+  if (!T->stt || (resident && !T->w) || (resident && T->flip && isz != 2 && !T->pend))
+    return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
   trnc_status st;
   if ((st = lw_pool_init(L, &T->st, TRNC_NC_MEM_SBUF, 128 * isz, 2 * T->nkb)) ||
       (st = lw_pool_init(L, &T->tp, TRNC_NC_MEM_PSUM, 128 * 4, 2)) ||
@@ -859,6 +918,19 @@ static trnc_status mm_block(sched *S, const kir_op *o, const rpos *r) {
   int64_t K = k->extent[S->fax[0]], N = M->n, np = r->np, isz = lw_esize(M->in_dt);
   lw_tile **stt = T->stt;
   trnc_status st;
+  for (int i = 0; i < T->npend; i++) { /* W^T, once: its rows came in meanwhile */
+    const struct mm_pend *p = &T->pend[i];
+    lw_tile *tp = lw_pool_next(&T->tp), *rows = p->rows, *dst = p->dst;
+    trnc_nc_instr tr = lw_instr(TRNC_NC_OP_TRANSPOSE, TRNC_NC_TENSOR);
+    tr.src[0] = lw_tile_ap(rows, (int)p->fc, 0, M->w->t.dtype, 1, &p->pc);
+    tr.dst = lw_tile_ap(tp, (int)p->pc, 0, TRNC_F32, 1, &p->fc);
+    if ((st = lw_emit(L, &tr, &rows, 1, &tp, 1))) return st;
+    trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+    cp.src[0] = tr.dst;
+    cp.dst = lw_tile_ap(dst, (int)p->pc, p->toff, M->in_dt, 1, &p->fc);
+    if ((st = lw_emit(L, &cp, &tp, 1, &dst, 1))) return st;
+  }
+  T->npend = 0;
   for (int kb = 0; kb < T->nkb; kb++) {
     int64_t kt = K - 128 * kb < 128 ? K - 128 * kb : 128;
     lw_tile *tp = lw_pool_next(&T->tp);
@@ -1302,13 +1374,16 @@ static trnc_status col_chunk(sched *S, col *C, const cpos *c, bool first) {
 static trnc_status col_fold(sched *S, const col *C, int v, int64_t fc, lw_tile *dst) {
   lw *L = S->L;
   bool add = C->flushed;
-  trnc_nc_instr in = lw_instr(add ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  /* the first fold is an exact copy out of PSUM: on ScalarE (nki.isa.tensor_copy
+   * runs there too), so VectorE keeps to the elementwise ops of the chunks */
+  trnc_nc_instr in = lw_instr(add ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_COPY,
+                              add ? TRNC_NC_VECTOR : TRNC_NC_SCALAR);
   in.alu0 = TRNC_NC_ALU_ADD;
   in.src[0] = lw_tile_ap(S->acc[v], 1, 0, TRNC_F32, 1, &fc);
   if (add) in.src[1] = lw_tile_ap(C->sum[v], 1, 0, TRNC_F32, 1, &fc);
   in.dst = lw_tile_ap(dst, 1, 0, TRNC_F32, 1, &fc);
   lw_tile *rd[2] = {S->acc[v], C->sum[v]};
-  L->ops_per_engine[1]++;
+  L->ops_per_engine[add ? 1 : 2]++;
   return lw_emit(L, &in, rd, add ? 2 : 1, &dst, 1);
 }
 
@@ -1338,6 +1413,11 @@ static trnc_status col_epilogue(sched *S, const col *C, const cpos *c) {
     int v = o->code == KIR_STORE ? o->src[0] : o->dst;
     if (full(k, v)) continue;
     trnc_status st;
+    if (o->code == KIR_TS && o->fn == TRNC_NC_ALU_BYPASS && o->fn1 == TRNC_NC_ALU_BYPASS && o->src[1] < 0 &&
+        o->src[2] < 0 && k->values[v].dtype == k->values[o->src[0]].dtype) {
+      S->cur[v] = S->cur[o->src[0]]; /* an identity (a sum's epilogue): the same tile */
+      continue;
+    }
     S->cur[v] = o->code == KIR_STORE ? S->cur[v] : lw_pool_next(&S->pool[v]);
     if (o->code == KIR_STORE) {
       st = col_dma(S, C, o, c);

@@ -401,6 +401,19 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
  *  nothing). TRNC_ERR_UNSUPPORTED for operands of different dtypes or not in
  *  HBM. */
 trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep);
+/** True if value x, an operand of an elementwise node over shape `space`
+ *  (x right-aligned and broadcast to it) that reads the result of matmul
+ *  node n ([batch,] M x N; space the same elements, a contiguous reshape
+ *  with the same last dim N), is in HBM and walks the result's rows with
+ *  one stride (0: broadcast along them); *view (may be NULL) is then x
+ *  seen as [batch,] M x N, how a matmul epilogue loads it. */
+bool kir_mm_operand_view(const lw *L, const trnc_node *n, const trnc_type *space, trnc_ref x, lw_tv *view);
+/** Emits elementwise op o of kernel k (act, tt, ts with immediate scalars,
+ *  copy, const, select) over [np, n] elements: value v in tile cur[v] at
+ *  byte offset off[v] (off NULL: 0) — a matmul epilogue's ops on its output
+ *  tiles (codegen/kir/emit.c). TRNC_ERR_INTERNAL for another op. */
+trnc_status kir_emit_tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
+                             int np, int64_t n);
 /** Schedules matmul kernel k (one KIR_MATMUL op) into L's current kernel:
  *  the blocked TensorE schedule of codegen/kir/matmul.c. */
 trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k);

@@ -15,7 +15,12 @@
  *   %d = ts mul, %c, beta           (beta != 1)
  *   %e = tt add, %s, %d
  *   %r = act f, %e, 1, 0            (a fused activation)
- *        store out, %r              (the last value in out's dtype)
+ *   ...                             (the tail: codegen/lower.c's elementwise
+ *                                    nodes after it, their other operands
+ *                                    loaded at K index 0 — a residual add,
+ *                                    a broadcast scale; %r then rounds to
+ *                                    the matmul's dtype first)
+ *        store out, %v              (the last value in out's dtype)
  *
  * An empty contraction (K = 0) is a map kernel without the matmul: beta *
  * bias (or 0), the activation, the store.
@@ -36,7 +41,11 @@
  * fp32 ones are read as rows and transposed on TensorE (through PSUM). An
  * fp32 result keeps the plain orientation (its transposed store would be
  * element-wise).
- * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation.
+ * The epilogue (alpha, bias, activation) is applied by the PSUM evacuation;
+ * a tail of other elementwise ops (read_kernel) then runs on each output
+ * tile in SBUF (kir_emit_tile_op), its loads at the tile's rows and
+ * columns, the last op writing the tile that is stored (plain orientation
+ * only: a tail's operands are rows).
  *
  * Blocking (the public NKI matmul tutorials: operand reuse across a block
  * of tiles, DMAs of 2-4 KiB per partition or more):
@@ -139,6 +148,55 @@ static kir_tensor tensor_of(const lw_tv *t, const int64_t *bs, int nb, int r, in
   return k;
 }
 
+bool kir_mm_operand_view(const lw *L, const trnc_node *n, const trnc_type *space, trnc_ref x, lw_tv *view) {
+  const trnc_type *rt = &L->g->values[n->outs[0]].type;
+  const lw_tv *tv = &L->tv[x];
+  int R = space->rank, r = tv->t.rank;
+  if (tv->buffer < 0 || rt->rank < 2 || R < 1 || r > R || trnc_type_numel(space) != trnc_type_numel(rt) ||
+      space->shape[R - 1] != rt->shape[rt->rank - 1])
+    return false;
+  int64_t sx[TRNC_MAX_RANK];
+  for (int d = 0; d < R; d++) {
+    int e = d - (R - r);
+    if (e < 0 || tv->t.shape[e] == 1) {
+      sx[d] = 0;
+    } else {
+      if (tv->t.shape[e] != space->shape[d]) return false;
+      sx[d] = tv->t.stride[e];
+    }
+  }
+  bool same = R == rt->rank && !memcmp(space->shape, rt->shape, sizeof(int64_t) * (size_t)R);
+  if (same) { /* the result's own dims (a batch stride of 0 broadcasts over it) */
+    if (view) {
+      *view = *tv;
+      view->t.rank = R;
+      memcpy(view->t.shape, rt->shape, sizeof(int64_t) * (size_t)R);
+      memcpy(view->t.stride, sx, sizeof(int64_t) * (size_t)R);
+    }
+    return true;
+  }
+  /* the outer dims of space flatten into the result's batch * M rows: x must
+   * step through them with one stride (the innermost one of size > 1) */
+  int64_t srow = 0, inner = 1;
+  bool seen = false;
+  for (int d = R - 2; d >= 0; inner *= space->shape[d--]) {
+    if (space->shape[d] == 1) continue;
+    if (!seen) srow = sx[d];
+    else if (sx[d] != srow * inner) return false;
+    seen = true;
+  }
+  if (view) {
+    int64_t M = rt->shape[rt->rank - 2];
+    *view = *tv;
+    view->t.rank = rt->rank;
+    memcpy(view->t.shape, rt->shape, sizeof(int64_t) * (size_t)rt->rank);
+    view->t.stride[rt->rank - 1] = sx[R - 1];
+    view->t.stride[rt->rank - 2] = srow;
+    if (rt->rank == 3) view->t.stride[0] = srow * M;
+  }
+  return true;
+}
+
 static trnc_status full_kernel(lw *L, const trnc_node *n) {
   return lw_fail(L, n, TRNC_ERR_INTERNAL, "matmul kernel is full");
 }
@@ -151,8 +209,10 @@ trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   const lw_tv *bias = has_bias ? &L->tv[n->args[0].u.ref] : NULL;
   double alpha = (has_bias ? trnc_arg_number(trnc_node_arg(n, 4), 1) : 1) * ep->scale;
   double beta = (has_bias ? trnc_arg_number(trnc_node_arg(n, 3), 1) : 1) * ep->scale;
-  /* eager: with beta = 0 the bias is ignored, its NaN and inf too */
-  if (bias && (bias->buffer < 0 || beta == 0)) bias = NULL;
+  /* beta = 0 never reaches here: passes/decomp_math.c's decomp_beta0 rewrites
+   * addmm / baddbmm with beta = 0 to alpha * mm (the bias unread, its NaN
+   * and inf too) */
+  if (bias && bias->buffer < 0) bias = NULL;
   const trnc_type *at = &g->values[n->args[ai].u.ref].type, *bt = &g->values[n->args[ai + 1].u.ref].type;
   int64_t M = at->shape[at->rank - 2], K = at->shape[at->rank - 1], N = bt->shape[bt->rank - 1];
   int64_t batch = at->rank == 3 ? at->shape[0] : 1;
@@ -175,9 +235,35 @@ trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   trnc_dtype in_dt = a->t.dtype;
   if (L->opt.autocast_bf16 && in_dt == TRNC_F32) in_dt = TRNC_BF16;
 
-  const lw_tv *views[4] = {a, b, &outv, bias};
-  int64_t ext[KIR_MAX_AXES], bs[4][KIR_MAX_AXES];
-  int nb = batch_axes(views, bias ? 4 : 3, batch, ext, bs);
+  /* the epilogue tail's operands from HBM (values made before the matmul;
+   * the others are its running result), seen over [batch,] M x N */
+  uint32_t ni = (uint32_t)(n - g->nodes);
+  lw_tv *xv = NULL;
+  trnc_ref xr[KIR_MAX_TENSORS];
+  int nx = 0;
+  if (ep->ntail) {
+    xv = trnc_arena_array(&L->arena, KIR_MAX_TENSORS, sizeof *xv);
+    if (!xv) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < ep->ntail; t++) {
+      const trnc_node *e = ep->tail[t];
+      for (uint32_t x = 0; x < e->nargs && kir_is_eltwise(g, e); x++) {
+        trnc_ref r = e->args[x].u.ref;
+        bool seen = e->args[x].kind != TRNC_ARG_VALUE || g->values[r].node >= ni;
+        for (int y = 0; y < nx && !seen; y++) seen = xr[y] == r;
+        if (seen) continue;
+        if (nx + 4 >= KIR_MAX_TENSORS || !kir_mm_operand_view(L, n, &g->values[e->outs[0]].type, r, &xv[nx]))
+          return lw_fail(L, e, TRNC_ERR_INTERNAL, "matmul epilogue operand %%%u is not an access map of the result",
+                         (unsigned)r);
+        xr[nx++] = r;
+      }
+    }
+  }
+  const lw_tv *views[4 + KIR_MAX_TENSORS] = {a, b, &outv};
+  int nv = 3;
+  if (bias) views[nv++] = bias;
+  for (int x = 0; x < nx; x++) views[nv++] = &xv[x];
+  int64_t ext[KIR_MAX_AXES], bs[4 + KIR_MAX_TENSORS][KIR_MAX_AXES];
+  int nb = batch_axes(views, nv, batch, ext, bs);
   if (nb < 0) return lw_fail(L, n, TRNC_ERR_UNSUPPORTED, "matmul operands with batch dims that do not nest");
   int am = nb, an = nb + 1, ak = nb + 2;
   ext[am] = M;
@@ -209,9 +295,43 @@ trnc_status kir_emit_matmul(lw *L, const trnc_node *n, const lw_epilogue *ep) {
   }
   if (ep->act != TRNC_NC_ACT_IDENTITY || (K == 0 && !bias)) v = kir_act(k, TRNC_F32, ep->act, v, 1, 0);
   if (v < 0) return full_kernel(L, n);
+  /* the matmul's own result rounds once, into its dtype (out's without a
+   * tail) */
+  trnc_dtype pdt = ep->ntail ? lw_device_dtype(rt0->dtype) : outv.t.dtype;
   const kir_op *last = &k->ops[k->nops - 1];
-  if (K > 0 && last->code == KIR_MATMUL) v = kir_copy(k, outv.t.dtype, v);
-  else k->values[v].dtype = outv.t.dtype; /* the epilogue rounds once, into out's dtype */
+  if (K > 0 && last->code == KIR_MATMUL) v = kir_copy(k, pdt, v);
+  else k->values[v].dtype = pdt;
+  if (ep->ntail && v >= 0) {
+    /* the tail: each node as in an elementwise kernel, its operands from
+     * HBM loaded over the space axes (at K index 0) */
+    int16_t *val = trnc_arena_array(&L->arena, g->nvalues, sizeof *val);
+    if (!val) return lw_fail(L, n, TRNC_ERR_NOMEM, "out of memory");
+    for (uint32_t r = 0; r < g->nvalues; r++) val[r] = -1;
+    kir_env E = {k, L, val};
+    for (int t = 0; t < ep->ntail; t++) {
+      const trnc_node *e = ep->tail[t];
+      if (!kir_is_eltwise(g, e)) continue; /* a reshape view of the running result */
+      for (uint32_t x = 0; x < e->nargs; x++) {
+        trnc_ref r = e->args[x].u.ref;
+        if (e->args[x].kind != TRNC_ARG_VALUE || val[r] >= 0) continue;
+        if (g->values[r].node >= ni) { /* the running result */
+          val[r] = (int16_t)v;
+          continue;
+        }
+        int y = 0;
+        while (y < nx && xr[y] != r) y++;
+        if (y == nx || k->ntensors >= KIR_MAX_TENSORS) return full_kernel(L, n);
+        int tx = k->ntensors;
+        k->tensors[k->ntensors++] = tensor_of(&xv[y], bs[nv - nx + y], nb, am, an);
+        int lv = K > 0 ? kir_load_first(k, tx, xv[y].t.dtype) : kir_load(k, tx, xv[y].t.dtype);
+        if (lv < 0) return full_kernel(L, n);
+        val[r] = (int16_t)lv;
+      }
+      trnc_status st = kir_lower_eltwise(&E, e);
+      if (st) return st;
+      v = val[e->outs[0]];
+    }
+  }
   if (v < 0 || !kir_store(k, 0, v)) return full_kernel(L, n);
   const char *why = kir_verify(k);
   if (why) return lw_fail(L, n, TRNC_ERR_INTERNAL, "matmul kernel: %s", why);
@@ -262,11 +382,25 @@ typedef struct mm {
   int64_t M, N, K, batch;
   double alpha, beta;
   bool transposed;
+  /* an fp32 bias row (alpha = beta = 1) accumulated in PSUM by one more
+   * matmul: ones [1, rows] (stationary) . bias [1, cols] (moving), the same
+   * fp32 addition VectorE would do, off VectorE */
+  bool psum_bias;
+  lw_tile *ones;
+  lw_pool brow_pool;
   int act;                /* fused epilogue activation (TRNC_NC_ACT_IDENTITY: none) */
+  /* the epilogue's tail: ops [tail, nops - 1) of the kernel (tail 0: none),
+   * elementwise on each output tile after the evacuation, which leaves value
+   * `pre` (fp32 or the matmul's dtype) in a tile; `stored` is the value
+   * stored */
+  int tail, pre, stored;
+  lw_pool tail_pool[KIR_MAX_VALUES]; /* a 2-deep pool per tail value (SBUF) */
+  lw_tile *cur[KIR_MAX_VALUES];
+  int64_t off[KIR_MAX_VALUES];
   int kstep;              /* K steps per moving-tile DMA */
   int64_t chunks;         /* moving-tile loads emitted so far */
   int nq, nmq, next_q[2]; /* DMA queues: [0, nmq) moving tiles, [nmq, nq) the rest */
-  lw_pool st_pool, mv_pool, ps_pool, out_pool, f_pool, bias_pool;
+  lw_pool st_pool, mv_pool, ps_pool, out_pool, f_pool, bias_pool, pre_pool;
   lw_pool tr_pool, tp_pool; /* fp32 operand rows and their TensorE transposes (PSUM) */
 } mm;
 
@@ -440,16 +574,15 @@ static trnc_status scale_by_beta(lw *L, const mm *m, lw_tile *bt, int64_t rt, in
 }
 
 /* Epilogue of one output tile [rt, ct] at (r0, c0): PSUM -> SBUF with alpha,
- * bias and the fused activation, into o at byte offset ooff. */
+ * bias and the fused activation, into o at byte offset ooff as dtype odt. */
 static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct, lw_tile *ps,
-                            lw_tile *o, int64_t ooff) {
-  trnc_dtype odt = m->out->dtype;
+                            lw_tile *o, int64_t ooff, trnc_dtype odt) {
   trnc_status st;
   trnc_nc_instr ev = lw_instr(TRNC_NC_OP_ACTIVATION, TRNC_NC_SCALAR);
   ev.act = TRNC_NC_ACT_IDENTITY;
   ev.imm[0] = (float)m->alpha;
   ev.src[0] = lw_tile_ap(ps, (int)rt, 0, TRNC_F32, 1, &ct);
-  lw_tile *bt = m->bias ? lw_pool_next(&m->bias_pool) : NULL;
+  lw_tile *bt = m->bias && !m->psum_bias ? lw_pool_next(&m->bias_pool) : NULL;
   int64_t bsr_b = m->bias_r, bsc_b = m->bias_c;
   lw_tile *rd[2] = {ps, bt};
   if (bt && m->transposed) {
@@ -489,6 +622,45 @@ static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, in
   ac.src[0] = lw_tile_ap(f, (int)rt, 0, TRNC_F32, 1, &ct);
   ac.dst = lw_tile_ap(o, (int)rt, ooff, odt, 1, &ct);
   return lw_emit(L, &ac, &f, 1, &o, 1);
+}
+
+/* The whole epilogue of one output tile [rt, ct] at (r0, c0) into o at byte
+ * offset ooff: the evacuation, then the tail's ops on the tile (their
+ * loads at the tile's rows and columns, the stored value written into o). */
+static trnc_status finish_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct, lw_tile *ps,
+                               lw_tile *o, int64_t ooff) {
+  if (!m->tail) return epilogue(L, m, bi, r0, rt, c0, ct, ps, o, ooff, m->out->dtype);
+  const kir_kernel *k = m->k;
+  lw_tile *pre = lw_pool_next(&m->pre_pool);
+  trnc_status st = epilogue(L, m, bi, r0, rt, c0, ct, ps, pre, 0, k->values[m->pre].dtype);
+  if (st) return st;
+  int am = m->nb, an = m->nb + 1;
+  m->cur[m->pre] = pre;
+  m->off[m->pre] = 0;
+  bool direct = false;
+  for (int i = m->tail; i < k->nops - 1; i++) {
+    const kir_op *op = &k->ops[i];
+    int v = op->dst;
+    bool into_o = v == m->stored;
+    m->cur[v] = into_o ? o : lw_pool_next(&m->tail_pool[v]);
+    m->off[v] = into_o ? ooff : 0;
+    direct |= into_o;
+    if (op->code == KIR_LOAD) {
+      const kir_tensor *T = &k->tensors[op->tensor];
+      st = load2d(L, m, 1, m->cur[v], m->off[v], k->values[v].dtype, T,
+                  batch_off(m, T, bi) + r0 * T->stride[am] + c0 * T->stride[an], T->stride[am], rt, T->stride[an], ct, 4);
+    } else {
+      st = kir_emit_tile_op(L, k, op, m->cur, m->off, (int)rt, ct);
+    }
+    if (st) return st;
+  }
+  if (direct) return TRNC_OK;
+  /* the stored value is the evacuated one */
+  trnc_nc_instr cp = lw_instr(TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+  cp.src[0] = lw_tile_ap(m->cur[m->stored], (int)rt, m->off[m->stored], k->values[m->stored].dtype, 1, &ct);
+  cp.dst = lw_tile_ap(o, (int)rt, ooff, m->out->dtype, 1, &ct);
+  L->ops_per_engine[1]++;
+  return lw_emit(L, &cp, &m->cur[m->stored], 1, &o, 1);
 }
 
 /* One DMA of store_tiles: partitions [sp, sp + rt) of o (rows r0 + sp..). */
@@ -587,6 +759,12 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
   trnc_status st;
   for (int t = 0; t < mt; t++) ps[t] = lw_pool_next(&m->ps_pool);
   int64_t nk = (m->K + 127) / 128;
+  lw_tile *brow = NULL;
+  if (m->psum_bias) { /* this column block's bias row */
+    brow = lw_pool_next(&m->brow_pool);
+    st = load2d(L, m, 1, brow, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + c0 * m->bias_c, 0, 1, m->bias_c, ct, 1);
+    if (st) return st;
+  }
   for (int64_t k = 0; k < nk;) {
     int64_t kt = m->K - 128 * k < 128 ? m->K - 128 * k : 128;
     int ks = 1;
@@ -618,12 +796,22 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
       }
     }
   }
+  for (int t = 0; brow && t < mt; t++) {
+    int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
+    trnc_nc_instr in = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+    in.mode = 1;
+    in.dst = lw_tile_ap(ps[t], (int)rt, 0, TRNC_F32, 1, &ct);
+    in.src[0] = lw_tile_ap(m->ones, 1, 0, TRNC_F32, 1, &rt);
+    in.src[1] = lw_tile_ap(brow, 1, 0, TRNC_F32, 1, &ct);
+    lw_tile *rd[2] = {m->ones, brow};
+    if ((st = lw_emit(L, &in, rd, 2, &ps[t], 1))) return st;
+  }
   lw_tile *o = lw_pool_next(&m->out_pool);
   int64_t osz = lw_esize(m->out->dtype);
   int full = 0;
   for (int t = 0; t < mt; t++) {
     int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
-    if ((st = epilogue(L, m, bi, r0 + 128 * t, rt, c0, ct, ps[t], o, t * ct * osz))) return st;
+    if ((st = finish_tile(L, m, bi, r0 + 128 * t, rt, c0, ct, ps[t], o, t * ct * osz))) return st;
     if (rt == 128 && !m->transposed && !last) full = t + 1;
   }
   /* the full tiles with one store (in partition quarters), the rest one by
@@ -637,16 +825,38 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
   return TRNC_OK;
 }
 
-/* Reads the kernel's operands and epilogue (the form kir_emit_matmul builds)
- * into m; NULL or what does not fit that form. */
+/* True if op o is elementwise over the tile of the output (the tail ops
+ * kir_emit_tile_op emits, or a load at the space axes). */
+static bool tail_op(const kir_kernel *k, const kir_op *o) {
+  if (o->dst >= 0 && (k->values[o->dst].axes & k->raxes)) return false;
+  switch (o->code) {
+    case KIR_LOAD: return o->tensor >= 0;
+    case KIR_ACT: case KIR_TS: return o->src[1] < 0 && o->src[2] < 0;
+    case KIR_TT: case KIR_COPY: case KIR_CONST: case KIR_SELECT: return true;
+    default: return false;
+  }
+}
+
+/* Reads the kernel's operands and epilogue into m: the loads of A and B,
+ * the matmul, then the prefix that the evacuation applies (alpha, a bias
+ * tensor times beta added, an activation, in fp32 unless the op is the one
+ * stored: it rounds once) and a tail of any elementwise ops over the output
+ * tile (a residual add: loads of tensors over the space axes) ending in the
+ * store. NULL or what does not fit. */
 static const char *read_kernel(mm *m, const kir_kernel *k) {
   int def[KIR_MAX_VALUES];
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0) def[k->ops[i].dst] = i;
-  int cur = -1, cval = -1;
+  int cur = -1, cval = -1, bias_op = -1;
   m->alpha = m->beta = 1;
   m->act = TRNC_NC_ACT_IDENTITY;
-  for (int i = 0; i < k->nops; i++) {
+  m->tail = 0;
+  const kir_op *st = k->nops ? &k->ops[k->nops - 1] : NULL;
+  if (!st || st->code != KIR_STORE) return "no store of the result";
+  m->out = &k->tensors[st->tensor];
+  m->stored = st->src[0];
+  int i = 0;
+  for (; i < k->nops - 1; i++) {
     const kir_op *o = &k->ops[i];
     if (cur < 0) { /* the loads of A and B, then the matmul */
       if (o->code == KIR_LOAD) continue;
@@ -660,33 +870,50 @@ static const char *read_kernel(mm *m, const kir_kernel *k) {
       cur = o->dst;
       continue;
     }
+    /* a prefix op keeps fp32, except the stored value (rounded once) */
+    bool fp32 = k->values[o->dst].dtype == TRNC_F32 || (o->dst == m->stored && i == k->nops - 2);
     bool on_cur = o->src[0] == cur;
-    if (o->code == KIR_LOAD && !m->bias && cval < 0) {
+    if (o->code == KIR_LOAD && !m->bias && cval < 0 && fp32) {
       m->bias = &k->tensors[o->tensor];
       cval = o->dst;
+      bias_op = i;
     } else if (o->code == KIR_TS && o->src[0] == cval && cval >= 0 && o->fn == TRNC_NC_ALU_MUL &&
-               o->fn1 == TRNC_NC_ALU_BYPASS && o->src[1] < 0) {
+               o->fn1 == TRNC_NC_ALU_BYPASS && o->src[1] < 0 && o->src[2] < 0 && fp32) {
       m->beta *= o->imm[0];
       cval = o->dst;
     } else if (o->code == KIR_TT && o->fn == TRNC_NC_ALU_ADD && cval >= 0 && m->act == TRNC_NC_ACT_IDENTITY &&
-               ((on_cur && o->src[1] == cval) || (o->src[1] == cur && o->src[0] == cval))) {
+               ((on_cur && o->src[1] == cval) || (o->src[1] == cur && o->src[0] == cval)) && fp32) {
       cur = o->dst;
       cval = -2; /* the bias is in */
-    } else if (o->code == KIR_ACT && on_cur && o->src[1] < 0 && o->imm[1] == 0 && m->act == TRNC_NC_ACT_IDENTITY) {
+    } else if (o->code == KIR_ACT && on_cur && o->src[1] < 0 && o->src[2] < 0 && o->imm[1] == 0 &&
+               m->act == TRNC_NC_ACT_IDENTITY && cval < 0 && fp32 &&
+               ((o->fn == TRNC_NC_ACT_IDENTITY && !m->bias) || o->imm[0] == 1)) {
       if (o->fn == TRNC_NC_ACT_IDENTITY && !m->bias) m->alpha *= o->imm[0];
-      else if (o->imm[0] == 1) m->act = o->fn;
-      else return "a scaled activation";
+      else m->act = o->fn;
       cur = o->dst;
-    } else if (o->code == KIR_COPY && on_cur) {
+    } else if (o->code == KIR_COPY && on_cur && cval < 0 && (fp32 || k->values[o->dst].dtype == k->values[cur].dtype)) {
       cur = o->dst;
-    } else if (o->code == KIR_STORE && on_cur && i == k->nops - 1) {
-      m->out = &k->tensors[o->tensor];
-      if (m->out->dtype != k->values[cur].dtype) return "the stored value is not in the result's dtype";
     } else {
-      return "an epilogue op the matmul schedule does not fuse";
+      break; /* the tail */
     }
   }
-  if (!m->out) return "no store of the result";
+  if (cur < 0) return "no matmul";
+  if (i < k->nops - 1) {
+    if (cval >= 0) { /* a load the prefix took for a bias is the tail's */
+      m->bias = NULL;
+      m->beta = 1;
+      i = bias_op;
+    }
+    if (m->act != TRNC_NC_ACT_IDENTITY && k->values[cur].dtype != TRNC_F32 && cur != m->stored)
+      return "a rounded value before the epilogue's tail";
+    m->tail = i;
+    m->pre = cur;
+    for (; i < k->nops - 1; i++)
+      if (!tail_op(k, &k->ops[i])) return "an epilogue op the matmul schedule does not fuse";
+  } else if (m->stored != cur) {
+    return "the stored value is not the epilogue's result";
+  }
+  if (m->out->dtype != k->values[m->stored].dtype) return "the stored value is not in the result's dtype";
   if (m->bias && cval != -2) return "a bias that is not added";
   return NULL;
 }
@@ -719,10 +946,16 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
     bool batched = false;
     for (int d = 0; d < m.nb; d++) batched |= m.bias->stride[d] != 0;
     m.transposed = m.bias_r == 0 && (m.bias_c != 0 || m.N == 1) && !batched && m.batch == 1 &&
-                   dma_transposable(m.out->dtype);
+                   dma_transposable(m.out->dtype) && !m.tail; /* a tail's operands are rows */
   }
   trnc_dtype dt = m.in_dt;
   trnc_status st;
+  if (m.bias && !m.transposed && m.bias_r == 0 && m.in_dt == TRNC_F32 && m.bias->dtype == TRNC_F32 &&
+      m.alpha == 1 && m.beta == 1) {
+    bool batched = false;
+    for (int d = 0; d < m.nb; d++) batched |= m.bias->stride[d] != 0;
+    m.psum_bias = !batched;
+  }
   int64_t isz = lw_esize(dt);
   int64_t rows = m.transposed ? m.N : m.M, cols = m.transposed ? m.M : m.N;
   int64_t ctile = cols < 512 ? cols : 512;
@@ -735,6 +968,17 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
    * the SBUF left after the other pools; without room even for mt = 1,
    * stationary tiles stream from a pool per K step. */
   int64_t other = 96 * 1024; /* moving, output, bias and evacuation pools (below) */
+  int ntail = 0;              /* tail values with a pool of their own: 2 x ctile x 4 bytes */
+  bool tail_tr = false;       /* a tail load transposed on TensorE (fp32 columns) */
+  for (int i = m.tail; m.tail && i < k->nops - 1; i++) {
+    const kir_op *o = &k->ops[i];
+    ntail += o->dst != m.stored;
+    if (o->code == KIR_LOAD) {
+      const kir_tensor *T = &k->tensors[o->tensor];
+      tail_tr |= !dma_transposable(T->dtype) && wants_transpose(T, k->values[o->dst].dtype, T->stride[am], T->stride[an]);
+    }
+  }
+  other += (ntail + 1) * 2 * ctile * 4;
   int64_t budget = L->target->sbuf_bytes_per_partition - other;
   int64_t blocks_per = m.batch * rtiles;
   int mt = MM_MAX_BLOCK;
@@ -745,7 +989,7 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   operand_at(&m, 1, 0, 0, 0, &mps, &mfs);
   const kir_tensor *stv = m.transposed ? m.b : m.a, *mtv = m.transposed ? m.a : m.b;
   bool pe_tr = (!dma_transposable(dt) && (wants_transpose(stv, dt, sps, sfs) || wants_transpose(mtv, dt, mps, mfs))) ||
-               (m.bias && !m.transposed && wants_transpose(m.bias, TRNC_F32, m.bias_r, m.bias_c));
+               (m.bias && !m.transposed && wants_transpose(m.bias, TRNC_F32, m.bias_r, m.bias_c)) || tail_tr;
   while (mt > 1 && (mt > rtiles || (pe_tr && mt > 2) || (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz > budget))
     mt /= 2;
   bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
@@ -761,9 +1005,23 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
       (st = lw_pool_init(L, &m.out_pool, TRNC_NC_MEM_SBUF, mt * ctile * 4, 2)) ||
       (st = lw_pool_init(L, &m.f_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
       (st = lw_pool_init(L, &m.bias_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)) ||
+      (m.tail && (st = lw_pool_init(L, &m.pre_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2))) ||
       (pe_tr && ((st = lw_pool_init(L, &m.tr_pool, TRNC_NC_MEM_SBUF, 128 * 4, 4)) ||
                  (st = lw_pool_init(L, &m.tp_pool, TRNC_NC_MEM_PSUM, 128 * 4, 2)))))
     return st;
+  if (m.psum_bias) {
+    int64_t P = L->target->partitions;
+    if (!(m.ones = lw_sbuf(L, P * 4)) || (st = lw_pool_init(L, &m.brow_pool, TRNC_NC_MEM_SBUF, ctile * 4, 2)))
+      return L->status ? L->status : st;
+    trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+    ms.dst = lw_tile_ap(m.ones, 1, 0, TRNC_F32, 1, &P);
+    ms.imm[0] = 1.0f;
+    if ((st = lw_emit(L, &ms, NULL, 0, &m.ones, 1))) return st;
+  }
+  for (int i = m.tail; m.tail && i < k->nops - 1; i++)
+    if (k->ops[i].dst != m.stored &&
+        (st = lw_pool_init(L, &m.tail_pool[k->ops[i].dst], TRNC_NC_MEM_SBUF, ctile * 4, 2)))
+      return st;
   lw_pool res_pool[2];
   int nres = blocks_per > mt ? 2 : 1;
   if (resident)

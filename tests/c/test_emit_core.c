@@ -188,6 +188,68 @@ static void test_linear_relu_epilogue(void **state) {
   tu_fx_free(b);
 }
 
+/* res + relu(addmm(bias, x, W^T)) * s: the relu in the evacuation, then an
+ * epilogue tail on each output tile with a residual of the result's shape
+ * (the add's first operand) and a row-broadcast scale; 130 rows (two
+ * partition tiles), one kernel. */
+static void test_linear_residual_epilogue(void **state) {
+  const int64_t M = 130, K = 200, N = 96;
+  tu_fx *b = tu_fx_new(INF);
+  uint32_t x = tu_placeholder(b, "x", tu_meta(b, F32, 2, SH(M, K)));
+  uint32_t w = tu_placeholder(b, "w", tu_meta(b, F32, 2, SH(N, K)));
+  uint32_t bias = tu_placeholder(b, "bias", tu_meta(b, F32, 1, SH(N)));
+  uint32_t res = tu_placeholder(b, "res", tu_meta(b, F32, 2, SH(M, N)));
+  uint32_t sc = tu_placeholder(b, "s", tu_meta(b, F32, 1, SH(N)));
+  Trnc__Fx__TensorMeta *tm = tu_meta(b, F32, 2, SH(K, N));
+  tm->stride[0]->value = 1;
+  tm->stride[1]->value = K;
+  uint32_t t = tu_call(b, "t", "aten.t.default", tm);
+  tu_arg(b, t, tu_a_ref(b, "self", w, 0));
+  uint32_t mm = tu_call(b, "addmm", "aten.addmm.default", tu_meta(b, F32, 2, SH(M, N)));
+  tu_arg(b, mm, tu_a_ref(b, "self", bias, 0));
+  tu_arg(b, mm, tu_a_ref(b, "mat1", x, 0));
+  tu_arg(b, mm, tu_a_ref(b, "mat2", t, 0));
+  tu_arg(b, mm, tu_a_int(b, "beta", 1));
+  tu_arg(b, mm, tu_a_int(b, "alpha", 1));
+  uint32_t r = tu_call(b, "relu", "aten.relu.default", tu_meta(b, F32, 2, SH(M, N)));
+  tu_arg(b, r, tu_a_ref(b, "self", mm, 0));
+  uint32_t ml = tu_call(b, "mul", "aten.mul.Tensor", tu_meta(b, F32, 2, SH(M, N)));
+  tu_arg(b, ml, tu_a_ref(b, "self", r, 0));
+  tu_arg(b, ml, tu_a_ref(b, "other", sc, 0));
+  uint32_t ad = tu_call(b, "add", "aten.add.Tensor", tu_meta(b, F32, 2, SH(M, N)));
+  tu_arg(b, ad, tu_a_ref(b, "self", res, 0));
+  tu_arg(b, ad, tu_a_ref(b, "other", ml, 0));
+  tu_arg(b, ad, tu_a_int(b, "alpha", 1));
+  tu_output_ref(b, ad, 0);
+  trnc_compiled *c = compile(b);
+  assert_int_equal(trnc_compiled_report(c)->kernels, 1);
+  float *xv = malloc(sizeof(float) * M * K), *wv = malloc(sizeof(float) * N * K), bv[96], sv[96];
+  float *rv = malloc(sizeof(float) * M * N), *out = malloc(sizeof(float) * M * N);
+  double *ref = malloc(sizeof(double) * M * N);
+  fill(xv, M * K, 3);
+  fill(wv, N * K, 4);
+  fill(bv, N, 5);
+  fill(sv, N, 6);
+  fill(rv, M * N, 7);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double s = bv[j];
+      for (int64_t k = 0; k < K; k++) s += (double)xv[i * K + k] * wv[j * K + k];
+      ref[i * N + j] = rv[i * N + j] + (s > 0 ? s : 0) * sv[j];
+    }
+  const void *in[5] = {xv, wv, bv, rv, sv};
+  void *o[1] = {out};
+  run(c, in, o);
+  close_to(out, ref, M * N, 1e-4, "linear_residual"); /* |res - relu(.) s| cancels */
+  free(xv);
+  free(wv);
+  free(rv);
+  free(out);
+  free(ref);
+  trnc_compiled_destroy(c);
+  tu_fx_free(b);
+}
+
 /* sum over dims (0, 2) with keepdim of [3, 150, 40] and a full mean of it
  * (partials folded across partitions on TensorE). */
 static void test_reductions(void **state) {
@@ -238,6 +300,7 @@ int main(void) {
       cmocka_unit_test(test_arange_variants),
       cmocka_unit_test(test_fused_broadcast_chain),
       cmocka_unit_test(test_linear_relu_epilogue),
+      cmocka_unit_test(test_linear_residual_epilogue),
       cmocka_unit_test(test_reductions),
   };
   return cmocka_run_group_tests_name("emit_core", tests, NULL, NULL);

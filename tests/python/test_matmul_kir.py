@@ -150,3 +150,16 @@ def test_autocast_bf16_transposed_fp32_bias():
         got = torch.compile(f, backend="neuron", dynamic=False, options={"autocast_bf16": True})(c, a, b)
     want = c.double().t() + a.bfloat16().double() @ b.bfloat16().double().t()
     torch.testing.assert_close(got.double(), want, rtol=1e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("rows, n", [(129, 600)])
+def test_fp32_row_bias_added_in_psum_rounds_as_a_vector_add(rows, n):
+    # the bias row is accumulated in PSUM by a ones-row matmul: the same fp32
+    # addition as adding it to the product afterwards, bit for bit (two row
+    # tiles, two column blocks)
+    torch.manual_seed(0)
+    x, w, b = torch.randn(rows, 96), torch.randn(n, 96), torch.randn(n)
+    mm, _ = compile_run(lambda x, w: x @ w.t(), x, w)
+    lin, rep = compile_run(lambda x, w, b: F.linear(x, w, b), x, w, b)
+    assert rep["kernels"] == 1, rep
+    assert torch.equal(lin, mm + b)
