@@ -380,7 +380,8 @@ static interval float_iv(const trnc_graph *g, const trnc_node *n, uint32_t k, co
     case TRNC_OP_RSUB_SCALAR: case TRNC_OP_NEG: case TRNC_OP_ABS: case TRNC_OP_WHERE:
     case TRNC_OP_MASKED_FILL: case TRNC_OP_MAXIMUM: case TRNC_OP_MINIMUM: case TRNC_OP_CLAMP:
     case TRNC_OP_FULL: case TRNC_OP_FULL_LIKE: case TRNC_OP_SCALAR_TENSOR: case TRNC_OP_ZEROS:
-    case TRNC_OP_ONES: case TRNC_OP_TRUNC: case TRNC_OP_FLOOR: case TRNC_OP_CEIL: {
+    case TRNC_OP_ONES: case TRNC_OP_TRUNC: case TRNC_OP_FLOOR: case TRNC_OP_CEIL: case TRNC_OP_ARANGE:
+    case TRNC_OP_ARANGE_START: case TRNC_OP_ARANGE_START_STEP: {
       interval r = node_iv(g, n, k, vals);
       return r.lo == r.lo && r.hi == r.hi && !(r.lo == INFINITY || r.hi == -INFINITY) ? r : iv_unknown();
     }
