@@ -530,6 +530,31 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
           f"{fmt_ratio(mm['trnc-jit'], mm['inductor'])} | {fmt_s(above('inductor'))} | "
           f"{fmt_s(above('trnc-jit'))} | {fmt_ratio(above('trnc-jit'), above('inductor'))} |")
         w("")
+        tc = overhead.get("train_per_call_s")
+        if tc:
+            terr = overhead.get("train_errors", {})
+            w("Training call: the same add on inputs that require grad, forward + "
+              "`backward()` of the output, same calls and rounds, interleaved; trnc on the "
+              "JIT. *trnc*: trnc's autograd Function (python/trnc/training.py); *trnc, torch "
+              "wrappers*: the same programs behind aot_autograd's runtime wrappers "
+              "(`TRNC_TRAINING_WRAPPERS=torch`).\n")
+            tcols = ("eager", "dynamo", "dynamo+aot", "inductor", "trnc-torch-wrappers", "trnc")
+            w("| eager | dynamo floor | + aot_autograd | inductor | trnc, torch wrappers | trnc | "
+              "trnc/inductor | trnc/eager | inductor above floor | trnc above floor | "
+              "above floor, trnc/inductor |")
+            w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            tm = {b: med(tc.get(b, [])) for b in tcols}
+            tcells = [fmt_stat(tc[b]) if tc.get(b) else
+                      f"FAILED ({terr.get(b, {}).get('type', '?')})" for b in tcols]
+            tfloor = tm["dynamo"]
+
+            def tabove(b):
+                return tm[b] - tfloor if tm[b] is not None and tfloor is not None else None
+
+            w(f"| {' | '.join(tcells)} | {fmt_ratio(tm['trnc'], tm['inductor'])} | "
+              f"{fmt_ratio(tm['trnc'], tm['eager'])} | {fmt_s(tabove('inductor'))} | "
+              f"{fmt_s(tabove('trnc'))} | {fmt_ratio(tabove('trnc'), tabove('inductor'))} |")
+            w("")
 
     errs = []
     for s, e in zip(sums, ents):

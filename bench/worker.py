@@ -26,7 +26,8 @@ also the FLOPs and minimum bytes of one step for the roofline.
 
 ``overhead``: per-call host time of a compiled one-add graph on 8 elements,
 eager vs inductor vs trnc, next to the floors of dynamo alone (backend
-"eager") and of dynamo + aot_autograd's runtime wrappers ("aot_eager").
+"eager") and of dynamo + aot_autograd's runtime wrappers ("aot_eager"),
+under ``torch.no_grad()`` and as a training call (forward + backward).
 """
 
 from __future__ import annotations
@@ -350,7 +351,50 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
                 for _ in range(a.calls):
                     fn(x, y)
                 per_call[name].append((time.perf_counter() - t0) / a.calls)
-    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call, "errors": errors, **res}
+    torch.set_grad_enabled(True)
+    train = _overhead_training(f, a)
+    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call, "errors": errors,
+            **res, **train}
+
+
+def _overhead_training(f, a: argparse.Namespace) -> dict:
+    """Per-call host time of one training call of the same add (inputs that
+    require grad, forward + ``backward`` of the output): eager, the dynamo
+    floor (backend "eager"), dynamo + aot_autograd ("aot_eager"), inductor,
+    trnc (trnc's autograd Function) and trnc with aot_autograd's runtime
+    wrappers (``TRNC_TRAINING_WRAPPERS=torch`` at compile: the path before it),
+    interleaved round-robin; trnc on the simulator's JIT."""
+    x = torch.randn(8, requires_grad=True)
+    y = torch.randn(8, requires_grad=True)
+    g = torch.ones(8)
+    fns = {"eager": f}
+    errors = {}
+    os.environ["TRNC_SIM"] = "jit"
+    for b in ("inductor", "trnc", "trnc-torch-wrappers", "dynamo", "dynamo+aot"):
+        torch._dynamo.reset()
+        backend = {"dynamo": "eager", "dynamo+aot": "aot_eager",
+                   "trnc-torch-wrappers": "trnc"}.get(b, b)
+        if b == "trnc-torch-wrappers":
+            os.environ["TRNC_TRAINING_WRAPPERS"] = "torch"
+        try:
+            cm = torch.compile(f, backend=backend, dynamic=False)
+            for _ in range(3):
+                x.grad = y.grad = None
+                cm(x, y).backward(g)
+            assert torch.equal(x.grad, g) and torch.equal(y.grad, g)
+            fns[b] = cm
+        except Exception as ex:  # noqa: BLE001
+            errors[b] = _error(ex)
+        finally:
+            os.environ.pop("TRNC_TRAINING_WRAPPERS", None)
+    per_call: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(a.rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(a.calls):
+                fn(x, y).backward(g)
+            per_call[name].append((time.perf_counter() - t0) / a.calls)
+    return {"train_per_call_s": per_call, "train_errors": errors}
 
 
 def main() -> int:

@@ -67,6 +67,7 @@ class TrncOutputCode(OutputCode):
     plain: bool                       # inference: aliasing.plain_inference (called directly)
     run: Callable[[list[Any]], Any] | None = None
     checks: tuple[tuple[str, bool], ...] = ()  # effects.split_checks: info outputs to check
+    training: Any = None              # forward: training.TrainingPlan (trnc's autograd Function)
 
     def __post_init__(self) -> None:
         # aot_autograd passes one list; an instance attribute, so that the
