@@ -276,6 +276,9 @@ def summarize(ent: dict) -> dict:
                 runs = [r for r in runs if warm_hit(r)]
             key = "compile_s" if phase == "cold" else "proc_to_first_output_s"
             s[f"{phase}_{b}"] = [r[key] for r in runs]
+            if phase == "warm":  # CPU time: what a shared machine's load does not inflate
+                s[f"warm_cpu_{b}"] = [r["proc_cpu_to_first_output_s"] for r in runs
+                                      if "proc_cpu_to_first_output_s" in r]
             s[f"{phase}_{b}_err"] = err_of(ent[phase][b])
     cold_t = ok(ent["cold"]["trnc"])
     if cold_t:
@@ -351,13 +354,16 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
     w("*Cold compile* = first training step (forward + backward) minus the second step, in a "
       "fresh process with empty caches. *Warm start* = from spawning a fresh process "
       "(interpreter start, `import torch`, building the model) to the first forward output, "
-      "with the caches the cold run populated.\n")
+      "with the caches the cold run populated; *warm CPU*: the CPU time of that process up "
+      "to its first output (`time.process_time()`; on a loaded machine the wall time also "
+      "holds the time it waited for a core).\n")
     w("A warm run counts only when it compiled nothing (trnc: cache hits and no compile; "
       "inductor: FX graph cache hits and no miss); runs that missed are dropped and counted "
       "in the last column.\n")
     w("| entry | trnc cold | inductor cold | trnc/inductor | trnc warm start | "
-      "inductor warm start | trnc/inductor | warm runs dropped (trnc, inductor) |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|")
+      "inductor warm start | trnc/inductor | trnc warm CPU | inductor warm CPU | "
+      "CPU trnc/inductor | warm runs dropped (trnc, inductor) |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for s in sums:
         def cell(k):
             if s[k]:
@@ -367,6 +373,8 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
         w(f"| {s['entry']} | {cell('cold_trnc')} | {cell('cold_inductor')} | "
           f"{fmt_ratio(med(s['cold_trnc']), med(s['cold_inductor']))} | {cell('warm_trnc')} | "
           f"{cell('warm_inductor')} | {fmt_ratio(med(s['warm_trnc']), med(s['warm_inductor']))} | "
+          f"{cell('warm_cpu_trnc')} | {cell('warm_cpu_inductor')} | "
+          f"{fmt_ratio(med(s.get('warm_cpu_trnc', [])), med(s.get('warm_cpu_inductor', [])))} | "
           f"{s['warm_trnc_notwarm']}, {s['warm_inductor_notwarm']} |")
     w("")
     w("### Where trnc's cold compile goes\n")
@@ -513,23 +521,54 @@ def write_markdown(path: str, m: dict, sums: list[dict], ents: list[dict], overh
           "compiled callable on the simulator's interpreter and on its JIT's host code "
           "(`TRNC_SIM`, set once per round).\n")
         cols = ("eager", "dynamo", "dynamo+aot", "inductor", "trnc", "trnc-jit")
-        w("| eager | dynamo floor | + aot_autograd | inductor | trnc interp | trnc jit | "
+        w("| time | eager | dynamo floor | + aot_autograd | inductor | trnc interp | trnc jit | "
           "jit/eager | interp/inductor | jit/inductor | inductor above floor | "
           "jit above floor | above floor, jit/inductor |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        mm = {b: med(pc.get(b, [])) for b in cols}
-        cells = [fmt_stat(pc[b]) if pc.get(b) else
-                 f"FAILED ({overhead['errors'].get(b, {}).get('type', '?')})" for b in cols]
-        floor = mm["dynamo"]
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
         def above(b):
             return mm[b] - floor if mm[b] is not None and floor is not None else None
 
-        w(f"| {' | '.join(cells)} | {fmt_ratio(mm['trnc-jit'], mm['eager'])} | "
-          f"{fmt_ratio(mm['trnc'], mm['inductor'])} | "
-          f"{fmt_ratio(mm['trnc-jit'], mm['inductor'])} | {fmt_s(above('inductor'))} | "
-          f"{fmt_s(above('trnc-jit'))} | {fmt_ratio(above('trnc-jit'), above('inductor'))} |")
+        for label, pc in (("wall", pc), ("CPU", overhead.get("per_call_cpu_s"))):
+            if not pc:
+                continue
+            mm = {b: med(pc.get(b, [])) for b in cols}
+            cells = [fmt_stat(pc[b]) if pc.get(b) else
+                     f"FAILED ({overhead['errors'].get(b, {}).get('type', '?')})" for b in cols]
+            floor = mm["dynamo"]
+            w(f"| {label} | {' | '.join(cells)} | {fmt_ratio(mm['trnc-jit'], mm['eager'])} | "
+              f"{fmt_ratio(mm['trnc'], mm['inductor'])} | "
+              f"{fmt_ratio(mm['trnc-jit'], mm['inductor'])} | {fmt_s(above('inductor'))} | "
+              f"{fmt_s(above('trnc-jit'))} | {fmt_ratio(above('trnc-jit'), above('inductor'))} |")
         w("")
+        tc = overhead.get("train_per_call_s")
+        if tc:
+            terr = overhead.get("train_errors", {})
+            w("Training call: the same add on inputs that require grad, forward + "
+              "`backward()` of the output, same calls and rounds, interleaved; trnc on the "
+              "JIT. *trnc*: trnc's autograd Function (python/trnc/training.py); *trnc, torch "
+              "wrappers*: the same programs behind aot_autograd's runtime wrappers "
+              "(`TRNC_TRAINING_WRAPPERS=torch`).\n")
+            tcols = ("eager", "dynamo", "dynamo+aot", "inductor", "trnc-torch-wrappers", "trnc")
+            w("| time | eager | dynamo floor | + aot_autograd | inductor | trnc, torch wrappers | "
+              "trnc | trnc/inductor | trnc/eager | inductor above floor | trnc above floor | "
+              "above floor, trnc/inductor |")
+            w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+            def tabove(b):
+                return tm[b] - tfloor if tm[b] is not None and tfloor is not None else None
+
+            for label, tc in (("wall", tc), ("CPU", overhead.get("train_per_call_cpu_s"))):
+                if not tc:
+                    continue
+                tm = {b: med(tc.get(b, [])) for b in tcols}
+                tcells = [fmt_stat(tc[b]) if tc.get(b) else
+                          f"FAILED ({terr.get(b, {}).get('type', '?')})" for b in tcols]
+                tfloor = tm["dynamo"]
+                w(f"| {label} | {' | '.join(tcells)} | {fmt_ratio(tm['trnc'], tm['inductor'])} | "
+                  f"{fmt_ratio(tm['trnc'], tm['eager'])} | {fmt_s(tabove('inductor'))} | "
+                  f"{fmt_s(tabove('trnc'))} | {fmt_ratio(tabove('trnc'), tabove('inductor'))} |")
+            w("")
 
     errs = []
     for s, e in zip(sums, ents):

@@ -26,7 +26,8 @@ also the FLOPs and minimum bytes of one step for the roofline.
 
 ``overhead``: per-call host time of a compiled one-add graph on 8 elements,
 eager vs inductor vs trnc, next to the floors of dynamo alone (backend
-"eager") and of dynamo + aot_autograd's runtime wrappers ("aot_eager").
+"eager") and of dynamo + aot_autograd's runtime wrappers ("aot_eager"),
+under ``torch.no_grad()`` and as a training call (forward + backward).
 """
 
 from __future__ import annotations
@@ -129,6 +130,7 @@ def cmd_start(a: argparse.Namespace) -> dict:
         out = cm(*args)
         t1 = time.perf_counter()
         t_first_out = time.time()
+        cpu_first_out = time.process_time()  # this process's CPU time since it started
         suite.loss_of(out).backward()
         t2 = time.perf_counter()
         t_first_step = time.time()
@@ -143,6 +145,7 @@ def cmd_start(a: argparse.Namespace) -> dict:
         return res
     res.update(first_fwd_s=t1 - t0, first_bwd_s=t2 - t1, first_step_s=t2 - t0,
                proc_to_first_output_s=t_first_out - t0_parent,
+               proc_cpu_to_first_output_s=cpu_first_out,
                proc_to_first_step_s=t_first_step - t0_parent)
     t3 = time.perf_counter()
     suite.step(cm, model, args)
@@ -341,16 +344,64 @@ def cmd_overhead(a: argparse.Namespace) -> dict:
     if "trnc" in fns:
         fns["trnc-jit"] = fns["trnc"] = trnc_cm
     per_call: dict[str, list[float]] = {k: [] for k in fns}
+    per_call_cpu: dict[str, list[float]] = {k: [] for k in fns}
     with torch.no_grad():
         for _ in range(a.rounds):
             for name, fn in fns.items():
                 if name in engines:
                     os.environ["TRNC_SIM"] = engines[name]
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 for _ in range(a.calls):
                     fn(x, y)
+                per_call_cpu[name].append((time.thread_time() - c0) / a.calls)
                 per_call[name].append((time.perf_counter() - t0) / a.calls)
-    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call, "errors": errors, **res}
+    torch.set_grad_enabled(True)
+    train = _overhead_training(f, a)
+    return {"calls": a.calls, "rounds": a.rounds, "per_call_s": per_call,
+            "per_call_cpu_s": per_call_cpu, "errors": errors, **res, **train}
+
+
+def _overhead_training(f, a: argparse.Namespace) -> dict:
+    """Per-call host time of one training call of the same add (inputs that
+    require grad, forward + ``backward`` of the output): eager, the dynamo
+    floor (backend "eager"), dynamo + aot_autograd ("aot_eager"), inductor,
+    trnc (trnc's autograd Function) and trnc with aot_autograd's runtime
+    wrappers (``TRNC_TRAINING_WRAPPERS=torch`` at compile: the path before it),
+    interleaved round-robin; trnc on the simulator's JIT."""
+    x = torch.randn(8, requires_grad=True)
+    y = torch.randn(8, requires_grad=True)
+    g = torch.ones(8)
+    fns = {"eager": f}
+    errors = {}
+    os.environ["TRNC_SIM"] = "jit"
+    for b in ("inductor", "trnc", "trnc-torch-wrappers", "dynamo", "dynamo+aot"):
+        torch._dynamo.reset()
+        backend = {"dynamo": "eager", "dynamo+aot": "aot_eager",
+                   "trnc-torch-wrappers": "trnc"}.get(b, b)
+        if b == "trnc-torch-wrappers":
+            os.environ["TRNC_TRAINING_WRAPPERS"] = "torch"
+        try:
+            cm = torch.compile(f, backend=backend, dynamic=False)
+            for _ in range(3):
+                x.grad = y.grad = None
+                cm(x, y).backward(g)
+            assert torch.equal(x.grad, g) and torch.equal(y.grad, g)
+            fns[b] = cm
+        except Exception as ex:  # noqa: BLE001
+            errors[b] = _error(ex)
+        finally:
+            os.environ.pop("TRNC_TRAINING_WRAPPERS", None)
+    per_call: dict[str, list[float]] = {k: [] for k in fns}
+    per_call_cpu: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(a.rounds):
+        for name, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.thread_time()
+            for _ in range(a.calls):
+                fn(x, y).backward(g)
+            per_call_cpu[name].append((time.thread_time() - c0) / a.calls)
+            per_call[name].append((time.perf_counter() - t0) / a.calls)
+    return {"train_per_call_s": per_call, "train_per_call_cpu_s": per_call_cpu,
+            "train_errors": errors}
 
 
 def main() -> int:

@@ -67,6 +67,7 @@ class TrncOutputCode(OutputCode):
     plain: bool                       # inference: aliasing.plain_inference (called directly)
     run: Callable[[list[Any]], Any] | None = None
     checks: tuple[tuple[str, bool], ...] = ()  # effects.split_checks: info outputs to check
+    training: Any = None              # forward: training.TrainingPlan (trnc's autograd Function)
 
     def __post_init__(self) -> None:
         # aot_autograd passes one list; an instance attribute, so that the
@@ -257,3 +258,131 @@ def _skip_inductor_backends() -> list[Any]:
         return []
     return [mock.patch.multiple(codecache, init_backend_registration=lambda: None,
                                 custom_backend_passes={}, custom_backend_codegen_configs={})]
+
+
+# --------------------------------------------------------------------------- #
+# trnc cache export / import: the AOTAutogradCache entries of trnc's graphs
+
+# A trailer after the artifact bundle (cache/store.c: "TRNCBNDL", count,
+# records; its reader stops after the last record, so a bundle with a trailer
+# still imports into a trnc without this code): "TRNCAOTA", u32 LE version,
+# u32 LE zero, u64 LE count, then per entry a u32 LE length and the entry's
+# path under torch's ``aotautograd`` directory (``<key>/<name>``, UTF-8),
+# a u64 LE length and the entry's bytes; last, a u64 LE offset of "TRNCAOTA"
+# and "TRNCAOTE".
+_AOT_MAGIC, _AOT_END, _AOT_VERSION = b"TRNCAOTA", b"TRNCAOTE", 1
+_AOT_MAX_ENTRY = 1 << 30
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def aot_dir() -> str:
+    """torch's AOTAutogradCache directory (``$TORCHINDUCTOR_CACHE_DIR/aotautograd``)."""
+    from torch._functorch._aot_autograd.autograd_cache import AOTAutogradCache
+
+    return AOTAutogradCache._get_tmp_dir()
+
+
+def _safe_part(s: str) -> bool:
+    return 0 < len(s) <= 255 and s not in (".", "..") and set(s) <= _SAFE
+
+
+def _is_trnc_entry(data: bytes) -> bool:
+    """An entry whose pickle names trnc's output code (an inductor graph in the
+    same directory is not trnc's to export)."""
+    return b"trnc.aot_cache" in data and b"TrncOutputCode" in data
+
+
+def export_entries(path: str) -> int:
+    """Appends the trailer with every AOTAutogradCache entry of a trnc graph
+    to the bundle at ``path`` (just written by ``trnc cache export``).
+    Returns how many entries it holds (0: no trailer written)."""
+    import struct
+
+    root = aot_dir()
+    found: list[tuple[str, bytes]] = []
+    if os.path.isdir(root):
+        for key in sorted(os.listdir(root)):
+            sub = os.path.join(root, key)
+            if not _safe_part(key) or not os.path.isdir(sub):
+                continue
+            for name in sorted(os.listdir(sub)):
+                p = os.path.join(sub, name)
+                if not _safe_part(name) or not os.path.isfile(p) or os.path.islink(p):
+                    continue
+                with open(p, "rb") as f:
+                    data = f.read(_AOT_MAX_ENTRY + 1)
+                if len(data) <= _AOT_MAX_ENTRY and _is_trnc_entry(data):
+                    found.append((f"{key}/{name}", data))
+    if not found:
+        return 0
+    with open(path, "ab") as f:
+        start = f.tell()
+        f.write(_AOT_MAGIC + struct.pack("<IIQ", _AOT_VERSION, 0, len(found)))
+        for rel, data in found:
+            r = rel.encode()
+            f.write(struct.pack("<I", len(r)) + r + struct.pack("<Q", len(data)) + data)
+        f.write(struct.pack("<Q", start) + _AOT_END)
+    return len(found)
+
+
+def import_entries(path: str) -> tuple[int, int, list[str]]:
+    """Writes the AOTAutogradCache entries of the bundle's trailer (if any)
+    into torch's directory (``aot_dir``). Returns (imported, rejected,
+    messages). An entry is kept only when its name is torch's hash of its
+    bytes and its pickle names trnc's output code; torch unpickles it on a
+    cache hit, so import bundles from sources you trust (as for
+    ``torch.compiler.load_cache_artifacts``)."""
+    import struct
+
+    from torch._inductor.codecache import sha256_hash, write_atomic
+
+    msgs: list[str] = []
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        if size < 16 + 24:
+            return 0, 0, msgs
+        f.seek(size - 16)
+        tail = f.read(16)
+        if tail[8:] != _AOT_END:
+            return 0, 0, msgs
+        (start,) = struct.unpack("<Q", tail[:8])
+        if start > size - 16 - 24:
+            return 0, 0, [f"trnc cache import: {path}: bad AOTAutogradCache trailer offset"]
+        f.seek(start)
+        head = f.read(24)
+        if head[:8] != _AOT_MAGIC:
+            return 0, 0, [f"trnc cache import: {path}: bad AOTAutogradCache trailer"]
+        version, _, count = struct.unpack("<IIQ", head[8:])
+        if version != _AOT_VERSION:
+            return 0, 0, [f"trnc cache import: {path}: AOTAutogradCache trailer version "
+                          f"{version}, this trnc reads {_AOT_VERSION}"]
+        root = aot_dir()
+        imported = rejected = 0
+        for i in range(count):
+            raw = f.read(4)
+            if len(raw) != 4:
+                return imported, rejected + 1, msgs + [
+                    f"trnc cache import: {path}: AOTAutogradCache entry {i} is truncated"]
+            (n,) = struct.unpack("<I", raw)
+            rel = f.read(n) if n <= 1024 else b""
+            raw = f.read(8)
+            if len(rel) != n or not rel or len(raw) != 8:
+                return imported, rejected + 1, msgs + [
+                    f"trnc cache import: {path}: AOTAutogradCache entry {i} is malformed"]
+            (m,) = struct.unpack("<Q", raw)
+            if m > _AOT_MAX_ENTRY or f.tell() + m > size - 16:
+                return imported, rejected + 1, msgs + [
+                    f"trnc cache import: {path}: AOTAutogradCache entry {i} has a bad length"]
+            data = f.read(m)
+            parts = rel.decode("utf-8", "replace").split("/")
+            if len(parts) != 2 or not all(_safe_part(p) for p in parts) or \
+                    parts[1] != sha256_hash(data) or not _is_trnc_entry(data):
+                msgs.append(f"trnc cache import: rejected AOTAutogradCache entry {i} "
+                            f"({rel[:80]!r}): its name is not the hash of a trnc entry")
+                rejected += 1
+                continue
+            os.makedirs(os.path.join(root, parts[0]), exist_ok=True)
+            write_atomic(os.path.join(root, parts[0], parts[1]), data)
+            imported += 1
+    return imported, rejected, msgs

@@ -496,6 +496,9 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     run.__name__ = f"trnc_{kind}_program"
     direct.__name__ = f"trnc_{kind}_program_direct"
     run.direct = direct  # type: ignore[attr-defined]
+    # what training.function checks the backward's tangent inputs against
+    direct.layouts = [layout for _, layout, _, _ in fast_ins]  # type: ignore[attr-defined]
+    direct.n_outputs = len(outs)  # type: ignore[attr-defined]
     return run
 
 
@@ -624,6 +627,28 @@ def _note_direct(kind: str, fn: Callable[..., Any] | None) -> None:
         direct.append(fn)
 
 
+def _training_plan(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
+                   example_inputs: Sequence[Any],
+                   checks: tuple[effects.Check, ...]) -> Any:
+    """The ``training.TrainingPlan`` of a forward graph that trnc's autograd
+    Function can run without aot_autograd's wrappers, or None (any other
+    graph)."""
+    if kind != "forward" or checks or opts["fallback"] or opts["compile_only"] or \
+            not opts["execute"]:
+        return None
+    from . import training
+
+    return training.plan_of(gm, example_inputs)
+
+
+def _note_training(kind: str, fn: Callable[..., Any] | None, plan: Any) -> None:
+    """Notes, for neuron(), a forward's or backward's direct runner (None:
+    none) and the forward's ``training.TrainingPlan``."""
+    seen = getattr(_mutations, "training", None)
+    if seen is not None and kind in ("forward", "backward"):
+        seen.append((kind, fn, plan))
+
+
 def _direct_of(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     """The ``direct`` entry of a runner (``_boxed_runner``), also inside the
     ``TrncOutputCode`` that torch's AOTAutogradCache stores."""
@@ -646,10 +671,13 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
     mutated = aliasing.mutated_in_graph(gm) if kind == "inference" else None
     _note_mutations(kind, mutated)
     plain = kind == "inference" and not checks and aliasing.plain_inference(gm)
+    plan = _training_plan(kind, opts, gm, example_inputs, checks)
     try:
         fn = _compile_one(kind, opts, gm, example_inputs, name,
-                          aot_cached=aot_cached, mutated=mutated, plain=plain, checks=checks)
+                          aot_cached=aot_cached, mutated=mutated, plain=plain, checks=checks,
+                          training=plan)
         _note_direct(kind, _direct_of(fn) if plain else None)
+        _note_training(kind, None if checks else _direct_of(fn), plan)
         return fn
     except errors.UnsupportedOperatorError as e:
         if original is None:
@@ -658,6 +686,7 @@ def _compile_graph(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
             raise
         err = e
     _note_direct(kind, None)  # torch runs the refused ops: aot_autograd's wrappers stay
+    _note_training(kind, None, None)
     parts: list[GraphRecord] = []  # the subgraphs of the partition being compiled
     try:
         return fallback.compile_partitioned(
@@ -689,12 +718,14 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                  example_inputs: Sequence[Any], name: str, *, aot_cached: bool = False,
                  mutated: frozenset[int] | None = None, plain: bool = False,
                  checks: tuple[effects.Check, ...] = (),
-                 done: list[GraphRecord] | None = None) -> Callable[..., Any]:
+                 done: list[GraphRecord] | None = None,
+                 training: Any = None) -> Callable[..., Any]:
     """``_compile_graph`` of one graph named ``name``, without the fallback
     (``mutated``: the inference graph's written inputs, ``plain``: its
     ``aliasing.plain_inference``, both for the cached entry; ``checks``: the
     error checks ``effects.split_checks`` took out of ``gm``; ``done``: a list
-    the graph's record is appended to)."""
+    the graph's record is appended to; ``training``: the forward's
+    ``training.TrainingPlan``, for the cached entry)."""
     t0 = time.perf_counter()
     try:
         data = serialize(gm, kind, name, user_inputs=opts.get("user_inputs"))
@@ -720,7 +751,7 @@ def _compile_one(kind: str, opts: dict[str, Any], gm: torch.fx.GraphModule,
                     kind=kind, opts=aot_cache.stored_options(opts),
                     data=data, key=cache.key_of(compiled), names=names, opaque=opaque,
                     mutated=None if mutated is None else tuple(sorted(mutated)), plain=plain,
-                    checks=checks,
+                    checks=checks, training=training,
                     record={"text": rec.text, "hash": rec.hash, "summary": rec.summary,
                             "warnings": rec.warnings},
                     run=fn)
@@ -775,10 +806,12 @@ def load_graph(oc: "aot_cache.TrncOutputCode") -> Callable[..., Any]:
     if getattr(_mutations, "compile_only", False):  # trnc precompile found the entry
         fn = _compile_only(compiled, name, kind)
         _note_direct(kind, None)
+        _note_training(kind, None, None)
     else:
-        fn = effects.checked(_boxed_runner(name, kind, compiled, oc.names, oc.opaque),
-                             getattr(oc, "checks", ()))
+        checks = getattr(oc, "checks", ())
+        fn = effects.checked(_boxed_runner(name, kind, compiled, oc.names, oc.opaque), checks)
         _note_direct(kind, _direct_of(fn) if getattr(oc, "plain", False) else None)
+        _note_training(kind, None if checks else _direct_of(fn), getattr(oc, "training", None))
     _finish(rec, t0)
     return fn
 
@@ -838,6 +871,30 @@ def make_aot_backend(graph_compiler: GraphCompiler,
             return aot_for(cached)(gm, example_inputs, **kw)
 
     return backend
+
+
+def _training_call(train: list[tuple[str, Any, Any]], seen: list[Any],
+                   gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
+    """trnc's autograd Function for one forward and one backward program
+    (compiled or loaded together, the forward with a ``TrainingPlan``): the
+    callable dynamo calls instead of aot_autograd's wrappers (training.py),
+    or None (``TRNC_TRAINING_WRAPPERS=torch`` at compile or load keeps torch's
+    wrappers, for comparisons)."""
+    if seen or len(train) != 2 or [k for k, _, _ in train] != ["forward", "backward"] or \
+            os.environ.get("TRNC_TRAINING_WRAPPERS") == "torch":
+        return None
+    (_, fw, plan), (_, bw, _) = train
+    if fw is None or bw is None or plan is None or not isinstance(gm, torch.fx.GraphModule) or \
+            sum(n.op == "placeholder" for n in gm.graph.nodes) != len(example_inputs) or \
+            plan.n_inputs != len(example_inputs) or \
+            fw.n_outputs != plan.n_outputs + plan.n_saved:
+        return None
+    from . import training
+
+    layouts = list(getattr(bw, "layouts", ()))
+    if len(layouts) != plan.n_saved + len(plan.tangents):
+        return None
+    return training.function(plan, fw, bw, layouts[plan.n_saved:], bw.n_outputs)
 
 
 def _aot_autograd(**kwargs: Any) -> Callable[..., Any]:
@@ -905,21 +962,25 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
     backend = make_aot_backend(
         lambda kind, g, ex, **kw: _compile_graph(kind, opts, g, ex, **kw), opts)
     outer = (getattr(_mutations, "seen", None), getattr(_mutations, "direct", None),
-             getattr(_mutations, "compile_only", False))
-    _mutations.seen, _mutations.direct = [], []
+             getattr(_mutations, "compile_only", False), getattr(_mutations, "training", None))
+    _mutations.seen, _mutations.direct, _mutations.training = [], [], []
     # a graph that the AOTAutogradCache loads in `trnc precompile` runs nothing either
     _mutations.compile_only = bool(opts["compile_only"])
     try:
         compiled = backend(gm, example_inputs)
-        seen, direct = _mutations.seen, _mutations.direct
+        seen, direct, train = _mutations.seen, _mutations.direct, _mutations.training
     finally:
-        _mutations.seen, _mutations.direct, _mutations.compile_only = outer
+        (_mutations.seen, _mutations.direct, _mutations.compile_only,
+         _mutations.training) = outer
     # one program that aot_autograd's wrappers would only pass through: dynamo
     # calls it directly (the per-call path: guards, input check, run)
     if len(direct) == 1 and direct[0] is not None and len(seen) == 1 and seen[0] == frozenset() \
             and isinstance(gm, torch.fx.GraphModule) and \
             sum(n.op == "placeholder" for n in gm.graph.nodes) == len(example_inputs):
         return wrap(direct[0])
+    fast = _training_call(train, seen, gm, example_inputs)
+    if fast is not None:
+        return wrap(fast)
     # a graph that writes to an input is recompiled for each new pattern of
     # inputs aliasing it (dynamo does not guard on aliasing): aliasing.py
     mutated = aliasing.mutated_inputs(len(example_inputs))

@@ -464,15 +464,36 @@ def _cmd_export(cache: Any, args: argparse.Namespace) -> int:
     _print_diags(diags)
     if status != pipeline.OK:
         return 1
-    print(f"exported {count} entries to {args.file}")
+    aot = 0
+    if not args.artifacts_only:
+        from . import aot_cache
+
+        aot = aot_cache.export_entries(args.file)
+    print(f"exported {count} entries to {args.file}"
+          + (f" (and {aot} AOTAutogradCache entries from {_aot_dir()})" if aot else ""))
     return 0
+
+
+def _aot_dir() -> str:
+    from . import aot_cache
+
+    return aot_cache.aot_dir()
 
 
 def _cmd_import(cache: Any, args: argparse.Namespace) -> int:
     imported, rejected, status, diags = cache.import_bundle(args.file)
     _print_diags(diags)
-    print(f"imported {imported} entries, rejected {rejected}")
-    return 0 if status == pipeline.OK and rejected == 0 else 1
+    aot = aot_rejected = 0
+    if status == pipeline.OK and not args.artifacts_only:
+        from . import aot_cache
+
+        aot, aot_rejected, msgs = aot_cache.import_entries(args.file)
+        for m in msgs:
+            print(m, file=sys.stderr)
+    print(f"imported {imported} entries, rejected {rejected}"
+          + (f"; AOTAutogradCache entries: imported {aot} into {_aot_dir()}, rejected "
+             f"{aot_rejected}" if aot or aot_rejected else ""))
+    return 0 if status == pipeline.OK and rejected == 0 and aot_rejected == 0 else 1
 
 
 def _cmd_push(cache: Any, args: argparse.Namespace) -> int:
@@ -526,11 +547,19 @@ def add_subparser(sub: Any) -> None:
                     help="size to keep (bytes, or with K/M/G/T)")
     pr.set_defaults(cache_fn=_cmd_prune)
     cs.add_parser("clear", help="remove every entry").set_defaults(cache_fn=_cmd_clear)
-    e = cs.add_parser("export", help="write every valid entry into one bundle file")
+    e = cs.add_parser("export", help="write every valid entry into one bundle file, with "
+                      "the AOTAutogradCache entries of trnc's graphs (a warm start without "
+                      "aot_autograd where the bundle is imported)")
     e.add_argument("file")
+    e.add_argument("--artifacts-only", action="store_true",
+                   help="leave out the AOTAutogradCache entries")
     e.set_defaults(cache_fn=_cmd_export)
-    i = cs.add_parser("import", help="store the entries of a bundle (each verified)")
+    i = cs.add_parser("import", help="store the entries of a bundle (each verified), and its "
+                      "AOTAutogradCache entries in $TORCHINDUCTOR_CACHE_DIR/aotautograd "
+                      "(pickles torch loads: import bundles you trust)")
     i.add_argument("file")
+    i.add_argument("--artifacts-only", action="store_true",
+                   help="leave out the AOTAutogradCache entries")
     i.set_defaults(cache_fn=_cmd_import)
     cs.add_parser("push", help="sign and upload every entry to TRNC_REMOTE_CACHE (entries "
                   "already there stay)").set_defaults(cache_fn=_cmd_push)

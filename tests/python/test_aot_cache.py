@@ -75,6 +75,7 @@ _SCRIPT = textwrap.dedent("""
     cm = torch.compile(m, backend="trnc", dynamic=False, options=options)
     cmut = torch.compile(mutate, backend="trnc", dynamic=False, options=options)
     out = cm(x)
+    grad_fn = type(out.grad_fn).__name__
     out.square().sum().backward()
     got = (out.detach(), x.grad.clone(), [p.grad.clone() for p in m.parameters()])
     x.grad = None
@@ -92,6 +93,7 @@ _SCRIPT = textwrap.dedent("""
         ok = ok and a.tolist() == [0.0, 2.0, 4.0, 6.0] and r.tolist() == [1.0, 3.0, 5.0, 7.0]
     print("RESULT " + json.dumps({"ok": bool(ok), "compile_graph_calls": calls["n"],
                                   "stats": trnc.stats(), "decompositions_built": built["n"],
+                                  "grad_fn": grad_fn,
                                   "inductor_codegen_imported":
                                       "torch._inductor.codegen.wrapper" in sys.modules,
                                   "inductor_scheduler_imported":
@@ -127,6 +129,8 @@ def test_warm_process_compiles_nothing_and_matches_eager(dirs):
     assert warm["stats"]["inference"] == 2
     assert warm["aot"].get("autograd_cache_hit") == 3
     assert not warm["aot"].get("autograd_cache_miss")
+    # the loaded pair runs through trnc's autograd Function (training.py), as the cold one
+    assert cold["grad_fn"] == warm["grad_fn"] == "TrncFunctionBackward"
     # the warm start neither builds the decomposition table nor imports
     # inductor's code generators for torch's key (aot_cache._graph_details_for_trnc)
     assert warm["decompositions_built"] == 0
@@ -246,3 +250,32 @@ def test_inputs_sharing_storage_trace(dirs):
     torch.testing.assert_close(out, ref)
     torch.testing.assert_close(base, ref_base)
     assert not counters["aot_autograd"].get("autograd_cache_saved")
+
+
+def test_exported_bundle_gives_a_warm_start_elsewhere(dirs, monkeypatch, tmp_path, capsys):
+    """`trnc cache export` carries the AOTAutogradCache entries of trnc's
+    graphs: a process whose caches were filled by `trnc cache import` only
+    loads (no trace, no partition, no compile). A tampered entry is rejected."""
+    from trnc.cli import main as cli_main
+
+    assert _run()["ok"]
+    bundle = tmp_path / "b.trncbundle"
+    assert cli_main(["cache", "export", str(bundle)]) == 0
+    assert "and 3 AOTAutogradCache entries" in capsys.readouterr().out
+    for k in dirs:  # another machine: empty caches
+        monkeypatch.setenv(k, str(tmp_path / "elsewhere" / k))
+    assert cli_main(["cache", "import", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    assert "imported 4 entries, rejected 0" in out and "imported 3 into" in out
+    warm = _run()
+    assert warm["ok"] and warm["compile_graph_calls"] == 0
+    assert warm["stats"]["compiles"] == 0 and warm["stats"]["hits"] == 4
+    assert warm["aot"].get("autograd_cache_hit") == 3
+    # one byte of an entry changed: its name is no longer its hash
+    data = bytearray(bundle.read_bytes())
+    data[data.index(b"TrncOutputCode") + 3] ^= 1
+    bundle.write_bytes(bytes(data))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "third"))
+    assert cli_main(["cache", "import", str(bundle)]) == 1
+    captured = capsys.readouterr()
+    assert "rejected 1" in captured.out and "not the hash of a trnc entry" in captured.err
