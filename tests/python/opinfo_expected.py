@@ -24,8 +24,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                           'mask) instead of selecting elements',
  ('byte', 'forward'): "aten._to_copy.default: u8 result 0 cannot be proven to stay within u8's "
-                      'range; eager PyTorch would wrap around, which trnc does not emulate: '
-                      'compute in a wider dtype',
+                      'range, and this op does not compute in integers (eager PyTorch would wrap '
+                      'around): compute in a wider dtype',
  ('cdouble', 'forward'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore '
                          'engines do not compute in',
  ('cdouble', 'grad'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore engines '
@@ -39,8 +39,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('chalf', 'grad'): 'aten._to_copy.default: the result has dtype c32, which NeuronCore engines do '
                     'not compute in',
  ('char', 'forward'): "aten._to_copy.default: i8 result 0 cannot be proven to stay within i8's "
-                      'range; eager PyTorch would wrap around, which trnc does not emulate: '
-                      'compute in a wider dtype',
+                      'range, and this op does not compute in integers (eager PyTorch would wrap '
+                      'around): compute in a wider dtype',
  ('combinations', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                               "data-dependent size in dim 0 (u0): the shape of this op's result "
                               'depends on the values in its input tensors, which a static-shape '
@@ -152,6 +152,9 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                          'dim of size 0) is not lowered',
  ('logcumsumexp', 'forward'): 'no lowering for aten.logcumsumexp.default',
  ('logcumsumexp', 'grad'): 'no lowering for aten.logcumsumexp.default',
+ ('long', 'forward'): 'aten._to_copy.default: i64 result cannot be proven to stay within int32, in '
+                      'which NeuronCore engines compute int64 tensors (exactly, on GpSimd): bound '
+                      'the values before this op',
  ('masked_select', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                                "data-dependent size in dim 0 (u0): the shape of this op's result "
                                'depends on the values in its input tensors, which a static-shape '
@@ -181,42 +184,43 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
  ('nn.functional.grid_sample', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
  ('nn.functional.grid_sample', 'grad'): 'no lowering for aten.grid_sampler_2d.default',
- ('nn.functional.interpolate.bicubic', 'forward'): 'aten.sub.Tensor: i64 result cannot be proven '
-                                                   'to stay within int32, in which NeuronCore '
-                                                   'engines compute int64 tensors (exactly, on '
-                                                   'GpSimd): bound the values before this op',
- ('nn.functional.interpolate.bicubic', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                                'stay within int32, in which NeuronCore engines '
-                                                'compute int64 tensors (exactly, on GpSimd): bound '
-                                                'the values before this op; aten.sub.Tensor: i64 '
-                                                'result cannot be proven to stay within int32, in '
-                                                'which NeuronCore engines compute int64 tensors '
-                                                '(exactly, on GpSimd): bound the values before '
-                                                'this op',
- ('nn.functional.interpolate.bilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven '
-                                                    'to stay within int32, in which NeuronCore '
-                                                    'engines compute int64 tensors (exactly, on '
-                                                    'GpSimd): bound the values before this op',
- ('nn.functional.interpolate.bilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                                 'stay within int32, in which NeuronCore engines '
-                                                 'compute int64 tensors (exactly, on GpSimd): '
-                                                 'bound the values before this op',
- ('nn.functional.interpolate.linear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                                  'stay within int32, in which NeuronCore engines '
-                                                  'compute int64 tensors (exactly, on GpSimd): '
-                                                  'bound the values before this op',
- ('nn.functional.interpolate.linear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                               'stay within int32, in which NeuronCore engines '
+ ('nn.functional.interpolate.bicubic', 'forward'): 'aten._to_copy.default: i64 result cannot be '
+                                                   'proven to stay within int32, in which '
+                                                   'NeuronCore engines compute int64 tensors '
+                                                   '(exactly, on GpSimd): bound the values before '
+                                                   'this op',
+ ('nn.functional.interpolate.bicubic', 'grad'): 'aten._to_copy.default: i64 result cannot be '
+                                                'proven to stay within int32, in which NeuronCore '
+                                                'engines compute int64 tensors (exactly, on '
+                                                'GpSimd): bound the values before this op',
+ ('nn.functional.interpolate.bilinear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
+                                                    'proven to stay within int32, in which '
+                                                    'NeuronCore engines compute int64 tensors '
+                                                    '(exactly, on GpSimd): bound the values before '
+                                                    'this op',
+ ('nn.functional.interpolate.bilinear', 'grad'): 'aten._to_copy.default: i64 result cannot be '
+                                                 'proven to stay within int32, in which NeuronCore '
+                                                 'engines compute int64 tensors (exactly, on '
+                                                 'GpSimd): bound the values before this op',
+ ('nn.functional.interpolate.linear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
+                                                  'proven to stay within int32, in which '
+                                                  'NeuronCore engines compute int64 tensors '
+                                                  '(exactly, on GpSimd): bound the values before '
+                                                  'this op',
+ ('nn.functional.interpolate.linear', 'grad'): 'aten._to_copy.default: i64 result cannot be proven '
+                                               'to stay within int32, in which NeuronCore engines '
                                                'compute int64 tensors (exactly, on GpSimd): bound '
                                                'the values before this op',
- ('nn.functional.interpolate.trilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven '
-                                                     'to stay within int32, in which NeuronCore '
-                                                     'engines compute int64 tensors (exactly, on '
-                                                     'GpSimd): bound the values before this op',
- ('nn.functional.interpolate.trilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                                  'stay within int32, in which NeuronCore engines '
-                                                  'compute int64 tensors (exactly, on GpSimd): '
-                                                  'bound the values before this op',
+ ('nn.functional.interpolate.trilinear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
+                                                     'proven to stay within int32, in which '
+                                                     'NeuronCore engines compute int64 tensors '
+                                                     '(exactly, on GpSimd): bound the values '
+                                                     'before this op',
+ ('nn.functional.interpolate.trilinear', 'grad'): 'aten._to_copy.default: i64 result cannot be '
+                                                  'proven to stay within int32, in which '
+                                                  'NeuronCore engines compute int64 tensors '
+                                                  '(exactly, on GpSimd): bound the values before '
+                                                  'this op',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
@@ -228,12 +232,12 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
  ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
- ('nn.functional.upsample_bilinear', 'forward'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                                 'stay within int32, in which NeuronCore engines '
-                                                 'compute int64 tensors (exactly, on GpSimd): '
-                                                 'bound the values before this op',
- ('nn.functional.upsample_bilinear', 'grad'): 'aten.add.Tensor: i64 result cannot be proven to '
-                                              'stay within int32, in which NeuronCore engines '
+ ('nn.functional.upsample_bilinear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
+                                                 'proven to stay within int32, in which NeuronCore '
+                                                 'engines compute int64 tensors (exactly, on '
+                                                 'GpSimd): bound the values before this op',
+ ('nn.functional.upsample_bilinear', 'grad'): 'aten._to_copy.default: i64 result cannot be proven '
+                                              'to stay within int32, in which NeuronCore engines '
                                               'compute int64 tensors (exactly, on GpSimd): bound '
                                               'the values before this op',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
@@ -250,8 +254,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('quantile', 'grad'): 'no lowering for aten.sort.default',
  ('sgn', 'grad'): 'no lowering for aten._efficientzerotensor.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
-                       'range; eager PyTorch would wrap around, which trnc does not emulate: '
-                       'compute in a wider dtype',
+                       'range, and this op does not compute in integers (eager PyTorch would wrap '
+                       'around): compute in a wider dtype',
  ('signbit', 'forward'): 'no lowering for aten.signbit.default',
  ('sort', 'forward'): 'no lowering for aten.sort.default',
  ('sort', 'grad'): 'no lowering for aten.sort.default',
