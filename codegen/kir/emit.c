@@ -82,6 +82,10 @@ typedef struct sched {
   bool gathers;                   /* the kernel has gather or scatter ops */
   lw_tile *tok;                   /* HBM token ordering its scatters */
   bool colsums;                   /* the kernel has colsum ops */
+  /* a load the same for every row (stride 0 along the space axes: a
+   * layer-norm weight) in a reduce layout of one chunk per block is loaded
+   * once, by the first (largest) block, into a tile of its own */
+  bool resident[KIR_MAX_VALUES];
   struct csums *cs;               /* their PSUM and SBUF sums (reduce layout) */
 } sched;
 
@@ -265,6 +269,13 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
     if (o->dst < 0) continue;
     int64_t elems = full(k, o->dst) ? max_free : 1;
     int depth = o->code == KIR_LOAD ? 3 : 2;
+    if (o->code == KIR_LOAD && S->single && !S->cross && !S->gathers && !S->map && full(k, o->dst)) {
+      bool rows_alike = true;
+      for (int a = 0; a < k->naxes; a++)
+        rows_alike &= (k->raxes & (1u << a)) || k->extent[a] == 1 || k->tensors[o->tensor].stride[a] == 0;
+      S->resident[o->dst] = rows_alike;
+      if (rows_alike) depth = 1;
+    }
     trnc_status st = lw_pool_init(S->L, &S->pool[o->dst], TRNC_NC_MEM_SBUF, elems * 4, depth);
     if (st) return st;
   }
@@ -786,6 +797,7 @@ static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, 
     if (S->single && S->opass[i] < p) continue;
     trnc_status st = TRNC_OK;
     if (o->code == KIR_LOAD || o->code == KIR_GATHER) {
+      if (S->resident[o->dst] && S->cur[o->dst]) continue; /* loaded by the first block */
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = dma_value(S, o, r);
     } else if (o->code == KIR_STORE) {
