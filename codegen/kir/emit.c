@@ -86,6 +86,10 @@ typedef struct sched {
    * layer-norm weight) in a reduce layout of one chunk per block is loaded
    * once, by the first (largest) block, into a tile of its own */
   bool resident[KIR_MAX_VALUES];
+  /* a multi-pass row kernel whose rows fit one chunk only with loads 2-deep
+   * and other values 1-deep takes those depths: each pass then reuses the
+   * block's tiles instead of loading and computing every chunk again */
+  bool lean;
   struct csums *cs;               /* their PSUM and SBUF sums (reduce layout) */
 } sched;
 
@@ -268,7 +272,7 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
     const kir_op *o = &k->ops[i];
     if (o->dst < 0) continue;
     int64_t elems = full(k, o->dst) ? max_free : 1;
-    int depth = o->code == KIR_LOAD ? 3 : 2;
+    int depth = (o->code == KIR_LOAD ? 3 : 2) - S->lean;
     if (o->code == KIR_LOAD && S->single && !S->cross && !S->gathers && !S->map && full(k, o->dst)) {
       bool rows_alike = true;
       for (int a = 0; a < k->naxes; a++)
@@ -282,12 +286,13 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
   return TRNC_OK;
 }
 
-/* Tile size: the pools of every full value (loads 3-deep) in 3/4 of SBUF. */
+/* Tile size: the pools of every full value (loads 3-deep, others 2-deep;
+ * one less when lean) in 3/4 of SBUF. */
 static int64_t tile_elems(const sched *S, int64_t numel) {
   const kir_kernel *k = S->k;
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += k->ops[i].code == KIR_LOAD ? 3 : 2;
+    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += (k->ops[i].code == KIR_LOAD ? 3 : 2) - S->lean;
   bufs += S->scratch_used ? 2 : 0;
   int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
   int64_t m = budget / ((bufs ? bufs : 1) * 4);
@@ -1424,15 +1429,26 @@ static trnc_status cs_finish(sched *S) {
 static trnc_status emit_reduce(sched *S, int64_t numel) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
+  plan_passes(S);
   S->max_free = tile_elems(S, numel);
+  int64_t row = 1;
+  bool mm = false;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->raxes & (1u << a)) row *= k->extent[a];
+  for (int i = 0; i < k->nops; i++) mm |= k->ops[i].code == KIR_MM;
+  if (S->npasses > 1 && !mm && !S->gathers && row > S->max_free) {
+    S->lean = true;
+    int64_t lean = tile_elems(S, numel);
+    if (row <= lean) S->max_free = lean;
+    else S->lean = false;
+  }
   for (int i = 0; i < k->nops; i++) /* an mm needs whole rows in one tile */
     if (k->ops[i].code == KIR_MM)
       for (int a = 0; a < k->naxes; a++)
         if ((k->raxes & (1u << a)) && k->extent[a] > S->max_free) S->max_free = (k->extent[a] + 15) & ~(int64_t)15;
   if (S->max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "reduction kernel too large");
-  for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
-  plan_passes(S);
   if (col_eligible(S)) return emit_col(S);
   reduce_layout(S);
   trnc_status st = make_pools(S, S->max_free);

@@ -6,7 +6,8 @@ longer than TRNC_LAYER_NORM_BW_MAX_ROW) decompose into a dx kernel and column
 sums; everything else is one kernel.
 
 Sizes: 1 x 1, 127/128/129 rows (partition blocks), 16385 rows (129 blocks:
-several PSUM groups of the column sums), rows of 1, 4096 and 4097 elements
+several PSUM groups of the column sums), rows of 1, 2048 (one chunk with
+lean buffers), 4096 and 4097 elements
 (4097: a row in several chunks and a partial last PSUM column).
 """
 
@@ -30,6 +31,7 @@ CASES = [
     (127, 96, torch.float32, True, MASKS[0]),
     (128, 33, torch.bfloat16, True, MASKS[0]),
     (129, 4096, torch.float32, True, MASKS[0]),
+    (130, 2048, torch.bfloat16, True, MASKS[0]),
     (3, 4097, torch.bfloat16, True, MASKS[0]),
     (16385, 8, torch.float32, True, MASKS[0]),
     (5, 1, torch.float32, True, MASKS[0]),
