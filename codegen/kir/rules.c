@@ -883,7 +883,7 @@ static trnc_status layer_norm_bw(kir_env *E, const trnc_node *n, trnc_dtype dt) 
       int gw = w >= 0 ? kir_tt(k, F, MUL, g, w) : g;
       int a = kir_ts(k, F, kir_reduce(k, ADD, kir_tt(k, F, MUL, gw, xhat), k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
       int b = kir_ts(k, F, kir_reduce(k, ADD, gw, k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
-      int q = kir_tt(k, F, SUB, kir_tsv(k, F, gw, SUB, b, B, -1), kir_tsv(k, F, xhat, MUL, a, B, -1));
+      int q = kir_tt(k, F, SUB, gw, kir_tsv(k, F, xhat, MUL, a, ADD, b)); /* gw - (xhat * a + b) */
       int dx = kir_tsv(k, dt, q, MUL, rstd, B, -1);
       if (dx < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
       E->val[n->outs[0]] = (int16_t)dx;
