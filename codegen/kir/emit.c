@@ -89,7 +89,7 @@ typedef struct sched {
   /* a multi-pass row kernel whose rows fit one chunk only with loads 2-deep
    * and other values 1-deep takes those depths: each pass then reuses the
    * block's tiles instead of loading and computing every chunk again */
-  bool lean;
+  int lean;                       /* 1: those depths; 2: loads 1-deep too */
   struct csums *cs;               /* their PSUM and SBUF sums (reduce layout) */
 } sched;
 
@@ -272,7 +272,7 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
     const kir_op *o = &k->ops[i];
     if (o->dst < 0) continue;
     int64_t elems = full(k, o->dst) ? max_free : 1;
-    int depth = (o->code == KIR_LOAD ? 3 : 2) - S->lean;
+    int depth = o->code == KIR_LOAD ? 3 - S->lean : S->lean ? 1 : 2;
     if (o->code == KIR_LOAD && S->single && !S->cross && !S->gathers && !S->map && full(k, o->dst)) {
       bool rows_alike = true;
       for (int a = 0; a < k->naxes; a++)
@@ -292,7 +292,7 @@ static int64_t tile_elems(const sched *S, int64_t numel) {
   const kir_kernel *k = S->k;
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += (k->ops[i].code == KIR_LOAD ? 3 : 2) - S->lean;
+    if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst)) bufs += k->ops[i].code == KIR_LOAD ? 3 - S->lean : S->lean ? 1 : 2;
   bufs += S->scratch_used ? 2 : 0;
   int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
   int64_t m = budget / ((bufs ? bufs : 1) * 4);
@@ -1439,10 +1439,14 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
     if (k->raxes & (1u << a)) row *= k->extent[a];
   for (int i = 0; i < k->nops; i++) mm |= k->ops[i].code == KIR_MM;
   if (S->npasses > 1 && !mm && !S->gathers && row > S->max_free) {
-    S->lean = true;
-    int64_t lean = tile_elems(S, numel);
-    if (row <= lean) S->max_free = lean;
-    else S->lean = false;
+    for (S->lean = 1; S->lean <= 2; S->lean++) {
+      int64_t lean = tile_elems(S, numel);
+      if (row <= lean) {
+        S->max_free = lean;
+        break;
+      }
+    }
+    if (S->lean > 2) S->lean = 0;
   }
   for (int i = 0; i < k->nops; i++) /* an mm needs whole rows in one tile */
     if (k->ops[i].code == KIR_MM)
