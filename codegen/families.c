@@ -7,7 +7,6 @@
 
 const lw_family lw_families[] = {
     {"data", lw_data_handles, lw_data_emit},
-    {"norm", lw_norm_handles, lw_norm_emit},
     {"conv", lw_conv_handles, lw_conv_emit},
     {"collective", lw_cc_handles, lw_cc_emit},
     {"attention", lw_attention_handles, lw_attention_emit},

@@ -13,7 +13,7 @@
  *  3. Fusion: consecutive elementwise nodes with the same output shape, and
  *     a reduction of their last value, form one kernel, built and scheduled
  *     as kernel IR (codegen/kir/). Matmuls (kir/matmul.c) and the other
- *     families (emit_data.c, emit_norm.c, emit_conv.c) get kernels of their
+ *     families (emit_data.c, emit_conv.c) get kernels of their
  *     own.
  *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
  *     first-fit with reuse once a value (and every view of it) is dead.
@@ -542,8 +542,6 @@ static bool is_matmul(trnc_op op) {
 
 /* A node that starts or joins an elementwise group (codegen/kir/build.c). */
 static bool groups(const trnc_graph *g, const trnc_node *n) {
-  /* a layer-norm backward emit_norm.c takes whole is one kernel there */
-  if (n->op == TRNC_OP_LAYER_NORM_BACKWARD && lw_norm_handles(g, n)) return false;
   return kir_is_eltwise(g, n) || kir_is_row(n->op) || kir_is_gather(g, n);
 }
 
@@ -594,10 +592,19 @@ static int fusion_weight(const trnc_graph *g, const trnc_node *n) {
   }
 }
 
+/* The iteration space of a group node: its result's shape, or for a
+ * layer-norm backward without dx (output_mask [False, *, *]: only column
+ * sums) its input's, which nothing else joins. */
+static const trnc_type *group_space(const trnc_graph *g, const trnc_node *n) {
+  if (n->op == TRNC_OP_LAYER_NORM_BACKWARD && g->values[n->outs[0]].is_none) return vtype(g, n->args[1].u.ref);
+  return vtype(g, n->outs[0]);
+}
+
 static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node *n, int weight,
                   uint32_t *rows) {
   if (weight + fusion_weight(g, n) > GROUP_WEIGHT || !groups(g, n)) return false;
   const trnc_type *b = vtype(g, n->outs[0]);
+  if (group_space(g, n) != b) return false; /* column sums only: a kernel of its own */
   if (!same_shape(*space, b)) {
     if (*rows || kir_is_row(n->op) || !trnc_type_numel(*space) || !trnc_type_numel(b)) return false;
     if (broadcasts_to(*space, b)) *space = b;
@@ -609,6 +616,19 @@ static bool fuses(const trnc_graph *g, const trnc_type **space, const trnc_node 
   if (*rows && m != *rows) return false;
   *rows = m;
   return true;
+}
+
+/* True if node m reads a column sum of a row node in group[0..k) (layer-norm
+ * backward's dW, dB): a value over the row dims only, never a group value. */
+static bool reads_colsum(const trnc_node *const *group, int k, const trnc_node *m) {
+  for (uint32_t a = 0; a < m->nargs; a++) {
+    if (m->args[a].kind != TRNC_ARG_VALUE) continue;
+    trnc_ref r = m->args[a].u.ref;
+    for (int i = 0; i < k; i++)
+      for (uint32_t o = 1; kir_is_row(group[i]->op) && o < group[i]->nouts; o++)
+        if (group[i]->outs[o] == r && kir_row_colsum(group[i], o)) return true;
+  }
+  return false;
 }
 
 /* ---- batched matmul operands and results in place ---------------------------------- */
@@ -1298,7 +1318,7 @@ static int group_prefix(const cstate *C, const trnc_node *const *group, int k, c
       return k;
     }
   }
-  *space = vtype(g, group[0]->outs[0]);
+  *space = group_space(g, group[0]);
   return 1;
 }
 
@@ -1388,13 +1408,14 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     const trnc_node *group[64];
     int k = 0;
     bool kd;
-    uint32_t rows = kir_is_row(n->op) ? kir_reduced_dims(n, vtype(g, n->outs[0])->rank, &kd) : 0;
+    const trnc_type *space = group_space(g, n);
+    uint32_t rows = kir_is_row(n->op) ? kir_reduced_dims(n, space->rank, &kd) : 0;
     group[k++] = n;
     int weight = fusion_weight(g, n);
-    const trnc_type *space = vtype(g, n->outs[0]);
     uint32_t j = *i + 1;
     int values = kir_eltwise_values(n); /* a kernel holds KIR_MAX_VALUES */
-    while (!L->opt.no_fusion && j < g->nnodes && k < 64) {
+    bool alone = space != vtype(g, n->outs[0]);
+    while (!L->opt.no_fusion && !alone && j < g->nnodes && k < 64) {
       const trnc_node *m = &g->nodes[j];
       if (m->dead) {
         j++;
@@ -1409,7 +1430,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       const trnc_type *keep_space = space;
       if (values + kir_eltwise_values(m) > KIR_MAX_VALUES) break;
       values += kir_eltwise_values(m);
-      if (C->virt[j] || !fuses(g, &space, m, weight, &rows)) break;
+      if (C->virt[j] || !fuses(g, &space, m, weight, &rows) || reads_colsum(group, k, m)) break;
       group[k] = m;
       if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS || /* one kernel's operands */
           !kir_gather_fits(g, group, k + 1, space->rank, rows)) {

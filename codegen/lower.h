@@ -205,10 +205,6 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
  *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */
 bool lw_data_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_data_emit(lw *L, const trnc_node *n);
-/** Normalization, softmax, var, argmax/argmin, max/min.dim, any/all.dim,
- *  nll_loss (emit_norm.c): row kernels. */
-bool lw_norm_handles(const trnc_graph *g, const trnc_node *n);
-trnc_status lw_norm_emit(lw *L, const trnc_node *n);
 /** Convolution (+ backward) on TensorE and max/avg/adaptive pooling (+ backward)
  *  on VectorE (emit_conv.c). */
 bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);

@@ -27,7 +27,6 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/emit.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/matmul.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_norm.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_collective.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/attention.c

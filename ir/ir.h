@@ -71,10 +71,13 @@ typedef enum trnc_op {
  * prod/amax/amin, index_reduce) and sorted searches (bucketize,
  * searchsorted) are decomposed into (passes/decomp_index.c). */
 #define TRNC_ONEHOT_MAX (INT64_C(1) << 24)
-/* native_layer_norm_backward rows (normalized elements) that one
- * codegen/emit_norm.c kernel takes whole (dx, dW and dB); longer rows are
- * decomposed (passes/decomp_norm.c) into a kernel-IR dx and column sums */
-#define TRNC_LAYER_NORM_BW_MAX_ROW 4096
+/* native_layer_norm_backward rows (normalized elements) that one kernel-IR
+ * row kernel takes whole with dW and dB (codegen/kir/emit.c: their column
+ * sums, 4 bytes of PSUM per partition per 128 elements each, stay in PSUM
+ * for the whole kernel: 2 KiB each at this length); longer rows, and rows
+ * of one element, are decomposed (passes/decomp_norm.c) into a kernel-IR dx
+ * and column sums */
+#define TRNC_LAYER_NORM_BW_MAX_ROW 65536
 /* Rows of _pdist_forward's input (its pair index is a cat of one arange
  * per row, passes/decomp_norm.c). */
 #define TRNC_PDIST_MAX 1024

@@ -420,9 +420,10 @@ trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n) {
 }
 
 /* native_layer_norm_backward in the forms the code generator lowers as one
- * kernel: rows of at most TRNC_LAYER_NORM_BW_MAX_ROW elements (dx, dW and dB in one
- * codegen/emit_norm.c kernel: its TensorE column sums accumulate in PSUM) or
- * dx alone (output_mask [*, False, False]: a kir row kernel, any length). */
+ * kernel-IR row kernel (codegen/kir/rules.c; the one place that decides):
+ * dx alone (output_mask [*, False, False]) at any length, or with dW and dB
+ * (column sums over the rows on TensorE in PSUM, codegen/kir/emit.c) for
+ * rows of 2 to TRNC_LAYER_NORM_BW_MAX_ROW elements. */
 bool decomp_lnbw_lowered_directly(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *m = trnc_node_arg(n, 7);
   bool dx_only = m && m->kind == TRNC_ARG_LIST && m->u.list.n == 3 && !m->u.list.items[1].u.b &&
@@ -432,7 +433,7 @@ bool decomp_lnbw_lowered_directly(const trnc_graph *g, const trnc_node *n) {
   const trnc_arg *ns = trnc_node_arg(n, 2);
   int64_t R = 1;
   for (int i = x->rank - (int)(ns && ns->kind == TRNC_ARG_LIST ? ns->u.list.n : 0); i < x->rank; i++) R *= x->shape[i];
-  return R <= TRNC_LAYER_NORM_BW_MAX_ROW;
+  return R >= 2 && R <= TRNC_LAYER_NORM_BW_MAX_ROW;
 }
 
 /* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,

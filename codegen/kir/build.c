@@ -26,6 +26,13 @@ static bool in_group(const trnc_node *const *nodes, int n, const trnc_node *p) {
   return false;
 }
 
+/* The shape node n computes over: its result's, or a layer-norm backward's
+ * input's when it has no dx (only column sums). */
+static const trnc_type *node_space(const trnc_graph *g, const trnc_node *n) {
+  if (n->op == TRNC_OP_LAYER_NORM_BACKWARD && g->values[n->outs[0]].is_none) return &g->values[n->args[1].u.ref].type;
+  return &g->values[n->outs[0]].type;
+}
+
 /* Axis map of a tensor of rank r right-aligned to a space of rank R. */
 static void right_aligned(int r, int R, int *axis_of) {
   for (int d = 0; d < r; d++) axis_of[d] = R - r + d;
@@ -143,14 +150,14 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
   /* the iteration space: the group's largest shape, which every group value
    * broadcasts to (codegen/lower.c forms the groups); else the reduction's
    * input */
-  const trnc_type *S = n ? &g->values[nodes[n - 1]->outs[0]].type : &g->values[red->args[0].u.ref].type;
+  const trnc_type *S = n ? node_space(g, nodes[n - 1]) : &g->values[red->args[0].u.ref].type;
   for (int i = 0; i < n; i++)
-    if (trnc_type_numel(&g->values[nodes[i]->outs[0]].type) > trnc_type_numel(S)) S = &g->values[nodes[i]->outs[0]].type;
+    if (trnc_type_numel(node_space(g, nodes[i])) > trnc_type_numel(S)) S = node_space(g, nodes[i]);
   if (trnc_type_numel(S) == 0) { /* only statistics of empty rows can have elements */
     for (int i = 0; i < n; i++)
       for (uint32_t o = 1; kir_is_row(nodes[i]->op) && o < nodes[i]->nouts; o++) {
         const lw_tv *tv = &L->tv[nodes[i]->outs[o]];
-        trnc_status st = tv->buffer >= 0 ? lw_emit_fill(L, tv, kir_row_empty_value(nodes[i], o),
+        trnc_status st = tv->buffer >= 0 && trnc_type_numel(&tv->t) ? lw_emit_fill(L, tv, kir_row_empty_value(nodes[i], o),
                                                         trnc_op_name(nodes[i]->op))
                                          : TRNC_OK;
         if (st) return st;
@@ -214,7 +221,9 @@ trnc_status kir_emit_group(lw *L, const trnc_node *const *nodes, int n, const tr
       if (g->values[r].is_none || tv->buffer < 0 || trnc_type_numel(&tv->t) == 0) continue;
       right_aligned(tv->t.rank, S->rank, axis_of);
       int t = kir_tensor_add(k, tv, axis_of);
-      if (t < 0 || !kir_store(k, t, val[r]))
+      /* a column sum: tv spans the row dims (right-aligned), summed over the rest */
+      bool cs = kir_is_row(nodes[i]->op) && kir_row_colsum(nodes[i], o);
+      if (t < 0 || !(cs ? kir_colsum(k, t, val[r]) : kir_store(k, t, val[r])))
         return lw_fail(L, nodes[i], TRNC_ERR_INTERNAL, "too many outputs for one kernel");
     }
   if (red) {

@@ -23,6 +23,9 @@
  *    column layout instead: reduction rows on partitions, that space axis on
  *    the free dim, the sums accumulated in PSUM by ones-column matmuls on
  *    TensorE (emit_col).
+ *  - colsum ops (a column sum beside a row kernel: layer-norm backward's dW
+ *    and dB) keep the row layout and sum their value over the rows of each
+ *    block on TensorE into PSUM regions held for the whole kernel (cs_*).
  * Span loads (map kernels). A load whose tensor steps by 2..4 elements along
  * the innermost axis (the taps of a strided window, x[..., ::2]) would be a
  * DMA of one element per descriptor; instead its tile is one contiguous HBM
@@ -110,6 +113,16 @@ typedef struct sched {
   bool gathers;                   /* the kernel has gather or scatter ops */
   lw_tile *tok;                   /* HBM token ordering its scatters */
   kir_parts *parts;               /* one part of a kernel of several (kir_emit_part) */
+  bool colsums;                   /* the kernel has colsum ops */
+  /* a load the same for every row (stride 0 along the space axes: a
+   * layer-norm weight) in a reduce layout of one chunk per block is loaded
+   * once, by the first (largest) block, into a tile of its own */
+  bool resident[KIR_MAX_VALUES];
+  /* a multi-pass row kernel whose rows fit one chunk only with loads 2-deep
+   * and other values 1-deep takes those depths: each pass then reuses the
+   * block's tiles instead of loading and computing every chunk again */
+  int lean;                       /* 1: those depths; 2: loads 1-deep too */
+  struct csums *cs;               /* their PSUM and SBUF sums (reduce layout) */
 } sched;
 
 /* A tile position of the reduce layout. */
@@ -322,7 +335,7 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
     const kir_op *o = &k->ops[i];
     if (o->dst < 0) continue;
     int64_t elems = full(k, o->dst) ? max_free * (S->spans[o->dst] ? S->spans[o->dst] : 1) : 1;
-    int depth = o->code == KIR_LOAD ? 3 : 2;
+    int depth = o->code == KIR_LOAD ? 3 - S->lean : S->lean ? 1 : 2;
     if (P && o->dst < KIR_PARTS_POOLS) { /* the parts share their pools: value i, 3 deep */
       if (!P->bytes[o->dst]) {
         trnc_status st = lw_pool_init(S->L, &P->pool[o->dst], TRNC_NC_MEM_SBUF, P->max_free * 4, 3);
@@ -331,6 +344,13 @@ static trnc_status make_pools(sched *S, int64_t max_free) {
       }
       S->pool[o->dst] = P->pool[o->dst];
       continue;
+    }
+    if (o->code == KIR_LOAD && S->single && !S->cross && !S->gathers && !S->map && full(k, o->dst)) {
+      bool rows_alike = true;
+      for (int a = 0; a < k->naxes; a++)
+        rows_alike &= (k->raxes & (1u << a)) || k->extent[a] == 1 || k->tensors[o->tensor].stride[a] == 0;
+      S->resident[o->dst] = rows_alike;
+      if (rows_alike) depth = 1;
     }
     trnc_status st = lw_pool_init(S->L, &S->pool[o->dst], TRNC_NC_MEM_SBUF, elems * 4, depth);
     if (st) return st;
@@ -344,14 +364,16 @@ static void return_pools(sched *S) {
     if (S->parts->bytes[v]) S->parts->pool[v].next = S->pool[v].next;
 }
 
-/* Tile size: the pools of every full value (loads 3-deep) in 3/4 of SBUF. */
+/* Tile size: the pools of every full value (loads 3-deep, others 2-deep;
+ * one less when lean) in 3/4 of SBUF. */
 static int64_t tile_elems(const sched *S, int64_t numel) {
   const kir_kernel *k = S->k;
   if (S->parts) return S->parts->max_free;
   int64_t bufs = 0;
   for (int i = 0; i < k->nops; i++)
     if (k->ops[i].dst >= 0 && full(k, k->ops[i].dst))
-      bufs += (k->ops[i].code == KIR_LOAD ? 3 : 2) * (S->spans[k->ops[i].dst] ? S->spans[k->ops[i].dst] : 1);
+      bufs += (k->ops[i].code == KIR_LOAD ? 3 - S->lean : S->lean ? 1 : 2) *
+              (S->spans[k->ops[i].dst] ? S->spans[k->ops[i].dst] : 1);
   bufs += S->scratch_used ? 2 : 0;
   int64_t budget = S->L->target->sbuf_bytes_per_partition * 3 / 4;
   int64_t m = budget / ((bufs ? bufs : 1) * 4);
@@ -738,6 +760,8 @@ static trnc_status dma_value(sched *S, const kir_op *o, const rpos *r) {
   return dma_tile(S, S->cur[v], k->values[v].dtype, T, r, red, o->code == KIR_STORE);
 }
 
+static trnc_status cs_chunk(sched *S, const kir_op *o, const rpos *r);
+
 /* ==== a matmul ending a row kernel (the mm op) ==================================== */
 
 /* A row kernel's value x [rows, K] (rows on partitions, K the one free
@@ -1019,7 +1043,7 @@ static void chunk_ops(const sched *S, int p, bool *need) {
   memset(need, 0, (size_t)k->nops * sizeof *need);
   for (int i = k->nops - 1; i >= 0; i--) {
     const kir_op *o = &k->ops[i];
-    bool sink = o->code == KIR_STORE || o->code == KIR_MM;
+    bool sink = o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_COLSUM;
     bool chunked = o->code == KIR_REDUCE || (sink ? full(k, o->src[0]) : full(k, o->dst));
     need[i] = chunked && (S->opass[i] == p || need[i]);
     if (!need[i]) continue;
@@ -1069,12 +1093,15 @@ static trnc_status pass_chunk(sched *S, int p, const bool *need, const rpos *r, 
     if (S->single && S->opass[i] < p) continue;
     trnc_status st = TRNC_OK;
     if (o->code == KIR_LOAD || o->code == KIR_GATHER) {
+      if (S->resident[o->dst] && S->cur[o->dst]) continue; /* loaded by the first block */
       S->cur[o->dst] = lw_pool_next(&S->pool[o->dst]);
       st = dma_value(S, o, r);
     } else if (o->code == KIR_STORE) {
       st = dma_value(S, o, r);
     } else if (o->code == KIR_MM) {
       st = mm_block(S, o, r);
+    } else if (o->code == KIR_COLSUM) {
+      st = cs_chunk(S, o, r);
     } else if (o->code == KIR_REDUCE) {
       L->ops_per_engine[1]++;
       st = fold_into(S, o->fn, S->cur[o->src[0]], vap(S, o->src[0], r->np, n), r->np, S->acc[o->dst], first);
@@ -1112,7 +1139,7 @@ static trnc_status between(sched *S, int p, const rpos *r) {
   const kir_kernel *k = S->k;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    int v = o->code == KIR_STORE || o->code == KIR_MM ? o->src[0] : o->dst;
+    int v = o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_COLSUM ? o->src[0] : o->dst;
     if (S->opass[i] != p || full(k, v)) continue;
     trnc_status st = TRNC_OK;
     if (o->code == KIR_REDUCE) S->cur[v] = S->cross ? S->total[v] : S->acc[v];
@@ -1189,7 +1216,7 @@ static void reduce_layout(sched *S) {
       S->qm = P / pe < LW_DMA_MAX_PARTS ? P / pe : LW_DMA_MAX_PARTS;
       if (S->qm > k->extent[S->qax]) S->qm = k->extent[S->qax];
     }
-  } else if (nr > 1 && S->npasses == 1 && !S->first_loads && !S->gathers) {
+  } else if (nr > 1 && S->npasses == 1 && !S->first_loads && !S->gathers && !S->colsums) {
     /* full reduction: the largest reduction axis on partitions, folded
      * across them at the end (a later pass would need the total broadcast
      * to every partition: multi-pass full reductions stay on one) */
@@ -1272,7 +1299,7 @@ static bool col_eligible(const sched *S) {
   int nred = 0;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    if (o->code == KIR_BCAST || o->code == KIR_MM || o->code == KIR_GATHER) return false;
+    if (o->code == KIR_BCAST || o->code == KIR_MM || o->code == KIR_GATHER || o->code == KIR_COLSUM) return false;
     if ((o->code == KIR_TS || o->code == KIR_ACT) && (o->src[1] >= 0 || o->src[2] >= 0)) return false;
     if (o->code != KIR_REDUCE) continue;
     trnc_dtype dt = k->values[o->src[0]].dtype;
@@ -1511,18 +1538,220 @@ static trnc_status emit_col(sched *S) {
   return TRNC_OK;
 }
 
+
+/* ==== column sums beside a row kernel (the colsum op) ============================= */
+
+/* A colsum's value a [rows, n] (rows on partitions, the row's one reduction
+ * axis on the free dim, in chunks) is summed over the rows on TensorE while
+ * the row kernel runs: per 128 columns of a chunk, a matmul of the tile's
+ * columns (stationary [rows, m]) with a ones column (moving [rows, 1])
+ * writes their sums [m, 1] into one PSUM column, so chunk c of the row owns
+ * a region [128, ceil(chunk / 128)] of PSUM for the whole kernel (4 bytes per
+ * partition per 128 columns; within one bank). The regions accumulate over
+ * a group of about sqrt(blocks) row blocks (at least COL_MIN_GROUP), then
+ * fold into fp32 SBUF sums, as emit_col's groups; at the end the last group
+ * is added, rounded once into T's dtype and stored, each region as
+ * [128 partitions, columns] (element 128 j + p at partition p, column j). */
+
+#define CS_MAX 4
+
+typedef struct csums {
+  int n, op[CS_MAX];              /* the colsum ops */
+  int64_t last;                   /* extent of the free axis (the row) */
+  int nslots, ncol;               /* chunks of the row; PSUM columns per chunk */
+  int spb;                        /* chunk regions per PSUM bank */
+  lw_tile *ps[CS_MAX], *sum[CS_MAX], *out[CS_MAX];
+  lw_tile *ones[TRNC_DTYPE_COUNT];
+  int64_t group, b;               /* row blocks per PSUM group; the current block */
+  bool flushed;                   /* a group has been folded into the sums */
+} csums;
+
+/* Byte offset of chunk c's region in a PSUM tile. */
+static int64_t cs_psum_off(const sched *S, const csums *C, int c) {
+  int64_t bank = S->L->target->psum_bank_bytes;
+  return (c / C->spb) * bank + (int64_t)(c % C->spb) * C->ncol * 4;
+}
+
+static trnc_status cs_setup(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  if (S->nfree != 1 || S->nloop_r || S->cross)
+    return lw_fail(L, k->node, TRNC_ERR_UNSUPPORTED,
+                   "%s: column sums over rows whose dims do not merge into one contiguous dim", k->name);
+  csums *C = trnc_arena_alloc(&L->arena, sizeof *C);
+  if (!C) return lw_fail(L, k->node, TRNC_ERR_NOMEM, "out of memory");
+  memset(C, 0, sizeof *C);
+  S->cs = C;
+  C->last = k->extent[S->fax[0]];
+  C->nslots = (int)((C->last + S->chunk - 1) / S->chunk);
+  C->ncol = (int)((S->chunk + 127) / 128);
+  int64_t bank = L->target->psum_bank_bytes;
+  C->spb = (int)(bank / (C->ncol * 4));
+  if (C->spb < 1) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "%s: a row chunk's column sums exceed a PSUM bank", k->name);
+  int64_t psb = C->nslots <= C->spb ? (int64_t)C->nslots * C->ncol * 4 : (C->nslots + C->spb - 1) / C->spb * bank;
+  int64_t sb = (int64_t)C->nslots * C->ncol * 4;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code != KIR_COLSUM) continue;
+    if (C->n == CS_MAX) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "%s: more than %d column sums", k->name, CS_MAX);
+    trnc_dtype dt = k->values[o->src[0]].dtype;
+    if (dt != TRNC_F32 && dt != TRNC_BF16 && dt != TRNC_F16)
+      return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "%s: a column sum of %s values", k->name, trnc_dtype_name(dt));
+    int c = C->n++;
+    C->op[c] = i;
+    if (!(C->ps[c] = lw_psum(L, psb)) || !(C->sum[c] = lw_sbuf(L, sb)) || !(C->out[c] = lw_sbuf(L, sb)))
+      return L->status;
+    if (!C->ones[dt]) {
+      if (!(C->ones[dt] = lw_sbuf(L, 4))) return L->status;
+      trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_GPSIMD);
+      int64_t one = 1;
+      ms.dst = lw_tile_ap(C->ones[dt], (int)L->target->partitions, 0, dt, 1, &one);
+      ms.imm[0] = 1.0f;
+      trnc_status st = lw_emit(L, &ms, NULL, 0, &C->ones[dt], 1);
+      if (st) return st;
+    }
+  }
+  /* row blocks of the kernel: looped space axes x packed blocks x partition blocks */
+  int64_t P = L->target->partitions, blocks = 1, pext = S->pax >= 0 ? k->extent[S->pax] : 1;
+  for (int i = 0; i < S->nloop_k; i++) blocks *= k->extent[S->loop_k[i]];
+  if (S->qax >= 0) blocks *= (k->extent[S->qax] + S->qm - 1) / S->qm;
+  blocks *= (pext + P - 1) / P;
+  C->group = 1;
+  while (C->group * C->group < blocks) C->group++;
+  if (C->group < COL_MIN_GROUP) C->group = COL_MIN_GROUP;
+  return TRNC_OK;
+}
+
+/* The colsum o over the tile at r: chunk f0 / chunk's PSUM region gets the
+ * column sums of its [np, fc] values (the first block of a group writes). */
+static trnc_status cs_chunk(sched *S, const kir_op *o, const rpos *r) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  csums *C = S->cs;
+  int c = 0;
+  while (C && c < C->n && &k->ops[C->op[c]] != o) c++;
+  if (!C || c == C->n) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "%s: a colsum outside the row layout", k->name);
+  int src = o->src[0];
+  trnc_dtype dt = k->values[src].dtype;
+  int64_t off = cs_psum_off(S, C, (int)(r->f0 / S->chunk)), one = 1;
+  bool first = C->b % C->group == 0;
+  for (int64_t j = 0; j * 128 < r->fc; j++) {
+    int64_t m = r->fc - j * 128 < 128 ? r->fc - j * 128 : 128;
+    trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
+    mm.mode = !first;
+    mm.src[0] = lw_tile_ap(S->cur[src], r->np, j * 128 * lw_esize(dt), dt, 1, &m);
+    mm.src[1] = lw_tile_ap(C->ones[dt], r->np, 0, dt, 1, &one);
+    mm.dst = lw_tile_ap(C->ps[c], (int)m, off + j * 4, TRNC_F32, 1, &one);
+    lw_tile *rd[2] = {S->cur[src], C->ones[dt]};
+    L->ops_per_engine[0]++;
+    trnc_status st = lw_emit(L, &mm, rd, 2, &C->ps[c], 1);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
+/* Colsum c's PSUM regions into SBUF tile dst (dtype dt, region of chunk s
+ * at s * ncol elements): copied, or added to the sums when add. Full
+ * columns move on 128 partitions, a last partial column on its own. */
+static trnc_status cs_fold(sched *S, int c, lw_tile *dst, trnc_dtype dt, bool add) {
+  lw *L = S->L;
+  csums *C = S->cs;
+  for (int s = 0; s < C->nslots; s++) {
+    int64_t fc = C->last - s * S->chunk < S->chunk ? C->last - s * S->chunk : S->chunk;
+    int64_t nfull = fc / 128, rem = fc % 128;
+    for (int part = 0; part < 2; part++) {
+      int64_t cols = part ? 1 : nfull, col0 = part ? nfull : 0;
+      int np = part ? (int)rem : 128;
+      if (!(part ? rem : nfull)) continue;
+      trnc_nc_instr in = lw_instr(add ? TRNC_NC_OP_TENSOR_TENSOR : TRNC_NC_OP_TENSOR_COPY, TRNC_NC_VECTOR);
+      in.alu0 = TRNC_NC_ALU_ADD;
+      in.src[0] = lw_tile_ap(C->ps[c], np, cs_psum_off(S, C, s) + col0 * 4, TRNC_F32, 1, &cols);
+      if (add) in.src[1] = lw_tile_ap(C->sum[c], np, ((int64_t)s * C->ncol + col0) * 4, TRNC_F32, 1, &cols);
+      in.dst = lw_tile_ap(dst, np, ((int64_t)s * C->ncol + col0) * lw_esize(dt), dt, 1, &cols);
+      lw_tile *rd[2] = {C->ps[c], C->sum[c]};
+      L->ops_per_engine[1]++;
+      trnc_status st = lw_emit(L, &in, rd, add ? 2 : 1, &dst, 1);
+      if (st) return st;
+    }
+  }
+  return TRNC_OK;
+}
+
+/* Before a row block: a full group of blocks folds into the SBUF sums. */
+static trnc_status cs_block(sched *S) {
+  csums *C = S->cs;
+  if (C->b == 0 || C->b % C->group) return TRNC_OK;
+  for (int c = 0; c < C->n; c++) {
+    trnc_status st = cs_fold(S, c, C->sum[c], TRNC_F32, C->flushed);
+    if (st) return st;
+  }
+  C->flushed = true;
+  return TRNC_OK;
+}
+
+/* After the last block: PSUM (+ the sums) in T's dtype, stored. */
+static trnc_status cs_finish(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  csums *C = S->cs;
+  for (int c = 0; c < C->n; c++) {
+    const kir_op *o = &k->ops[C->op[c]];
+    const kir_tensor *T = &k->tensors[o->tensor];
+    int64_t st_ = T->stride[S->fax[0]], esz = lw_esize(T->dtype);
+    trnc_status st = cs_fold(S, c, C->out[c], T->dtype, C->flushed);
+    for (int s = 0; s < C->nslots && !st; s++) {
+      int64_t f0 = s * S->chunk, fc = C->last - f0 < S->chunk ? C->last - f0 : S->chunk;
+      int64_t nfull = fc / 128, rem = fc % 128;
+      for (int part = 0; part < 2 && !st; part++) {
+        int64_t cols = part ? 1 : nfull, col0 = part ? nfull : 0;
+        int np = part ? (int)rem : 128;
+        if (!(part ? rem : nfull)) continue;
+        trnc_nc_ap h;
+        memset(&h, 0, sizeof h);
+        h.mem = TRNC_NC_MEM_HBM;
+        h.dtype = (uint8_t)T->dtype;
+        h.buffer = T->buffer;
+        h.partitions = np;
+        h.partition_stride = st_;
+        h.offset = (T->offset + (f0 + col0 * 128) * st_) * esz;
+        h.nfree = 1;
+        h.free[0] = (trnc_nc_dim){128 * st_, cols};
+        trnc_nc_ap sb = lw_tile_ap(C->out[c], np, ((int64_t)s * C->ncol + col0) * esz, T->dtype, 1, &cols);
+        st = lw_dma(L, C->out[c], sb, h, true);
+      }
+    }
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
 static trnc_status emit_reduce(sched *S, int64_t numel) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
+  plan_passes(S);
   S->max_free = tile_elems(S, numel);
+  int64_t row = 1;
+  bool mm = false;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->raxes & (1u << a)) row *= k->extent[a];
+  for (int i = 0; i < k->nops; i++) mm |= k->ops[i].code == KIR_MM;
+  if (S->npasses > 1 && !mm && !S->gathers && row > S->max_free) {
+    for (S->lean = 1; S->lean <= 2; S->lean++) {
+      int64_t lean = tile_elems(S, numel);
+      if (row <= lean) {
+        S->max_free = lean;
+        break;
+      }
+    }
+    if (S->lean > 2) S->lean = 0;
+  }
   for (int i = 0; i < k->nops; i++) /* an mm needs whole rows in one tile */
     if (k->ops[i].code == KIR_MM)
       for (int a = 0; a < k->naxes; a++)
         if ((k->raxes & (1u << a)) && k->extent[a] > S->max_free) S->max_free = (k->extent[a] + 15) & ~(int64_t)15;
   if (S->max_free < 16) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "reduction kernel too large");
-  for (int i = 0; i < k->nops; i++)
-    if (k->ops[i].dst >= 0) S->def[k->ops[i].dst] = i;
-  plan_passes(S);
   if (col_eligible(S)) return emit_col(S);
   reduce_layout(S);
   trnc_status st = make_pools(S, S->max_free);
@@ -1530,6 +1759,7 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
   if (!st && S->cross) st = lw_pool_init(L, &S->ps, TRNC_NC_MEM_PSUM, 512, 2);
   for (int i = 0; i < k->nops && !st; i++)
     if (k->ops[i].code == KIR_MM) st = mm_setup(S);
+  if (!st && S->colsums) st = cs_setup(S);
   if (st) return st;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
@@ -1566,9 +1796,10 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
           r.pack = (int)(qext - q0 < qstep ? qext - q0 : qstep);
           r.np = (int)(r.pack * pext);
         }
-        if ((st = between(S, -1, &r))) return st;
+        if ((S->cs && (st = cs_block(S))) || (st = between(S, -1, &r))) return st;
         for (int p = 0; p < S->npasses; p++)
           if ((st = pass_block(S, p, &r)) || (st = between(S, p, &r))) return st;
+        if (S->cs) S->cs->b++;
       }
     int i = 0;
     for (; i < S->nloop_k; i++) {
@@ -1576,7 +1807,7 @@ static trnc_status emit_reduce(sched *S, int64_t numel) {
       if (++r.idx[a] < k->extent[a]) break;
       r.idx[a] = 0;
     }
-    if (i == S->nloop_k) return TRNC_OK;
+    if (i == S->nloop_k) return S->cs ? cs_finish(S) : TRNC_OK;
   }
 }
 
@@ -1632,6 +1863,22 @@ static void split_rows(kir_kernel *k, int64_t P) {
     if (k->ops[i].raxes & (1u << red)) k->ops[i].raxes |= bit;
 }
 
+/* Drops the ops whose values nothing reads (a row node's operand its rule
+ * does not use: layer-norm backward's bias; an output no one wants). */
+static void drop_dead(kir_kernel *k) {
+  bool used[KIR_MAX_VALUES] = {false}, keep[KIR_MAX_OPS];
+  for (int i = k->nops - 1; i >= 0; i--) {
+    const kir_op *o = &k->ops[i];
+    keep[i] = o->dst < 0 || used[o->dst];
+    for (int s = 0; keep[i] && s < 3; s++)
+      if (o->src[s] >= 0) used[o->src[s]] = true;
+  }
+  int n = 0;
+  for (int i = 0; i < k->nops; i++)
+    if (keep[i]) k->ops[n++] = k->ops[i];
+  k->nops = n;
+}
+
 trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   const char *dump = getenv("TRNC_DUMP");
   if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
@@ -1644,17 +1891,21 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   *k = *kin;
-  bool mm = false;
-  for (int i = 0; i < k->nops; i++) mm |= k->ops[i].code == KIR_MM;
+  drop_dead(k);
+  bool mm = false, cs = false;
+  for (int i = 0; i < k->nops; i++) {
+    mm |= k->ops[i].code == KIR_MM;
+    cs |= k->ops[i].code == KIR_COLSUM;
+  }
   merge_axes(k);
-  if (!mm) split_rows(k, L->target->partitions);
+  if (!mm && !cs) split_rows(k, L->target->partitions); /* a colsum's row stays one axis */
   memset(S, 0, sizeof *S);
   S->L = L;
   S->k = k;
   for (int v = 0; v < KIR_MAX_VALUES; v++) S->lead[v] = -1;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    if (o->code == KIR_STORE || o->code == KIR_MM) S->stays_wide[o->src[0]] = true;
+    if (o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_COLSUM) S->stays_wide[o->src[0]] = true;
     else if (o->code == KIR_SCATTER) S->stays_wide[o->src[1]] = true;
     S->gathers |= o->code == KIR_GATHER || o->code == KIR_SCATTER;
   }
@@ -1665,6 +1916,8 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
     reduces |= (k->raxes & (1u << a)) && k->extent[a] > 1;
   }
   S->map = !reduces;
+  S->colsums = cs;
+  if (cs && !reduces) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "a kernel with column sums has no rows to sum");
   if (mm && !reduces) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "a kernel ending in a matmul has no rows to contract");
   return reduces ? emit_reduce(S, numel) : emit_map(S);
 }

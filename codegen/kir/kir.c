@@ -7,7 +7,7 @@
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
     "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm",
-    "mmv", "affsel", "matmul", "gather", "scatter", "iota"};
+    "mmv", "affsel", "matmul", "gather", "scatter", "iota", "colsum"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -85,6 +85,13 @@ bool kir_store(kir_kernel *k, int tensor, int v) {
 
 bool kir_matmul(kir_kernel *k, int tensor, int a) {
   kir_op o = blank(KIR_MM);
+  o.tensor = (int16_t)tensor;
+  o.src[0] = (int16_t)a;
+  return a >= 0 && kir_op_add(k, o);
+}
+
+bool kir_colsum(kir_kernel *k, int tensor, int a) {
+  kir_op o = blank(KIR_COLSUM);
   o.tensor = (int16_t)tensor;
   o.src[0] = (int16_t)a;
   return a >= 0 && kir_op_add(k, o);
@@ -316,7 +323,8 @@ void kir_print(const kir_kernel *k, FILE *f) {
         fprintf(f, " T%d, %%%d (%lld rows of %lld)", o->tensor, o->src[0], (long long)k->tensors[o->tensor].rows,
                 (long long)k->tensors[o->tensor].row_stride);
         break;
-      case KIR_STORE: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
+      case KIR_STORE:
+      case KIR_COLSUM: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
       case KIR_SCATTER:
         fprintf(f, " T%d, %%%d, %%%d (%lld rows of %lld)", o->tensor, o->src[0], o->src[1],
                 (long long)k->tensors[o->tensor].rows, (long long)k->tensors[o->tensor].row_stride);
@@ -374,7 +382,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2, 0};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2, 0, 1};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -392,7 +400,7 @@ const char *kir_verify(const kir_kernel *k) {
       if (used && (o->src[s] < 0 || o->src[s] >= k->nvalues || !defined[o->src[s]]))
         return "an operand is read before it is defined";
     }
-    if (o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_SCATTER) {
+    if (o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_SCATTER || o->code == KIR_COLSUM) {
       if (o->dst != -1) return "a store defines a value";
     } else {
       if (o->dst < 0 || o->dst >= k->nvalues) return "an op defines no value";
@@ -400,7 +408,7 @@ const char *kir_verify(const kir_kernel *k) {
       defined[o->dst] = true;
     }
     bool io = o->code == KIR_LOAD || o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_GATHER ||
-              o->code == KIR_SCATTER || o->code == KIR_IOTA;
+              o->code == KIR_SCATTER || o->code == KIR_IOTA || o->code == KIR_COLSUM;
     if (io != (o->tensor >= 0)) return "a tensor operand is set on the wrong op";
     if (io && o->tensor >= k->ntensors) return "tensor index out of range";
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
@@ -433,6 +441,13 @@ const char *kir_verify(const kir_kernel *k) {
             return "a store's tensor varies along an axis its value does not span";
         break;
       }
+      case KIR_COLSUM:
+        if (k->seq || !k->raxes) return "a colsum outside a row kernel";
+        if (k->values[o->src[0]].axes != all_axes(k)) return "a colsum's operand spans every axis";
+        for (int a = 0; a < k->naxes; a++)
+          if (!(k->raxes & (1u << a)) && k->tensors[o->tensor].stride[a] != 0 && k->extent[a] > 1)
+            return "a colsum's tensor varies along a space axis";
+        break;
       case KIR_MM: {
         int nred = 0;
         for (int a = 0; a < k->naxes; a++) nred += (k->raxes >> a) & 1;

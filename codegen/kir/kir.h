@@ -70,6 +70,11 @@
  *                           buffer); a GpSimd iota per tile, exact in int32
  *                           (the element addresses of a gather along a
  *                           short dim: codegen/kir/gather.c)
+ *        colsum T, %v       the sum of %v (over every axis) over the space
+ *                           axes into tensor T (strides 0 on the space axes):
+ *                           a per-column sum beside a row kernel's results
+ *                           (layer-norm backward's dW and dB), accumulated in
+ *                           fp32 on TensorE across the row blocks (emit.c)
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -121,6 +126,7 @@ typedef enum kir_opcode {
   KIR_GATHER,
   KIR_SCATTER,
   KIR_IOTA,
+  KIR_COLSUM,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -222,6 +228,9 @@ int kir_reduce(kir_kernel *k, int alu, int a, uint32_t raxes);
 /** The mm op: a (over every axis) times k->mm.w into tensor; false when
  *  full or a is -1. */
 bool kir_matmul(kir_kernel *k, int tensor, int a);
+/** The colsum op: the sum of a (over every axis) over the space axes into
+ *  tensor (strides 0 on the space axes); false when full or a is -1. */
+bool kir_colsum(kir_kernel *k, int tensor, int a);
 /** The matmul op: a . b (both over every axis) contracted along the one
  *  reduction axis, an fp32 value over the space axes; -1 when full. */
 int kir_matmul2(kir_kernel *k, int a, int b);
@@ -307,7 +316,7 @@ const kir_reduction *kir_reduction_of(trnc_op op);
 /** True for the reduction ops of the table (kir_reduction_of). */
 bool kir_is_reduce(trnc_op op);
 /** True for the row ops kir lowers whole (softmax, log_softmax and their
- *  backwards, layer norm and the dx of its backward): their (first) result
+ *  backwards, layer norm and its backward): their (first) result
  *  has their input's shape. */
 bool kir_is_row(trnc_op op);
 /** Mask of the dims that reduction or row node n folds, for an input of
@@ -316,6 +325,10 @@ uint32_t kir_reduced_dims(const trnc_node *n, int rank, bool *keepdim);
 /** Appends the ops of row node n (kir_is_row) over the kernel's reduction
  *  axes; sets env->val[n's outputs]. TRNC_ERR_INTERNAL when full. */
 trnc_status kir_lower_row(kir_env *env, const trnc_node *n);
+/** True if output o of row node n is a column sum over the rows (layer-norm
+ *  backward's dW and dB): kir_lower_row sets its value to the addend over
+ *  every axis and the kernel sums it with a colsum op. */
+bool kir_row_colsum(const trnc_node *n, uint32_t o);
 /** Value of output k of row node n over an input with no elements (eager:
  *  layer norm's mean 0 and rstd NaN); NAN for outputs that are empty then. */
 float kir_row_empty_value(const trnc_node *n, uint32_t k);

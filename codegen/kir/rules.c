@@ -109,6 +109,7 @@ bool kir_is_row(trnc_op op) {
 
 float kir_row_empty_value(const trnc_node *n, uint32_t k) {
   if (n->op == TRNC_OP_LAYER_NORM && k == 1) return 0.0f;
+  if (kir_row_colsum(n, k)) return 0.0f; /* a sum over no rows */
   return NAN;
 }
 
@@ -854,31 +855,50 @@ static trnc_status layer_norm(kir_env *E, const trnc_node *n, int x, trnc_dtype 
   return TRNC_OK;
 }
 
-/* Layer-norm backward's dx (dW and dB are column sums: passes/decomp_norm.c),
- * with mean and rstd per row (their first element over R) and N = |R|:
+/* Layer-norm backward, with mean and rstd per row (their first element over
+ * R) and N = |R|:
  *   xhat = (x - mean) * rstd;  gw = g * w
  *   dx = rstd * (gw - sum_R(gw) / N - xhat * sum_R(gw * xhat) / N)
- * as torch's decomposition, in float32 (one rounding into dx's dtype). */
+ *   dW = sum_rows(g * xhat);  dB = sum_rows(g)
+ * as torch's decomposition, in float32 (one rounding into each result's
+ * dtype). dW and dB are the values column-summed over the rows
+ * (kir_row_colsum: codegen/kir/build.c adds the colsum ops); only the
+ * results the graph wants are computed. */
 static trnc_status layer_norm_bw(kir_env *E, const trnc_node *n, trnc_dtype dt) {
   kir_kernel *k = E->k;
+  const trnc_graph *gr = E->L->g;
   const trnc_dtype F = TRNC_F32;
   const int B = TRNC_NC_ALU_BYPASS, MUL = TRNC_NC_ALU_MUL, SUB = TRNC_NC_ALU_SUB, ADD = TRNC_NC_ALU_ADD;
   double R = 1;
   for (int a = 0; a < k->naxes; a++)
     if (k->raxes & (1u << a)) R *= (double)k->extent[a];
-  int g = arg_val(E, n, 0), x = arg_val(E, n, 1), w = arg_val(E, n, 5);
-  /* per-partition scalars are fp32 (bf16 statistics widen exactly) */
-  int mean = kir_copy(k, F, kir_first(k, arg_val(E, n, 3))), rstd = kir_copy(k, F, kir_first(k, arg_val(E, n, 4)));
-  int xhat = kir_tsv(k, F, x, SUB, mean, MUL, rstd);
-  int gw = w >= 0 ? kir_tt(k, F, MUL, g, w) : g;
-  int a = kir_ts(k, F, kir_reduce(k, ADD, kir_tt(k, F, MUL, gw, xhat), k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
-  int b = kir_ts(k, F, kir_reduce(k, ADD, gw, k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
-  int q = kir_tt(k, F, SUB, kir_tsv(k, F, gw, SUB, b, B, -1), kir_tsv(k, F, xhat, MUL, a, B, -1));
-  int dx = kir_tsv(k, dt, q, MUL, rstd, B, -1);
-  if (dx < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
-  E->val[n->outs[0]] = (int16_t)dx;
+  bool want[3];
+  for (uint32_t o = 0; o < 3; o++) want[o] = o < n->nouts && !gr->values[n->outs[o]].is_none;
+  int g = arg_val(E, n, 0), x = arg_val(E, n, 1), w = arg_val(E, n, 5), xhat = -1;
+  if (want[0] || want[1]) {
+    /* per-partition scalars are fp32 (bf16 statistics widen exactly) */
+    int mean = kir_copy(k, F, kir_first(k, arg_val(E, n, 3))), rstd = kir_copy(k, F, kir_first(k, arg_val(E, n, 4)));
+    xhat = kir_tsv(k, F, x, SUB, mean, MUL, rstd);
+    if (want[0]) {
+      int gw = w >= 0 ? kir_tt(k, F, MUL, g, w) : g;
+      int a = kir_ts(k, F, kir_reduce(k, ADD, kir_tt(k, F, MUL, gw, xhat), k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
+      int b = kir_ts(k, F, kir_reduce(k, ADD, gw, k->raxes), TRNC_NC_ALU_DIV, (float)R, B, 0);
+      int q = kir_tt(k, F, SUB, gw, kir_tsv(k, F, xhat, MUL, a, ADD, b)); /* gw - (xhat * a + b) */
+      int dx = kir_tsv(k, dt, q, MUL, rstd, B, -1);
+      if (dx < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
+      E->val[n->outs[0]] = (int16_t)dx;
+    }
+  }
+  if (want[1]) {
+    int dw = kir_tt(k, F, MUL, g, xhat);
+    if (dw < 0) return lw_fail(E->L, n, TRNC_ERR_INTERNAL, "kernel too large for one row group");
+    E->val[n->outs[1]] = (int16_t)dw;
+  }
+  if (want[2]) E->val[n->outs[2]] = (int16_t)g;
   return TRNC_OK;
 }
+
+bool kir_row_colsum(const trnc_node *n, uint32_t o) { return n->op == TRNC_OP_LAYER_NORM_BACKWARD && o >= 1; }
 
 /* Row ops over the kernel's reduction axes R, as eager computes them:
  *   softmax      m = max_R x; e = exp(x - m); y = e / sum_R e

@@ -1,5 +1,6 @@
 /*
- * test_emit_norm.c — codegen/emit_norm.c end to end: graphs built with the
+ * test_emit_norm.c — the normalization and row ops end to end (kernel-IR row
+ * kernels, codegen/kir/rules.c, and trnc's decompositions): graphs built with the
  * fx.proto builder are imported, checked, legalized, compiled to a
  * NeuronCore program and run on the simulator; results are compared with
  * double-precision references computed by plain loops here (relative

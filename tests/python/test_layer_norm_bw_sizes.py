@@ -1,8 +1,9 @@
 """native_layer_norm_backward at real sizes through torch.compile(backend=
 "neuron", dynamic=False) on the simulator, against float64 eager on the same
-inputs. Rows of at most 4096 elements are one codegen/emit_norm.c kernel
-(dx, dW, dB); longer rows decompose (passes/decomp_norm.c) into a kernel-IR
-dx row kernel (codegen/kir/rules.c) and float32 column sums for dW and dB.
+inputs. Rows of 2 to 65536 elements are one kernel-IR row kernel
+(codegen/kir/rules.c: dx, and dW and dB as column sums on TensorE); longer
+rows decompose (passes/decomp_norm.c) into the dx row kernel and float32
+column sums for dW and dB.
 
 Partition-tile boundaries (127/128/129 rows), rows across SBUF chunks
 (16384/16385) and 65536+, a 2-D normalized shape, no affine, bf16.

@@ -1,4 +1,4 @@
-"""Numerics of the row kernels (codegen/emit_norm.c) through torch.compile.
+"""Numerics of the row kernels (codegen/kir/rules.c) through torch.compile.
 
 - nll_loss / cross_entropy: a target outside [0, C) raises like eager's
   "IndexError: Target 7 is out of bounds" (trnc.ExecutionError with
