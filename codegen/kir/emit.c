@@ -1864,12 +1864,14 @@ static void split_rows(kir_kernel *k, int64_t P) {
 }
 
 /* Drops the ops whose values nothing reads (a row node's operand its rule
- * does not use: layer-norm backward's bias; an output no one wants). */
+ * does not use: layer-norm backward's bias; an output no one wants). A
+ * gather stays: its DMA checks the index range (an element gather's check
+ * of the index as written is a gather whose value nothing reads). */
 static void drop_dead(kir_kernel *k) {
   bool used[KIR_MAX_VALUES] = {false}, keep[KIR_MAX_OPS];
   for (int i = k->nops - 1; i >= 0; i--) {
     const kir_op *o = &k->ops[i];
-    keep[i] = o->dst < 0 || used[o->dst];
+    keep[i] = o->dst < 0 || used[o->dst] || o->code == KIR_GATHER;
     for (int s = 0; keep[i] && s < 3; s++)
       if (o->src[s] >= 0) used[o->src[s]] = true;
   }
