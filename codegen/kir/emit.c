@@ -244,19 +244,20 @@ static trnc_nc_ap tile_ap(const kir_kernel *k, lw_tile *const *cur, const int64_
 }
 
 /* Emits compute op o of k (not load/store; ts/act scalars [np, 1]) over
- * [np, n] elements of the tiles cur[] (kir_emit_tile_op). */
-static trnc_status tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
-                           const bool *narrow, int np, int64_t n) {
+ * [np, n] elements of the tiles cur[] (kir_emit_tile_op), or, with a
+ * schedule S, of its current tiles through vap (span loads, narrow loads). */
+static trnc_status tile_op(lw *L, const sched *S, const kir_kernel *k, const kir_op *o, lw_tile *const *cur,
+                           const int64_t *off, const bool *narrow, int np, int64_t n) {
   trnc_nc_instr in = lw_instr(TRNC_NC_OP_NOP, engine_of(o->code)); /* opcode set below */
   lw_tile *rd[3];
   int nr = 0;
   for (int s = 0; s < 3; s++) {
     if (o->src[s] < 0) continue;
     bool scalar = ((o->code == KIR_TS || o->code == KIR_ACT) && s > 0) || o->code == KIR_BCAST; /* [np, 1] */
-    in.src[s] = tile_ap(k, cur, off, narrow, o->src[s], np, scalar ? 1 : n);
+    in.src[s] = S ? vap(S, o->src[s], np, scalar ? 1 : n) : tile_ap(k, cur, off, narrow, o->src[s], np, scalar ? 1 : n);
     rd[nr++] = cur[o->src[s]];
   }
-  in.dst = tile_ap(k, cur, off, narrow, o->dst, np, n);
+  in.dst = S ? vap(S, o->dst, np, n) : tile_ap(k, cur, off, narrow, o->dst, np, n);
   lw_tile *w = cur[o->dst];
   if (o->code == KIR_BCAST) { /* dst = 1.0, then dst * a[p] (exact: -0, inf, NaN kept) */
     trnc_nc_instr ms = lw_instr(TRNC_NC_OP_MEMSET, TRNC_NC_VECTOR);
@@ -314,7 +315,7 @@ static trnc_status tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile 
 /* Emits compute op o (not load/store) over [np, n] elements of its tiles. */
 static trnc_status compute(sched *S, const kir_op *o, int np, int64_t n) {
   if (tile_scalars(S, o)) return per_element(S, o, np, n);
-  return tile_op(S->L, S->k, o, S->cur, NULL, S->narrow, np, n);
+  return tile_op(S->L, S, S->k, o, S->cur, NULL, S->narrow, np, n); /* span loads read through vap */
 }
 
 trnc_status kir_emit_tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_tile *const *cur, const int64_t *off,
@@ -323,7 +324,7 @@ trnc_status kir_emit_tile_op(lw *L, const kir_kernel *k, const kir_op *o, lw_til
     if ((o->code == KIR_TS || o->code == KIR_ACT) && o->src[s] >= 0)
       return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a tile op with a per-partition operand");
   if (o->code == KIR_BCAST) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "kir: a broadcast as a tile op");
-  return tile_op(L, k, o, cur, off, NULL, np, n);
+  return tile_op(L, NULL, k, o, cur, off, NULL, np, n);
 }
 
 /* Tile pools for every value: `nfull` values of max_free elements; values
