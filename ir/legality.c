@@ -313,6 +313,23 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
                         a.poison || b.poison};
     }
     case TRNC_OP_AMAX: case TRNC_OP_AMIN: return arg_iv(g, vals, a0);
+    /* collectives: every rank runs this graph, so every rank's operand lies
+     * in the interval this rank's has; moves and max/min keep it, a sum
+     * over a group of known size scales it, other sums are unbounded */
+    case TRNC_OP_ALL_GATHER: case TRNC_OP_ALL_GATHER_COALESCED: case TRNC_OP_ALL_TO_ALL:
+    case TRNC_OP_BROADCAST: case TRNC_OP_WAIT_TENSOR: return list_hull(g, vals, a0);
+    case TRNC_OP_ALL_REDUCE: case TRNC_OP_ALL_REDUCE_COALESCED: case TRNC_OP_REDUCE_SCATTER:
+    case TRNC_OP_REDUCE_SCATTER_COALESCED: {
+      const trnc_arg *op = trnc_node_arg(n, 1), *gs = trnc_node_arg(n, 2);
+      interval a = list_hull(g, vals, a0);
+      if (op && op->kind == TRNC_ARG_STR && (!strcmp(op->u.s, "max") || !strcmp(op->u.s, "min")))
+        return a;
+      bool scattered = n->op == TRNC_OP_REDUCE_SCATTER || n->op == TRNC_OP_REDUCE_SCATTER_COALESCED;
+      if (op && op->kind == TRNC_ARG_STR && !strcmp(op->u.s, "sum") && scattered && gs &&
+          gs->kind == TRNC_ARG_INT && gs->u.i > 0)
+        return (interval){a.lo * (double)gs->u.i, a.hi * (double)gs->u.i, a.poison};
+      return iv_unknown();
+    }
     case TRNC_OP_TO_COPY: {
       const trnc_type *x = trnc_ref_type(g, a0->u.ref);
       if (x->dtype == TRNC_BOOL) return iv(0, 1);

@@ -873,6 +873,23 @@ def make_aot_backend(graph_compiler: GraphCompiler,
     return backend
 
 
+def _real_inputs_only(fast: Callable[..., Any], wrapped: Callable[..., Any]) -> Callable[..., Any]:
+    """``fast`` (trnc's autograd Function), except for fake tensors:
+    DDP's graph splitter runs each compiled submodule on fake inputs to
+    propagate shapes, which torch's wrappers (``wrapped``) handle and a
+    program run cannot (it reads the data)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    def call(*args: Any) -> Any:
+        for a in args:
+            if isinstance(a, FakeTensor):
+                return wrapped(*args)
+        return fast(*args)
+
+    call.__name__ = getattr(fast, "__name__", "trnc_training_call")
+    return call
+
+
 def _training_call(train: list[tuple[str, Any, Any]], seen: list[Any],
                    gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Any:
     """trnc's autograd Function for one forward and one backward program
@@ -980,7 +997,7 @@ def neuron(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **kwargs: An
         return wrap(direct[0])
     fast = _training_call(train, seen, gm, example_inputs)
     if fast is not None:
-        return wrap(fast)
+        return wrap(_real_inputs_only(fast, compiled))
     # a graph that writes to an input is recompiled for each new pattern of
     # inputs aliasing it (dynamo does not guard on aliasing): aliasing.py
     mutated = aliasing.mutated_inputs(len(example_inputs))
