@@ -597,7 +597,8 @@ static trnc_status emit_map(sched *S) {
   if (!S->gathers) lw_space_coalesce(&s); /* else kir_gather_tiles orders and coalesces */
   for (int i = 0; i < k->nops; i++) S->scratch_used |= tile_scalars(S, &k->ops[i]);
   bool any_span = false;
-  for (int i = 0; i < k->nops && !S->gathers && s.rank > 0; i++) { /* span loads */
+  /* span loads; not in a kernel of parts, whose tiles are the parts' shared pools */
+  for (int i = 0; i < k->nops && !S->gathers && !S->parts && s.rank > 0; i++) {
     const kir_op *o = &k->ops[i];
     if (o->code != KIR_LOAD || !full(k, o->dst)) continue;
     S->spans[o->dst] = (uint8_t)span_factor(&s, o->tensor);
