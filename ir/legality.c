@@ -535,6 +535,13 @@ static trnc_ref flagged_arg(const trnc_node *n, const bool *flag) {
   return c.any ? c.first : TRNC_NO_REF;
 }
 
+/* n converts a float tensor to an integer dtype. */
+static bool float_to_int(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *f = trnc_node_arg(n, 0);
+  return n->op == TRNC_OP_TO_COPY && f && f->kind == TRNC_ARG_VALUE &&
+         !is_int_dtype(trnc_ref_type(g, f->u.ref)->dtype) && trnc_ref_type(g, f->u.ref)->dtype != TRNC_BOOL;
+}
+
 /* clamp(x, lo, hi) with lo and hi inside int32, x straight from a float ->
  * int64 conversion: the engines' conversion saturates at int32's limits,
  * which the clamp maps where eager's clamp maps the exact value (saturation
@@ -765,9 +772,9 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
         }
         continue;
       }
-      if (v->type.dtype == TRNC_I64 && !fits_i32(r)) {
-        /* computed in int32 too (a float converted to int64 saturates at
-         * int32's limits on the engines, where eager keeps every int64) */
+      if (v->type.dtype == TRNC_I64 && !fits_i32(r) && float_to_int(g, n)) {
+        /* a float converted to int64 saturates at int32's limits on the
+         * engines, where eager keeps every int64 */
         T.taint[o] = true;
         if (!tainted) T.origin[o] = i;
       }
