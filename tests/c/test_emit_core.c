@@ -140,14 +140,10 @@ static void test_fused_broadcast_chain(void **state) {
   tu_fx_free(b);
 }
 
-/* addmm(bias, x, W^T) then relu: transposed orientation, bias and relu fused
- * into the PSUM evacuation; 130 rows (two partition tiles of N), K = 200. */
-static void test_linear_relu_epilogue(void **state) {
-  const int64_t M = 21, K = 200, N = 130;
-  tu_fx *b = tu_fx_new(INF);
-  uint32_t x = tu_placeholder(b, "x", tu_meta(b, F32, 2, SH(M, K)));
-  uint32_t w = tu_placeholder(b, "w", tu_meta(b, F32, 2, SH(N, K)));
-  uint32_t bias = tu_placeholder(b, "bias", tu_meta(b, F32, 1, SH(N)));
+/* relu(addmm(bias, x, W^T)) over placeholders x [M, K], w [N, K] and
+ * bias [N]; returns the relu node. */
+static uint32_t linear_relu(tu_fx *b, uint32_t x, uint32_t w, uint32_t bias, int64_t M, int64_t K,
+                            int64_t N) {
   Trnc__Fx__TensorMeta *tm = tu_meta(b, F32, 2, SH(K, N));
   tm->stride[0]->value = 1;
   tm->stride[1]->value = K;
@@ -161,6 +157,18 @@ static void test_linear_relu_epilogue(void **state) {
   tu_arg(b, mm, tu_a_int(b, "alpha", 1));
   uint32_t r = tu_call(b, "relu", "aten.relu.default", tu_meta(b, F32, 2, SH(M, N)));
   tu_arg(b, r, tu_a_ref(b, "self", mm, 0));
+  return r;
+}
+
+/* addmm(bias, x, W^T) then relu: transposed orientation, bias and relu fused
+ * into the PSUM evacuation; 130 rows (two partition tiles of N), K = 200. */
+static void test_linear_relu_epilogue(void **state) {
+  const int64_t M = 21, K = 200, N = 130;
+  tu_fx *b = tu_fx_new(INF);
+  uint32_t x = tu_placeholder(b, "x", tu_meta(b, F32, 2, SH(M, K)));
+  uint32_t w = tu_placeholder(b, "w", tu_meta(b, F32, 2, SH(N, K)));
+  uint32_t bias = tu_placeholder(b, "bias", tu_meta(b, F32, 1, SH(N)));
+  uint32_t r = linear_relu(b, x, w, bias, M, K, N);
   tu_output_ref(b, r, 0);
   trnc_compiled *c = compile(b);
   assert_int_equal(trnc_compiled_report(c)->kernels, 1);
@@ -200,19 +208,7 @@ static void test_linear_residual_epilogue(void **state) {
   uint32_t bias = tu_placeholder(b, "bias", tu_meta(b, F32, 1, SH(N)));
   uint32_t res = tu_placeholder(b, "res", tu_meta(b, F32, 2, SH(M, N)));
   uint32_t sc = tu_placeholder(b, "s", tu_meta(b, F32, 1, SH(N)));
-  Trnc__Fx__TensorMeta *tm = tu_meta(b, F32, 2, SH(K, N));
-  tm->stride[0]->value = 1;
-  tm->stride[1]->value = K;
-  uint32_t t = tu_call(b, "t", "aten.t.default", tm);
-  tu_arg(b, t, tu_a_ref(b, "self", w, 0));
-  uint32_t mm = tu_call(b, "addmm", "aten.addmm.default", tu_meta(b, F32, 2, SH(M, N)));
-  tu_arg(b, mm, tu_a_ref(b, "self", bias, 0));
-  tu_arg(b, mm, tu_a_ref(b, "mat1", x, 0));
-  tu_arg(b, mm, tu_a_ref(b, "mat2", t, 0));
-  tu_arg(b, mm, tu_a_int(b, "beta", 1));
-  tu_arg(b, mm, tu_a_int(b, "alpha", 1));
-  uint32_t r = tu_call(b, "relu", "aten.relu.default", tu_meta(b, F32, 2, SH(M, N)));
-  tu_arg(b, r, tu_a_ref(b, "self", mm, 0));
+  uint32_t r = linear_relu(b, x, w, bias, M, K, N);
   uint32_t ml = tu_call(b, "mul", "aten.mul.Tensor", tu_meta(b, F32, 2, SH(M, N)));
   tu_arg(b, ml, tu_a_ref(b, "self", r, 0));
   tu_arg(b, ml, tu_a_ref(b, "other", sc, 0));

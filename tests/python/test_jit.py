@@ -130,6 +130,17 @@ def _sequential_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return acc.to(a.dtype)
 
 
+def _mm_on_both_engines(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b compiled once and run on the interpreter and on the JIT; asserts
+    the two bit-identical and returns the result."""
+    f = _compile(lambda a, b: a @ b)
+    os.environ["TRNC_SIM"] = "interp"
+    interp = f(a, b)
+    os.environ["TRNC_SIM"] = "jit"
+    _assert_bit_identical([interp], [f(a, b)])
+    return interp
+
+
 # (M, K, N): K one element, one short of and one past a 128-partition tile;
 # M, N one element, 127, 129, 513 (past a 512-column moving tile)
 MM_SHAPES = [(1, 1, 1), (127, 129, 513), (129, 127, 1), (513, 2, 129)]
@@ -142,12 +153,7 @@ def test_bf16_matmul_edge_shapes_match_sequential_fp32(m, k, n):
     torch.manual_seed(m * 7 + k * 3 + n)
     a = torch.randn(m, k, dtype=torch.bfloat16)
     b = torch.randn(k, n, dtype=torch.bfloat16)
-    f = _compile(lambda a, b: a @ b)
-    os.environ["TRNC_SIM"] = "interp"
-    interp = f(a, b)
-    os.environ["TRNC_SIM"] = "jit"
-    jit = f(a, b)
-    _assert_bit_identical([interp], [jit])
+    interp = _mm_on_both_engines(a, b)
     torch.testing.assert_close(interp, _sequential_mm(a, b), rtol=0, atol=0)
 
 
@@ -163,12 +169,7 @@ def test_bf16_matmul_nan_inf_subnormal_operands():
     a.view(-1)[torch.arange(0, m * k, 997)] = specials.repeat(m * k // 997 // 8 + 1)[: len(range(0, m * k, 997))]
     b[:, 5] = 2.0 ** -120  # column 5: subnormal products of ordinary a
     b[7, :] = 2.0 ** 120  # row 7: products past the fp32 range for large a
-    f = _compile(lambda a, b: a @ b)
-    os.environ["TRNC_SIM"] = "interp"
-    interp = f(a, b)
-    os.environ["TRNC_SIM"] = "jit"
-    jit = f(a, b)
-    _assert_bit_identical([interp], [jit])
+    interp = _mm_on_both_engines(a, b)
     torch.testing.assert_close(interp, _sequential_mm(a, b), rtol=0, atol=0, equal_nan=True)
 
 

@@ -57,15 +57,21 @@ def test_span_bf16(fn):
     torch.testing.assert_close(_run(fn, x), fn(x), rtol=1e-2, atol=1e-2)
 
 
+def _compile_only_report(fn, x):
+    """The compile report of fn(x), compiled without running (est. times are
+    trn2 cost-model estimates)."""
+    torch._dynamo.reset()
+    trnc.reset()
+    torch.compile(fn, backend="neuron", dynamic=False, options={"compile_only": True})(x)
+    return trnc.last_report()
+
+
 def test_span_faster_than_strided_dma():
     # [8, 64, 56, 56] stride-2 taps: est. 0.31 ms as DMAs of one element per
     # descriptor (their sum alone), 0.05 ms through one shared span
     x = torch.randn(8, 64, 56, 56)
-    torch._dynamo.reset()
-    trnc.reset()
-    torch.compile(_taps2, backend="neuron", dynamic=False, options={"compile_only": True})(x)
-    r = trnc.last_report()
-    assert r["est_time_s"] < 0.2e-3 and r["compile_s"] < 1.0, r
+    r = _compile_only_report(_taps2, x)
+    assert r["est_time_s"] < 0.2e-3, r
 
 
 def _max_taps(t):
@@ -92,11 +98,10 @@ def test_span_window_taps_compile_time():
     # [8, 64, 56, 56]: the taps' strided DMAs (one element per descriptor)
     # made the race verifier's footprints huge: a 30 s compile, now < 1 s
     x = torch.randn(8, 64, 56, 56)
-    torch._dynamo.reset()
-    trnc.reset()
-    torch.compile(_max_taps, backend="neuron", dynamic=False, options={"compile_only": True})(x)
-    r = trnc.last_report()
-    assert r["compile_s"] < 1.0, r
+    r = _compile_only_report(_max_taps, x)
+    # 0.12 s on an idle machine; the bound only catches the 30 s verifier
+    # blow-up, not noise on a shared machine
+    assert r["compile_s"] < 10.0, r
 
 
 def test_span_not_of_a_written_buffer():
