@@ -60,9 +60,13 @@ typedef enum trnc_op {
 /* What a collective carries (torch.distributed's gloo has no fp8 reductions). */
 #define TRNC_DTS_CC (TRNC_DTS_FLOAT | TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
 
-/* Longest cumsum trnc lowers (passes/decomp_ops.c: a matmul with an N x N
- * ones matrix, 64 MiB of float32 at this length). */
+/* Longest scan trnc computes as one matmul with an N x N ones matrix
+ * (passes/decomp_ops.c; 64 MiB of float32 at this length): cumsum rows up to
+ * this length and masked_scatter's mask. Longer cumsum rows are scanned in
+ * blocks of TRNC_CUMSUM_BLOCK elements (4 MiB ones matrix) plus a scan of
+ * the block totals. */
 #define TRNC_CUMSUM_MAX 4096
+#define TRNC_CUMSUM_BLOCK 1024
 
 /* sort / topk (passes/decomp_sort.c) rank each element by counting the
  * elements before it in a rows x N x N comparison: the longest row, and the

@@ -324,13 +324,6 @@ static int64_t dim_size(const trnc_graph *g, const trnc_node *n, uint32_t dim_ar
   return t->rank > 0 && dim >= 0 && dim < t->rank ? t->shape[dim] : 1;
 }
 
-static const char *check_cumsum(const trnc_graph *g, const trnc_node *n) {
-  if (dim_size(g, n, 1, 0) > TRNC_CUMSUM_MAX)
-    return "cumsum over more than " TRNC_XSTR(TRNC_CUMSUM_MAX) " elements is not lowered (trnc computes a scan as a "
-           "matmul with a triangular ones matrix of the scan length squared)";
-  return NULL;
-}
-
 /* masked_scatter / its backward: the mask's prefix sum is an N x N matmul */
 static const char *check_masked_scatter(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = n->op == TRNC_OP_MASKED_SCATTER ? &g->values[n->outs[0]].type

@@ -402,7 +402,7 @@ trnc_status rule_cumsum(const trnc_graph *g, const trnc_node *n, trnc_type *out,
                         trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);
   int64_t dim = trnc_arg_int(n, 1, 0);
-  CHECK(wrap_dim(&dim, x->rank), "cumsum: dim %lld out of range for rank %d",
+  CHECK(wrap_dim(&dim, x->rank), "%s: dim %lld out of range for rank %d", n->target,
         (long long)trnc_arg_int(n, 1, 0), x->rank);
   copy_shape(&out[0], x, dtarg(n, 2, dt_category(x->dtype) <= 1 ? TRNC_I64 : x->dtype));
   return TRNC_OK;

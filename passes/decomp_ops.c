@@ -7,8 +7,11 @@
  * on TensorE in float32: products with 0/1 are exact and every partial sum
  * is a prefix sum, so integer inputs stay exact while their prefix sums stay
  * within +-2^24, which the legality scan's interval analysis proves for
- * integer results (ir/legality.c). The ones matrix bounds the scan length
- * (TRNC_CUMSUM_MAX, checked by the op's table entry).
+ * integer results (ir/legality.c). Rows longer than TRNC_CUMSUM_MAX are
+ * scanned in blocks of TRNC_CUMSUM_BLOCK: each block's prefix sums by the
+ * block's ones matrix, plus the exclusive prefix sum of the block totals
+ * (scan_rows), so the scan length is not limited and the work is
+ * rows * len * block multiply-adds rather than rows * len^2.
  *
  * repeat(x, r) is an expand: x [d0, d1] viewed as [1, d0, 1, d1] (a size-1
  * dim before each dim repeated more than once), expanded to [r0, d0, r1, d1],
@@ -37,6 +40,26 @@ static trnc_ref upper_ones(trnc_db *b, int64_t len) {
   return trnc_db_cast(b, DB(b, GE, V(col), V(row)), TRNC_F32);
 }
 
+/* The inclusive prefix sums of each row of x [rows, len] (float32). Up to
+ * TRNC_CUMSUM_MAX elements: x @ U. Longer: blocks of TRNC_CUMSUM_BLOCK (the
+ * row zero-padded to whole blocks), each block's prefix sums x_b @ U, plus
+ * the sum of the blocks before it: the exclusive prefix sum of the block
+ * totals (a scan of ceil(len / block) elements, itself blocked when long). */
+static trnc_ref scan_rows(trnc_db *b, trnc_ref x, int64_t rows, int64_t len) {
+  if (len <= TRNC_CUMSUM_MAX) return DB(b, MM, V(x), V(upper_ones(b, len)));
+  const int64_t B = TRNC_CUMSUM_BLOCK, nb = (len + B - 1) / B;
+  if (nb * B != len)
+    x = DB(b, CONSTANT_PAD_ND, V(x), trnc_db_ints(b, (const int64_t[]){0, nb * B - len}, 2), I(0));
+  trnc_ref blocks = trnc_db_view(b, x, 2, (const int64_t[]){rows * nb, B});
+  trnc_ref local = DB(b, MM, V(blocks), V(upper_ones(b, B)));
+  trnc_ref local3 = trnc_db_view(b, local, 3, (const int64_t[]){rows, nb, B});
+  trnc_ref totals = DB(b, SELECT, V(local3), I(2), I(B - 1));
+  trnc_ref before = DB(b, SUB, V(scan_rows(b, totals, rows, nb)), V(totals), I(1));
+  trnc_ref y = DB(b, ADD, V(local3), V(DB(b, UNSQUEEZE, V(before), I(2))), I(1));
+  y = trnc_db_view(b, y, 2, (const int64_t[]){rows, nb * B});
+  return nb * B == len ? y : DB(b, SLICE, V(y), I(1), I(0), I(len), I(1));
+}
+
 /* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n) {
   trnc_ref x = n->args[0].u.ref;
@@ -52,7 +75,7 @@ trnc_status decomp_cumsum(trnc_db *b, const trnc_node *n) {
     if (i != last) rows *= shape[i];
   }
   trnc_ref x2 = trnc_db_view(b, trnc_db_f32(b, moved), 2, (const int64_t[]){rows, len});
-  trnc_ref y = trnc_db_view(b, DB(b, MM, V(x2), V(upper_ones(b, len))), t.rank, shape);
+  trnc_ref y = trnc_db_view(b, scan_rows(b, x2, rows, len), t.rank, shape);
   if (dim != last) y = DB(b, TRANSPOSE, V(y), I(dim), I(last));
   return trnc_db_result(b, 0, y);
 }

@@ -1,12 +1,16 @@
 /*
- * decomp_scan.c — the scans other than cumsum (cumprod, cummax, cummin) as
- * a Hillis-Steele scan (see decompose.h for the builder).
+ * decomp_scan.c — the scans other than cumsum (cumprod, logcumsumexp, cummax,
+ * cummin) as a Hillis-Steele scan (see decompose.h for the builder).
  *
  * With the scanned dim moved last and N its size, ceil(log2 N) steps
  *   y <- combine(shift(y, s), y),  s = 1, 2, 4, ...
  * where shift(y, s)[i] = y[i - s] (the op's identity for i < s, a slice
  * padded with constant_pad_nd) leave y[i] the combination of x[0..i]:
  *   cumprod       a * b                  (identity 1)
+ *   logcumsumexp  log(exp(a) + exp(b)) = hi + log1p(exp(lo - hi)), hi and lo
+ *                 the larger and smaller (NaN propagating); a when lo == hi
+ *                 and neither is finite (both -inf, or both +inf: eager's
+ *                 special case)                   (identity -inf)
  *   cummax/min    (value, index) pairs: the later one wins where its value
  *                 is NaN, or >= (<=) the earlier one's and that is not NaN
  *                 (a total order, so the scan is exact: eager's loop keeps
@@ -26,6 +30,14 @@
 #define NONE trnc_db_none()
 
 enum { SEQUENTIAL_MAX = 16 }; /* cumprod scans this short run in eager's order */
+
+/* log(exp(a) + exp(b)) as eager's logcumsumexp step computes it. */
+static trnc_ref log_add_exp(trnc_db *b, trnc_ref a, trnc_ref y) {
+  trnc_ref hi = DB(b, MAXIMUM, V(a), V(y)), lo = DB(b, MINIMUM, V(a), V(y));
+  trnc_ref r = DB(b, ADD, V(DB(b, LOG1P, V(DB(b, EXP, V(DB(b, SUB, V(lo), V(hi), I(1))))))), V(hi), I(1));
+  trnc_ref same_inf = DB(b, LOGICAL_AND, V(DB(b, EQ, V(lo), V(hi))), V(DB(b, ISINF, V(lo))));
+  return DB(b, WHERE, V(same_inf), V(a), V(r));
+}
 
 /* x[..., i - s] along the last dim (length len), `fill` for i < s. */
 static trnc_ref shift(trnc_db *b, trnc_ref x, int64_t s, int64_t len, trnc_arg fill) {
@@ -55,7 +67,7 @@ trnc_status decomp_scan(trnc_db *b, const trnc_node *n) {
     idx = DB(b, EXPAND, V(ar), trnc_db_ints(b, yt.shape, yt.rank), trnc_db_bool(false));
   }
   double id = n->op == TRNC_OP_CUMPROD ? 1.0 : n->op == TRNC_OP_CUMMIN ? INFINITY : -INFINITY;
-  if (!pair && len > 1 && len <= SEQUENTIAL_MAX) { /* eager's order: one column at a time */
+  if (n->op == TRNC_OP_CUMPROD && len > 1 && len <= SEQUENTIAL_MAX) { /* eager's order: one column at a time */
     trnc_ref cols[SEQUENTIAL_MAX];
     for (int64_t i = 0; i < len; i++) {
       trnc_ref c = DB(b, SLICE, V(y), I(-1), I(i), I(i + 1), I(1));
@@ -63,10 +75,12 @@ trnc_status decomp_scan(trnc_db *b, const trnc_node *n) {
     }
     y = DB(b, CAT, trnc_db_vals(b, cols, (int)len), I(-1));
   }
-  for (int64_t s = 1; s < len && (pair || len > SEQUENTIAL_MAX); s *= 2) {
+  for (int64_t s = 1; s < len && (n->op != TRNC_OP_CUMPROD || len > SEQUENTIAL_MAX); s *= 2) {
     trnc_ref e = shift(b, y, s, len, trnc_db_float(id));
     if (n->op == TRNC_OP_CUMPROD) {
       y = DB(b, MUL, V(e), V(y));
+    } else if (n->op == TRNC_OP_LOGCUMSUMEXP) {
+      y = log_add_exp(b, e, y);
     } else {
       /* later (y) wins: isnan(y) or (!isnan(e) and y >= e (<= for cummin)) */
       trnc_ref ei = shift(b, idx, s, len, I(0));

@@ -150,8 +150,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('linalg.ldl_solve', 'forward'): 'no lowering for aten.linalg_ldl_solve.default',
  ('linalg.svd', 'grad'): 'aten.diagonal.default: an empty diagonal (offset past the matrix, or a '
                          'dim of size 0) is not lowered',
- ('logcumsumexp', 'forward'): 'no lowering for aten.logcumsumexp.default',
- ('logcumsumexp', 'grad'): 'no lowering for aten.logcumsumexp.default',
  ('long', 'forward'): 'aten._to_copy.default: i64 result cannot be proven to stay within int32, in '
                       'which NeuronCore engines compute int64 tensors (exactly, on GpSimd): bound '
                       'the values before this op',

@@ -11,7 +11,9 @@ Each phase ("forward", "grad") ends in one outcome:
 * ``pass``     trnc compiled the graph(s) (``trnc.stats()`` grew: a forward
                or inference graph, and for "grad" a backward graph too) and
                every result equals eager's (or, where eager's float32 kernel
-               is the inexact side, float64's) within tolerance.
+               is the inexact side, float64's) within tolerance, or is at
+               least as accurate as eager's against float64 (TorchInductor's
+               rule: _as_accurate_as_eager).
 * ``refused``  trnc raised UnsupportedOperatorError; ``reason`` is its error
                diagnostics without source locations (what the expected list
                records).
@@ -186,7 +188,8 @@ def _compare(got, want, ref64, what: str):
         if r is _META:
             continue
         err = _close(g, w)
-        if err and isinstance(r, torch.Tensor) and not _close(g, r.to(w.dtype)):
+        if err and isinstance(r, torch.Tensor) and (not _close(g, r.to(w.dtype))
+                                                    or _as_accurate_as_eager(g, w, r)):
             err = None
         if err:
             return f"{what} {i}: {err}"
@@ -206,6 +209,29 @@ def _close(g, w):
     except AssertionError as e:
         return " ".join(str(e).split())[:400]
     return None
+
+
+def _as_accurate_as_eager(g, w, r) -> bool:
+    """TorchInductor's float64 rule (torch._dynamo.utils.same with fp64_ref):
+    where eager's float32 result is itself far from float64's (an
+    ill-conditioned formula: logcumsumexp's backward subtracts two large
+    exponentials), the compiled result passes if its root-mean-square error
+    against float64 is at most twice eager's (three times for fewer than 1,000
+    elements) plus a tenth of the absolute tolerance. Non-finite values must
+    sit where float64's do."""
+    if not w.dtype.is_floating_point or g.shape != r.shape:
+        return False
+    r = r.to(torch.float64)
+    finite, inf = torch.isfinite(r), torch.isinf(r)
+    if (not torch.equal(finite, torch.isfinite(g)) or not torch.equal(torch.isnan(g), torch.isnan(r))
+            or not torch.equal(g[inf].double(), r[inf])):
+        return False
+    if not finite.any():
+        return True
+    res = (g.double() - r)[finite].square().mean().sqrt().item()
+    ref = (w.double() - r)[finite].square().mean().sqrt().item()
+    scale = max(1.0, r[finite].abs().max().item())
+    return res <= (3.0 if r.numel() < 1000 else 2.0) * ref + ATOL * scale / 10
 
 
 def _float64(fn, ts):

@@ -78,10 +78,35 @@ def test_cumsum_position_ids():
     assert trnc.stats()["inference"] == 1
 
 
-def test_cumsum_longer_than_the_limit_is_refused():
-    x = torch.randn(2, 4097)
-    with pytest.raises(Exception, match=r"cumsum over more than 4096 elements is not lowered"):
-        _compiled(lambda x: torch.cumsum(x, 1))(x)
+@pytest.mark.parametrize("shape,dim", [((2, 4097), 1), ((16385,), 0), ((3, 5000, 2), 1)],
+                         ids=["4097", "16385", "dim1-of-3"])
+def test_cumsum_past_one_ones_matrix_is_blocked(shape, dim):
+    # past 4096 elements the scan runs in blocks of 1024 plus a scan of the
+    # block totals (passes/decomp_ops.c); a block boundary is where an
+    # off-by-one would show
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(shape[0]))
+    got = _compiled(lambda x: torch.cumsum(x, dim))(x)
+    assert trnc.stats()["inference"] == 1
+    want = torch.cumsum(x.double(), dim).float()
+    torch.testing.assert_close(got, want, rtol=0, atol=2e-3 * (shape[dim] ** 0.5) / 10)
+
+
+def test_cumsum_two_levels_of_blocks_exact_on_integers():
+    # 4,200,000 elements: 4102 block totals, themselves past one ones matrix;
+    # a 0/1 mask's prefix sums stay below 2^24, exact in float32
+    m = torch.rand(4_200_000, generator=torch.Generator().manual_seed(3)) < 0.5
+    f = lambda m: torch.cumsum(m.int(), 0)  # noqa: E731
+    torch.testing.assert_close(_compiled(f)(m), f(m), rtol=0, atol=0)
+
+
+def test_cumsum_blocked_gradient():
+    x = torch.randn(2, 4500, requires_grad=True)
+    w = torch.randn(2, 4500)
+    (torch.cumsum(x, 1) * w).sum().backward()
+    want, x.grad = x.grad, None
+    _compiled(lambda x: (torch.cumsum(x, 1) * w).sum())(x).backward()
+    assert trnc.stats()["backward"] == 1
+    torch.testing.assert_close(x.grad, want, rtol=1e-4, atol=1e-2)
 
 
 def test_group_norm_block_trains():
@@ -113,3 +138,27 @@ def test_vector_norm_trains(ord_):
     got.backward()
     torch.testing.assert_close(got, want, rtol=1e-5, atol=0)
     torch.testing.assert_close(got_x.grad, want_x.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_logcumsumexp_values_and_infinities():
+    # a Hillis-Steele scan of max + log1p(exp(min - max)): wide ranges stay
+    # exact (-1000 next to 0), infinities and NaN as eager's special cases
+    x = torch.randn(3, 300, generator=torch.Generator().manual_seed(4)) * 30
+    f = lambda x: torch.logcumsumexp(x, 1)  # noqa: E731
+    torch.testing.assert_close(_compiled(f)(x), f(x), rtol=1e-5, atol=1e-5)
+    special = torch.tensor([[-1000.0, 0.0, float("-inf"), float("inf"), 3.0, float("-inf")],
+                            [float("-inf")] * 6,
+                            [1.0, float("nan"), 2.0, 0.0, 0.0, 0.0],
+                            [float("inf"), float("inf"), 1.0, float("-inf"), 0.0, 0.0]])
+    torch.testing.assert_close(_compiled(f)(special), f(special), equal_nan=True)
+
+
+def test_logcumsumexp_gradient():
+    x = torch.randn(4, 37, requires_grad=True)
+    w = torch.randn(4, 37)
+    f = lambda x: (torch.logcumsumexp(x, 0) * w).sum()  # noqa: E731
+    f(x).backward()
+    want, x.grad = x.grad, None
+    _compiled(f)(x).backward()
+    assert trnc.stats()["backward"] == 1
+    torch.testing.assert_close(x.grad, want, rtol=1e-4, atol=1e-4)
