@@ -61,12 +61,13 @@ typedef enum trnc_op {
 #define TRNC_DTS_CC (TRNC_DTS_FLOAT | TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
 
 /* Longest scan trnc computes as one matmul with an N x N ones matrix
- * (passes/decomp_ops.c; 64 MiB of float32 at this length): cumsum rows up to
- * this length and masked_scatter's mask. Longer cumsum rows are scanned in
- * blocks of TRNC_CUMSUM_BLOCK elements (4 MiB ones matrix) plus a scan of
- * the block totals. */
+ * (passes/decomp_ops.c; 64 MiB of float32 at this length). Longer rows are
+ * scanned in blocks of TRNC_CUMSUM_BLOCK elements (4 MiB ones matrix) plus
+ * a scan of the block totals. masked_scatter numbers its masked positions
+ * with such a scan in float32: exact up to 2^24 elements. */
 #define TRNC_CUMSUM_MAX 4096
 #define TRNC_CUMSUM_BLOCK 1024
+#define TRNC_MASKED_SCATTER_MAX (1 << 24)
 
 /* sort / topk (passes/decomp_sort.c) rank each element by counting the
  * elements before it in a rows x N x N comparison: the longest row, and the

@@ -324,13 +324,13 @@ static int64_t dim_size(const trnc_graph *g, const trnc_node *n, uint32_t dim_ar
   return t->rank > 0 && dim >= 0 && dim < t->rank ? t->shape[dim] : 1;
 }
 
-/* masked_scatter / its backward: the mask's prefix sum is an N x N matmul */
+/* masked_scatter / its backward: the mask's prefix sum counts in float32 */
 static const char *check_masked_scatter(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = n->op == TRNC_OP_MASKED_SCATTER ? &g->values[n->outs[0]].type
                                                        : trnc_ref_type(g, n->args[0].u.ref);
-  if (trnc_type_numel(t) > TRNC_CUMSUM_MAX)
-    return "masked_scatter over more than " TRNC_XSTR(TRNC_CUMSUM_MAX) " elements is not lowered (trnc numbers the masked "
-           "positions with a prefix sum, a matmul with a triangular ones matrix)";
+  if (trnc_type_numel(t) > TRNC_MASKED_SCATTER_MAX)
+    return "masked_scatter over more than 2^24 elements is not lowered (trnc numbers the masked positions with a "
+           "prefix sum in float32, exact below 2^24)";
   return NULL;
 }
 

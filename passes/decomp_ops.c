@@ -254,7 +254,8 @@ trnc_status decomp_index_many(trnc_db *b, const trnc_node *n) {
 /* masked_scatter(self, mask, source) and masked_scatter_backward(grad, mask,
  * sizes): over the N elements of the (broadcast) result seen flat, the
  * masked element i takes source element pos[i] = (mask[0..i] summed) - 1,
- * a [1, N] x U matmul (exact: counts below 2^24); unmasked ones keep self.
+ * the mask's prefix sum as cumsum computes it (scan_rows; exact: counts
+ * below 2^24, TRNC_MASKED_SCATTER_MAX); unmasked ones keep self.
  * The backward scatter-adds the masked gradients to pos in zeros of the
  * source's size. */
 trnc_status decomp_masked_scatter(trnc_db *b, const trnc_node *n) {
@@ -272,7 +273,7 @@ trnc_status decomp_masked_scatter(trnc_db *b, const trnc_node *n) {
   }
   trnc_ref m = trnc_db_view(b, DB(b, CLONE, V(DB(b, EXPAND, n->args[1], shape, no)), NONE), 1, &N);
   trnc_ref mf = trnc_db_view(b, trnc_db_cast(b, m, TRNC_F32), 2, (const int64_t[]){1, N});
-  trnc_ref cum = trnc_db_view(b, DB(b, MM, V(mf), V(upper_ones(b, N))), 1, &N);
+  trnc_ref cum = trnc_db_view(b, scan_rows(b, mf, 1, N), 1, &N);
   trnc_ref pos = DB(b, CLAMP, V(trnc_db_cast(b, DB(b, ADD_SCALAR, V(cum), I(-1), I(1)), TRNC_I64)), I(0), I(S - 1));
   trnc_ref xf = trnc_db_view(b, DB(b, CLONE, V(x), NONE), 1, &N);
   if (bw) {

@@ -136,7 +136,7 @@ def test_onehot_limit_refused():
     assert "2^24" in str(err)
 
 
-@pytest.mark.parametrize("n", [1, 127, 128, 129])
+@pytest.mark.parametrize("n", [1, 127, 128, 129, 2100])  # 2100: 6300 elements, a blocked prefix sum
 def test_masked_scatter_forward_backward(n):
     g = torch.Generator().manual_seed(n)
     x = torch.randn(3, n, generator=g)
