@@ -1277,15 +1277,21 @@ static int group_tensors(const cstate *C, const trnc_node *const *group, int k, 
   int nseen = 0, n = 1;
   for (int a = 0; a < k; a++) {
     for (uint32_t x = 0; x < group[a]->nargs; x++) {
-      const trnc_arg *arg = &group[a]->args[x];
-      if (arg->kind != TRNC_ARG_VALUE) continue;
-      uint32_t p = g->values[arg->u.ref].node;
-      bool inside = false, dup = false;
-      for (int b = 0; b < k && !inside; b++) inside = group[b] == &g->nodes[p];
-      for (int s = 0; s < nseen && !dup; s++) dup = seen[s] == arg->u.ref;
-      if (inside || dup) continue;
-      if (nseen < (int)(sizeof seen / sizeof seen[0])) seen[nseen++] = arg->u.ref;
-      n++;
+      /* a tensor argument, or the tensors of a list (index.Tensor's indices) */
+      const trnc_arg *top = &group[a]->args[x];
+      const trnc_arg *items = top->kind == TRNC_ARG_LIST ? top->u.list.items : top;
+      uint32_t nitems = top->kind == TRNC_ARG_LIST ? top->u.list.n : 1;
+      for (uint32_t t = 0; t < nitems; t++) {
+        const trnc_arg *arg = &items[t];
+        if (arg->kind != TRNC_ARG_VALUE) continue;
+        uint32_t p = g->values[arg->u.ref].node;
+        bool inside = false, dup = false;
+        for (int b = 0; b < k && !inside; b++) inside = group[b] == &g->nodes[p];
+        for (int s = 0; s < nseen && !dup; s++) dup = seen[s] == arg->u.ref;
+        if (inside || dup) continue;
+        if (nseen < (int)(sizeof seen / sizeof seen[0])) seen[nseen++] = arg->u.ref;
+        n++;
+      }
     }
     for (uint32_t o = 0; o < group[a]->nouts; o++) {
       trnc_ref r = group[a]->outs[o];

@@ -367,6 +367,11 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
   return iv_unknown();
 }
 
+/* r where both bounds are numbers and it is not empty; unknown otherwise. */
+static interval bounded(interval r) {
+  return r.lo == r.lo && r.hi == r.hi && !(r.lo == INFINITY || r.hi == -INFINITY) ? r : iv_unknown();
+}
+
 /* Interval of float output k of n for the ops whose real-number bounds
  * hold in fp32 too (up to rounding, far below the int32 bounds this serves:
  * casts to int of these values); unknown otherwise or when a bound could be
@@ -399,10 +404,15 @@ static interval float_iv(const trnc_graph *g, const trnc_node *n, uint32_t k, co
     case TRNC_OP_FULL: case TRNC_OP_FULL_LIKE: case TRNC_OP_SCALAR_TENSOR: case TRNC_OP_ZEROS:
     case TRNC_OP_ONES: case TRNC_OP_TRUNC: case TRNC_OP_FLOOR: case TRNC_OP_CEIL: case TRNC_OP_ARANGE:
     case TRNC_OP_ARANGE_START: case TRNC_OP_ARANGE_START_STEP: {
-      interval r = node_iv(g, n, k, vals);
-      return r.lo == r.lo && r.hi == r.hi && !(r.lo == INFINITY || r.hi == -INFINITY) ? r : iv_unknown();
+      return bounded(node_iv(g, n, k, vals));
     }
-    default: return iv_unknown();
+    default:
+      /* views, copies, data movement and gathers keep their inputs' values
+       * (interpolation's index math views its float coordinates before the
+       * cast to int64) */
+      if (trnc_op_any(n->op, TRNC_OPF_VIEW | TRNC_OPF_COPY | TRNC_OPF_DATA_MOVEMENT | TRNC_OPF_GATHER))
+        return bounded(node_iv(g, n, k, vals));
+      return iv_unknown();
   }
 }
 
