@@ -150,6 +150,22 @@ def test_flash_logsumexp_matches_eager():
     torch.testing.assert_close(got[1], want[1], rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_logsumexp_over_key_blocks(causal):
+    # 1100 keys: query tiles of two key blocks (the last block's row max and
+    # the negation -scale m are one instruction, the logsumexp log l minus
+    # that); causal: three heads, the first and the last run their tiles
+    # longest first, the middle one shortest first
+    op = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    torch.manual_seed(5)
+    q, k, v = (torch.randn(1, 3, 1100, 32) for _ in range(3))
+    got, rep = _run(lambda q, k, v: op(q, k, v, 0.0, causal), q, k, v)
+    assert _flash(rep), rep
+    want = op(q, k, v, 0.0, causal)
+    torch.testing.assert_close(got[0], want[0], rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(got[1], want[1], rtol=2e-5, atol=2e-5)
+
+
 def test_masked_attention_keeps_the_decomposition():
     q, k, v = (torch.randn(1, 2, 37, 24) for _ in range(3))
     m = torch.zeros(1, 1, 37, 37)
