@@ -139,13 +139,18 @@ def test_flash_forward_bf16_many_heads(causal):
     assert err <= max(2 * ref, 2e-2 * want.abs().max().item()), (err, ref)
 
 
-def test_flash_logsumexp_matches_eager():
+# 1100 keys: query tiles of two key blocks (the last block's row max and
+# the negation -scale m are one instruction, the logsumexp log l minus
+# that); causal, three heads: the first and the last run their tiles
+# longest first, the middle one shortest first
+@pytest.mark.parametrize("T, H, causal", [(200, 2, True), (1100, 3, False), (1100, 3, True)])
+def test_flash_logsumexp_matches_eager(T, H, causal):
     op = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
     torch.manual_seed(3)
-    q, k, v = (torch.randn(1, 2, 200, 32) for _ in range(3))
-    got, rep = _run(lambda q, k, v: op(q, k, v, 0.0, True), q, k, v)
+    q, k, v = (torch.randn(1, H, T, 32) for _ in range(3))
+    got, rep = _run(lambda q, k, v: op(q, k, v, 0.0, causal), q, k, v)
     assert _flash(rep), rep
-    want = op(q, k, v, 0.0, True)
+    want = op(q, k, v, 0.0, causal)
     torch.testing.assert_close(got[0], want[0], rtol=2e-5, atol=2e-5)
     torch.testing.assert_close(got[1], want[1], rtol=2e-5, atol=2e-5)
 
