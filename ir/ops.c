@@ -136,14 +136,6 @@ static const char *check_pdist(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
-static const char *check_diagonal(const trnc_graph *g, const trnc_node *n) {
-  const trnc_type *t = trnc_ref_type(g, n->args[0].u.ref);
-  for (uint32_t k = 0; k < n->nouts; k++)
-    for (int i = 0; i < g->values[n->outs[k]].type.rank; i++)
-      if (g->values[n->outs[k]].type.shape[i] == 0 || t->rank < 2)
-        return "an empty diagonal (offset past the matrix, or a dim of size 0) is not lowered";
-  return NULL;
-}
 
 /* numel(index) times the positions of dim: the one-hot of decomp_index.c */
 static const char *onehot_too_big(const trnc_graph *g, const trnc_node *n, uint32_t elems_arg) {

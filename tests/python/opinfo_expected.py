@@ -148,8 +148,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('linalg.ldl_factor', 'forward'): 'no lowering for aten.linalg_ldl_factor_ex.default',
  ('linalg.ldl_factor_ex', 'forward'): 'no lowering for aten.linalg_ldl_factor_ex.default',
  ('linalg.ldl_solve', 'forward'): 'no lowering for aten.linalg_ldl_solve.default',
- ('linalg.svd', 'grad'): 'aten.diagonal.default: an empty diagonal (offset past the matrix, or a '
-                         'dim of size 0) is not lowered',
  ('long', 'forward'): 'aten._to_copy.default: i64 result cannot be proven to stay within int32, in '
                       'which NeuronCore engines compute int64 tensors (exactly, on GpSimd): bound '
                       'the values before this op',
@@ -266,8 +264,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
  ('stft', 'forward'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
- ('svd', 'grad'): 'aten.diagonal.default: an empty diagonal (offset past the matrix, or a dim of '
-                  'size 0) is not lowered',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '

@@ -178,3 +178,25 @@ def test_accumulating_non_finite_sources_reach_only_their_rows(op):
     got = torch.compile(f, backend="neuron", dynamic=False)(*args)
     assert trnc.stats()["inference"] >= 1
     torch.testing.assert_close(got, f(*args), equal_nan=True)
+
+
+@pytest.mark.parametrize("case", ["past", "before", "zero-rows", "batched", "alias"])
+def test_empty_diagonal(case):
+    # an offset past the matrix, or a dim of size 0, gives an empty diagonal
+    # (a view with no elements, its offset possibly past the buffer as eager
+    # puts it): nothing to read, and its consumers see zero elements
+    x = torch.randn(4, 2, 2) if case == "batched" else torch.randn(0, 3) if case == "zero-rows" else torch.randn(3, 3)
+    f = {"past": lambda x: x.diagonal(offset=5) * 2,
+         "before": lambda x: x.diagonal(offset=-4).sum() + x.sum(),
+         "zero-rows": lambda x: x.diagonal().sum() + 1,
+         "batched": lambda x: x.diagonal(offset=2, dim1=1, dim2=2).exp(),
+         "alias": lambda x: x.diagonal(offset=3)}[case]
+    _same(_run(f, x), f(x))
+
+
+def test_empty_diagonal_gradient():
+    x = torch.randn(3, 3, requires_grad=True)
+    f = lambda x: x.diagonal(offset=5).sum() + (x * x).sum()  # noqa: E731
+    torch.compile(f, backend="neuron", dynamic=False)(x).backward()
+    assert trnc.stats()["backward"] == 1
+    torch.testing.assert_close(x.grad, 2 * x.detach())
