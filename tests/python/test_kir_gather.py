@@ -6,7 +6,10 @@ real sizes: tables of 127/128/129 and more rows, index tensors of more than
 layer norm of a GPT block (one kernel), and out-of-range indices (a clear
 error from the DMA's range check, not a crash). Also the accumulating
 scatter's NaN/inf counting with a table of more than 128 rows and a source
-of more than 512 columns. Each run checks that trnc compiled the graph."""
+of more than 512 columns, scatters along a short dim (element addresses:
+duplicates, strided operands, 16385 source rows, out-of-range indices named
+as written) and scatter_add / scatter_reduce / index_put(accumulate) with an
+empty index (a copy of self). Each run checks that trnc compiled the graph."""
 
 from __future__ import annotations
 
@@ -237,6 +240,58 @@ def test_scatter_duplicates_last_write_wins():
     src = torch.arange(600.0).view(3, 200)
     f = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
     _same(run_counted(f, x, idx, src), f(x, idx, src))
+
+
+@pytest.mark.parametrize("n", [127, 128, 129])
+def test_scatter_along_a_short_dim(n):
+    # scatter along dim 1 (8 long): element addresses computed from an iota,
+    # partitions walk the index's rows; duplicates along the dim are frequent
+    # (4 indices into 8) and the last one in index order wins, as eager's loop
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(n, 8, generator=g)
+    idx = torch.randint(0, 8, (n, 4), generator=g)
+    src = torch.randn(n, 5, generator=g)  # larger than the index: its leading block
+    f = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
+    assert torch.equal(run_counted(f, x, idx, src), f(x, idx, src))
+    fv = lambda x, i: x.scatter(-1, i, 2.5)  # noqa: E731
+    assert torch.equal(run_counted(fv, x, idx), fv(x, idx))
+
+
+def test_scatter_along_a_short_dim_strided_and_duplicates():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 4, 5, generator=g)
+    idx = torch.randint(0, 6, (5, 3, 4), generator=g).permute(2, 1, 0)[:3]  # [3, 3, 5], non-contiguous
+    src = torch.randn(5, 3, 6, generator=g).transpose(0, 2)  # [6, 3, 5], strided
+    f = lambda x, i, s: x.scatter(0, i, s)  # noqa: E731
+    assert torch.equal(run_counted(f, x, idx, src), f(x, idx, src))
+    # every index of a row the same: only the last source element survives
+    xs = torch.zeros(300, 3)
+    same = torch.full((300, 3), 1)
+    ar = torch.arange(900.0).view(300, 3)
+    f1 = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
+    assert torch.equal(run_counted(f1, xs, same, ar), f1(xs, same, ar))
+
+
+def test_scatter_short_dim_16385_source_rows_and_inf_nan():
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(3, 16385, generator=g)
+    idx = torch.randint(0, 3, (2, 16385), generator=g)
+    src = torch.randn(2, 16385, generator=g)
+    src[0, 5], src[1, 16384], src[0, 16383] = float("nan"), float("inf"), -float("inf")
+    f = lambda x, i, s: x.scatter(0, i, s)  # noqa: E731
+    _same(run_counted(f, x, idx, src), f(x, idx, src))
+
+
+@pytest.mark.parametrize("bad", [8, -1])
+def test_scatter_short_dim_out_of_range_names_the_index(bad):
+    # the clamped element address stays inside the result; the range check
+    # of the index as written reports the user's value and the dim's size
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, i, s: x.scatter(1, i, s), backend="neuron", dynamic=False)
+    idx = torch.zeros(300, 4, dtype=torch.long)
+    idx[200, 3] = bad
+    with pytest.raises(trnc.errors.ExecutionError, match=f"index {bad} .*outside the 8 rows"):
+        f(torch.zeros(300, 8), idx, torch.ones(300, 4))
 
 
 def test_index_put_one_index_wraps_and_broadcasts():
