@@ -906,7 +906,7 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
         else W *= xt->shape[i];
       }
       for (int j = 0; j < A.brank; j++) N *= A.bshape[j];
-      return N > 0 && ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(W, ACC_MAXF) <= ACC_BLOCKS;
+      return ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(W, ACC_MAXF) <= ACC_BLOCKS;
     }
     default:
       return false;

@@ -545,7 +545,6 @@ static const char *check_gather(const trnc_graph *g, const trnc_node *n) {
   if (!float_dt(x->dtype)) return "scatter_add is lowered for float tensors only (it accumulates in fp32 PSUM)";
   if (!trnc_type_is_dense(&g->values[n->outs[0]].type)) return "scatter_add into a result with gaps is not lowered";
   int64_t t = trnc_type_numel(x), rows = trnc_type_numel(ix);
-  if (rows == 0) return "scatter_add with an empty index is not lowered";
   if (ceil_div64(t, TRNC_ACC_BLOCK_ROWS) * ceil_div64(rows, TRNC_ACC_BLOCK_ROWS) > TRNC_ACC_MAX_BLOCKS)
     return "scatter_add needing more than " TRNC_XSTR(TRNC_ACC_MAX_BLOCKS)
            " TensorE accumulation blocks (self/128 x index/128) is not lowered";

@@ -294,6 +294,21 @@ def test_scatter_short_dim_out_of_range_names_the_index(bad):
         f(torch.zeros(300, 8), idx, torch.ones(300, 4))
 
 
+@pytest.mark.parametrize("ishape", [(0, 4), (5, 0)])
+def test_scatter_add_and_reduce_with_an_empty_index_copy_self(ishape):
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(5, 4, generator=g)
+    idx = torch.zeros(ishape, dtype=torch.long)
+    src = torch.randn(ishape, generator=g)
+    for f in (lambda x, i, s: x.scatter_add(0, i, s),
+              lambda x, i, s: x.scatter_reduce(1, i, s, "sum"),
+              lambda x, i, s: x.scatter_reduce(0, i, s, "mean", include_self=False)):
+        assert torch.equal(run_counted(f, x, idx, src), f(x, idx, src))
+    fp = lambda x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    i0, v0 = torch.zeros(0, dtype=torch.long), torch.randn(0, 4, generator=g)
+    assert torch.equal(run_counted(fp, x, i0, v0), fp(x, i0, v0))
+
+
 def test_index_put_one_index_wraps_and_broadcasts():
     g = torch.Generator().manual_seed(17)
     x = torch.randn(129, 7, 520, generator=g)
