@@ -27,7 +27,7 @@
  * DMA gather, check_raw), so the error names the user's value and the dim's
  * size rather than the combined row. All of that
  * arithmetic is exact in fp32 because tables with combined indices are
- * limited to 2^21 rows (handles() checks).
+ * limited to 2^21 rows (the op table's limits: ir/ops.c).
  *
  * Accumulation (embedding_dense_backward, index_put(accumulate=True),
  * scatter_add) cannot use the DMA scatter: it overwrites, so duplicate
@@ -41,9 +41,9 @@
  * more matmuls count the +inf, -inf and NaN sources per element, and the
  * evacuation gives NaN, +inf or -inf where eager's sum does. Cost:
  * 4 * ceil(T/128) * ceil(N/128) * ceil(W/512) matmuls of max(W,64)*4 cycles
- * (fp32) — cheap for moderate T (vocabularies of a few
- * thousand rows), so handles() accepts it while that product stays <= 16384
- * blocks; larger tables stay unlowered (a sort/dedupe read-modify-write
+ * (fp32) — cheap for moderate T (vocabularies of a few thousand rows),
+ * so the op table's limits (ir/ops.c) accept it while that product stays
+ * <= 16384 blocks; larger tables stay unlowered (a sort/dedupe read-modify-write
  * path is future work). The indices are range-checked by one small DMA
  * gather per 128 rows (TRNC_ERR_LIMIT, as eager raises).
  *
@@ -62,7 +62,6 @@
 #define ACC_MAXF TRNC_ACC_BLOCK_COLS    /* accumulate: one PSUM bank of fp32 */
 #define MASK_ROWS TRNC_INDEX_TABLE_MAX_ROWS  /* combined-index tables: rows limit (fp32-exact) */
 _Static_assert(TRNC_GATHER_MAX_ELEMS == MASK_ROWS / 2, "gather/scatter address half a table");
-#define ACC_BLOCKS TRNC_ACC_MAX_BLOCKS  /* accumulate: matmul blocks limit */
 _Static_assert(TRNC_ACC_BLOCK_ROWS == LW_P, "an accumulation block is one partition tile of rows");
 
 /* ---- small dimension spaces ----------------------------------------------------- */
@@ -746,11 +745,6 @@ static int64_t wrapdim(int64_t d, int rank) {
 }
 
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static bool acc_dtype_ok(trnc_dtype dt) {
-  return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16 || dt == TRNC_F64;
-}
 
 /* ---- advanced indexing layout (index.Tensor, index_put) ------------------------------------- */
 
@@ -869,8 +863,6 @@ static void adv_job(const trnc_graph *g, const adv *A, const lw_tv *x, const lw_
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
-static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
-
 static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
@@ -884,29 +876,10 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
       return kir_scatter_handles(g, n);
     case TRNC_OP_SCATTER_ADD: /* ranks, sizes, dtypes: check_gather */
       return vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && vref(n, 3) != TRNC_NO_REF;
-    case TRNC_OP_INDEX_PUT: {
+    case TRNC_OP_INDEX_PUT: { /* dtype, layout, sizes, blocks: check_index (ir/ops.c) */
       if (!trnc_arg_bool(n, 3, false)) return kir_scatter_handles(g, n); /* codegen/kir/gather.c */
       adv A;
-      trnc_ref x = vref(n, 0);
-      if (x == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF || !adv_parse(g, n, &A)) return false;
-      const trnc_type *xt = vt(g, x), *ot = vt(g, n->outs[0]);
-      for (int k = 0; k < A.nidx; k++)
-        if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */
-      if (A.nidx == 2 && (trnc_type_extent(xt) > MASK_ROWS || trnc_type_numel(xt) > MASK_ROWS)) return false;
-      if (!acc_dtype_ok(xt->dtype)) return false;
-      /* the table rows must tile the output exactly: one index, or two
-       * adjacent dims that merge in the output layout */
-      if (A.nidx == 2 && !(A.adjacent && ot->stride[A.pos[0]] == ot->shape[A.pos[1]] * ot->stride[A.pos[1]]))
-        return false;
-      if (!dense_strides(ot)) return false;
-      int64_t T = 1, W = 1, N = 1;
-      for (int i = 0; i < xt->rank; i++) {
-        bool ix = i == A.pos[0] || (A.nidx == 2 && i == A.pos[1]);
-        if (ix) T *= xt->shape[i];
-        else W *= xt->shape[i];
-      }
-      for (int j = 0; j < A.brank; j++) N *= A.bshape[j];
-      return ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(W, ACC_MAXF) <= ACC_BLOCKS;
+      return vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && adv_parse(g, n, &A);
     }
     default:
       return false;

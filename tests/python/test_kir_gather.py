@@ -309,6 +309,26 @@ def test_scatter_add_and_reduce_with_an_empty_index_copy_self(ishape):
     assert torch.equal(run_counted(fp, x, i0, v0), fp(x, i0, v0))
 
 
+@pytest.mark.parametrize("case", ["int", "non_adjacent", "blocks"])
+def test_index_put_accumulate_limits_are_declared(case):
+    # refused by the op table's limits with the reason, not "no lowering"
+    f = lambda x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    if case == "int":
+        args, why = (torch.arange(10), torch.tensor([1, 1, 3]), torch.tensor([5, 6, 7])), "float tensors only"
+    elif case == "non_adjacent":
+        f = lambda x, i, j, v: torch.ops.aten.index_put(x, [i, None, j], v, True)  # noqa: E731
+        args, why = (torch.zeros(4, 5, 6), torch.tensor([0, 1]), torch.tensor([2, 3]), torch.ones(2, 5)), "adjacent"
+    else:
+        args, why = (torch.zeros(40000, 600), torch.zeros(20000, dtype=torch.long), torch.ones(20000, 600)), \
+            "TensorE accumulation blocks"
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(f, backend="neuron", dynamic=False, fullgraph=True)(*args)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    assert why in str(err) and "no NeuronCore lowering" not in str(err)
+
+
 def test_index_put_one_index_wraps_and_broadcasts():
     g = torch.Generator().manual_seed(17)
     x = torch.randn(129, 7, 520, generator=g)
