@@ -6,7 +6,9 @@ real sizes: tables of 127/128/129 and more rows, index tensors of more than
 layer norm of a GPT block (one kernel), and out-of-range indices (a clear
 error from the DMA's range check, not a crash). Also the accumulating
 scatter's NaN/inf counting with a table of more than 128 rows and a source
-of more than 512 columns, scatters along a short dim (element addresses:
+of more than 512 columns, the accumulations (embedding backward,
+scatter_add, index_put with accumulate) at 127/128/129 table rows and 16385
+source rows with duplicates, padding_idx and inf/NaN sources, scatters along a short dim (element addresses:
 duplicates, strided operands, 16385 source rows, out-of-range indices named
 as written) and scatter_add / scatter_reduce / index_put(accumulate) with an
 empty index (a copy of self). Each run checks that trnc compiled the graph."""
@@ -156,6 +158,40 @@ def test_embedding_backward_non_finite_wide_rows():
     ids = torch.randint(0, 300, (200,))
     f = lambda g, ids: torch.ops.aten.embedding_dense_backward(g, ids, 300, -1, False)  # noqa: E731
     torch.testing.assert_close(run_counted(f, g, ids), f(g, ids), rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("rows", [127, 128, 129])
+def test_accumulation_boundary_tables_duplicates_padding_and_non_finite(rows):
+    # one-hot accumulation blocks of 128 table rows and 128 source rows:
+    # tables of 127/128/129 rows, every index repeated, padding_idx rows
+    # zero, and +inf/-inf/NaN sources reaching only their own rows
+    g = torch.Generator().manual_seed(rows)
+    ids = torch.randint(0, rows, (rows + 1,), generator=g)
+    ids[:8] = rows - 1  # duplicates of the last row
+    ids[8:12] = 3       # the padding row
+    gr = torch.randn(rows + 1, 40, generator=g)
+    gr[0, 0], gr[1, 1], gr[20, 2], gr[21, 2] = float("nan"), float("inf"), float("inf"), -float("inf")
+    ids[20] = ids[21] = 5  # +inf and -inf meet in row 5: NaN
+    f = lambda g, i: torch.ops.aten.embedding_dense_backward(g, i, rows, 3, False)  # noqa: E731
+    torch.testing.assert_close(run_counted(f, gr, ids), f(gr, ids), rtol=1e-5, atol=1e-5, equal_nan=True)
+    x = torch.randn(rows, 3, generator=g)
+    idx = ids.view(-1, 1).expand(-1, 3).contiguous()
+    fa = lambda x, i, s: x.scatter_add(0, i, s)  # noqa: E731
+    torch.testing.assert_close(run_counted(fa, x, idx, gr[:, :3]), fa(x, idx, gr[:, :3]), rtol=1e-5, atol=1e-5,
+                               equal_nan=True)
+    fp = lambda x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    neg = ids - rows * (ids % 2)  # negative indices count from the end
+    torch.testing.assert_close(run_counted(fp, x, neg, gr[:, :3]), fp(x, neg, gr[:, :3]), rtol=1e-5, atol=1e-5,
+                               equal_nan=True)
+
+
+def test_scatter_add_16385_source_rows():
+    g = torch.Generator().manual_seed(8)
+    x = torch.randn(129, 2, generator=g)
+    idx = torch.randint(0, 129, (16385, 2), generator=g)
+    src = torch.randn(16385, 2, generator=g)
+    f = lambda x, i, s: x.scatter_add(0, i, s)  # noqa: E731
+    torch.testing.assert_close(run_counted(f, x, idx, src), f(x, idx, src), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("where", [0, 1, 2])
