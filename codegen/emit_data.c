@@ -4,7 +4,7 @@
  * scatter_add (cat, stack, constant_pad_nd and the slice scatters are kir
  * copy parts: codegen/kir/data.c; embedding, index_select, index.Tensor,
  * every gather, scatter and index_put without accumulate are kir gathers
- * and scatters: codegen/kir/gather.c; this family only copies self first).
+ * and scatters: codegen/kir/gather.c; codegen/families.c dispatches them).
  *
  * They are row programs over a *row space* (the index tensor's shape, tiled
  * 128 rows to the partitions):
@@ -867,19 +867,13 @@ static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND: case TRNC_OP_SLICE_SCATTER:
-    case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
-      return kir_data_handles(g, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: /* the copy of self, then codegen/kir/gather.c */
-      return kir_scatter_handles(g, n);
     case TRNC_OP_SCATTER_ADD: /* ranks, sizes, dtypes: check_gather */
       return vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && vref(n, 3) != TRNC_NO_REF;
     case TRNC_OP_INDEX_PUT: { /* dtype, layout, sizes, blocks: check_index (ir/ops.c) */
-      if (!trnc_arg_bool(n, 3, false)) return kir_scatter_handles(g, n); /* codegen/kir/gather.c */
       adv A;
-      return vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && adv_parse(g, n, &A);
+      return trnc_arg_bool(n, 3, false) && vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && adv_parse(g, n, &A);
     }
     default:
       return false;
@@ -957,7 +951,6 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "scatter_self");
   if (st) return st;
-  if (n->op != TRNC_OP_SCATTER_ADD) return kir_emit_scatter(L, n); /* codegen/kir/gather.c */
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
   job J;
   elem_job(o, &L->tv[vref(n, 3)], ix, d, &J);
@@ -972,7 +965,6 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "index_put_self");
   if (st) return st;
-  if (!trnc_arg_bool(n, 3, false)) return kir_emit_scatter(L, n); /* codegen/kir/gather.c */
   const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
   job J;
   memset(&J, 0, sizeof J);
@@ -984,12 +976,9 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
 static trnc_status emit(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
-    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND: case TRNC_OP_SLICE_SCATTER:
-    case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
-      return kir_emit_data(L, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
-    case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
+    case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
     case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);
   }

@@ -559,6 +559,10 @@ bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n) {
 trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
   const trnc_graph *g = L->g;
   const lw_tv *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  const char *copy = n->op == TRNC_OP_INDEX_PUT ? "index_put_self" : "scatter_self";
+  trnc_status cs = lw_emit_copy(L, o, &L->tv[vref(n, 0)], copy);
+  if (cs) return cs;
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   int64_t ext[KIR_MAX_AXES], sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
