@@ -1,34 +1,33 @@
 /*
- * emit_data.c — the indexing programs kir does not lower yet: embedding
- * backward, index_put(accumulate=True), scatter_add, and scatter / index_put
- * along a short dim (cat, stack, constant_pad_nd and the slice scatters are
- * kir copy parts: codegen/kir/data.c; embedding, index_select, index.Tensor,
- * every gather, and scatter / index_put along a dim long enough to fill the
- * partitions are kir gathers and scatters: codegen/kir/gather.c).
+ * emit_data.c — the indexing programs kir does not lower yet: the
+ * accumulating ones, embedding backward, index_put(accumulate=True) and
+ * scatter_add (cat, stack, constant_pad_nd and the slice scatters are kir
+ * copy parts: codegen/kir/data.c; embedding, index_select, index.Tensor,
+ * every gather, scatter and index_put without accumulate are kir gathers
+ * and scatters: codegen/kir/gather.c; codegen/families.c dispatches them).
  *
- * Both are row programs over a *row space* (the index tensor's shape, tiled
+ * They are row programs over a *row space* (the index tensor's shape, tiled
  * 128 rows to the partitions):
  *
- *  scatter     table row idx(r) = src row r          (indirect DMA scatter)
  *  accumulate  table row t += sum_{r: idx(r)=t} src row r
  *
  * A *table* is an HBM tensor seen as rows: row t starts at element
  * offset + t * row_stride and holds the free pattern (up to 8 dims, tiled to
  * 4 per access pattern and chunked). idx(r) is one i32 per partition ([P,1]
- * in SBUF, what the DMA gather/scatter modes read): either an index tensor's
- * value loaded as is (embedding backward: the DMA's own range check
+ * in SBUF): either an index tensor's
+ * value loaded as is (embedding backward: a DMA gather's range check
  * reports any out-of-range value as TRNC_ERR_LIMIT), or a flat row computed
  * on VectorE from up to two index tensors (wrapped idx < 0 ? idx + size :
- * idx where eager wraps: index.Tensor, index_put) plus an affine term in the
- * row position (gather / scatter along a dim address single elements). When
+ * idx where eager wraps: index_put) plus an affine term in the
+ * row position (scatter_add addresses single elements). When
  * several terms are combined, each index is clamped to [-1, size] and an
  * out-of-range one pushes the flat row below zero (flat - 2^24 * bad), so
- * the DMA still refuses it instead of touching another element; an index
+ * the range check still refuses it; an index
  * that is not wrapped is also range-checked as written first (a one-element
  * DMA gather, check_raw), so the error names the user's value and the dim's
  * size rather than the combined row. All of that
  * arithmetic is exact in fp32 because tables with combined indices are
- * limited to 2^21 rows (handles() checks).
+ * limited to 2^21 rows (the op table's limits: ir/ops.c).
  *
  * Accumulation (embedding_dense_backward, index_put(accumulate=True),
  * scatter_add) cannot use the DMA scatter: it overwrites, so duplicate
@@ -42,16 +41,15 @@
  * more matmuls count the +inf, -inf and NaN sources per element, and the
  * evacuation gives NaN, +inf or -inf where eager's sum does. Cost:
  * 4 * ceil(T/128) * ceil(N/128) * ceil(W/512) matmuls of max(W,64)*4 cycles
- * (fp32) — cheap for moderate T (vocabularies of a few
- * thousand rows), so handles() accepts it while that product stays <= 16384
- * blocks; larger tables stay unlowered (a sort/dedupe read-modify-write
+ * (fp32) — cheap for moderate T (vocabularies of a few thousand rows),
+ * so the op table's limits (ir/ops.c) accept it while that product stays
+ * <= 16384 blocks; larger tables stay unlowered (a sort/dedupe read-modify-write
  * path is future work). The indices are range-checked by one small DMA
  * gather per 128 rows (TRNC_ERR_LIMIT, as eager raises).
  *
- * All HBM writes of one kernel that may overlap are ordered
- * through an HBM "token" tile passed to lw_emit (it tracks queues, not
- * memory), which keeps the verifier's race check and the semantics
- * (sequential scatter: the last duplicate wins, as a serial loop) exact.
+ * The evacuations' read-modify-writes of the result are ordered through
+ * an HBM "token" tile passed to lw_emit (it tracks queues, not memory),
+ * which keeps the verifier's race check exact.
  */
 #include <math.h>
 #include <string.h>
@@ -61,11 +59,9 @@
 #include "ir/shape.h"
 
 #define R (TRNC_MAX_RANK + 1)
-#define MAXF 4096            /* data tile: elements per partition */
 #define ACC_MAXF TRNC_ACC_BLOCK_COLS    /* accumulate: one PSUM bank of fp32 */
 #define MASK_ROWS TRNC_INDEX_TABLE_MAX_ROWS  /* combined-index tables: rows limit (fp32-exact) */
 _Static_assert(TRNC_GATHER_MAX_ELEMS == MASK_ROWS / 2, "gather/scatter address half a table");
-#define ACC_BLOCKS TRNC_ACC_MAX_BLOCKS  /* accumulate: matmul blocks limit */
 _Static_assert(TRNC_ACC_BLOCK_ROWS == LW_P, "an accumulation block is one partition tile of rows");
 
 /* ---- small dimension spaces ----------------------------------------------------- */
@@ -126,11 +122,9 @@ typedef struct job {
   /* row space: ops OP_R (row operand), OP_I0/OP_I1 (index tvs), OP_AFF
    * (table rows added per step: element-level gather/scatter) */
   dspace rows;
-  /* row operand: gather destination / scatter and accumulate source */
+  /* row operand: the accumulated source rows */
   const lw_tv *r;
   int64_t rbase;
-  bool r_is_value;  /* scatter.value: rows are `value` */
-  float value;
   /* table: row t at tbase + t * tps, trows rows */
   const lw_tv *t;
   int64_t tbase, tps, trows;
@@ -272,8 +266,8 @@ static int64_t rt_ps(const job *J, int op, const rtile *rt) {
 }
 
 /*
- * Index of every row of tile rt as i32 [np,1] in *iout (the DMA's index
- * tile) and, when fout is non-NULL, as f32 [np,1] in *fout; *keep (with a
+ * Index of every row of tile rt as i32 [np,1] in *iout (the range check's
+ * index tile) and, when fout is non-NULL, as f32 [np,1] in *fout; *keep (with a
  * skip value): f32 [np,1] 1 = row counts, 0 = padding row.
  */
 static trnc_status row_index(lw *L, kctx *K, const job *J, const rtile *rt, lw_tile **iout,
@@ -480,59 +474,6 @@ static trnc_status for_chunks(lw *L, kctx *K, const job *J, int64_t maxf, fc_fn 
   }
 }
 
-/* ---- row tiles of an index ---------------------------------------------------------------- */
-
-typedef struct gctx {
-  const rtile *rt;
-  lw_tile *ii;
-} gctx;
-
-/* ---- scatter ----------------------------------------------------------------------------- */
-
-static trnc_status scatter_chunk(lw *L, kctx *K, const job *J, const fchunk *f, void *ctx) {
-  gctx *g = ctx;
-  int np = g->rt->np;
-  lw_tile *d = lw_pool_next(&K->data);
-  trnc_dtype dt = J->r_is_value ? J->t->t.dtype : J->r->t.dtype;
-  trnc_nc_ap tap = lw_tile_ap(d, np, 0, dt, f->nd ? f->nd : 1, f->nd ? f->cnt : (int64_t[]){1});
-  trnc_nc_instr in;
-  memset(&in, 0, sizeof in);
-  trnc_status st;
-  if (J->r_is_value) {
-    in.op = TRNC_NC_OP_MEMSET;
-    in.engine = TRNC_NC_VECTOR;
-    in.imm[0] = J->value;
-    in.dst = tap;
-    st = lw_emit(L, &in, NULL, 0, &d, 1);
-  } else {
-    in.op = TRNC_NC_OP_DMA_COPY;
-    in.engine = (uint8_t)lw_dma_queue(L);
-    in.dst = tap;
-    in.src[0] = hbm(J->r, J->rbase + rt_off(J, OP_R, g->rt) + f->off[PT_R], rt_ps(J, OP_R, g->rt), np, f->nd,
-                    f->cnt, f->st[PT_R]);
-    st = lw_emit(L, &in, NULL, 0, &d, 1);
-  }
-  if (st) return st;
-  trnc_nc_instr sc;
-  memset(&sc, 0, sizeof sc);
-  sc.op = TRNC_NC_OP_DMA_COPY;
-  sc.engine = (uint8_t)lw_dma_queue(L);
-  sc.mode = TRNC_NC_DMA_SCATTER;
-  sc.src[0] = tap;
-  sc.src[1] = col(g->ii, np, TRNC_I32);
-  sc.dst = hbm(J->t, J->tbase + f->off[PT_T], J->tps, (int)J->trows, f->nd, f->cnt, f->st[PT_T]);
-  lw_tile *rd[2] = {d, g->ii}, *w[1] = {K->tok};
-  return lw_emit(L, &sc, rd, 2, w, 1);
-}
-
-static trnc_status scatter_rows(lw *L, kctx *K, const job *J, const rtile *rt, void *ctx) {
-  (void)ctx;
-  gctx g = {rt, NULL};
-  trnc_status st = row_index(L, K, J, rt, &g.ii, NULL, NULL);
-  if (st) return st;
-  return for_chunks(L, K, J, MAXF, scatter_chunk, &g);
-}
-
 /* ---- accumulate (one-hot matmul) ------------------------------------------------------------ */
 
 typedef struct actx {
@@ -731,9 +672,7 @@ static trnc_status kernel(lw *L, kctx *K, const char *name) {
   return TRNC_OK;
 }
 
-typedef enum { J_SCATTER, J_ACC } jkind;
-
-static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
+static trnc_status run_job(lw *L, const trnc_node *n, job *J) {
   ds_coalesce(&J->rows);
   ds_coalesce(&J->pat);
   if (ds_numel(&J->rows) == 0 || J->t->buffer < 0) return TRNC_OK;
@@ -744,10 +683,6 @@ static trnc_status run_job(lw *L, const trnc_node *n, job *J, jkind kind) {
   trnc_status st = kernel(L, &K, trnc_op_name(n->op));
   if (st) return st;
   L->ops_per_engine[1]++;
-  if (kind == J_SCATTER) {
-    if ((st = lw_pool_init(L, &K.data, TRNC_NC_MEM_SBUF, MAXF * 4, 3))) return st;
-    return for_rows(L, &K, J, scatter_rows, NULL);
-  }
   actx A;
   memset(&A, 0, sizeof A);
   A.mdt = mm_dtype(J->r->t.dtype);
@@ -810,11 +745,6 @@ static int64_t wrapdim(int64_t d, int rank) {
 }
 
 
-static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-static bool acc_dtype_ok(trnc_dtype dt) {
-  return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16 || dt == TRNC_F64;
-}
 
 /* ---- advanced indexing layout (index.Tensor, index_put) ------------------------------------- */
 
@@ -933,54 +863,17 @@ static void adv_job(const trnc_graph *g, const adv *A, const lw_tv *x, const lw_
 
 /* ---- handles ------------------------------------------------------------------------------ */
 
-static bool dense_strides(const trnc_type *t) { return trnc_type_is_dense(t); }
-
 static bool handles(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: /* dtype, blocks: check_embedding_bw */
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND: case TRNC_OP_SLICE_SCATTER:
-    case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
-      return kir_data_handles(g, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
-    case TRNC_OP_SCATTER_VALUE: /* ranks, sizes, dtypes: check_gather */
-    case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD:
-      if (vref(n, 0) == TRNC_NO_REF || vref(n, 2) == TRNC_NO_REF) return false;
-      return (n->op != TRNC_OP_SCATTER_SRC && n->op != TRNC_OP_SCATTER_ADD) || vref(n, 3) != TRNC_NO_REF;
-    case TRNC_OP_INDEX: case TRNC_OP_INDEX_PUT: {
+    case TRNC_OP_SCATTER_ADD: /* ranks, sizes, dtypes: check_gather */
+      return vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && vref(n, 3) != TRNC_NO_REF;
+    case TRNC_OP_INDEX_PUT: { /* dtype, layout, sizes, blocks: check_index (ir/ops.c) */
       adv A;
-      trnc_ref x = vref(n, 0);
-      if (x == TRNC_NO_REF || !adv_parse(g, n, &A)) return false;
-      if (n->op == TRNC_OP_INDEX) return false; /* codegen/kir/gather.c */
-      const trnc_type *xt = vt(g, x);
-      for (int k = 0; k < A.nidx; k++)
-        if (xt->shape[A.pos[k]] > (1 << 24)) return false; /* wrap arithmetic exact in fp32 */
-      if (A.nidx == 2) {
-        if (trnc_type_extent(xt) > MASK_ROWS || trnc_type_numel(xt) > MASK_ROWS) return false;
-      }
-      if (n->op == TRNC_OP_INDEX_PUT) {
-        trnc_ref v = vref(n, 2);
-        if (v == TRNC_NO_REF) return false;
-        if (trnc_arg_bool(n, 3, false)) {
-          if (!acc_dtype_ok(xt->dtype)) return false;
-          /* the table rows must tile the output exactly: one index, or two
-           * adjacent dims that merge in the output layout */
-          const trnc_type *ot = vt(g, n->outs[0]);
-          if (A.nidx == 2 && !(A.adjacent && ot->stride[A.pos[0]] == ot->shape[A.pos[1]] * ot->stride[A.pos[1]]))
-            return false;
-          if (!dense_strides(ot)) return false;
-          int64_t T = 1, W = 1, N = 1;
-          for (int i = 0; i < xt->rank; i++) {
-            bool ix = i == A.pos[0] || (A.nidx == 2 && i == A.pos[1]);
-            if (ix) T *= xt->shape[i];
-            else W *= xt->shape[i];
-          }
-          for (int j = 0; j < A.brank; j++) N *= A.bshape[j];
-          if (N == 0 || ceil_div(T, LW_P) * ceil_div(N, LW_P) * ceil_div(W, ACC_MAXF) > ACC_BLOCKS) return false;
-        }
-      }
-      return true;
+      return trnc_arg_bool(n, 3, false) && vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF && adv_parse(g, n, &A);
     }
     default:
       return false;
@@ -1025,7 +918,7 @@ static trnc_status emit_embedding_bw(lw *L, const trnc_node *n) {
   int64_t pad = trnc_arg_int(n, 3, -1);
   J.has_skip = pad >= 0;
   J.skip = pad;
-  return run_job(L, n, &J, J_ACC);
+  return run_job(L, n, &J);
 }
 
 /* Element-level job for gather / scatter*: row space = index shape, one
@@ -1058,20 +951,11 @@ static trnc_status emit_scatter(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "scatter_self");
   if (st) return st;
-  if (kir_scatter_handles(L->g, n)) return kir_emit_scatter(L, n);
   int d = (int)wrapdim(trnc_arg_int(n, 1, 0), x->t.rank);
-  const lw_tv *src = n->op == TRNC_OP_SCATTER_VALUE ? NULL : &L->tv[vref(n, 3)];
   job J;
-  elem_job(o, src, ix, d, &J);
-  if (!src) {
-    J.r_is_value = true;
-    J.value = (float)trnc_arg_number(trnc_node_arg(n, 3), 0);
-  }
-  if (n->op == TRNC_OP_SCATTER_ADD) {
-    J.base_is_out = true;
-    return run_job(L, n, &J, J_ACC);
-  }
-  return run_job(L, n, &J, J_SCATTER);
+  elem_job(o, &L->tv[vref(n, 3)], ix, d, &J);
+  J.base_is_out = true;
+  return run_job(L, n, &J);
 }
 
 static trnc_status emit_index_put(lw *L, const trnc_node *n) {
@@ -1081,27 +965,20 @@ static trnc_status emit_index_put(lw *L, const trnc_node *n) {
   if (o->buffer < 0) return TRNC_OK;
   trnc_status st = lw_emit_copy(L, o, x, "index_put_self");
   if (st) return st;
-  if (kir_scatter_handles(L->g, n)) return kir_emit_scatter(L, n);
   const lw_tv *itv[2] = {&L->tv[A.ref[0]], A.nidx > 1 ? &L->tv[A.ref[1]] : NULL};
   job J;
   memset(&J, 0, sizeof J);
   adv_job(L->g, &A, o, v, itv, &J);
-  if (trnc_arg_bool(n, 3, false)) {
-    J.base_is_out = true;
-    return run_job(L, n, &J, J_ACC);
-  }
-  return run_job(L, n, &J, J_SCATTER);
+  J.base_is_out = true;
+  return run_job(L, n, &J);
 }
 
 static trnc_status emit(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_EMBEDDING_DENSE_BACKWARD: return emit_embedding_bw(L, n);
-    case TRNC_OP_CAT: case TRNC_OP_STACK: case TRNC_OP_CONSTANT_PAD_ND: case TRNC_OP_SLICE_SCATTER:
-    case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
-      return kir_emit_data(L, n); /* codegen/kir/data.c */
     case TRNC_OP_COPY: /* functional copy_: src broadcast (and cast) to self's shape */
       return lw_emit_copy(L, &L->tv[n->outs[0]], &L->tv[vref(n, 1)], "copy");
-    case TRNC_OP_SCATTER_VALUE: case TRNC_OP_SCATTER_SRC: case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
+    case TRNC_OP_SCATTER_ADD: return emit_scatter(L, n);
     case TRNC_OP_INDEX_PUT: return emit_index_put(L, n);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "emit_data: unexpected op %s", n->target);
   }

@@ -3,9 +3,12 @@
  * views and creation (which lower.c dispatches itself). One line per family,
  * above the sentinel.
  */
+#include "codegen/kir/kir.h"
 #include "codegen/lower.h"
 
 const lw_family lw_families[] = {
+    {"kir_data", kir_data_handles, kir_emit_data},       /* codegen/kir/data.c */
+    {"kir_scatter", kir_scatter_handles, kir_emit_scatter}, /* codegen/kir/gather.c */
     {"data", lw_data_handles, lw_data_emit},
     {"conv", lw_conv_handles, lw_conv_emit},
     {"collective", lw_cc_handles, lw_cc_emit},

@@ -201,8 +201,8 @@ typedef struct lw_epilogue {
   int ntail;
 } lw_epilogue;
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
-/** Data movement and indexing (emit_data.c): embedding (+ backward), cat,
- *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */
+/** The accumulating indexing ops (emit_data.c): embedding backward,
+ *  index_put with accumulate, scatter_add; and the functional copy_. */
 bool lw_data_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_data_emit(lw *L, const trnc_node *n);
 /** Convolution (+ backward) on TensorE and max/avg/adaptive pooling (+ backward)

@@ -116,7 +116,8 @@ typedef enum trnc_op {
 #define TRNC_ACC_BLOCK_ROWS 128
 #define TRNC_ACC_BLOCK_COLS 512
 #define TRNC_ACC_MAX_BLOCKS 16384
-/* Rows of a combined-index table (codegen/emit_data.c: the flat row index
+/* Rows of a combined-index table (index.Tensor / index_put with two
+ * indices, codegen/kir/gather.c and codegen/emit_data.c: the flat row index
  * stays exact in fp32 with room for the mask); gather/scatter address at
  * most half of it. */
 #define TRNC_INDEX_TABLE_MAX_ROWS 2097152

@@ -444,19 +444,6 @@ static const char *check_grouped_mm(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
-static const char *check_index(const trnc_graph *g, const trnc_node *n) {
-  const trnc_arg *l = arg(n, 1);
-  if (!l || l->kind != TRNC_ARG_LIST) return NULL;
-  for (uint32_t i = 0; i < l->u.list.n; i++) {
-    const trnc_arg *a = &l->u.list.items[i];
-    if (a->kind != TRNC_ARG_VALUE) continue;
-    if (trnc_ref_type(g, a->u.ref)->dtype == TRNC_BOOL)
-      return "boolean mask indices are not lowered (torch.where(mask, value, x) computes "
-             "x[mask] = value)";
-  }
-  return NULL; /* more than 2 index tensors: passes/decomp_ops.c linearizes them */
-}
-
 /* ---- limits of the ops the code generator lowers itself -------------------------- */
 
 static const trnc_type *tensor_arg(const trnc_graph *g, const trnc_node *n, uint32_t i) {
@@ -467,6 +454,72 @@ static bool float_dt(trnc_dtype t) {
   return t == TRNC_F32 || t == TRNC_BF16 || t == TRNC_F16 || t == TRNC_F64;
 }
 static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* index.Tensor / index_put with one or two index tensors (kir gathers and
+ * scatters, codegen/kir/gather.c; index_put with accumulate=True a one-hot
+ * matmul accumulation in PSUM blocks, codegen/emit_data.c): the wrapped
+ * index and the flat row of two indices go through fp32 on VectorE. */
+static const char *index_limits(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor_arg(g, n, 0);
+  const trnc_arg *l = arg(n, 1);
+  if (!x || !l || l->kind != TRNC_ARG_LIST) return NULL;
+  int cnt = 0, pos[2] = {0, 0}, brank = 0;
+  int64_t bshape[TRNC_MAX_RANK];
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_arg *a = &l->u.list.items[i];
+    if (a->kind != TRNC_ARG_VALUE) continue;
+    if (cnt == 2) return NULL; /* decomposed into one linear index */
+    const trnc_type *t = trnc_ref_type(g, a->u.ref);
+    if (i >= x->rank) return NULL;
+    pos[cnt++] = (int)i;
+    if (x->shape[i] > (1 << 24))
+      return "indexing a dim of more than 2^24 rows is not lowered (the wrapped index goes through fp32)";
+    if (t->rank > brank) {
+      int sh = t->rank - brank;
+      for (int j = brank - 1; j >= 0; j--) bshape[j + sh] = bshape[j];
+      for (int j = 0; j < sh; j++) bshape[j] = 1;
+      brank = t->rank;
+    }
+    for (int j = 0; j < t->rank; j++)
+      if (bshape[brank - t->rank + j] == 1) bshape[brank - t->rank + j] = t->shape[j];
+  }
+  if (cnt == 2 && (trnc_type_numel(x) > TRNC_INDEX_TABLE_MAX_ROWS ||
+                   (n->op == TRNC_OP_INDEX && trnc_type_extent(x) > TRNC_INDEX_TABLE_MAX_ROWS)))
+    return "two index tensors into a tensor of more than " TRNC_XSTR(TRNC_INDEX_TABLE_MAX_ROWS)
+           " elements are not lowered (the flat row goes through fp32)";
+  if (!cnt || n->op != TRNC_OP_INDEX_PUT || !trnc_arg_bool(n, 3, false)) return NULL;
+  if (!float_dt(x->dtype))
+    return "index_put with accumulate=True is lowered for float tensors only (it accumulates in fp32 PSUM)";
+  const trnc_type *o = &g->values[n->outs[0]].type;
+  if (!trnc_type_is_dense(o)) return "index_put with accumulate=True into a result with gaps is not lowered";
+  if (cnt == 2 && !(pos[1] == pos[0] + 1 && o->stride[pos[0]] == o->shape[pos[1]] * o->stride[pos[1]]))
+    return "index_put with accumulate=True and two index tensors on dims that do not merge (not adjacent) "
+           "is not lowered";
+  int64_t t = 1, w = 1, rows = 1;
+  for (int i = 0; i < x->rank; i++) {
+    if (i == pos[0] || (cnt == 2 && i == pos[1])) t *= x->shape[i];
+    else w *= x->shape[i];
+  }
+  for (int j = 0; j < brank; j++) rows *= bshape[j];
+  if (ceil_div64(t, TRNC_ACC_BLOCK_ROWS) * ceil_div64(rows, TRNC_ACC_BLOCK_ROWS) *
+          ceil_div64(w, TRNC_ACC_BLOCK_COLS) > TRNC_ACC_MAX_BLOCKS)
+    return "index_put with accumulate=True needing more than " TRNC_XSTR(TRNC_ACC_MAX_BLOCKS)
+           " TensorE accumulation blocks (indexed rows/128 x indices/128 x row width/512) is not lowered";
+  return NULL;
+}
+
+static const char *check_index(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *l = arg(n, 1);
+  if (!l || l->kind != TRNC_ARG_LIST) return NULL;
+  for (uint32_t i = 0; i < l->u.list.n; i++) {
+    const trnc_arg *a = &l->u.list.items[i];
+    if (a->kind != TRNC_ARG_VALUE) continue;
+    if (trnc_ref_type(g, a->u.ref)->dtype == TRNC_BOOL)
+      return "boolean mask indices are not lowered (torch.where(mask, value, x) computes "
+             "x[mask] = value)";
+  }
+  return index_limits(g, n); /* more than 2 index tensors: passes/decomp_ops.c linearizes them */
+}
 
 /* embedding(weight [V, D], indices): a DMA gather of rows */
 static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
@@ -530,7 +583,6 @@ static const char *check_gather(const trnc_graph *g, const trnc_node *n) {
   if (!float_dt(x->dtype)) return "scatter_add is lowered for float tensors only (it accumulates in fp32 PSUM)";
   if (!trnc_type_is_dense(&g->values[n->outs[0]].type)) return "scatter_add into a result with gaps is not lowered";
   int64_t t = trnc_type_numel(x), rows = trnc_type_numel(ix);
-  if (rows == 0) return "scatter_add with an empty index is not lowered";
   if (ceil_div64(t, TRNC_ACC_BLOCK_ROWS) * ceil_div64(rows, TRNC_ACC_BLOCK_ROWS) > TRNC_ACC_MAX_BLOCKS)
     return "scatter_add needing more than " TRNC_XSTR(TRNC_ACC_MAX_BLOCKS)
            " TensorE accumulation blocks (self/128 x index/128) is not lowered";

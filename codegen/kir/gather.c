@@ -91,9 +91,10 @@ static bool indexes_ok(const trnc_graph *g, const trnc_node *n, const trnc_type 
   return cnt == 1 || (ext <= (1 << 21) && trnc_type_numel(xt) <= (1 << 21));
 }
 
-/* An element gather or scatter along dim d of index type it: partitions walk
+/* A row gather or scatter along dim d of index type it: partitions walk
  * dim d, the other dims are looped; worth it while that makes at most about
- * twice the tiles of a flat row space (codegen/emit_data.c keeps the rest). */
+ * twice the tiles of a flat row space (a shorter dim addresses single
+ * elements: element_address). */
 static bool tiles_well(const trnc_type *it, int d) {
   int64_t nd = it->shape[d], numel = trnc_type_numel(it), loops = nd ? numel / nd : 0;
   return loops * ((nd + 127) / 128) <= 2 * ((numel + 127) / 128) + 8;
@@ -281,39 +282,30 @@ static int advanced_index(lw *L, kir_kernel *k, const trnc_node *n, const lw_tv 
 }
 
 /*
- * gather along a dim d too short to fill the partitions: every result
- * element is one element of x, at the flat address
+ * A gather or scatter along a dim d too short to fill the partitions: every
+ * element of the index addresses one element of table x, at the flat address
  *   clamp(idx, 0, size_d - 1) * stride_d + sum_{j != d} pos_j * stride_j
- * (GpSimd int32 arithmetic and an iota over the kernel's axes), gathered
- * from x seen as a table of single elements starting at its lowest
- * address (negative strides: a flipped view); partitions then walk any dim
- * of the index. The clamp keeps every address inside x; an index outside
- * [0, size_d) is reported as the user wrote it by a one-element gather of
- * the index itself along dim d (the DMA's range check, TRNC_ERR_LIMIT).
+ * (GpSimd int32 arithmetic and an iota over the kernel's axes, the index's
+ * dims at axes off...), into x seen as a table of single elements starting
+ * at its lowest address (*te; negative strides: a flipped view); partitions
+ * then walk any dim of the index. The clamp keeps every address inside x;
+ * an index outside [0, size_d) is reported as the user wrote it by a
+ * one-element gather of the index itself along dim d of `check` (x, or a
+ * tensor of x's shape that the kernel does not write: the DMA's range
+ * check, TRNC_ERR_LIMIT). Returns the address value, -1 when full.
  */
-static trnc_status element_gather(kir_env *E, const trnc_node *n, const lw_tv *x, const lw_tv *i, int d, int off) {
-  lw *L = E->L;
-  kir_kernel *k = E->k;
+static int element_address(kir_kernel *k, const lw_tv *x, const lw_tv *check, int raw, int d, int off, int *te) {
   int64_t size = x->t.shape[d];
-  if (size == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "gather: index into an empty dim");
-  if (x->buffer < 0 || i->buffer < 0 || i->t.dtype != TRNC_I32)
-    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
-  int ix_axis[TRNC_MAX_RANK];
   int64_t aff[KIR_MAX_AXES] = {0}, none[KIR_MAX_AXES] = {0};
-  for (int j = 0; j < i->t.rank; j++) {
-    ix_axis[j] = off + j;
+  for (int j = 0; j < x->t.rank; j++)
     if (j != d && x->t.shape[j] > 1) aff[off + j] = x->t.stride[j];
-  }
   uint32_t all = (uint32_t)((1ull << k->naxes) - 1);
-  int ti = kir_tensor_add(k, i, ix_axis);
-  int raw = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
-  /* the range check: row raw of x along dim d */
-  int tc = kir_tensor_map(k, x->buffer, x->t.dtype, x->t.offset, none);
+  int tc = kir_tensor_map(k, check->buffer, check->t.dtype, check->t.offset, none);
   if (tc >= 0) {
     k->tensors[tc].rows = size;
-    k->tensors[tc].row_stride = x->t.stride[d];
+    k->tensors[tc].row_stride = check->t.stride[d];
   }
-  int checked = kir_gather(k, tc, raw, x->t.dtype);
+  int checked = kir_gather(k, tc, raw, check->t.dtype);
   int c = kir_tt(k, TRNC_I32, TRNC_NC_ALU_MAX, raw, kir_const_i32(k, all, 0));
   c = kir_tt(k, TRNC_I32, TRNC_NC_ALU_MIN, c, kir_const_i32(k, all, (int32_t)(size - 1)));
   if (x->t.stride[d] != 1 && c >= 0)
@@ -322,12 +314,28 @@ static trnc_status element_gather(kir_env *E, const trnc_node *n, const lw_tv *x
   int64_t span = element_span(&x->t, &low);
   int ta = kir_tensor_map(k, -1, TRNC_I32, -low, aff);
   int flat = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, c, kir_iota(k, ta));
-  int te = kir_tensor_map(k, x->buffer, x->t.dtype, x->t.offset + low, none);
-  if (te >= 0) {
-    k->tensors[te].rows = span;
-    k->tensors[te].row_stride = 1;
+  *te = kir_tensor_map(k, x->buffer, x->t.dtype, x->t.offset + low, none);
+  if (*te >= 0) {
+    k->tensors[*te].rows = span;
+    k->tensors[*te].row_stride = 1;
   }
-  int v = checked < 0 ? -1 : kir_gather(k, te, flat, x->t.dtype);
+  return checked < 0 || *te < 0 ? -1 : flat;
+}
+
+/* gather along a short dim d: one element of x per index element
+ * (element_address). */
+static trnc_status element_gather(kir_env *E, const trnc_node *n, const lw_tv *x, const lw_tv *i, int d, int off) {
+  lw *L = E->L;
+  kir_kernel *k = E->k;
+  if (x->t.shape[d] == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "gather: index into an empty dim");
+  if (x->buffer < 0 || i->buffer < 0 || i->t.dtype != TRNC_I32)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: table or index not in HBM as i32", n->target);
+  int ix_axis[TRNC_MAX_RANK];
+  for (int j = 0; j < i->t.rank; j++) ix_axis[j] = off + j;
+  int ti = kir_tensor_add(k, i, ix_axis), te = -1;
+  int raw = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+  int flat = element_address(k, x, x, raw, d, off, &te);
+  int v = flat < 0 ? -1 : kir_gather(k, te, flat, x->t.dtype);
   if (v < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
   E->val[n->outs[0]] = (int16_t)v;
   return TRNC_OK;
@@ -545,12 +553,16 @@ bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_SCATTER_SRC && (vref(n, 3) == TRNC_NO_REF || g->values[vref(n, 3)].type.rank != it->rank))
     return false;
   int d = wrapdim(trnc_arg_int(n, 1, 0), xt->rank);
-  return xt->shape[d] <= INT32_MAX && tiles_well(it, d);
+  return xt->shape[d] <= INT32_MAX && (tiles_well(it, d) || element_table_ok(&g->values[n->outs[0]].type));
 }
 
 trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
   const trnc_graph *g = L->g;
   const lw_tv *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  const char *copy = n->op == TRNC_OP_INDEX_PUT ? "index_put_self" : "scatter_self";
+  trnc_status cs = lw_emit_copy(L, o, &L->tv[vref(n, 0)], copy);
+  if (cs) return cs;
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
   int64_t ext[KIR_MAX_AXES], sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
@@ -559,7 +571,8 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
   const lw_tv *ix, *src = NULL;
   lw_tv tab;
   int64_t rows, rstride;
-  bool wrap = n->op == TRNC_OP_INDEX_PUT;
+  bool wrap = n->op == TRNC_OP_INDEX_PUT, element = false;
+  int d = 0;
   if (wrap) { /* out[i0(, i1)] = values (broadcast to the indexed shape) */
     int pos[2], first;
     trnc_ref ref[2];
@@ -579,9 +592,10 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
     rows = 1; /* set with the index (advanced_index) */
     rstride = 1;
   } else { /* out[p with dim d = idx[p]] = src[p] (or value) */
-    int d = wrapdim(trnc_arg_int(n, 1, 0), rank);
+    d = wrapdim(trnc_arg_int(n, 1, 0), rank);
     ix = &L->tv[vref(n, 2)];
     if (n->op == TRNC_OP_SCATTER_SRC) src = &L->tv[vref(n, 3)];
+    element = !tiles_well(&ix->t, d); /* a short dim: element addresses */
     naxes = rank;
     for (int j = 0; j < rank; j++) {
       ext[j] = ix->t.shape[j];
@@ -624,8 +638,12 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n) {
     int ti = kir_tensor_add(k, ix, ix_axis);
     vi = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
   }
-  int tt = kir_tensor_add(k, &tab, tab_axis);
-  if (tt >= 0) {
+  int tt = -1;
+  if (element) { /* the range check reads self, which the kernel does not write */
+    const lw_tv *x = &L->tv[vref(n, 0)];
+    if (x->buffer < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: self not in HBM", n->target);
+    vi = element_address(k, o, x, vi, d, 0, &tt);
+  } else if ((tt = kir_tensor_add(k, &tab, tab_axis)) >= 0) {
     k->tensors[tt].rows = rows;
     k->tensors[tt].row_stride = rstride;
   }

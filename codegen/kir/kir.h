@@ -345,10 +345,12 @@ int kir_iota(kir_kernel *k, int tensor);
 /** The scatter op: value v into row idx of table `tensor`; false when full. */
 bool kir_scatter(kir_kernel *k, int tensor, int idx, int v);
 /** True if node n (scatter.src, scatter.value, index_put without
- *  accumulate) is emitted as a kir scatter kernel (kir_emit_scatter). */
+ *  accumulate) is emitted as a kir scatter kernel (kir_emit_scatter): rows
+ *  along a long dim, single elements at iota-computed addresses along a
+ *  short one (the index range-checked as written against self). */
 bool kir_scatter_handles(const trnc_graph *g, const trnc_node *n);
-/** Emits scatter node n's kernel: its result (already holding self) gets
- *  the source rows through a DMA scatter. */
+/** Emits scatter node n: a copy of self into its result, then a kernel
+ *  that writes the source rows (or elements) into it through DMA scatters. */
 trnc_status kir_emit_scatter(lw *L, const trnc_node *n);
 /** The DMA scatter of tile src (access pattern sb) into table T (`table`:
  *  its access pattern at the tile) at the indices in tile idx; *tok orders

@@ -6,7 +6,12 @@ real sizes: tables of 127/128/129 and more rows, index tensors of more than
 layer norm of a GPT block (one kernel), and out-of-range indices (a clear
 error from the DMA's range check, not a crash). Also the accumulating
 scatter's NaN/inf counting with a table of more than 128 rows and a source
-of more than 512 columns. Each run checks that trnc compiled the graph."""
+of more than 512 columns, the accumulations (embedding backward,
+scatter_add, index_put with accumulate) at 127/128/129 table rows and 16385
+source rows with duplicates, padding_idx and inf/NaN sources, scatters along a short dim (element addresses:
+duplicates, strided operands, 16385 source rows, out-of-range indices named
+as written) and scatter_add / scatter_reduce / index_put(accumulate) with an
+empty index (a copy of self). Each run checks that trnc compiled the graph."""
 
 from __future__ import annotations
 
@@ -155,6 +160,40 @@ def test_embedding_backward_non_finite_wide_rows():
     torch.testing.assert_close(run_counted(f, g, ids), f(g, ids), rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
+@pytest.mark.parametrize("rows", [127, 128, 129])
+def test_accumulation_boundary_tables_duplicates_padding_and_non_finite(rows):
+    # one-hot accumulation blocks of 128 table rows and 128 source rows:
+    # tables of 127/128/129 rows, every index repeated, padding_idx rows
+    # zero, and +inf/-inf/NaN sources reaching only their own rows
+    g = torch.Generator().manual_seed(rows)
+    ids = torch.randint(0, rows, (rows + 1,), generator=g)
+    ids[:8] = rows - 1  # duplicates of the last row
+    ids[8:12] = 3       # the padding row
+    gr = torch.randn(rows + 1, 40, generator=g)
+    gr[0, 0], gr[1, 1], gr[20, 2], gr[21, 2] = float("nan"), float("inf"), float("inf"), -float("inf")
+    ids[20] = ids[21] = 5  # +inf and -inf meet in row 5: NaN
+    f = lambda g, i: torch.ops.aten.embedding_dense_backward(g, i, rows, 3, False)  # noqa: E731
+    torch.testing.assert_close(run_counted(f, gr, ids), f(gr, ids), rtol=1e-5, atol=1e-5, equal_nan=True)
+    x = torch.randn(rows, 3, generator=g)
+    idx = ids.view(-1, 1).expand(-1, 3).contiguous()
+    fa = lambda x, i, s: x.scatter_add(0, i, s)  # noqa: E731
+    torch.testing.assert_close(run_counted(fa, x, idx, gr[:, :3]), fa(x, idx, gr[:, :3]), rtol=1e-5, atol=1e-5,
+                               equal_nan=True)
+    fp = lambda x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    neg = ids - rows * (ids % 2)  # negative indices count from the end
+    torch.testing.assert_close(run_counted(fp, x, neg, gr[:, :3]), fp(x, neg, gr[:, :3]), rtol=1e-5, atol=1e-5,
+                               equal_nan=True)
+
+
+def test_scatter_add_16385_source_rows():
+    g = torch.Generator().manual_seed(8)
+    x = torch.randn(129, 2, generator=g)
+    idx = torch.randint(0, 129, (16385, 2), generator=g)
+    src = torch.randn(16385, 2, generator=g)
+    f = lambda x, i, s: x.scatter_add(0, i, s)  # noqa: E731
+    torch.testing.assert_close(run_counted(f, x, idx, src), f(x, idx, src), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("where", [0, 1, 2])
 @pytest.mark.parametrize("ishape", [(140,), (3, 200), (600,)])
 def test_index_tensor_one_index_wraps(where, ishape):
@@ -237,6 +276,93 @@ def test_scatter_duplicates_last_write_wins():
     src = torch.arange(600.0).view(3, 200)
     f = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
     _same(run_counted(f, x, idx, src), f(x, idx, src))
+
+
+@pytest.mark.parametrize("n", [127, 128, 129])
+def test_scatter_along_a_short_dim(n):
+    # scatter along dim 1 (8 long): element addresses computed from an iota,
+    # partitions walk the index's rows; duplicates along the dim are frequent
+    # (4 indices into 8) and the last one in index order wins, as eager's loop
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(n, 8, generator=g)
+    idx = torch.randint(0, 8, (n, 4), generator=g)
+    src = torch.randn(n, 5, generator=g)  # larger than the index: its leading block
+    f = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
+    assert torch.equal(run_counted(f, x, idx, src), f(x, idx, src))
+    fv = lambda x, i: x.scatter(-1, i, 2.5)  # noqa: E731
+    assert torch.equal(run_counted(fv, x, idx), fv(x, idx))
+
+
+def test_scatter_along_a_short_dim_strided_and_duplicates():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 4, 5, generator=g)
+    idx = torch.randint(0, 6, (5, 3, 4), generator=g).permute(2, 1, 0)[:3]  # [3, 3, 5], non-contiguous
+    src = torch.randn(5, 3, 6, generator=g).transpose(0, 2)  # [6, 3, 5], strided
+    f = lambda x, i, s: x.scatter(0, i, s)  # noqa: E731
+    assert torch.equal(run_counted(f, x, idx, src), f(x, idx, src))
+    # every index of a row the same: only the last source element survives
+    xs = torch.zeros(300, 3)
+    same = torch.full((300, 3), 1)
+    ar = torch.arange(900.0).view(300, 3)
+    f1 = lambda x, i, s: x.scatter(1, i, s)  # noqa: E731
+    assert torch.equal(run_counted(f1, xs, same, ar), f1(xs, same, ar))
+
+
+def test_scatter_short_dim_16385_source_rows_and_inf_nan():
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(3, 16385, generator=g)
+    idx = torch.randint(0, 3, (2, 16385), generator=g)
+    src = torch.randn(2, 16385, generator=g)
+    src[0, 5], src[1, 16384], src[0, 16383] = float("nan"), float("inf"), -float("inf")
+    f = lambda x, i, s: x.scatter(0, i, s)  # noqa: E731
+    _same(run_counted(f, x, idx, src), f(x, idx, src))
+
+
+@pytest.mark.parametrize("bad", [8, -1])
+def test_scatter_short_dim_out_of_range_names_the_index(bad):
+    # the clamped element address stays inside the result; the range check
+    # of the index as written reports the user's value and the dim's size
+    torch._dynamo.reset()
+    f = torch.compile(lambda x, i, s: x.scatter(1, i, s), backend="neuron", dynamic=False)
+    idx = torch.zeros(300, 4, dtype=torch.long)
+    idx[200, 3] = bad
+    with pytest.raises(trnc.errors.ExecutionError, match=f"index {bad} .*outside the 8 rows"):
+        f(torch.zeros(300, 8), idx, torch.ones(300, 4))
+
+
+@pytest.mark.parametrize("ishape", [(0, 4), (5, 0)])
+def test_scatter_add_and_reduce_with_an_empty_index_copy_self(ishape):
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(5, 4, generator=g)
+    idx = torch.zeros(ishape, dtype=torch.long)
+    src = torch.randn(ishape, generator=g)
+    for f in (lambda x, i, s: x.scatter_add(0, i, s),
+              lambda x, i, s: x.scatter_reduce(1, i, s, "sum"),
+              lambda x, i, s: x.scatter_reduce(0, i, s, "mean", include_self=False)):
+        assert torch.equal(run_counted(f, x, idx, src), f(x, idx, src))
+    fp = lambda x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    i0, v0 = torch.zeros(0, dtype=torch.long), torch.randn(0, 4, generator=g)
+    assert torch.equal(run_counted(fp, x, i0, v0), fp(x, i0, v0))
+
+
+@pytest.mark.parametrize("case", ["int", "non_adjacent", "blocks"])
+def test_index_put_accumulate_limits_are_declared(case):
+    # refused by the op table's limits with the reason, not "no lowering"
+    f = lambda x, i, v: x.index_put((i,), v, accumulate=True)  # noqa: E731
+    if case == "int":
+        args, why = (torch.arange(10), torch.tensor([1, 1, 3]), torch.tensor([5, 6, 7])), "float tensors only"
+    elif case == "non_adjacent":
+        f = lambda x, i, j, v: torch.ops.aten.index_put(x, [i, None, j], v, True)  # noqa: E731
+        args, why = (torch.zeros(4, 5, 6), torch.tensor([0, 1]), torch.tensor([2, 3]), torch.ones(2, 5)), "adjacent"
+    else:
+        args, why = (torch.zeros(40000, 600), torch.zeros(20000, dtype=torch.long), torch.ones(20000, 600)), \
+            "TensorE accumulation blocks"
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(f, backend="neuron", dynamic=False, fullgraph=True)(*args)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    assert why in str(err) and "no NeuronCore lowering" not in str(err)
 
 
 def test_index_put_one_index_wraps_and_broadcasts():
