@@ -88,6 +88,10 @@ typedef enum trnc_op {
 #define TRNC_PDIST_MAX 1024
 #define TRNC_SORT_MAX 4096
 #define TRNC_SORT_MAX_COMPARISONS (INT64_C(1) << 24)
+/* sort / sort.stable of rows longer than TRNC_SORT_MAX: ranked against
+ * column chunks of TRNC_SORT_MAX and placed by a scatter (decomp_sort.c). */
+#define TRNC_SORT_LONG_MAX 16384
+#define TRNC_SORT_LONG_MAX_COMPARISONS (INT64_C(1) << 28)
 /** Largest matrix dim of the linear-algebra ops (passes/decomp_linalg.c
  *  unrolls one graph step per column; the graph grows with it). */
 #define TRNC_LINALG_MAX_N 32

@@ -371,6 +371,16 @@ static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
   if (n->op == TRNC_OP_TOPK && trnc_arg_int(n, 1, -1) == 0)
     return "topk with k = 0 (an empty result) is not lowered";
   if (numel == 0) return "sort/topk of an empty tensor is not lowered";
+  bool whole = n->op == TRNC_OP_SORT || n->op == TRNC_OP_SORT_STABLE;
+  if (whole && len > TRNC_SORT_MAX) { /* ranked in chunks, placed by a scatter (decomp_sort.c) */
+    if (len > TRNC_SORT_LONG_MAX)
+      return "sort along a dim of more than " TRNC_XSTR(TRNC_SORT_LONG_MAX) " elements is not lowered (trnc ranks "
+             "each element by comparing it with every other element of its row)";
+    if (numel > TRNC_SORT_LONG_MAX_COMPARISONS / len)
+      return "sort of rows longer than " TRNC_XSTR(TRNC_SORT_MAX) " needing more than 2^28 comparisons (rows x N x N) "
+             "is not lowered (trnc ranks each element by comparing it with every other element of its row)";
+    return NULL;
+  }
   if (len > TRNC_SORT_MAX)
     return "sort/topk along a dim of more than " TRNC_XSTR(TRNC_SORT_MAX) " elements is not lowered (trnc ranks each "
            "element by comparing it with every other element of its row)";

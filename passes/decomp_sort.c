@@ -16,7 +16,9 @@
  * same ranking with slots 0..k-1 (largest: descending); equal values
  * come lowest index first, where eager leaves their order unspecified.
  * Limits: TRNC_SORT_MAX per row, TRNC_SORT_MAX_COMPARISONS in all (the op
- * table's check_sort).
+ * table's check_sort). A whole sort of longer rows (up to TRNC_SORT_LONG_MAX)
+ * counts each element's rank against column chunks of TRNC_SORT_MAX and,
+ * the ranks being distinct, scatters value and index to slot rank[i].
  *
  * median, nanmedian, kthvalue and mode select one element per row by the
  * same stable ranks (dim moved last keeping the other dims' order, so a
@@ -82,11 +84,13 @@ static trnc_ref from_rows(trnc_db *b, const rows *r, trnc_ref y, int64_t p) {
   return r->dim == r->rank - 1 ? y : DB(b, TRANSPOSE, V(y), I(r->dim), I(r->rank - 1));
 }
 
-/* rank[r, i] (int64): how many elements of row r come before element i. */
-static trnc_ref ranks(trnc_db *b, const rows *r, bool descending) {
-  int64_t n = r->len;
+/* How many of the elements j in [j0, j1) of row r come before element i
+ * (int64 [rows, n]). */
+static trnc_ref ranks_among(trnc_db *b, const rows *r, bool descending, int64_t j0, int64_t j1) {
+  int64_t n = r->len, m = j1 - j0;
+  trnc_ref cols = j0 == 0 && j1 == n ? r->x : DB(b, SLICE, V(r->x), I(1), I(j0), I(j1), I(1));
   trnc_ref xi = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, n, 1});
-  trnc_ref xj = trnc_db_view(b, r->x, 3, (const int64_t[]){r->rows, 1, n});
+  trnc_ref xj = trnc_db_view(b, cols, 3, (const int64_t[]){r->rows, 1, m});
   trnc_ref before = descending ? DB(b, GT, V(xj), V(xi)) : DB(b, LT, V(xj), V(xi));
   trnc_ref eq = DB(b, EQ, V(xj), V(xi));
   if (is_float(trnc_db_type(b, r->x)->dtype)) {
@@ -99,9 +103,36 @@ static trnc_ref ranks(trnc_db *b, const rows *r, bool descending) {
   }
   trnc_arg i64 = trnc_db_dtype(TRNC_I64);
   trnc_ref idx = DB(b, ARANGE, I(n), i64, NONE, NONE, NONE);
-  trnc_ref earlier = DB(b, LT, V(DB(b, UNSQUEEZE, V(idx), I(0))), V(DB(b, UNSQUEEZE, V(idx), I(1))));
+  trnc_ref jdx = DB(b, ARANGE_START, I(j0), I(j1), i64, NONE, NONE, NONE);
+  trnc_ref earlier = DB(b, LT, V(DB(b, UNSQUEEZE, V(jdx), I(0))), V(DB(b, UNSQUEEZE, V(idx), I(1))));
   before = DB(b, LOGICAL_OR, V(before), V(DB(b, LOGICAL_AND, V(eq), V(earlier))));
   return DB(b, SUM, V(before), dims1(b, -1), trnc_db_bool(false), i64);
+}
+
+/* rank[r, i] (int64): how many elements of row r come before element i;
+ * rows longer than TRNC_SORT_MAX count against column chunks of that
+ * length, summed. */
+static trnc_ref ranks(trnc_db *b, const rows *r, bool descending) {
+  trnc_ref rank = TRNC_NO_REF;
+  for (int64_t j0 = 0; j0 < r->len; j0 += TRNC_SORT_MAX) {
+    int64_t j1 = j0 + TRNC_SORT_MAX < r->len ? j0 + TRNC_SORT_MAX : r->len;
+    trnc_ref part = ranks_among(b, r, descending, j0, j1);
+    rank = rank == TRNC_NO_REF ? part : DB(b, ADD, V(rank), V(part), I(1));
+  }
+  return rank;
+}
+
+/* A whole row sorted (p = n, rows longer than TRNC_SORT_MAX): the ranks are
+ * distinct, so element i is scattered to slot rank[i] (values) and its
+ * position i likewise (indices). */
+static void scatter_place(trnc_db *b, const rows *r, trnc_ref rank, trnc_ref *vals, trnc_ref *idx) {
+  trnc_arg i64 = trnc_db_dtype(TRNC_I64);
+  trnc_arg shape = trnc_db_ints(b, (const int64_t[]){r->rows, r->len}, 2);
+  trnc_ref pos = DB(b, EXPAND, V(trnc_db_view(b, DB(b, ARANGE, I(r->len), i64, NONE, NONE, NONE), 2,
+                                              (const int64_t[]){1, r->len})),
+                    shape, trnc_db_bool(false));
+  *vals = DB(b, SCATTER_SRC, V(DB(b, CLONE, V(r->x), NONE)), I(1), V(rank), V(r->x));
+  *idx = DB(b, SCATTER_SRC, V(DB(b, CLONE, V(pos), NONE)), I(1), V(rank), V(pos));
 }
 
 /* Slots 0..p-1 of every row: (values [rows, p], int64 indices [rows, p]). */
@@ -135,7 +166,8 @@ static trnc_status ranked(trnc_db *b, const trnc_node *n, int64_t dim, int64_t p
   }
   rows r = as_rows(b, x, dim);
   trnc_ref vals, idx;
-  place(b, &r, ranks(b, &r, descending), p, &vals, &idx);
+  if (r.len > TRNC_SORT_MAX && p == r.len) scatter_place(b, &r, ranks(b, &r, descending), &vals, &idx);
+  else place(b, &r, ranks(b, &r, descending), p, &vals, &idx);
   trnc_status s = trnc_db_result(b, 0, from_rows(b, &r, vals, p));
   return s ? s : trnc_db_result(b, 1, from_rows(b, &r, idx, p));
 }

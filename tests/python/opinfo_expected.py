@@ -15,9 +15,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
  ('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('argsort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is '
-                         'not lowered (trnc ranks each element by comparing it with every other '
-                         'element of its row)',
  ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "
                           'its input tensors, which a static-shape compiler cannot lower; keep '
@@ -163,12 +160,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('matrix_exp', 'forward'): 'no lowering for aten.linalg_matrix_exp.default',
  ('matrix_exp', 'grad'): 'no lowering for aten.linalg_matrix_exp.default',
- ('msort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
-                       'lowered (trnc ranks each element by comparing it with every other element '
-                       'of its row)',
- ('msort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
-                    'lowered (trnc ranks each element by comparing it with every other element of '
-                    'its row)',
  ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
  ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
@@ -208,8 +199,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
  ('signbit', 'forward'): 'no lowering for aten.signbit.default',
- ('sort', 'forward'): 'no lowering for aten.sort.default',
- ('sort', 'grad'): 'no lowering for aten.sort.default',
  ('special.airy_ai', 'forward'): 'no lowering for aten.special_airy_ai.default',
  ('special.bessel_j0', 'forward'): 'no lowering for aten.special_bessel_j0.default',
  ('special.bessel_j1', 'forward'): 'no lowering for aten.special_bessel_j1.default',

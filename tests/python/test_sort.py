@@ -60,6 +60,21 @@ def test_stable_sort_equals_eager_with_ties_and_nan(n, descending):
     assert torch.equal(got.indices, want.indices)
 
 
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_of_rows_past_4096_ranks_in_chunks(descending):
+    # 4097: one element past a chunk of comparisons; values and indices are
+    # scattered to their ranks (ties, NaN and infinities as eager's stable sort)
+    x = _ties((2, 4097), nan=True, seed=3)
+
+    def f(x):
+        return torch.sort(x, dim=-1, descending=descending, stable=True)
+
+    got, want = _compiled(f)(x), f(x)
+    assert trnc.stats()["inference"] == 1
+    torch.testing.assert_close(got.values, want.values, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(got.indices, want.indices)
+
+
 @pytest.mark.parametrize("n", [1, 9, 129])
 def test_sort_int64_along_the_first_dim_and_argsort(n):
     x = _ties((n, 4), torch.int64, seed=n)
@@ -162,8 +177,10 @@ def test_histc_on_bin_edges_and_moe_expert_ids():
 
 
 def test_limits_are_refused_with_their_reason():
-    assert "sort/topk along a dim of more than 4096 elements" in _refusal(torch.sort,
+    assert "sort/topk along a dim of more than 4096 elements" in _refusal(lambda x: torch.topk(x, 3),
                                                                          torch.randn(2, 4097))
+    assert "sort along a dim of more than 16384 elements" in _refusal(torch.sort, torch.randn(16385))
+    assert "more than 2^28 comparisons" in _refusal(torch.sort, torch.randn(5, 8000))
     assert "more than 2^24 comparisons" in _refusal(torch.sort, torch.randn(2, 3000))
     assert "topk with k = 0" in _refusal(lambda x: torch.topk(x, 0), torch.randn(3, 4))
     assert "histc with min >= max" in _refusal(lambda x: torch.histc(x, 4), torch.randn(9))
