@@ -46,25 +46,11 @@ def _ties(shape, dtype=torch.float32, seed=0, nan=False):
     return x
 
 
-@pytest.mark.parametrize("n", [1, 7, 127, 128, 129])
+# 4097: past one chunk of comparisons, values and indices scattered to their ranks
+@pytest.mark.parametrize("n", [1, 7, 127, 128, 129, 4097])
 @pytest.mark.parametrize("descending", [False, True])
 def test_stable_sort_equals_eager_with_ties_and_nan(n, descending):
     x = _ties((3, n), nan=True)
-
-    def f(x):
-        return torch.sort(x, dim=-1, descending=descending, stable=True)
-
-    got, want = _compiled(f)(x), f(x)
-    assert trnc.stats()["inference"] == 1
-    torch.testing.assert_close(got.values, want.values, rtol=0, atol=0, equal_nan=True)
-    assert torch.equal(got.indices, want.indices)
-
-
-@pytest.mark.parametrize("descending", [False, True])
-def test_sort_of_rows_past_4096_ranks_in_chunks(descending):
-    # 4097: one element past a chunk of comparisons; values and indices are
-    # scattered to their ranks (ties, NaN and infinities as eager's stable sort)
-    x = _ties((2, 4097), nan=True, seed=3)
 
     def f(x):
         return torch.sort(x, dim=-1, descending=descending, stable=True)
