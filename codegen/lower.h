@@ -205,10 +205,16 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
  *  stack, constant_pad_nd, index_select, gather, index, index_put, scatter*. */
 bool lw_data_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_data_emit(lw *L, const trnc_node *n);
-/** Convolution (+ backward) on TensorE and max/avg/adaptive pooling (+ backward)
- *  on VectorE (emit_conv.c). */
+/** Max/avg/adaptive pooling (+ backward) on VectorE (emit_conv.c). */
 bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);
+/** Convolution (1-D/2-D, not transposed) and its backward (grad_input,
+ *  grad_weight; the bias gradient is a decomposition) as kernel-IR conv
+ *  kernels on TensorE (codegen/kir/conv.c): `handles` is true within the
+ *  limits the op table names (float dtypes, input band, channels, weight
+ *  tile); `emit` fails with TRNC_ERR_INTERNAL for an operand not in HBM. */
+bool lw_convolution_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_convolution_emit(lw *L, const trnc_node *n);
 
 /** Scaled-dot-product attention forward as one flash-attention kernel
  *  (codegen/kir/attention.c) and its backward (codegen/kir/attention_bw.c,
