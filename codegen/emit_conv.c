@@ -42,12 +42,6 @@
 
 static int64_t mini(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t maxi(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t cdiv(int64_t a, int64_t b) { /* ceil(a / b), b > 0 */
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-static int64_t fdiv(int64_t a, int64_t b) { /* floor(a / b), b > 0 */
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
 
 /* ---- arguments ------------------------------------------------------------- */
 
@@ -206,7 +200,7 @@ typedef struct pp {
 
 static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t st, int64_t dil, bool ceil) {
   int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? st - 1 : 0);
-  int64_t o = fdiv(num, st) + 1;
+  int64_t o = lw_fdiv(num, st) + 1;
   if (ceil && (o - 1) * st >= in + pad) o--;
   return o;
 }
@@ -247,8 +241,8 @@ static bool pool_geo(const trnc_graph *g, const trnc_node *n, const trnc_type *x
  * [a, b] (o*s + k*d - pad in [a, b]); empty if *ohi < *olo. */
 static void tap_range(int64_t lo, int64_t hi, int64_t s, int64_t kd, int64_t pad, int64_t a, int64_t b,
                       int64_t *olo, int64_t *ohi) {
-  *olo = maxi(lo, cdiv(a + pad - kd, s));
-  *ohi = mini(hi, fdiv(b + pad - kd, s));
+  *olo = maxi(lo, lw_cdiv(a + pad - kd, s));
+  *ohi = mini(hi, lw_fdiv(b + pad - kd, s));
 }
 
 /* Plane tiles: (n, c0, np). Planes merge across n when every tv allows. */
@@ -508,8 +502,8 @@ static trnc_status emit_pool_bwd(lw *L, const trnc_node *n) {
       lw_tile *b = lw_pool_next(&band);
       trnc_nc_ap bf = tap1(b, np, 0, TRNC_F32, ihc * p.W);
       if ((st = memset_ap(L, TRNC_NC_GPSIMD, b, bf, 0.0f))) return st;
-      int64_t oh_lo = maxi(0, cdiv(ih0 + p.pad[0] - (p.KH - 1) * p.d[0], p.s[0]));
-      int64_t oh_hi = mini(p.OH - 1, fdiv(ih0 + ihc - 1 + p.pad[0], p.s[0]));
+      int64_t oh_lo = maxi(0, lw_cdiv(ih0 + p.pad[0] - (p.KH - 1) * p.d[0], p.s[0]));
+      int64_t oh_hi = mini(p.OH - 1, lw_fdiv(ih0 + ihc - 1 + p.pad[0], p.s[0]));
       if (oh_hi >= oh_lo) {
         int64_t nr = oh_hi - oh_lo + 1;
         lw_tile *d = lw_pool_next(&dyp), *ii = is_max ? lw_pool_next(&ixp) : NULL;

@@ -71,6 +71,11 @@ typedef struct lw {
 trnc_status lw_fail(lw *L, const trnc_node *n, trnc_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** ceil(a / b) and floor(a / b) for b > 0 and a of either sign (window
+ *  bounds of convolution and pooling tiles). */
+static inline int64_t lw_cdiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+static inline int64_t lw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 /* ---- kernels, tiles, emission ----------------------------------------- */
 /** Starts a new kernel named after node n (or `name`). */
 trnc_status lw_kernel_begin(lw *L, const char *name);

@@ -80,35 +80,14 @@ enum { T_X, T_W, T_OUT, T_BIAS };
 
 static int64_t mini(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t maxi(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t cdiv(int64_t a, int64_t b) { /* ceil(a / b), b > 0 */
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-static int64_t fdiv(int64_t a, int64_t b) { /* floor(a / b), b > 0 */
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
 
 /* ==== geometry ======================================================================= */
 
-/* An int list of 0 (-> dflt), 1 (broadcast) or sp entries into v[sp]. */
-static bool slist(const trnc_node *n, uint32_t i, int sp, int64_t dflt, int64_t *v) {
+/* Entry j of int-list argument i (a bare int: every entry; the shape rule
+ * checked the list's length). */
+static int64_t spatial(const trnc_node *n, uint32_t i, int j, int64_t dflt) {
   const trnc_arg *a = trnc_node_arg(n, i);
-  int64_t tmp[4];
-  int k = 0;
-  if (!a || a->kind == TRNC_ARG_NONE) {
-    k = 0;
-  } else if (a->kind == TRNC_ARG_INT) {
-    tmp[0] = a->u.i;
-    k = 1;
-  } else if (a->kind == TRNC_ARG_LIST && a->u.list.n <= 4) {
-    for (uint32_t j = 0; j < a->u.list.n; j++) {
-      if (a->u.list.items[j].kind != TRNC_ARG_INT) return false;
-      tmp[k++] = a->u.list.items[j].u.i;
-    }
-  } else {
-    return false;
-  }
-  for (int j = 0; j < sp; j++) v[j] = k == 0 ? dflt : k == 1 ? tmp[0] : tmp[j];
-  return k <= 1 || k == sp;
+  return a && a->kind == TRNC_ARG_INT ? a->u.i : trnc_arg_spatial(n, i, j, dflt);
 }
 
 /* Output-mask entry k of convolution_backward (default true). */
@@ -143,9 +122,11 @@ static bool conv_geo(const trnc_graph *g, const trnc_node *n, cgeo *q) {
   memset(q, 0, sizeof *q);
   q->sp = x->rank - 2;
   int64_t st[2], pd[2], dl[2];
-  if (!slist(n, (uint32_t)ast, q->sp, 1, st) || !slist(n, (uint32_t)ast + 1, q->sp, 0, pd) ||
-      !slist(n, (uint32_t)ast + 2, q->sp, 1, dl))
-    return false;
+  for (int j = 0; j < q->sp; j++) {
+    st[j] = spatial(n, (uint32_t)ast, j, 1);
+    pd[j] = spatial(n, (uint32_t)ast + 1, j, 0);
+    dl[j] = spatial(n, (uint32_t)ast + 2, j, 1);
+  }
   q->G = trnc_arg_int(n, bw ? 9 : 8, 1);
   q->N = x->shape[0];
   q->C = x->shape[1];
@@ -460,8 +441,8 @@ static trnc_status load_band(lw *L, const sched *S, lw_tile *bt, int64_t ct, int
   const conv_band *b = S->b;
   const kir_tensor *X = S->X;
   int64_t bh = S->t.bh, bw = S->t.bw;
-  int64_t h_lo = maxi(0, cdiv(vh0, b->up[0])), h_hi = mini(b->H - 1, fdiv(vh0 + bh - 1, b->up[0]));
-  int64_t w_lo = maxi(0, cdiv(vw0, b->up[1])), w_hi = mini(b->W - 1, fdiv(vw0 + bw - 1, b->up[1]));
+  int64_t h_lo = maxi(0, lw_cdiv(vh0, b->up[0])), h_hi = mini(b->H - 1, lw_fdiv(vh0 + bh - 1, b->up[0]));
+  int64_t w_lo = maxi(0, lw_cdiv(vw0, b->up[1])), w_hi = mini(b->W - 1, lw_fdiv(vw0 + bw - 1, b->up[1]));
   int64_t nr = h_hi - h_lo + 1, nc = w_hi - w_lo + 1;
   bool full = b->up[0] == 1 && b->up[1] == 1 && vh0 >= 0 && vw0 >= 0 && vh0 + bh <= b->H && vw0 + bw <= b->W;
   trnc_status st;

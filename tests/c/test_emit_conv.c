@@ -1,5 +1,6 @@
 /*
- * test_emit_conv.c — codegen/emit_conv.c end to end: FX graphs built with
+ * test_emit_conv.c — convolution (codegen/kir/conv.c) and pooling
+ * (codegen/emit_conv.c) end to end: FX graphs built with
  * the tu_fx builder are imported, scanned (check_lowerable), legalized,
  * compiled to a NeuronCore program (verified by trnc_compile) and run on the
  * simulator (trnc_compiled_run); results are compared with plain C
