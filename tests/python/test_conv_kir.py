@@ -99,8 +99,18 @@ def test_conv2d_bf16():
     _check(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), x, w, b, rtol=1.6e-2, atol=3e-2)
 
 
-def test_conv2d_too_many_channels_refused():
+@pytest.mark.parametrize("shapes,kw,why", [
+    (((1, 4097, 1, 1), (2, 4097, 1, 1)), {}, "more than 4096 channels per group"),
+    (((1, 384, 7, 7), (128, 384, 7, 7)), {"padding": 3}, "one 128-channel tile exceed 65536 bytes"),
+    (((1, 1, 1, 12500), (1, 1, 1, 3)), {"dilation": 6200}, "spans more than 12288 input elements"),
+])
+def test_conv2d_limits_refused(shapes, kw, why):
+    """Forms outside the conv kernels' tiles fail with the limit they pass
+    (the op table's check), before any code is generated."""
     torch._dynamo.reset()
-    x, w = torch.randn(1, 4097, 1, 1), torch.randn(2, 4097, 1, 1)
-    with pytest.raises(trnc.UnsupportedOperatorError, match="aten.convolution.default"):
-        torch.compile(lambda x, w: F.conv2d(x, w), backend="neuron", dynamic=False)(x, w)
+    x, w = (torch.randn(*s) for s in shapes)
+    with pytest.raises(Exception) as info:
+        torch.compile(lambda x, w: F.conv2d(x, w, **kw), backend="neuron", dynamic=False)(x, w)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    assert why in str(err)
