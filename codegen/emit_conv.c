@@ -86,29 +86,7 @@ static t4 pool_strides(const trnc_type *t) {
 
 static trnc_nc_ap hbm_ap(const lw_tv *tv, int64_t off, int64_t np, int64_t pstride, int nf,
                          const trnc_nc_dim *f) {
-  trnc_nc_ap ap;
-  memset(&ap, 0, sizeof ap);
-  ap.mem = TRNC_NC_MEM_HBM;
-  ap.dtype = (uint8_t)tv->t.dtype;
-  ap.buffer = tv->buffer;
-  ap.offset = off * lw_esize(tv->t.dtype);
-  ap.partitions = (int32_t)np;
-  ap.partition_stride = np > 1 ? pstride : 0;
-  /* drop count-1 dims and merge dims contiguous with their inner neighbour
-   * (fewer, longer DMA runs) */
-  int k = 0;
-  for (int i = 0; i < nf; i++) {
-    if (f[i].count == 1) continue;
-    if (k > 0 && ap.free[k - 1].stride == f[i].stride * f[i].count) {
-      ap.free[k - 1].stride = f[i].stride;
-      ap.free[k - 1].count *= f[i].count;
-      continue;
-    }
-    ap.free[k++] = f[i];
-  }
-  if (k == 0) ap.free[k++] = (trnc_nc_dim){1, 1};
-  ap.nfree = (uint8_t)k;
-  return ap;
+  return lw_hbm_dims(tv->buffer, tv->t.dtype, off, np, pstride, nf, f);
 }
 
 /* Tile AP with free dims f (strides in elements) starting at element eoff. */

@@ -167,6 +167,14 @@ typedef struct lw_tile_pos {
 trnc_nc_ap lw_hbm_ap(const lw_space *s, int op, int32_t buffer, trnc_dtype dt,
                      const lw_tile_pos *tp);
 
+/** HBM access pattern of `buffer` (dtype dt) from element off: np
+ *  partitions pstride elements apart, free dims f[0..nf) (element strides,
+ *  outer to inner; nf <= TRNC_NC_MAX_FREE), dims of count 1 dropped and
+ *  dims contiguous with their inner neighbour merged (fewer, longer DMA
+ *  runs). */
+trnc_nc_ap lw_hbm_dims(int32_t buffer, trnc_dtype dt, int64_t off, int64_t np, int64_t pstride, int nf,
+                       const trnc_nc_dim *f);
+
 /** Calls fn for every tile of space s. Partition dim: chosen by the tiler
  *  among dims [0, first_free) (the largest), free dims: [first_free, rank)
  *  (at most 4; more are looped), innermost free dim chunked so a tile holds

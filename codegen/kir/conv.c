@@ -180,34 +180,20 @@ static void ig_extents(const cgeo *q, bool grad_input, int64_t *e, conv_band *b)
   e[A_N] = q->N;
   e[A_KH] = q->KH;
   e[A_KW] = q->KW;
-  if (!grad_input) {
-    e[A_O] = q->O / q->G;
-    e[A_C] = q->C / q->G;
-    e[A_OH] = q->OH;
-    e[A_OW] = q->OW;
-    b->H = q->H;
-    b->W = q->W;
-    for (int j = 0; j < 2; j++) {
-      b->up[j] = 1;
-      b->s[j] = q->s[j];
-      b->d[j] = q->d[j];
-      b->pad[j] = q->pad[j];
-    }
-    return;
-  }
-  e[A_O] = q->C / q->G;
-  e[A_C] = q->O / q->G;
-  e[A_OH] = q->H;
-  e[A_OW] = q->W;
-  b->H = q->OH;
-  b->W = q->OW;
+  bool gi = grad_input; /* contraction and result channels, input and output positions swap */
+  e[A_O] = (gi ? q->C : q->O) / q->G;
+  e[A_C] = (gi ? q->O : q->C) / q->G;
+  e[A_OH] = gi ? q->H : q->OH;
+  e[A_OW] = gi ? q->W : q->OW;
+  b->H = gi ? q->OH : q->H;
+  b->W = gi ? q->OW : q->W;
+  int64_t k[2] = {q->KH, q->KW};
   for (int j = 0; j < 2; j++) {
-    b->up[j] = q->s[j];
-    b->s[j] = 1;
+    b->up[j] = gi ? q->s[j] : 1;
+    b->s[j] = gi ? 1 : q->s[j];
     b->d[j] = q->d[j];
+    b->pad[j] = gi ? q->d[j] * (k[j] - 1) - q->pad[j] : q->pad[j];
   }
-  b->pad[0] = q->d[0] * (q->KH - 1) - q->pad[0];
-  b->pad[1] = q->d[1] * (q->KW - 1) - q->pad[1];
 }
 
 /* ==== the tiling (also the limits) ================================================ */
@@ -364,29 +350,7 @@ static const char *build_gw(lw *L, kconv *c, const trnc_node *n, const cgeo *q, 
 
 static trnc_nc_ap hbm_ap(const kir_tensor *T, int64_t off, int64_t np, int64_t pstride, int nf,
                          const trnc_nc_dim *f) {
-  trnc_nc_ap ap;
-  memset(&ap, 0, sizeof ap);
-  ap.mem = TRNC_NC_MEM_HBM;
-  ap.dtype = (uint8_t)T->dtype;
-  ap.buffer = T->buffer;
-  ap.offset = off * lw_esize(T->dtype);
-  ap.partitions = (int32_t)np;
-  ap.partition_stride = np > 1 ? pstride : 0;
-  /* drop count-1 dims and merge dims contiguous with their inner neighbour
-   * (fewer, longer DMA runs) */
-  int k = 0;
-  for (int i = 0; i < nf; i++) {
-    if (f[i].count == 1) continue;
-    if (k > 0 && ap.free[k - 1].stride == f[i].stride * f[i].count) {
-      ap.free[k - 1].stride = f[i].stride;
-      ap.free[k - 1].count *= f[i].count;
-      continue;
-    }
-    ap.free[k++] = f[i];
-  }
-  if (k == 0) ap.free[k++] = (trnc_nc_dim){1, 1};
-  ap.nfree = (uint8_t)k;
-  return ap;
+  return lw_hbm_dims(T->buffer, T->dtype, off, np, pstride, nf, f);
 }
 
 /* Tile AP with free dims f (strides in elements) starting at element eoff. */

@@ -16,27 +16,9 @@ import torch.nn.functional as F
 import trnc
 
 from conftest import has_extension
+from test_conv_decomp import _check
 
 pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
-
-
-def _check(fn, *args, rtol=1e-4, atol=1e-4, grad=True):
-    torch._dynamo.reset()
-    trnc.reset()
-    want_in = [a.detach().clone().requires_grad_(grad) for a in args]
-    got_in = [a.detach().clone().requires_grad_(grad) for a in args]
-    want = fn(*want_in)
-    got = torch.compile(fn, backend="neuron", dynamic=False)(*got_in)
-    torch.testing.assert_close(got, want, rtol=rtol, atol=atol)
-    if not grad:
-        return
-    g = torch.randn_like(want)
-    want.backward(g)
-    got.backward(g)
-    s = trnc.stats()
-    assert s["forward"] == 1 and s["backward"] == 1, s
-    for a, b in zip(got_in, want_in):
-        torch.testing.assert_close(a.grad, b.grad, rtol=rtol, atol=atol)
 
 
 @pytest.mark.parametrize("cin,cout", [(127, 129), (128, 128), (129, 127)])
