@@ -12,9 +12,10 @@
  *     the view.
  *  3. Fusion: consecutive elementwise nodes with the same output shape, and
  *     a reduction of their last value, form one kernel, built and scheduled
- *     as kernel IR (codegen/kir/). Matmuls (kir/matmul.c) and the other
- *     families (codegen/families.c: kir data movement and scatters,
- *     emit_data.c's accumulations, emit_conv.c) get kernels of their own.
+ *     as kernel IR (codegen/kir/). Matmuls (kir/matmul.c), convolutions
+ *     (kir/conv.c) and the other families (codegen/families.c: kir data
+ *     movement and scatters, emit_data.c's accumulations, emit_conv.c's
+ *     pooling) get kernels of their own.
  *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
  *     first-fit with reuse once a value (and every view of it) is dead.
  *  5. The program is verified against the target's hardware rules and

@@ -71,6 +71,11 @@ typedef struct lw {
 trnc_status lw_fail(lw *L, const trnc_node *n, trnc_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** ceil(a / b) and floor(a / b) for b > 0 and a of either sign (window
+ *  bounds of convolution and pooling tiles). */
+static inline int64_t lw_cdiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+static inline int64_t lw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 /* ---- kernels, tiles, emission ----------------------------------------- */
 /** Starts a new kernel named after node n (or `name`). */
 trnc_status lw_kernel_begin(lw *L, const char *name);
@@ -162,6 +167,14 @@ typedef struct lw_tile_pos {
 trnc_nc_ap lw_hbm_ap(const lw_space *s, int op, int32_t buffer, trnc_dtype dt,
                      const lw_tile_pos *tp);
 
+/** HBM access pattern of `buffer` (dtype dt) from element off: np
+ *  partitions pstride elements apart, free dims f[0..nf) (element strides,
+ *  outer to inner; nf <= TRNC_NC_MAX_FREE), dims of count 1 dropped and
+ *  dims contiguous with their inner neighbour merged (fewer, longer DMA
+ *  runs). */
+trnc_nc_ap lw_hbm_dims(int32_t buffer, trnc_dtype dt, int64_t off, int64_t np, int64_t pstride, int nf,
+                       const trnc_nc_dim *f);
+
 /** Calls fn for every tile of space s. Partition dim: chosen by the tiler
  *  among dims [0, first_free) (the largest), free dims: [first_free, rank)
  *  (at most 4; more are looped), innermost free dim chunked so a tile holds
@@ -205,10 +218,16 @@ trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *
  *  index_put with accumulate, scatter_add; and the functional copy_. */
 bool lw_data_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_data_emit(lw *L, const trnc_node *n);
-/** Convolution (+ backward) on TensorE and max/avg/adaptive pooling (+ backward)
- *  on VectorE (emit_conv.c). */
+/** Max/avg/adaptive pooling (+ backward) on VectorE (emit_conv.c). */
 bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);
+/** Convolution (1-D/2-D, not transposed) and its backward (grad_input,
+ *  grad_weight; the bias gradient is a decomposition) as kernel-IR conv
+ *  kernels on TensorE (codegen/kir/conv.c): `handles` is true within the
+ *  limits the op table names (float dtypes, input band, channels, weight
+ *  tile); `emit` fails with TRNC_ERR_INTERNAL for an operand not in HBM. */
+bool lw_convolution_handles(const trnc_graph *g, const trnc_node *n);
+trnc_status lw_convolution_emit(lw *L, const trnc_node *n);
 
 /** Scaled-dot-product attention forward as one flash-attention kernel
  *  (codegen/kir/attention.c) and its backward (codegen/kir/attention_bw.c,

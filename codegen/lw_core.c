@@ -375,6 +375,31 @@ int64_t lw_tile_free_elems(const lw_tile_pos *tp) {
   return n;
 }
 
+trnc_nc_ap lw_hbm_dims(int32_t buffer, trnc_dtype dt, int64_t off, int64_t np, int64_t pstride, int nf,
+                       const trnc_nc_dim *f) {
+  trnc_nc_ap ap;
+  memset(&ap, 0, sizeof ap);
+  ap.mem = TRNC_NC_MEM_HBM;
+  ap.dtype = (uint8_t)dt;
+  ap.buffer = buffer;
+  ap.offset = off * lw_esize(dt);
+  ap.partitions = (int32_t)np;
+  ap.partition_stride = np > 1 ? pstride : 0;
+  int k = 0;
+  for (int i = 0; i < nf; i++) {
+    if (f[i].count == 1) continue;
+    if (k > 0 && ap.free[k - 1].stride == f[i].stride * f[i].count) {
+      ap.free[k - 1].stride = f[i].stride;
+      ap.free[k - 1].count *= f[i].count;
+      continue;
+    }
+    ap.free[k++] = f[i];
+  }
+  if (k == 0) ap.free[k++] = (trnc_nc_dim){1, 1};
+  ap.nfree = (uint8_t)k;
+  return ap;
+}
+
 trnc_nc_ap lw_hbm_ap(const lw_space *s, int op, int32_t buffer, trnc_dtype dt,
                      const lw_tile_pos *tp) {
   trnc_nc_ap ap;

@@ -99,7 +99,7 @@ typedef enum trnc_op {
 /* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
  * per depth tap of its kernel: the most depth taps it is lowered for. */
 #define TRNC_CONV_MAX_DEPTH_TAPS 64
-/* The convolution emitter's tiles (codegen/emit_conv.c), stated in the
+/* The convolution kernels' tiles (codegen/kir/conv.c), stated in the
  * limits text: an input band's elements per partition, input channels per
  * group (32 contraction tiles of 128), bytes of one weight tile. */
 #define TRNC_CONV_BAND_MAX 12288

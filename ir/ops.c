@@ -213,6 +213,42 @@ static const char *check_softmax(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* Entry j of int-list argument i of n (a bare int: every entry). */
+static int64_t spatial_at(const trnc_node *n, uint32_t i, int j, int64_t dflt) {
+  const trnc_arg *a = arg(n, i);
+  return a && a->kind == TRNC_ARG_INT ? a->u.i : trnc_arg_spatial(n, i, j, dflt);
+}
+
+/* The tiles of a 1-D/2-D convolution kernel (codegen/kir/conv.c, whose
+ * tiling succeeds exactly within them): the input band of one output
+ * position (the dilated window) within TRNC_CONV_BAND_MAX elements; for
+ * the forward and the input gradient, the contraction channels of a group
+ * within TRNC_CONV_MAX_CIN and the weights of every tap of one
+ * 128-channel tile within TRNC_CONV_WTILE_MAX bytes. cin, cout: the
+ * contraction and result channels of a group. */
+static const char *conv_tiles(const trnc_type *w, int sp, const trnc_node *n, uint32_t a_dil, int64_t cin,
+                              int64_t cout, bool contraction) {
+  int64_t kh = sp == 2 ? w->shape[2] : 1, kw = w->shape[w->rank - 1];
+  int64_t dh = sp == 2 ? spatial_at(n, a_dil, 0, 1) : 1, dw = spatial_at(n, a_dil, sp - 1, 1);
+  if (((kh - 1) * dh + 1) * ((kw - 1) * dw + 1) > TRNC_CONV_BAND_MAX)
+    return "convolution window (with dilation) spans more than " TRNC_XSTR(TRNC_CONV_BAND_MAX) " input elements";
+  if (!contraction) return NULL;
+  if (cin > TRNC_CONV_MAX_CIN)
+    return "convolution contracts more than " TRNC_XSTR(TRNC_CONV_MAX_CIN) " channels per group";
+  int64_t tiles = (cin + 127) / 128, o = cout < 128 ? cout : 128;
+  if (tiles * kh * kw * o * 4 > TRNC_CONV_WTILE_MAX)
+    return "convolution weights of one 128-channel tile exceed " TRNC_XSTR(TRNC_CONV_WTILE_MAX) " bytes "
+           "(channel tiles x taps x 4 bytes per output channel)";
+  return NULL;
+}
+
+/* Output-mask entry k of convolution_backward (default true). */
+static bool conv_mask(const trnc_node *n, int k) {
+  const trnc_arg *m = arg(n, 10);
+  return !(m && m->kind == TRNC_ARG_LIST && (uint32_t)k < m->u.list.n &&
+           m->u.list.items[k].kind == TRNC_ARG_BOOL && !m->u.list.items[k].u.b);
+}
+
 /* Convolutions lowered directly are 1-D/2-D and not transposed; the
  * decomposition of the rest (passes/decomp_conv.c) computes a transposed
  * convolution as the input gradient of the convolution it transposes, which
@@ -230,7 +266,20 @@ static const char *check_conv(const trnc_graph *g, const trnc_node *n) {
       return "3-D convolution with a kernel depth above " TRNC_XSTR(TRNC_CONV_MAX_DEPTH_TAPS) " is not lowered (trnc sums one 2-D "
              "convolution per depth tap)";
   }
-  if (tr && tr->kind == TRNC_ARG_BOOL && tr->u.b && op && op->kind == TRNC_ARG_LIST) {
+  bool transposed = tr && tr->kind == TRNC_ARG_BOOL && tr->u.b;
+  if (!transposed && x && w && x->kind == TRNC_ARG_VALUE && w->kind == TRNC_ARG_VALUE) {
+    const trnc_type *xt = trnc_ref_type(g, x->u.ref), *wt = trnc_ref_type(g, w->u.ref);
+    int64_t groups = trnc_arg_int(n, bw ? 9 : 8, 1);
+    if ((xt->rank == 3 || xt->rank == 4) && wt->rank == xt->rank && groups >= 1 && wt->shape[0] % groups == 0) {
+      int64_t cg = wt->shape[1], og = wt->shape[0] / groups;
+      uint32_t a_dil = bw ? 6 : 5;
+      const char *why = !bw || conv_mask(n, 0)
+                            ? conv_tiles(wt, xt->rank - 2, n, a_dil, bw ? og : cg, bw ? cg : og, true)
+                            : conv_tiles(wt, xt->rank - 2, n, a_dil, cg, og, false);
+      if (why) return why;
+    }
+  }
+  if (transposed && op && op->kind == TRNC_ARG_LIST) {
     for (uint32_t j = 0; j < op->u.list.n; j++)
       if (op->u.list.items[j].u.i >= trnc_arg_spatial(n, bw ? 4 : 3, (int)j, 1))
         return "transposed convolution with output_padding >= stride (possible with dilation) is "

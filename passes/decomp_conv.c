@@ -1,7 +1,7 @@
 /*
  * decomp_conv.c — transposed and 3-D convolutions (forward and backward)
  * rewritten into the 1-D/2-D convolutions the code generator lowers on
- * TensorE (codegen/emit_conv.c). See decompose.h for the builder.
+ * TensorE (codegen/kir/conv.c). See decompose.h for the builder.
  *
  * Three primitives of a (non-transposed) convolution y = conv(x, w) with
  * stride s, padding p, dilation d and groups g; x [N, C, *in], w [O, C/g,

@@ -460,7 +460,7 @@ const char *kir_verify(const kir_kernel *k) {
       case KIR_MATMUL: {
         int nred = 0;
         for (int a = 0; a < k->naxes; a++) nred += (k->raxes >> a) & 1;
-        if (nred != 1) return "a matmul contracts the kernel's one reduction axis";
+        if (nred < 1) return "a matmul contracts the kernel's reduction axes";
         if (axes_of(k, o->src[0]) != all_axes(k) || axes_of(k, o->src[1]) != all_axes(k))
           return "a matmul's operands span every axis";
         if (ax != (all_axes(k) & ~k->raxes)) return "a matmul's result spans the space axes";

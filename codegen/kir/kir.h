@@ -52,12 +52,16 @@
  * running state. They are scheduled by codegen/kir/attention.c
  * (kir_emit_seq), not by emit.c's map/reduce layouts.
  *   %v = matmul %a, %b      %a . %b on TensorE: both over every axis,
- *                           contracted along the one reduction axis; %v
+ *                           contracted along the reduction axes; %v
  *                           (fp32, PSUM) over the space axes. A matmul
  *                           kernel (codegen/kir/matmul.c) has axes
  *                           [batch..., M, N, K]: loads of A (stride 0 along
  *                           N) and B (stride 0 along M), the matmul, an
- *                           epilogue of elementwise ops and a store.
+ *                           epilogue of elementwise ops and a store (its
+ *                           one reduction axis K). A convolution kernel (codegen/kir/conv.c) has
+ *                           axes [G, N, O, OH, OW, C, KH, KW] and contracts
+ *                           several of them (channels and taps, or output
+ *                           positions for grad_weight) into one PSUM bank.
  *   %v = gather T, %i       row %i of table T (one i32 index per partition,
  *                           constant along the tile's free axes: a DMA gather,
  *                           whose range check reports an index outside
@@ -231,8 +235,8 @@ bool kir_matmul(kir_kernel *k, int tensor, int a);
 /** The colsum op: the sum of a (over every axis) over the space axes into
  *  tensor (strides 0 on the space axes); false when full or a is -1. */
 bool kir_colsum(kir_kernel *k, int tensor, int a);
-/** The matmul op: a . b (both over every axis) contracted along the one
- *  reduction axis, an fp32 value over the space axes; -1 when full. */
+/** The matmul op: a . b (both over every axis) contracted along the
+ *  kernel's reduction axes, an fp32 value over the space axes; -1 when full. */
 int kir_matmul2(kir_kernel *k, int a, int b);
 
 /* Kernels with a sequential axis (k->seq set after kir_init). */

@@ -1,5 +1,5 @@
 """convolution_backward asking for the bias gradient: split by
-passes/decomp_conv.c into its dx and dw nodes (TensorE, codegen/emit_conv.c)
+passes/decomp_conv.c into its dx and dw nodes (TensorE, codegen/kir/conv.c)
 and a kernel-IR column sum of grad_output, at real sizes — 127/128/129
 output channels, more than 512 output positions, stride, dilation, padding,
 groups, 1-D and 2-D, bf16 — against eager (and the dx/dw results of the
