@@ -107,3 +107,16 @@ def test_max_pool2d_nan_window_and_all_padding_taps():
     x[0, 1, 2, 2] = float("nan")
     x[0, 2] = torch.arange(25.0).view(5, 5)
     _forward(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=5, stride=1, padding=2),           # 25 taps: several kernels
+                                dict(kernel_size=4, stride=3, padding=2, dilation=2, ceil_mode=True),
+                                dict(kernel_size=6, stride=2, padding=3)])           # 36 taps: one VectorE kernel
+def test_max_pool2d_long_windows_indices_exact(kw):
+    x = _ties((1, 129, 23, 21), seed=5, nan=True)
+    _forward(lambda t: F.max_pool2d(t, return_indices=True, **kw), x)
+
+
+def test_max_pool2d_bf16_indices_exact():
+    x = _ties((2, 127, 17, 19), seed=9, nan=True, dtype=torch.bfloat16)
+    _forward(lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=True, return_indices=True), x)
