@@ -1,27 +1,40 @@
 /*
- * decomp_pool2d.c — adaptive average pooling over two dims whose windows
- * tile the input, and the global pool's backward, as ops the kernel IR
- * lowers (its other forms, and max/avg pooling, stay on codegen/emit_conv.c's
- * VectorE kernel: see decomp_pool2d_lowered_directly).
+ * decomp_pool2d.c — 2-D pooling forms as ops the kernel IR lowers: max
+ * pooling with indices, stride-1 average pooling, adaptive average pooling
+ * whose windows tile the input, and the global pool's backward (the other
+ * forms, and the max/avg backward ops, stay on codegen/emit_conv.c's VectorE
+ * kernel: see decomp_pool2d_lowered_directly).
  *
- * Windows [floor(i*L/O), ceil((i+1)*L/O)) tile the input when O divides L:
- * the input seen [.., OH, kh, OW, kw] summed over the window dims (a kernel-IR
- * reduction, fused with the input's producer), / kh / kw (eager's order);
- * the backward repeats grad_output / kh / kw over each window (the 3-D
- * decomposition's planes use the same builders).
+ * Max/avg windows: spatial dim j of the input [.., H, W] (size L, output O,
+ * kernel k, stride s, padding p, dilation d) is padded (constant_pad_nd) by
+ * p before and by max(0, (O-1)*s + (k-1)*d + 1 - p - L) after (ceil_mode's
+ * last window), so tap t of every output position is the view
+ * slice(xp, j, t*d, t*d + (O-1)*s + 1, s) — an access map, no copy; the
+ * taps of one window share one span load per partition in the kernel
+ * (codegen/kir/emit.c), read as strided views on chip.
+ *   max:  pad -inf; acc = tap (0, 0); for the other taps in (kh, kw) order
+ *         upd = v > acc || isnan(v), acc = where(upd, v, acc), off =
+ *         where(upd, the tap's offset from the window's origin, off) (float32:
+ *         exact, planes below 2^24 elements); index = origin + off, or the
+ *         window's first valid tap where off is 0 (eager's initial index):
+ *         eager's CPU loop exactly (ties keep the first index, a NaN wins).
+ *   avg:  pad 0; the float32 sum of the taps in (kh, kw) order over eager's
+ *         divisor (divisor_override, or the window's size inside the padded
+ *         input or, count_include_pad = False, inside the input; a constant
+ *         table when it varies).
+ * Est. trn2 against the VectorE kernel: 3x3/2 pad-1 max over [8, 64, 112,
+ * 112] 1.78 -> 1.90 ms, over [8, 64, 56, 56] 0.456 -> 0.490 ms (the padded
+ * copy: 0.055 ms of it), 3x3/1 1.629 -> 1.634 ms, 2x2 0.172 -> 0.174 ms;
+ * 3x3/1 pad-1 avg 0.424 -> 0.308 ms, but strided avg windows 9-15 % slower
+ * (0.120 -> 0.130 ms at 3x3/2 pad 1, 0.068 -> 0.078 ms at 2x2), so those
+ * stay on the VectorE kernel. A padding fill on chip (the span tile set to
+ * the pad value, only its in-bounds part loaded) would remove the copy.
  *
- * Strided max/avg windows through the kernel IR (tried: taps as strided
- * views of the padded input) were slower than the VectorE kernel at real
- * sizes — a stride-s view is a DMA of one element per descriptor — e.g.
- * 3x3/1 max pool over [8, 64, 56, 56]: forward 1.63 -> 2.70 ms, backward
- * 0.89 -> 3.01 ms, compile 0.07 -> 62 s; 3x3/2 over [8, 64, 112, 112]
- * forward 7.19 ms. Kernel-IR span loads (codegen/kir/emit.c: one contiguous
- * span per partition, the taps strided views of it on chip) now make the
- * taps cheap, but a padded window still needs the padded input in HBM
- * (constant_pad_nd: est. 0.84 ms over [8, 64, 56, 56]): the 3x3/2 pad-1 max
- * forward through taps is est. 1.14 ms against this kernel's 0.46 ms; a
- * padding fill on chip (the span tile set to the pad value, its in-bounds
- * part loaded) is the missing piece.
+ * Adaptive windows [floor(i*L/O), ceil((i+1)*L/O)) tile the input when O
+ * divides L: the input seen [.., OH, kh, OW, kw] summed over the window dims
+ * (a kernel-IR reduction, fused with the input's producer), / kh / kw
+ * (eager's order); the backward repeats grad_output / kh / kw over each
+ * window (the 3-D decomposition's planes use the same builders).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -171,12 +184,12 @@ trnc_ref trnc_db_avg_pool2d(trnc_db *b, trnc_ref x, const trnc_pool2d *q) {
   const trnc_type xt = *trnc_db_type(b, x);
   int64_t o[2];
   out_hw(&xt, q, o);
+  double d = 1;
+  trnc_ref dt = divisor(b, &xt, q, o, &d); /* before the taps: a constant would cut their kernel */
   trnc_ref *v = tap_views(b, pad_windows(b, x, q, o, 0.0), q, o);
   if (!v) return TRNC_NO_REF;
   trnc_ref acc = sum_views(b, v, q->k[0] * q->k[1]);
   free(v);
-  double d = 1;
-  trnc_ref dt = divisor(b, &xt, q, o, &d);
   return trnc_db_cast(b, divide(b, acc, dt, d), xt.dtype);
 }
 
@@ -353,8 +366,10 @@ bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n) {
       return x->rank < 2 || x->shape[x->rank - 2] * x->shape[x->rank - 1] >= (1 << 24) || taps < 1 ||
              taps > POOL2D_MAX_TAPS;
     }
-    case TRNC_OP_AVG_POOL2D:
-      return true;
+    case TRNC_OP_AVG_POOL2D: /* stride-1 windows (strided ones: est. 9-15 % slower, the padded input's copy) */
+      return trnc_arg_spatial(n, 2, 0, trnc_arg_spatial(n, 1, 0, 1)) != 1 ||
+             trnc_arg_spatial(n, 2, 1, trnc_arg_spatial(n, 1, 1, 1)) != 1 ||
+             trnc_arg_spatial(n, 1, 0, 1) * trnc_arg_spatial(n, 1, 1, 1) > POOL2D_MAX_TAPS;
     default:
       return false;
   }

@@ -1,7 +1,7 @@
 """2-D max/avg/adaptive-avg pooling and their gradients at real sizes, through
-both lowerings: adaptive windows tiling the input (and the global pool's
-backward) decomposed for the kernel IR (passes/decomp_pool2d.c), the rest on
-codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
+both lowerings: max pooling, stride-1 average pooling, adaptive windows tiling
+the input (and the global pool's backward) decomposed for the kernel IR
+(passes/decomp_pool2d.c), the rest on codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
 stride, dilation, padding, ceil_mode, count_include_pad, divisor_override,
 NaN/-inf and ties (values and indices exactly), channels-last inputs, bf16."""
 
@@ -120,3 +120,21 @@ def test_max_pool2d_long_windows_indices_exact(kw):
 def test_max_pool2d_bf16_indices_exact():
     x = _ties((2, 127, 17, 19), seed=9, nan=True, dtype=torch.bfloat16)
     _forward(lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=True, return_indices=True), x)
+
+
+AVG1 = [dict(kernel_size=5, stride=1, padding=2, count_include_pad=False),   # 25 taps
+        dict(kernel_size=3, stride=1, padding=1, divisor_override=7),
+        dict(kernel_size=(2, 4), stride=1, padding=(1, 2), ceil_mode=True),
+        dict(kernel_size=(1, 3), stride=1)]
+
+
+@pytest.mark.parametrize("kw", AVG1)
+@pytest.mark.parametrize("c", [127, 128, 129])
+def test_avg_pool2d_stride1(kw, c):
+    x = torch.randn(1, c, 19, 23, generator=torch.Generator().manual_seed(c))
+    _check_train(lambda t: F.avg_pool2d(t, **kw), x, 1e-5)
+
+
+def test_avg_pool2d_stride1_bf16():
+    x = torch.randn(2, 129, 17, 18, generator=torch.Generator().manual_seed(4)).bfloat16()
+    _check_train(lambda t: F.avg_pool2d(t, 3, 1, 1, count_include_pad=False), x, 2e-2)
