@@ -578,7 +578,9 @@ static bool broadcasts_to(const trnc_type *a, const trnc_type *b) {
  * (group_prefix keeps it only if nothing outside needs its value). */
 /* A group's share of one kernel's KIR_MAX_OPS / KIR_MAX_VALUES: an exact
  * int32 add, sub, multiply, bitwise op or shift is one kir op plus at most
- * one constant (codegen/kir/rules.c int_exact), anything else up to eight
+ * one constant (codegen/kir/rules.c int_exact), a comparison or test of
+ * floats, a logical op of bools or a where over floats at most two (a max
+ * pooling window's taps: five such nodes each), anything else up to eight
  * (a group held at most 24 such nodes). Philox's chains of int32 ops
  * (passes/decomp_random.c) fuse 64 nodes to a kernel this way. */
 #define GROUP_WEIGHT (24 * 8)

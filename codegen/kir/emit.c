@@ -34,6 +34,9 @@
  * span: vap, tile_view). Loads of one buffer with equal strides share the
  * first one's span when it covers them all (one DMA for every tap of a
  * window); a tile whose span does not fit falls back to the strided DMA.
+ * Loads stepping by 1 along rows with gaps between them take spans too when
+ * another load of the buffer has the same strides (the taps of a stride-1
+ * window: one DMA instead of one per tap and row).
  * Such kernels tile whole innermost rows and chunk the axis outside them
  * (span_tiles), so a span stays within its factor of the tile.
  * Tiles: every value has a pool of tiles (loads 3-deep, others 2-deep, so the
@@ -43,9 +46,10 @@
  * of its own.
  *
  * Instructions: load/store are DMAs on the round-robin queues; act runs on
- * ScalarE, tt/ts/copy/const/select/reduce on VectorE, except that a tt over
- * i32 values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
- * iota (both exact at any magnitude); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
+ * ScalarE, tt/ts/copy/select/reduce on VectorE, except that a tt over i32
+ * values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
+ * iota (both exact at any magnitude); a float const is a GpSimd memset (it
+ * reads nothing: it stays off VectorE's queue); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
  * over the (contiguous) tiles.
  */
 #include <stdlib.h>
