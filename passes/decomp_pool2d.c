@@ -363,7 +363,8 @@ bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_MAX_POOL2D: { /* indices exact in float32; a bounded chain of taps */
       const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
       int64_t taps = trnc_arg_spatial(n, 1, 0, 1) * trnc_arg_spatial(n, 1, 1, 1);
-      return x->rank < 2 || x->shape[x->rank - 2] * x->shape[x->rank - 1] >= (1 << 24) || taps < 1 ||
+      bool fl = x->dtype == TRNC_F32 || x->dtype == TRNC_BF16 || x->dtype == TRNC_F16; /* a -inf pad */
+      return !fl || x->rank < 2 || x->shape[x->rank - 2] * x->shape[x->rank - 1] >= (1 << 24) || taps < 1 ||
              taps > POOL2D_MAX_TAPS;
     }
     case TRNC_OP_AVG_POOL2D: /* stride-1 windows (strided ones: est. 9-15 % slower, the padded input's copy) */
