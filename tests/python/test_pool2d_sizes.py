@@ -138,3 +138,13 @@ def test_avg_pool2d_stride1(kw, c):
 def test_avg_pool2d_stride1_bf16():
     x = torch.randn(2, 129, 17, 18, generator=torch.Generator().manual_seed(4)).bfloat16()
     _check_train(lambda t: F.avg_pool2d(t, 3, 1, 1, count_include_pad=False), x, 2e-2)
+
+
+def test_max_pool2d_integer_input_refused():
+    # the taps' -inf padding is a float: an integer input is refused, not padded with garbage
+    x = torch.randint(-5, 5, (1, 3, 8, 8))
+    _fresh()
+    with pytest.raises(Exception) as info:
+        torch.compile(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), backend="neuron", dynamic=False)(x)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
