@@ -6,7 +6,9 @@
  * through their tvs with any strides. Element offsets and strides below are
  * in elements.
  *
- * Pooling: planes (n, c) on partitions (<= 128 per tile), spatial on the
+ * Pooling (the forms passes/decomp_pool2d.c leaves: max windows of more
+ * than 25 taps, strided average windows, the backward ops and adaptive
+ * windows that overlap): planes (n, c) on partitions (<= 128 per tile), spatial on the
  * free axis, fp32 compute. For each tap (kh, kw) the output positions whose
  * window tap falls inside the input form a rectangle; the tap's input
  * values are a strided view of the loaded rows, so padding never needs

@@ -579,16 +579,31 @@ static bool broadcasts_to(const trnc_type *a, const trnc_type *b) {
  * (group_prefix keeps it only if nothing outside needs its value). */
 /* A group's share of one kernel's KIR_MAX_OPS / KIR_MAX_VALUES: an exact
  * int32 add, sub, multiply, bitwise op or shift is one kir op plus at most
- * one constant (codegen/kir/rules.c int_exact), anything else up to eight
+ * one constant (codegen/kir/rules.c int_exact), a comparison or test of
+ * floats, a logical op of bools or a where over floats at most two (a max
+ * pooling window's taps: five such nodes each), anything else up to eight
  * (a group held at most 24 such nodes). Philox's chains of int32 ops
  * (passes/decomp_random.c) fuse 64 nodes to a kernel this way. */
 #define GROUP_WEIGHT (24 * 8)
+static bool float_dt(trnc_dtype dt) { return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16; }
+
 static int fusion_weight(const trnc_graph *g, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_ADD: case TRNC_OP_SUB: case TRNC_OP_MUL: case TRNC_OP_BITWISE_AND:
     case TRNC_OP_BITWISE_OR: case TRNC_OP_BITWISE_XOR: case TRNC_OP_BITWISE_NOT:
     case TRNC_OP_BITWISE_RIGHT_SHIFT_SCALAR:
       return vtype(g, n->outs[0])->dtype == TRNC_I32 ? 3 : 8;
+    /* a comparison of floats, a test or a where over floats is one tt, ts or
+     * select (a where's scalar: one const more) */
+    case TRNC_OP_EQ: case TRNC_OP_NE: case TRNC_OP_LT: case TRNC_OP_LE: case TRNC_OP_GT: case TRNC_OP_GE:
+    case TRNC_OP_EQ_SCALAR: case TRNC_OP_NE_SCALAR: case TRNC_OP_LT_SCALAR: case TRNC_OP_LE_SCALAR:
+    case TRNC_OP_GT_SCALAR: case TRNC_OP_GE_SCALAR: case TRNC_OP_ISNAN:
+      return n->args[0].kind == TRNC_ARG_VALUE && float_dt(vtype(g, n->args[0].u.ref)->dtype) ? 4 : 8;
+    case TRNC_OP_WHERE:
+      return float_dt(vtype(g, n->outs[0])->dtype) ? 4 : 8;
+    case TRNC_OP_LOGICAL_OR: case TRNC_OP_LOGICAL_AND:
+      return vtype(g, n->args[0].u.ref)->dtype == TRNC_BOOL && n->args[1].kind == TRNC_ARG_VALUE &&
+                     vtype(g, n->args[1].u.ref)->dtype == TRNC_BOOL ? 4 : 8;
     default: return 8;
   }
 }

@@ -124,7 +124,7 @@ int64_t lw_esize(trnc_dtype dt);
  * operands, its strides (elements; 0 = broadcast) and base offset. Built by
  * lw_space_* and tiled by lw_space_tiles().
  */
-#define LW_MAX_OPS 12
+#define LW_MAX_OPS 16 /* a 3x3 window's 9 taps, its 2 index tables and 2 results: one kernel */
 typedef struct lw_space {
   int rank;
   int64_t size[TRNC_MAX_RANK + 1];

@@ -265,7 +265,14 @@ static trnc_ref pool2d_of(trnc_db *b, const trnc_node *n, trnc_ref v, trnc_ref g
   trnc_arg args[8] = {V(v), trnc_db_ints(b, k, 2), trnc_db_ints(b, s, 2), trnc_db_ints(b, p, 2),
                       trnc_db_bool(trnc_arg_bool(n, a + 3, false)),
                       trnc_db_bool(trnc_arg_bool(n, a + 4, true)), override ? I(1) : NONE};
-  if (g == TRNC_NO_REF) return trnc_db_op(b, TRNC_OP_AVG_POOL2D, args, 7);
+  if (g == TRNC_NO_REF) {
+    trnc_node tmp = {.op = TRNC_OP_AVG_POOL2D, .args = args, .nargs = 7};
+    if (decomp_pool2d_lowered_directly(trnc_db_graph(b), &tmp)) return trnc_db_op(b, TRNC_OP_AVG_POOL2D, args, 7);
+    trnc_pool2d q = {.ceil = trnc_arg_bool(n, a + 3, false), .cip = trnc_arg_bool(n, a + 4, true),
+                     .override = override ? 1 : 0};
+    for (int j = 0; j < 2; j++) q.k[j] = k[j], q.s[j] = s[j], q.p[j] = p[j], q.d[j] = 1;
+    return trnc_db_avg_pool2d(b, v, &q);
+  }
   memmove(&args[1], &args[0], sizeof args[0] * 7);
   args[0] = V(g);
   return trnc_db_op(b, TRNC_OP_AVG_POOL2D_BACKWARD, args, 8);

@@ -1,27 +1,40 @@
 /*
- * decomp_pool2d.c — adaptive average pooling over two dims whose windows
- * tile the input, and the global pool's backward, as ops the kernel IR
- * lowers (its other forms, and max/avg pooling, stay on codegen/emit_conv.c's
- * VectorE kernel: see decomp_pool2d_lowered_directly).
+ * decomp_pool2d.c — 2-D pooling forms as ops the kernel IR lowers: max
+ * pooling with indices, stride-1 average pooling, adaptive average pooling
+ * whose windows tile the input, and the global pool's backward (the other
+ * forms, and the max/avg backward ops, stay on codegen/emit_conv.c's VectorE
+ * kernel: see decomp_pool2d_lowered_directly).
  *
- * Windows [floor(i*L/O), ceil((i+1)*L/O)) tile the input when O divides L:
- * the input seen [.., OH, kh, OW, kw] summed over the window dims (a kernel-IR
- * reduction, fused with the input's producer), / kh / kw (eager's order);
- * the backward repeats grad_output / kh / kw over each window (the 3-D
- * decomposition's planes use the same builders).
+ * Max/avg windows: spatial dim j of the input [.., H, W] (size L, output O,
+ * kernel k, stride s, padding p, dilation d) is padded (constant_pad_nd) by
+ * p before and by max(0, (O-1)*s + (k-1)*d + 1 - p - L) after (ceil_mode's
+ * last window), so tap t of every output position is the view
+ * slice(xp, j, t*d, t*d + (O-1)*s + 1, s) — an access map, no copy; the
+ * taps of one window share one span load per partition in the kernel
+ * (codegen/kir/emit.c), read as strided views on chip.
+ *   max:  pad -inf; acc = tap (0, 0); for the other taps in (kh, kw) order
+ *         upd = v > acc || isnan(v), acc = where(upd, v, acc), off =
+ *         where(upd, the tap's offset from the window's origin, off) (float32:
+ *         exact, planes below 2^24 elements); index = origin + off, or the
+ *         window's first valid tap where off is 0 (eager's initial index):
+ *         eager's CPU loop exactly (ties keep the first index, a NaN wins).
+ *   avg:  pad 0; the float32 sum of the taps in (kh, kw) order over eager's
+ *         divisor (divisor_override, or the window's size inside the padded
+ *         input or, count_include_pad = False, inside the input; a constant
+ *         table when it varies).
+ * Est. trn2 against the VectorE kernel: 3x3/2 pad-1 max over [8, 64, 112,
+ * 112] 1.78 -> 1.90 ms, over [8, 64, 56, 56] 0.456 -> 0.490 ms (the padded
+ * copy: 0.055 ms of it), 3x3/1 1.629 -> 1.634 ms, 2x2 0.172 -> 0.174 ms;
+ * 3x3/1 pad-1 avg 0.424 -> 0.308 ms, but strided avg windows 9-15 % slower
+ * (0.120 -> 0.130 ms at 3x3/2 pad 1, 0.068 -> 0.078 ms at 2x2), so those
+ * stay on the VectorE kernel. A padding fill on chip (the span tile set to
+ * the pad value, only its in-bounds part loaded) would remove the copy.
  *
- * Strided max/avg windows through the kernel IR (tried: taps as strided
- * views of the padded input) were slower than the VectorE kernel at real
- * sizes — a stride-s view is a DMA of one element per descriptor — e.g.
- * 3x3/1 max pool over [8, 64, 56, 56]: forward 1.63 -> 2.70 ms, backward
- * 0.89 -> 3.01 ms, compile 0.07 -> 62 s; 3x3/2 over [8, 64, 112, 112]
- * forward 7.19 ms. Kernel-IR span loads (codegen/kir/emit.c: one contiguous
- * span per partition, the taps strided views of it on chip) now make the
- * taps cheap, but a padded window still needs the padded input in HBM
- * (constant_pad_nd: est. 0.84 ms over [8, 64, 56, 56]): the 3x3/2 pad-1 max
- * forward through taps is est. 1.14 ms against this kernel's 0.46 ms; a
- * padding fill on chip (the span tile set to the pad value, its in-bounds
- * part loaded) is the missing piece.
+ * Adaptive windows [floor(i*L/O), ceil((i+1)*L/O)) tile the input when O
+ * divides L: the input seen [.., OH, kh, OW, kw] summed over the window dims
+ * (a kernel-IR reduction, fused with the input's producer), / kh / kw
+ * (eager's order); the backward repeats grad_output / kh / kw over each
+ * window (the 3-D decomposition's planes use the same builders).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,9 +42,81 @@
 
 #include "passes/decompose.h"
 
+/* Taps of a max pooling window decomposed here (5 graph ops each); larger
+ * windows stay on codegen/emit_conv.c's kernel. */
+#define POOL2D_MAX_TAPS 25
+
 #define V trnc_db_val
 #define I trnc_db_int
 #define NONE trnc_db_none()
+
+/* Output size of a pooled dim (eager's pooling_output_shape). */
+static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t st, int64_t dil, bool ceil) {
+  int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil ? st - 1 : 0);
+  int64_t o = (num >= 0 ? num / st : -((-num + st - 1) / st)) + 1;
+  if (ceil && (o - 1) * st >= in + pad) o--;
+  return o;
+}
+
+/* The geometry of pool2d node n: kernel_size at argument a, then stride,
+ * padding, (dilation if dil), ceil_mode. */
+static trnc_pool2d geometry(const trnc_node *n, uint32_t a, bool dil) {
+  trnc_pool2d q = {.ceil = trnc_arg_bool(n, a + (dil ? 4 : 3), false)};
+  for (int j = 0; j < 2; j++) {
+    q.k[j] = trnc_arg_spatial(n, a, j, 1);
+    q.s[j] = trnc_arg_spatial(n, a + 1, j, q.k[j]);
+    q.p[j] = trnc_arg_spatial(n, a + 2, j, 0);
+    q.d[j] = dil ? trnc_arg_spatial(n, a + 3, j, 1) : 1;
+  }
+  if (!dil) {
+    const trnc_arg *ov = trnc_node_arg(n, a + 5);
+    q.cip = trnc_arg_bool(n, a + 4, true);
+    q.override = ov && ov->kind == TRNC_ARG_INT ? ov->u.i : 0;
+  }
+  return q;
+}
+
+static void out_hw(const trnc_type *xt, const trnc_pool2d *q, int64_t *o) {
+  for (int j = 0; j < 2; j++)
+    o[j] = pool_out(xt->shape[xt->rank - 2 + j], q->k[j], q->p[j], q->s[j], q->d[j], q->ceil);
+}
+
+/* The pad value v as an argument of x's dtype class. */
+static trnc_arg pad_value(trnc_db *b, trnc_ref x, double v) {
+  trnc_dtype dt = trnc_db_type(b, x)->dtype;
+  return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16 ? trnc_db_float(v) : I((int64_t)v);
+}
+
+static trnc_ref pad2(trnc_db *b, trnc_ref x, const int64_t *lo, const int64_t *hi, double v) {
+  if (!lo[0] && !lo[1] && !hi[0] && !hi[1]) return x;
+  const int64_t pad[4] = {lo[1], hi[1], lo[0], hi[0]};
+  return DB(b, CONSTANT_PAD_ND, V(x), trnc_db_ints(b, pad, 4), pad_value(b, x, v));
+}
+
+/* x [.., H, W] padded for the windows of q with value v. */
+static trnc_ref pad_windows(trnc_db *b, trnc_ref x, const trnc_pool2d *q, const int64_t *o, double v) {
+  const trnc_type *t = trnc_db_type(b, x);
+  int64_t hi[2];
+  for (int j = 0; j < 2; j++) {
+    int64_t need = (o[j] - 1) * q->s[j] + (q->k[j] - 1) * q->d[j] + 1 - q->p[j] - t->shape[t->rank - 2 + j];
+    hi[j] = need > 0 ? need : 0;
+  }
+  return pad2(b, x, q->p, hi, v);
+}
+
+/* The view xp[.., start0 : start0 + (n0-1)*st0 + 1 : st0, start1 : ... : st1]. */
+static trnc_ref window(trnc_db *b, trnc_ref xp, const int64_t *start, const int64_t *n, const int64_t *st) {
+  int r = trnc_db_type(b, xp)->rank;
+  for (int j = 0; j < 2; j++)
+    xp = DB(b, SLICE, V(xp), I(r - 2 + j), I(start[j]), I(start[j] + (n[j] - 1) * st[j] + 1), I(st[j]));
+  return xp;
+}
+
+/* Tap (th, tw) of the windows of q over the padded input xp. */
+static trnc_ref tap(trnc_db *b, trnc_ref xp, const trnc_pool2d *q, const int64_t *o, int64_t th, int64_t tw) {
+  const int64_t start[2] = {th * q->d[0], tw * q->d[1]};
+  return window(b, xp, start, o, q->s);
+}
 
 static trnc_ref as_f32(trnc_db *b, trnc_ref x) {
   return trnc_db_type(b, x)->dtype == TRNC_F32 ? x : trnc_db_cast(b, x, TRNC_F32);
@@ -39,6 +124,143 @@ static trnc_ref as_f32(trnc_db *b, trnc_ref x) {
 
 static trnc_ref divide(trnc_db *b, trnc_ref x, trnc_ref dt, double d) {
   return dt != TRNC_NO_REF ? DB(b, DIV, V(x), V(dt)) : DB(b, DIV_SCALAR, V(x), trnc_db_float(d));
+}
+
+/* Eager's avg_pool2d divisor per output position: a scalar *div when it is
+ * uniform (returns TRNC_NO_REF), else a float32 constant [OH, OW]. */
+static trnc_ref divisor(trnc_db *b, const trnc_type *xt, const trnc_pool2d *q, const int64_t *o, double *div) {
+  int64_t H = xt->shape[xt->rank - 2], W = xt->shape[xt->rank - 1];
+  float *t = malloc(sizeof(float) * (size_t)(o[0] * o[1] + 1));
+  if (!t) {
+    trnc_db_fail(b, "out of memory for the divisor table");
+    return TRNC_NO_REF;
+  }
+  bool uniform = true;
+  t[0] = 1;
+  for (int64_t i = 0; i < o[0]; i++)
+    for (int64_t j = 0; j < o[1]; j++) {
+      int64_t hs = i * q->s[0] - q->p[0], ws = j * q->s[1] - q->p[1];
+      int64_t he = hs + q->k[0] < H + q->p[0] ? hs + q->k[0] : H + q->p[0];
+      int64_t we = ws + q->k[1] < W + q->p[1] ? ws + q->k[1] : W + q->p[1];
+      int64_t pool = (he - hs) * (we - ws);
+      hs = hs > 0 ? hs : 0;
+      ws = ws > 0 ? ws : 0;
+      he = he < H ? he : H;
+      we = we < W ? we : W;
+      int64_t f = q->override ? q->override : q->cip ? pool : (he - hs) * (we - ws);
+      t[i * o[1] + j] = (float)f;
+      uniform = uniform && t[i * o[1] + j] == t[0];
+    }
+  *div = t[0];
+  trnc_ref r = uniform ? TRNC_NO_REF : trnc_db_const_f32(b, 2, o, t);
+  free(t);
+  return r;
+}
+
+/* The views of every forward tap of the padded input u in (kh, kw) order,
+ * emitted before the arithmetic on them so that the code generator's
+ * elementwise group is not cut by a view (malloc'd; NULL after an error). */
+static trnc_ref *tap_views(trnc_db *b, trnc_ref u, const trnc_pool2d *q, const int64_t *o) {
+  trnc_ref *v = malloc(sizeof(trnc_ref) * (size_t)(q->k[0] * q->k[1] + 1));
+  if (!v) {
+    trnc_db_fail(b, "out of memory for the taps");
+    return NULL;
+  }
+  v[0] = TRNC_NO_REF;
+  for (int64_t th = 0; th < q->k[0]; th++)
+    for (int64_t tw = 0; tw < q->k[1]; tw++) v[th * q->k[1] + tw] = tap(b, u, q, o, th, tw);
+  return v;
+}
+
+/* The float32 sum of the views v[0..n) in order. */
+static trnc_ref sum_views(trnc_db *b, const trnc_ref *v, int64_t n) {
+  trnc_ref acc = TRNC_NO_REF;
+  for (int64_t t = 0; t < n; t++)
+    acc = acc == TRNC_NO_REF ? as_f32(b, v[t]) : DB(b, ADD, V(acc), V(as_f32(b, v[t])), I(1));
+  return acc;
+}
+
+trnc_ref trnc_db_avg_pool2d(trnc_db *b, trnc_ref x, const trnc_pool2d *q) {
+  const trnc_type xt = *trnc_db_type(b, x);
+  int64_t o[2];
+  out_hw(&xt, q, o);
+  double d = 1;
+  trnc_ref dt = divisor(b, &xt, q, o, &d); /* before the taps: a constant would cut their kernel */
+  trnc_ref *v = tap_views(b, pad_windows(b, x, q, o, 0.0), q, o);
+  if (!v) return TRNC_NO_REF;
+  trnc_ref acc = sum_views(b, v, q->k[0] * q->k[1]);
+  free(v);
+  return trnc_db_cast(b, divide(b, acc, dt, d), xt.dtype);
+}
+
+/* ---- max pooling ------------------------------------------------------------- */
+
+/* max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) */
+trnc_status decomp_max_pool2d(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type xt = *trnc_db_type(b, x), yt = *trnc_db_type(b, n->outs[0]);
+  if (trnc_type_numel(&yt) == 0) {
+    trnc_db_result(b, 0, trnc_db_zeros(b, yt.dtype, yt.rank, yt.shape));
+    return trnc_db_result(b, 1, trnc_db_zeros(b, TRNC_I64, yt.rank, yt.shape));
+  }
+  trnc_pool2d q = geometry(n, 1, true);
+  int64_t o[2], W = xt.shape[xt.rank - 1];
+  out_hw(&xt, &q, o);
+  /* flat input index of the window's first valid tap (tap (0, 0) clamped
+   * into the input) and of its origin (unclamped), per output position, in
+   * float32: exact below 2^24 (check_pool2d) */
+  float *first = malloc(sizeof(float) * (size_t)(o[0] * o[1]));
+  float *base = malloc(sizeof(float) * (size_t)(o[0] * o[1]));
+  if (!first || !base) {
+    free(first);
+    free(base);
+    return trnc_db_fail(b, "out of memory for the index tables");
+  }
+  bool padded = false;
+  for (int64_t i = 0; i < o[0]; i++)
+    for (int64_t j = 0; j < o[1]; j++) {
+      int64_t h0 = i * q.s[0] - q.p[0], w0 = j * q.s[1] - q.p[1], hf = h0, wf = w0;
+      while (hf < 0) hf += q.d[0];
+      while (wf < 0) wf += q.d[1];
+      first[i * o[1] + j] = (float)(hf * W + wf);
+      base[i * o[1] + j] = (float)(h0 * W + w0);
+      padded = padded || hf != h0 || wf != w0;
+    }
+  trnc_ref fc = trnc_db_const_f32(b, 2, o, first), bc = trnc_db_const_f32(b, 2, o, base);
+  free(first);
+  free(base);
+  trnc_ref *tv = tap_views(b, pad_windows(b, x, &q, o, -INFINITY), &q, o);
+  if (!tv) return trnc_db_status(b);
+  /* acc and the offset of the selected tap from the window's origin (0:
+   * tap (0, 0) or none; every other tap's offset is positive), float32 */
+  trnc_ref acc = tv[0], off = TRNC_NO_REF;
+  for (int64_t th = 0; th < q.k[0]; th++)
+    for (int64_t tw = th ? 0 : 1; tw < q.k[1]; tw++) {
+      trnc_ref v = tv[th * q.k[1] + tw];
+      trnc_ref upd = DB(b, LOGICAL_OR, V(DB(b, GT, V(v), V(acc))), V(DB(b, ISNAN, V(v))));
+      trnc_arg at = trnc_db_float((double)(th * q.d[0] * W + tw * q.d[1]));
+      acc = DB(b, WHERE, V(upd), V(v), V(acc));
+      off = DB(b, WHERE, V(upd), at, off == TRNC_NO_REF ? trnc_db_float(0.0) : V(off));
+    }
+  trnc_ref idx = off == TRNC_NO_REF ? fc : DB(b, ADD, V(bc), V(off), I(1));
+  if (off != TRNC_NO_REF && padded) /* a padded tap (0, 0) keeps the first valid one */
+    idx = DB(b, WHERE, V(DB(b, EQ_SCALAR, V(off), trnc_db_float(0.0))), V(fc), V(idx));
+  idx = trnc_db_cast(b, idx, TRNC_I64);
+  idx = DB(b, EXPAND, V(idx), trnc_db_ints(b, yt.shape, yt.rank), trnc_db_bool(false));
+  free(tv);
+  trnc_db_result(b, 0, acc);
+  return trnc_db_result(b, 1, idx);
+}
+
+/* ---- average pooling -------------------------------------------------------- */
+
+/* avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override) */
+trnc_status decomp_avg_pool2d(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = n->args[0].u.ref;
+  const trnc_type yt = *trnc_db_type(b, n->outs[0]);
+  if (trnc_type_numel(&yt) == 0) return trnc_db_result(b, 0, trnc_db_zeros(b, yt.dtype, yt.rank, yt.shape));
+  trnc_pool2d q = geometry(n, 1, false);
+  return trnc_db_result(b, 0, trnc_db_avg_pool2d(b, x, &q));
 }
 
 /* g [.., OH, OW] seen [.., OH, s0, OW, s1], repeated over each block (a view). */
@@ -138,6 +360,17 @@ bool decomp_pool2d_lowered_directly(const trnc_graph *g, const trnc_node *n) {
       const trnc_type *gy = trnc_ref_type(g, n->args[0].u.ref);
       return gy->rank < 2 || gy->shape[gy->rank - 2] != 1 || gy->shape[gy->rank - 1] != 1;
     }
+    case TRNC_OP_MAX_POOL2D: { /* indices exact in float32; a bounded chain of taps */
+      const trnc_type *x = trnc_ref_type(g, n->args[0].u.ref);
+      int64_t taps = trnc_arg_spatial(n, 1, 0, 1) * trnc_arg_spatial(n, 1, 1, 1);
+      bool fl = x->dtype == TRNC_F32 || x->dtype == TRNC_BF16 || x->dtype == TRNC_F16; /* a -inf pad */
+      return !fl || x->rank < 2 || x->shape[x->rank - 2] * x->shape[x->rank - 1] >= (1 << 24) || taps < 1 ||
+             taps > POOL2D_MAX_TAPS;
+    }
+    case TRNC_OP_AVG_POOL2D: /* stride-1 windows (strided ones: est. 9-15 % slower, the padded input's copy) */
+      return trnc_arg_spatial(n, 2, 0, trnc_arg_spatial(n, 1, 0, 1)) != 1 ||
+             trnc_arg_spatial(n, 2, 1, trnc_arg_spatial(n, 1, 1, 1)) != 1 ||
+             trnc_arg_spatial(n, 1, 0, 1) * trnc_arg_spatial(n, 1, 1, 1) > POOL2D_MAX_TAPS;
     default:
       return false;
   }

@@ -192,6 +192,8 @@ static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
     [TRNC_OP_ADDMM] = decomp_beta_lowered_directly,
     [TRNC_OP_BADDBMM] = decomp_beta_lowered_directly,
     [TRNC_OP_LAYER_NORM_BACKWARD] = decomp_lnbw_lowered_directly,
+    [TRNC_OP_MAX_POOL2D] = decomp_pool2d_lowered_directly,
+    [TRNC_OP_AVG_POOL2D] = decomp_pool2d_lowered_directly,
     [TRNC_OP_ADAPTIVE_AVG_POOL2D] = decomp_pool2d_lowered_directly,
     [TRNC_OP_ADAPTIVE_AVG_POOL2D_BACKWARD] = decomp_pool2d_lowered_directly,
 };

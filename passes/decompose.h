@@ -315,6 +315,22 @@ bool decomp_index_lowered_directly(const trnc_graph *g, const trnc_node *n);
 trnc_status decomp_window_max(trnc_db *b, const trnc_node *n);
 trnc_status decomp_window_max_bw(trnc_db *b, const trnc_node *n);
 
+/* ---- 2-D pooling through the kernel IR (passes/decomp_pool2d.c) ------------ */
+/** Geometry of a 2-D max/avg pooling over the last two dims: kernel, stride,
+ *  padding, dilation (1 for avg), ceil_mode; avg: count_include_pad and
+ *  divisor_override (0: none). */
+typedef struct trnc_pool2d {
+  int64_t k[2], s[2], p[2], d[2];
+  bool ceil, cip;
+  int64_t override;
+} trnc_pool2d;
+/** avg_pool2d of x [.., H, W] (float32 sums, eager's divisor), in x's dtype. */
+trnc_ref trnc_db_avg_pool2d(trnc_db *b, trnc_ref x, const trnc_pool2d *q);
+/** max_pool2d_with_indices: a running maximum over the taps (eager's order,
+ *  NaN rule and first-index ties). */
+trnc_status decomp_max_pool2d(trnc_db *b, const trnc_node *n);
+/** avg_pool2d (trnc_db_avg_pool2d). */
+trnc_status decomp_avg_pool2d(trnc_db *b, const trnc_node *n);
 /* ---- adaptive average pooling whose windows tile the input (passes/decomp_pool2d.c) */
 /** _adaptive_avg_pool2d of x [.., H, W] to o[0] x o[1] dividing H x W, in x's dtype. */
 trnc_ref trnc_db_adaptive_avg_pool2d(trnc_db *b, trnc_ref x, const int64_t *o);

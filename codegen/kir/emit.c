@@ -34,6 +34,9 @@
  * span: vap, tile_view). Loads of one buffer with equal strides share the
  * first one's span when it covers them all (one DMA for every tap of a
  * window); a tile whose span does not fit falls back to the strided DMA.
+ * Loads stepping by 1 along rows with gaps between them take spans too when
+ * another load of the buffer has the same strides (the taps of a stride-1
+ * window: one DMA instead of one per tap and row).
  * Such kernels tile whole innermost rows and chunk the axis outside them
  * (span_tiles), so a span stays within its factor of the tile.
  * Tiles: every value has a pool of tiles (loads 3-deep, others 2-deep, so the
@@ -43,9 +46,10 @@
  * of its own.
  *
  * Instructions: load/store are DMAs on the round-robin queues; act runs on
- * ScalarE, tt/ts/copy/const/select/reduce on VectorE, except that a tt over
- * i32 values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
- * iota (both exact at any magnitude); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
+ * ScalarE, tt/ts/copy/select/reduce on VectorE, except that a tt over i32
+ * values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
+ * iota (both exact at any magnitude); a float const is a GpSimd memset (it
+ * reads nothing: it stays off VectorE's queue); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
  * over the (contiguous) tiles.
  */
 #include <stdlib.h>
@@ -302,6 +306,7 @@ static trnc_status tile_op(lw *L, const sched *S, const kir_kernel *k, const kir
         in.aff[0] = o->ival;
       } else {
         in.op = TRNC_NC_OP_MEMSET;
+        in.engine = TRNC_NC_GPSIMD; /* no inputs: off VectorE's queue */
         in.imm[0] = o->imm[0];
       }
       break;
@@ -458,10 +463,11 @@ static void span_load(sched *S, const lw_space *s, const lw_tile_pos *tp, int v,
 /* The span factor of space operand t (0: no span loads): its stride along
  * the innermost axis is 2..SPAN_MAX_STRIDE, every stride is >= 0, and one
  * more than the largest stride per element of the axes inside it is at
- * most SPAN_MAX_FACTOR. */
-static int span_factor(const lw_space *s, int t) {
+ * most SPAN_MAX_FACTOR. With `unit`, a stride of 1 too (rows with gaps
+ * between them: the taps of a stride-1 window, which then share one span). */
+static int span_factor(const lw_space *s, int t, bool unit) {
   int64_t inner = s->stride[t][s->rank - 1], in = 1, f = 1;
-  if (inner < 2 || inner > SPAN_MAX_STRIDE || s->size[s->rank - 1] < 2) return 0;
+  if (inner < (unit ? 1 : 2) || inner > SPAN_MAX_STRIDE || s->size[s->rank - 1] < 2) return 0;
   for (int a = s->rank - 1; a >= 0; a--) {
     if (s->size[a] < 2) continue;
     if (s->stride[t][a] < 0) return 0;
@@ -601,7 +607,16 @@ static trnc_status emit_map(sched *S) {
   for (int i = 0; i < k->nops && !S->gathers && !S->parts && s.rank > 0; i++) {
     const kir_op *o = &k->ops[i];
     if (o->code != KIR_LOAD || !full(k, o->dst)) continue;
-    S->spans[o->dst] = (uint8_t)span_factor(&s, o->tensor);
+    bool taps = false; /* another load of the buffer with the same strides */
+    for (int j = 0; j < k->nops && !taps; j++) {
+      const kir_op *u = &k->ops[j];
+      if (j == i || u->code != KIR_LOAD || !full(k, u->dst) ||
+          k->tensors[u->tensor].buffer != k->tensors[o->tensor].buffer)
+        continue;
+      taps = true;
+      for (int a = 0; a < s.rank && taps; a++) taps = s.stride[o->tensor][a] == s.stride[u->tensor][a];
+    }
+    S->spans[o->dst] = (uint8_t)span_factor(&s, o->tensor, taps);
     for (int j = 0; j < k->nops; j++) /* a span reads the gaps: never of a buffer the kernel writes */
       if ((k->ops[j].code == KIR_STORE || k->ops[j].code == KIR_SCATTER || k->ops[j].code == KIR_MM) &&
           k->tensors[k->ops[j].tensor].buffer == k->tensors[o->tensor].buffer)

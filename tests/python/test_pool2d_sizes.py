@@ -1,7 +1,7 @@
 """2-D max/avg/adaptive-avg pooling and their gradients at real sizes, through
-both lowerings: adaptive windows tiling the input (and the global pool's
-backward) decomposed for the kernel IR (passes/decomp_pool2d.c), the rest on
-codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
+both lowerings: max pooling, stride-1 average pooling, adaptive windows tiling
+the input (and the global pool's backward) decomposed for the kernel IR
+(passes/decomp_pool2d.c), the rest on codegen/emit_conv.c's VectorE kernel: 127/128/129 channel planes, outputs of more than 512 positions,
 stride, dilation, padding, ceil_mode, count_include_pad, divisor_override,
 NaN/-inf and ties (values and indices exactly), channels-last inputs, bf16."""
 
@@ -107,3 +107,44 @@ def test_max_pool2d_nan_window_and_all_padding_taps():
     x[0, 1, 2, 2] = float("nan")
     x[0, 2] = torch.arange(25.0).view(5, 5)
     _forward(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), x)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=5, stride=1, padding=2),           # 25 taps: several kernels
+                                dict(kernel_size=4, stride=3, padding=2, dilation=2, ceil_mode=True),
+                                dict(kernel_size=6, stride=2, padding=3)])           # 36 taps: one VectorE kernel
+def test_max_pool2d_long_windows_indices_exact(kw):
+    x = _ties((1, 129, 23, 21), seed=5, nan=True)
+    _forward(lambda t: F.max_pool2d(t, return_indices=True, **kw), x)
+
+
+def test_max_pool2d_bf16_indices_exact():
+    x = _ties((2, 127, 17, 19), seed=9, nan=True, dtype=torch.bfloat16)
+    _forward(lambda t: F.max_pool2d(t, 3, 2, 1, ceil_mode=True, return_indices=True), x)
+
+
+AVG1 = [dict(kernel_size=5, stride=1, padding=2, count_include_pad=False),   # 25 taps
+        dict(kernel_size=3, stride=1, padding=1, divisor_override=7),
+        dict(kernel_size=(2, 4), stride=1, padding=(1, 2), ceil_mode=True),
+        dict(kernel_size=(1, 3), stride=1)]
+
+
+@pytest.mark.parametrize("kw", AVG1)
+@pytest.mark.parametrize("c", [127, 128, 129])
+def test_avg_pool2d_stride1(kw, c):
+    x = torch.randn(1, c, 19, 23, generator=torch.Generator().manual_seed(c))
+    _check_train(lambda t: F.avg_pool2d(t, **kw), x, 1e-5)
+
+
+def test_avg_pool2d_stride1_bf16():
+    x = torch.randn(2, 129, 17, 18, generator=torch.Generator().manual_seed(4)).bfloat16()
+    _check_train(lambda t: F.avg_pool2d(t, 3, 1, 1, count_include_pad=False), x, 2e-2)
+
+
+def test_max_pool2d_integer_input_refused():
+    # the taps' -inf padding is a float: an integer input is refused, not padded with garbage
+    x = torch.randint(-5, 5, (1, 3, 8, 8))
+    _fresh()
+    with pytest.raises(Exception) as info:
+        torch.compile(lambda t: F.max_pool2d(t, 3, 2, 1, return_indices=True), backend="neuron", dynamic=False)(x)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
