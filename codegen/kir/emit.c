@@ -625,24 +625,32 @@ static trnc_status emit_map(sched *S) {
   trnc_status st = make_pools(S, max_free);
   if (!st && S->scratch_used) st = lw_pool_init(L, &S->scratch, TRNC_NC_MEM_SBUF, max_free * 4, 2);
   if (st) return st;
-  /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
+  /* a long innermost axis whose outer axes would fill few partitions (a 1-D
+   * space; attention's [heads, T * D] rotary terms, whose tables broadcast
+   * over the heads): [rows <= 128, cols] plus a remainder, on all
+   * partitions, the outer axes looped */
   int64_t P = L->target->partitions;
   if (S->gathers) return kir_gather_tiles(L, k, &s, max_free, map_tile, S);
   if (any_span && s.rank >= 3) return span_tiles(S, &s, max_free);
-  if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
-  int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
+  int r = s.rank;
+  int64_t outer = 1;
+  for (int a = 0; a + 1 < r; a++)
+    if (s.size[a] > outer) outer = s.size[a];
+  if (r < 1 || r >= TRNC_MAX_RANK + 1 || (S->parts && r > 1) || s.size[r - 1] < 2 * P || outer >= P)
+    return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
+  int64_t n = s.size[r - 1], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
   lw_space main = s;
-  main.rank = 2;
-  main.size[0] = rows;
-  main.size[1] = cols;
+  main.rank = r + 1;
+  main.size[r - 1] = rows;
+  main.size[r] = cols;
   for (int o = 0; o < s.nops; o++) {
-    main.stride[o][0] = s.stride[o][0] * cols;
-    main.stride[o][1] = s.stride[o][0];
+    main.stride[o][r - 1] = s.stride[o][r - 1] * cols;
+    main.stride[o][r] = s.stride[o][r - 1];
   }
-  if ((st = lw_space_tiles(L, &main, 1, max_free, map_tile, S)) || rem == 0) return st;
+  if ((st = lw_space_tiles(L, &main, r, max_free, map_tile, S)) || rem == 0) return st;
   lw_space tail = s;
-  tail.size[0] = rem;
-  for (int o = 0; o < s.nops; o++) tail.base[o] = s.base[o] + rows * cols * s.stride[o][0];
+  tail.size[r - 1] = rem;
+  for (int o = 0; o < s.nops; o++) tail.base[o] = s.base[o] + rows * cols * s.stride[o][r - 1];
   return lw_space_tiles(L, &tail, -1, max_free, map_tile, S);
 }
 

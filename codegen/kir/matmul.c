@@ -1081,11 +1081,11 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
   m.nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
   m.nmq = m.nq > 1 ? m.nq - (m.nq + 3) / 4 : m.nq; /* 12 of 16 for moving tiles */
-  if (m.npf && m.nq > 1) {
+  if (m.tail && m.nq > 1) {
     /* the tail's prefetched loads fill whichever queues are least busy, so
-     * the stationary tiles and stores (role 1: an fp32 result's stores are
-     * as many bytes as a residual's loads) get their share of all the bytes,
-     * at least the usual quarter of the queues, at most half */
+     * the stationary tiles and stores (role 1: a tail's fp32 result doubles
+     * the stores' bytes) get their share of all the bytes, at least the
+     * usual quarter of the queues, at most half */
     double osz = (double)lw_esize(m.out->dtype), pf = 0;
     for (int p = 0; p < m.npf; p++) pf += (double)lw_esize(k->values[k->ops[m.pf_op[p]].dst].dtype);
     double mn = (double)m.batch * m.M * m.N;

@@ -137,3 +137,21 @@ def test_contiguous_reduced_dims_merge(shape, fn, most):
     got, rep = _run(fn, x)
     assert rep["instructions"] <= most, rep["instructions"]
     torch.testing.assert_close(got, fn(x.double()).float(), rtol=2e-5, atol=2e-4)
+
+
+@pytest.mark.parametrize("shape", [(3, 255), (3, 256), (2, 16385), (16, 2, 4096), (127, 1000)])
+def test_map_over_few_outer_rows_and_a_long_inner_axis(shape):
+    # the rotary backward's terms: [heads, T * D] with a table broadcast over
+    # the heads; a long innermost axis under few outer rows is tiled as
+    # [<= 128 rows, cols] (plus a remainder: 16385 = 127 x 129 + 2), the
+    # outer axes looped; values exactly as eager (one rounding per op)
+    torch.manual_seed(shape[-1])
+    x, t = torch.randn(*shape), torch.randn(*shape[1:])
+    z = torch.randn(*shape[::-1]).transpose(0, -1)  # a permuted operand
+    fn = lambda x, t, z: x * t + z.bfloat16().float() - 1  # noqa: E731
+    got, rep = _run(fn, x, t, z)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, fn(x, t, z), rtol=0, atol=0)
+    xb = x.bfloat16()
+    got, _ = _run(lambda a, b: a * b.bfloat16(), xb, t)
+    torch.testing.assert_close(got, xb * t.bfloat16(), rtol=0, atol=0)
