@@ -636,6 +636,25 @@ static trnc_status emit_map(sched *S) {
   int64_t outer = 1;
   for (int a = 0; a + 1 < r; a++)
     if (s.size[a] > outer) outer = s.size[a];
+  int best = 0;
+  for (int a = 1; a + 1 < r; a++)
+    if (s.size[a] > s.size[best]) best = a;
+  int64_t after = 1;
+  for (int a = best + 1; a < r; a++) after *= s.size[a];
+  if (r >= 2 && best > 0 && after < max_free / 2 && s.size[r - 1] < 2 * P) {
+    /* the partition axis inside outer axes, with less than half a tile
+     * after it (the rotary halves: [heads, T, D / 2] with T on
+     * partitions): it goes outermost, so the axes outside it join the free
+     * dims instead of looping tiles of a few elements per partition */
+    lw_space q = s;
+    q.size[0] = s.size[best];
+    for (int a = 0; a < best; a++) q.size[a + 1] = s.size[a];
+    for (int o = 0; o < s.nops; o++) {
+      q.stride[o][0] = s.stride[o][best];
+      for (int a = 0; a < best; a++) q.stride[o][a + 1] = s.stride[o][a];
+    }
+    return lw_space_tiles(L, &q, -1, max_free, map_tile, S);
+  }
   if (r < 1 || r >= TRNC_MAX_RANK + 1 || (S->parts && r > 1) || s.size[r - 1] < 2 * P || outer >= P)
     return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
   int64_t n = s.size[r - 1], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;

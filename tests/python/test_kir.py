@@ -155,3 +155,19 @@ def test_map_over_few_outer_rows_and_a_long_inner_axis(shape):
     xb = x.bfloat16()
     got, _ = _run(lambda a, b: a * b.bfloat16(), xb, t)
     torch.testing.assert_close(got, xb * t.bfloat16(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(3, 300, 64), (5, 129, 16), (2, 128, 2)])
+def test_map_with_the_partition_axis_inside_short_rows(shape):
+    # rotary's halves: x[..., :D/2] of [heads, T, D] times a [T, D/2] table
+    # (broadcast over the heads): T goes on partitions outermost and the
+    # heads join the free dims (not one tile per head of D/2 elements)
+    torch.manual_seed(shape[1])
+    h, t, d = shape
+    x, c = torch.randn(h, t, d), torch.randn(t, d // 2)
+    fn = lambda x, c: x[..., : d // 2] * c - 1  # noqa: E731
+    got, rep = _run(fn, x, c)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, fn(x, c), rtol=0, atol=0)
+    got, _ = _run(lambda x, c: x[..., : d // 2] * c + x[..., d // 2:], x, c)
+    torch.testing.assert_close(got, x[..., : d // 2] * c + x[..., d // 2:], rtol=0, atol=0)
