@@ -655,6 +655,26 @@ static trnc_status emit_map(sched *S) {
     }
     return lw_space_tiles(L, &q, -1, max_free, map_tile, S);
   }
+  if (r >= 2 && r <= TRNC_MAX_RANK && best == 0 && after < max_free / 2 && s.size[0] >= 2 * P) {
+    /* many short rows (the rotary halves of [heads * T, D / 2]): m rows per
+     * partition, [size / m, m, ...] with the first on partitions, m the
+     * largest divisor of the rows that fills at most a tile */
+    int64_t m = s.size[0] / P < max_free / after ? s.size[0] / P : max_free / after;
+    while (m > 1 && s.size[0] % m) m--;
+    if (m > 1) {
+      lw_space q = s;
+      q.rank = r + 1;
+      q.size[0] = s.size[0] / m;
+      q.size[1] = m;
+      for (int a = 1; a < r; a++) q.size[a + 1] = s.size[a];
+      for (int o = 0; o < s.nops; o++) {
+        q.stride[o][0] = s.stride[o][0] * m;
+        q.stride[o][1] = s.stride[o][0];
+        for (int a = 1; a < r; a++) q.stride[o][a + 1] = s.stride[o][a];
+      }
+      return lw_space_tiles(L, &q, 1, max_free, map_tile, S);
+    }
+  }
   if (r < 1 || r >= TRNC_MAX_RANK + 1 || (S->parts && r > 1) || s.size[r - 1] < 2 * P || outer >= P)
     return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
   int64_t n = s.size[r - 1], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;

@@ -171,3 +171,18 @@ def test_map_with_the_partition_axis_inside_short_rows(shape):
     torch.testing.assert_close(got, fn(x, c), rtol=0, atol=0)
     got, _ = _run(lambda x, c: x[..., : d // 2] * c + x[..., d // 2:], x, c)
     torch.testing.assert_close(got, x[..., : d // 2] * c + x[..., d // 2:], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(2, 300, 64), (1, 257, 64), (4, 1024, 128)])
+def test_map_over_many_short_rows(shape):
+    # rotate_half's pieces: [heads * T, D / 2] rows of a few elements are
+    # tiled several rows per partition (600 rows: 150 partitions of 4; 257
+    # rows: one per partition)
+    torch.manual_seed(shape[1])
+    x = torch.randn(*shape).bfloat16()
+    d = shape[-1] // 2
+    got, rep = _run(lambda x: -x[..., :d] * 2, x)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, -x[..., :d] * 2, rtol=0, atol=0)
+    got, _ = _run(lambda x: torch.cat((-x[..., d:], x[..., :d]), dim=-1), x)
+    torch.testing.assert_close(got, torch.cat((-x[..., d:], x[..., :d]), dim=-1), rtol=0, atol=0)
