@@ -677,20 +677,7 @@ static trnc_status emit_map(sched *S) {
   }
   if (r < 1 || r >= TRNC_MAX_RANK + 1 || (S->parts && r > 1) || s.size[r - 1] < 2 * P || outer >= P)
     return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
-  int64_t n = s.size[r - 1], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
-  lw_space main = s;
-  main.rank = r + 1;
-  main.size[r - 1] = rows;
-  main.size[r] = cols;
-  for (int o = 0; o < s.nops; o++) {
-    main.stride[o][r - 1] = s.stride[o][r - 1] * cols;
-    main.stride[o][r] = s.stride[o][r - 1];
-  }
-  if ((st = lw_space_tiles(L, &main, r, max_free, map_tile, S)) || rem == 0) return st;
-  lw_space tail = s;
-  tail.size[r - 1] = rem;
-  for (int o = 0; o < s.nops; o++) tail.base[o] = s.base[o] + rows * cols * s.stride[o][r - 1];
-  return lw_space_tiles(L, &tail, -1, max_free, map_tile, S);
+  return lw_space_tiles_rows(L, &s, max_free, map_tile, S);
 }
 
 /* ==== reduce kernels ================================================================ */

@@ -186,3 +186,16 @@ def test_map_over_many_short_rows(shape):
     torch.testing.assert_close(got, -x[..., :d] * 2, rtol=0, atol=0)
     got, _ = _run(lambda x: torch.cat((-x[..., d:], x[..., :d]), dim=-1), x)
     torch.testing.assert_close(got, torch.cat((-x[..., d:], x[..., :d]), dim=-1), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n", [255, 256, 32770])
+def test_long_fill_on_every_partition(n):
+    # a whole-tensor constant (slice_scatter's zeros) tiled [rows <= 128,
+    # cols] plus a remainder (32770 = 127 x 257 + 131), every dtype's fill
+    x = torch.randn(3)
+    fn = lambda x: (torch.full((2, n), 1.5), torch.zeros(n, dtype=torch.bfloat16),  # noqa: E731
+                    torch.full((n,), -7, dtype=torch.int64), x + 1)
+    got, _ = _run(fn, x)
+    for g, w in zip(got, fn(x)):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
