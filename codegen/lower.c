@@ -502,6 +502,10 @@ static trnc_status lower_fill(lw *L, const trnc_node *n) {
   if (numel < max_free) max_free = (numel + 15) & ~(int64_t)15;
   if ((st = lw_pool_init(L, &c.pool, TRNC_NC_MEM_SBUF, max_free * 4, 2))) return st;
   L->ops_per_engine[3]++;
+  /* a long constant (torch.zeros of a whole tensor: one dim once coalesced)
+   * on every partition, not tiles of one partition */
+  if (!c.iota && s.rank == 1 && s.size[0] >= 2 * L->target->partitions)
+    return lw_space_tiles_rows(L, &s, max_free, fill_tile, &c);
   return lw_space_tiles(L, &s, -1, max_free, fill_tile, &c);
 }
 

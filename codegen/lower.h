@@ -184,6 +184,12 @@ typedef trnc_status (*lw_tile_fn)(lw *L, const lw_space *s, const lw_tile_pos *t
 trnc_status lw_space_tiles(lw *L, const lw_space *s, int first_free, int64_t max_free,
                            lw_tile_fn fn, void *ctx);
 
+/** Calls fn for every tile of space s (rank 1..TRNC_MAX_RANK) with its
+ *  innermost dim split as [rows <= 128 partitions, cols] (the outer dims
+ *  looped), then the remainder rows*cols..n of that dim tiled as
+ *  lw_space_tiles does: a long innermost dim on every partition. */
+trnc_status lw_space_tiles_rows(lw *L, const lw_space *s, int64_t max_free, lw_tile_fn fn, void *ctx);
+
 /** Free elements per partition at tile position tp. */
 int64_t lw_tile_free_elems(const lw_tile_pos *tp);
 

@@ -469,6 +469,27 @@ static trnc_status tile_rec(tiler *T, int li) {
   return TRNC_OK;
 }
 
+trnc_status lw_space_tiles_rows(lw *L, const lw_space *s, int64_t max_free, lw_tile_fn fn, void *ctx) {
+  int r = s->rank;
+  int64_t P = L->target->partitions;
+  if (r < 1 || r > TRNC_MAX_RANK) return lw_space_tiles(L, s, -1, max_free, fn, ctx);
+  int64_t n = s->size[r - 1], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
+  lw_space main = *s;
+  main.rank = r + 1;
+  main.size[r - 1] = rows;
+  main.size[r] = cols;
+  for (int o = 0; o < s->nops; o++) {
+    main.stride[o][r - 1] = s->stride[o][r - 1] * cols;
+    main.stride[o][r] = s->stride[o][r - 1];
+  }
+  trnc_status st = lw_space_tiles(L, &main, r, max_free, fn, ctx);
+  if (st || rem == 0) return st;
+  lw_space tail = *s;
+  tail.size[r - 1] = rem;
+  for (int o = 0; o < s->nops; o++) tail.base[o] = s->base[o] + rows * cols * s->stride[o][r - 1];
+  return lw_space_tiles(L, &tail, -1, max_free, fn, ctx);
+}
+
 trnc_status lw_space_tiles(lw *L, const lw_space *s, int first_free, int64_t max_free,
                            lw_tile_fn fn, void *ctx) {
   tiler T;

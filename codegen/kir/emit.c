@@ -640,25 +640,59 @@ static trnc_status emit_map(sched *S) {
   trnc_status st = make_pools(S, max_free);
   if (!st && S->scratch_used) st = lw_pool_init(L, &S->scratch, TRNC_NC_MEM_SBUF, max_free * 4, 2);
   if (st) return st;
-  /* a long 1-D space: [rows <= 128, cols] plus a remainder, on all partitions */
+  /* a long innermost axis whose outer axes would fill few partitions (a 1-D
+   * space; attention's [heads, T * D] rotary terms, whose tables broadcast
+   * over the heads): [rows <= 128, cols] plus a remainder, on all
+   * partitions, the outer axes looped */
   int64_t P = L->target->partitions;
   if (S->gathers) return kir_gather_tiles(L, k, &s, max_free, map_tile, S);
   if (any_span && s.rank >= 3) return span_tiles(S, &s, max_free);
-  if (s.rank != 1 || s.size[0] < 2 * P) return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
-  int64_t n = s.size[0], cols = (n + P - 1) / P, rows = n / cols, rem = n - rows * cols;
-  lw_space main = s;
-  main.rank = 2;
-  main.size[0] = rows;
-  main.size[1] = cols;
-  for (int o = 0; o < s.nops; o++) {
-    main.stride[o][0] = s.stride[o][0] * cols;
-    main.stride[o][1] = s.stride[o][0];
+  int r = s.rank;
+  int64_t outer = 1;
+  for (int a = 0; a + 1 < r; a++)
+    if (s.size[a] > outer) outer = s.size[a];
+  int best = 0;
+  for (int a = 1; a + 1 < r; a++)
+    if (s.size[a] > s.size[best]) best = a;
+  int64_t after = 1;
+  for (int a = best + 1; a < r; a++) after *= s.size[a];
+  if (r >= 2 && best > 0 && after < max_free / 2 && s.size[r - 1] < 2 * P) {
+    /* the partition axis inside outer axes, with less than half a tile
+     * after it (the rotary halves: [heads, T, D / 2] with T on
+     * partitions): it goes outermost, so the axes outside it join the free
+     * dims instead of looping tiles of a few elements per partition */
+    lw_space q = s;
+    q.size[0] = s.size[best];
+    for (int a = 0; a < best; a++) q.size[a + 1] = s.size[a];
+    for (int o = 0; o < s.nops; o++) {
+      q.stride[o][0] = s.stride[o][best];
+      for (int a = 0; a < best; a++) q.stride[o][a + 1] = s.stride[o][a];
+    }
+    return lw_space_tiles(L, &q, -1, max_free, map_tile, S);
   }
-  if ((st = lw_space_tiles(L, &main, 1, max_free, map_tile, S)) || rem == 0) return st;
-  lw_space tail = s;
-  tail.size[0] = rem;
-  for (int o = 0; o < s.nops; o++) tail.base[o] = s.base[o] + rows * cols * s.stride[o][0];
-  return lw_space_tiles(L, &tail, -1, max_free, map_tile, S);
+  if (r >= 2 && r <= TRNC_MAX_RANK && best == 0 && after < max_free / 2 && s.size[0] >= 2 * P) {
+    /* many short rows (the rotary halves of [heads * T, D / 2]): m rows per
+     * partition, [size / m, m, ...] with the first on partitions, m the
+     * largest divisor of the rows that fills at most a tile */
+    int64_t m = s.size[0] / P < max_free / after ? s.size[0] / P : max_free / after;
+    while (m > 1 && s.size[0] % m) m--;
+    if (m > 1) {
+      lw_space q = s;
+      q.rank = r + 1;
+      q.size[0] = s.size[0] / m;
+      q.size[1] = m;
+      for (int a = 1; a < r; a++) q.size[a + 1] = s.size[a];
+      for (int o = 0; o < s.nops; o++) {
+        q.stride[o][0] = s.stride[o][0] * m;
+        q.stride[o][1] = s.stride[o][0];
+        for (int a = 1; a < r; a++) q.stride[o][a + 1] = s.stride[o][a];
+      }
+      return lw_space_tiles(L, &q, 1, max_free, map_tile, S);
+    }
+  }
+  if (r < 1 || r >= TRNC_MAX_RANK + 1 || (S->parts && r > 1) || s.size[r - 1] < 2 * P || outer >= P)
+    return lw_space_tiles(L, &s, -1, max_free, map_tile, S);
+  return lw_space_tiles_rows(L, &s, max_free, map_tile, S);
 }
 
 /* ==== reduce kernels ================================================================ */

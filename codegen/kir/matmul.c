@@ -45,7 +45,11 @@
  * a tail of other elementwise ops (read_kernel) then runs on each output
  * tile in SBUF (kir_emit_tile_op), its loads at the tile's rows and
  * columns, the last op writing the tile that is stored (plain orientation
- * only: a tail's operands are rows).
+ * only: a tail's operands are rows). A block's tail loads (a residual) are
+ * prefetched during its K loop, a share after each moving tile, on the DMA
+ * queues with the fewest bytes so far; the queues of stationary tiles and
+ * stores then grow to their share of the kernel's bytes (an fp32 result's
+ * stores), so neither waits behind the other on 4 queues.
  *
  * Blocking (the public NKI matmul tutorials: operand reuse across a block
  * of tiles, DMAs of 2-4 KiB per partition or more):
@@ -373,7 +377,12 @@ trnc_status kir_load_pe_transposed(lw *L, lw_tile *t, int64_t toff, int32_t buff
   return TRNC_OK;
 }
 
+/* Row tiles of 128 per block (PSUM: two blocks of accumulators in flight,
+ * one bank each, in the 8 banks of a partition). */
+#define MM_MAX_BLOCK 4
+
 typedef struct mm {
+  const lw *L;
   const kir_kernel *k;
   const kir_tensor *a, *b, *bias, *out;
   int nb;                 /* batch axes: [0, nb); then M, N, K */
@@ -397,6 +406,12 @@ typedef struct mm {
   lw_pool tail_pool[KIR_MAX_VALUES]; /* a 2-deep pool per tail value (SBUF) */
   lw_tile *cur[KIR_MAX_VALUES];
   int64_t off[KIR_MAX_VALUES];
+  /* the tail's loads that a block prefetches during its K loop (ops pf_op[0,
+   * npf), each a pool of 2 blocks of tiles), and this block's tiles */
+  int npf, pf_op[KIR_MAX_OPS];
+  lw_pool pf_pool[KIR_MAX_VALUES];
+  lw_tile *pf[KIR_MAX_VALUES][MM_MAX_BLOCK];
+  double qbytes[TRNC_NC_NUM_DMA_QUEUES]; /* bytes queued per DMA queue so far (with each DMA's fixed cost) */
   int kstep;              /* K steps per moving-tile DMA */
   int64_t chunks;         /* moving-tile loads emitted so far */
   int nq, nmq, next_q[2]; /* DMA queues: [0, nmq) moving tiles, [nmq, nq) the rest */
@@ -404,9 +419,6 @@ typedef struct mm {
   lw_pool tr_pool, tp_pool; /* fp32 operand rows and their TensorE transposes (PSUM) */
 } mm;
 
-/* Row tiles of 128 per block (PSUM: two blocks of accumulators in flight,
- * one bank each, in the 8 banks of a partition). */
-#define MM_MAX_BLOCK 4
 /* Moving tiles in flight: a [128, 4 x 512] bf16 DMA takes ~23 us on one
  * queue and feeds 4 x 4 matmuls of ~0.2 us, so ~8 queues must stream at
  * once to keep TensorE busy. */
@@ -439,14 +451,28 @@ static bool wants_transpose(const kir_tensor *tv, trnc_dtype tile_dt, int64_t ps
 /* The next DMA queue for moving tiles (role 0) or for stationary tiles,
  * bias and stores (role 1): each role cycles over its own queues, so a
  * stationary prefetch or a store never delays a moving tile behind it on an
- * in-order queue. */
+ * in-order queue. Role 2 (loads with nothing to wait for: the epilogue
+ * tail's prefetched operands) takes the queue with the fewest bytes queued
+ * so far, any role's. */
 static int mm_queue(mm *m, int role) {
+  if (role == 2) {
+    int q = 0;
+    for (int i = 1; i < m->nq; i++)
+      if (m->qbytes[i] < m->qbytes[q]) q = i;
+    return TRNC_NC_DMA0 + q;
+  }
   int lo = role ? m->nmq : 0, n = role ? m->nq - m->nmq : m->nmq;
   if (n <= 0) { /* a single queue does everything */
     lo = 0;
     n = m->nq;
   }
   return TRNC_NC_DMA0 + lo + m->next_q[role]++ % n;
+}
+
+/* Counts a DMA of `bytes` on queue engine q for role 2's choice. */
+static void mm_charge(mm *m, int q, int64_t bytes) {
+  const trnc_nc_target *t = m->L->target;
+  m->qbytes[q - TRNC_NC_DMA0] += (double)bytes + t->dma_fixed_s * t->dma_bytes_per_s_per_queue;
 }
 
 typedef struct mm_role {
@@ -484,6 +510,7 @@ static trnc_status load2d(lw *L, mm *m, int role, lw_tile *t, int64_t toff, trnc
     memset(in, 0, sizeof *in);
     in->op = TRNC_NC_OP_DMA_COPY;
     in->engine = (uint8_t)mm_queue(m, role);
+    mm_charge(m, in->engine, np * fc * lw_esize(tile_dt));
     in->dst = lw_tile_ap(t, (int)np, toff, tile_dt, 1, &fc);
     in->dst.start_partition = (int32_t)p0;
     trnc_nc_ap *s = &in->src[0];
@@ -544,6 +571,7 @@ static trnc_status load_moving(lw *L, mm *m, lw_tile *mvt, int64_t bi, int64_t k
     trnc_nc_instr *in = &ins[q];
     int64_t np = q == parts - 1 ? kt - q * per : per;
     *in = lw_instr(TRNC_NC_OP_DMA_COPY, mm_queue(m, 0));
+    mm_charge(m, in->engine, np * ks * ct * lw_esize(m->in_dt));
     in->mode = TRNC_NC_DMA_DIRECT;
     in->dst = lw_tile_ap(mvt, (int)np, 0, m->in_dt, 2, counts);
     in->dst.start_partition = (int32_t)(q * per);
@@ -624,17 +652,29 @@ static trnc_status epilogue(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, in
   return lw_emit(L, &ac, &f, 1, &o, 1);
 }
 
-/* The whole epilogue of one output tile [rt, ct] at (r0, c0) into o at byte
- * offset ooff: the evacuation, then the tail's ops on the tile (their
- * loads at the tile's rows and columns, the stored value written into o). */
-static trnc_status finish_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct, lw_tile *ps,
-                               lw_tile *o, int64_t ooff) {
+/* Loads the tail operand of kernel op i for the output tile [rt, ct] at
+ * (r0, c0) into tile t at byte offset toff (DMA queues of `role`). */
+static trnc_status tail_load(lw *L, mm *m, int i, int64_t bi, int64_t r0, int64_t rt, int64_t c0, int64_t ct,
+                             lw_tile *t, int64_t toff, int role) {
+  const kir_kernel *k = m->k;
+  const kir_op *op = &k->ops[i];
+  const kir_tensor *T = &k->tensors[op->tensor];
+  int am = m->nb, an = m->nb + 1;
+  return load2d(L, m, role, t, toff, k->values[op->dst].dtype, T,
+                batch_off(m, T, bi) + r0 * T->stride[am] + c0 * T->stride[an], T->stride[am], rt, T->stride[an], ct, 4);
+}
+
+/* The whole epilogue of output tile tt of a block, [rt, ct] at (r0, c0),
+ * into o at byte offset ooff: the evacuation, then the tail's ops on the
+ * tile (their loads at the tile's rows and columns, prefetched by mm_block
+ * or loaded here; the stored value written into o). */
+static trnc_status finish_tile(lw *L, mm *m, int64_t bi, int tt, int64_t r0, int64_t rt, int64_t c0, int64_t ct,
+                               lw_tile *ps, lw_tile *o, int64_t ooff) {
   if (!m->tail) return epilogue(L, m, bi, r0, rt, c0, ct, ps, o, ooff, m->out->dtype);
   const kir_kernel *k = m->k;
   lw_tile *pre = lw_pool_next(&m->pre_pool);
   trnc_status st = epilogue(L, m, bi, r0, rt, c0, ct, ps, pre, 0, k->values[m->pre].dtype);
   if (st) return st;
-  int am = m->nb, an = m->nb + 1;
   m->cur[m->pre] = pre;
   m->off[m->pre] = 0;
   bool direct = false;
@@ -642,13 +682,16 @@ static trnc_status finish_tile(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt,
     const kir_op *op = &k->ops[i];
     int v = op->dst;
     bool into_o = v == m->stored;
+    if (m->pf_pool[v].n) { /* prefetched */
+      m->cur[v] = m->pf[v][tt];
+      m->off[v] = 0;
+      continue;
+    }
     m->cur[v] = into_o ? o : lw_pool_next(&m->tail_pool[v]);
     m->off[v] = into_o ? ooff : 0;
     direct |= into_o;
     if (op->code == KIR_LOAD) {
-      const kir_tensor *T = &k->tensors[op->tensor];
-      st = load2d(L, m, 1, m->cur[v], m->off[v], k->values[v].dtype, T,
-                  batch_off(m, T, bi) + r0 * T->stride[am] + c0 * T->stride[an], T->stride[am], rt, T->stride[an], ct, 4);
+      st = tail_load(L, m, i, bi, r0, rt, c0, ct, m->cur[v], m->off[v], 1);
     } else {
       st = kir_emit_tile_op(L, k, op, m->cur, m->off, (int)rt, ct);
     }
@@ -670,6 +713,7 @@ static trnc_status store_part(lw *L, mm *m, int64_t bi, int64_t r0, int64_t rt, 
   trnc_dtype odt = m->out->dtype;
   int64_t osr = m->osr, osc = m->osc, base = batch_off(m, m->out, bi);
   trnc_nc_instr sd = lw_instr(TRNC_NC_OP_DMA_COPY, mm_queue(m, role));
+  mm_charge(m, sd.engine, rt * nt * ct * lw_esize(odt));
   int64_t counts[2] = {nt, ct};
   sd.src[0] = lw_tile_ap(o, (int)rt, ooff, odt, nt > 1 ? 2 : 1, nt > 1 ? counts : &ct);
   sd.src[0].start_partition = (int32_t)sp;
@@ -745,6 +789,31 @@ static trnc_status load_resident(lw *L, mm *m, const mm_res_load *ld, int64_t k)
   return load2d(L, m, 1, &ld->res[k], 0, m->in_dt, m->transposed ? m->b : m->a, off, ps, kt, fs, ld->brows, 2);
 }
 
+/* K steps from step k that one moving-tile DMA loads (whole steps of 128
+ * rows; a partial last step alone). */
+static int k_steps(const mm *m, int64_t k) {
+  int64_t nk = (m->K + 127) / 128;
+  int ks = 1;
+  if (m->K - 128 * k >= 128)
+    while (ks < m->kstep && k + ks < nk && m->K - 128 * (k + ks) >= 128) ks++;
+  return ks;
+}
+
+/* The prefetched tail loads (*done, until) of the block of mt row tiles at
+ * r0, columns [c0, c0 + ct): load j is op pf_op[j / mt] for tile j % mt,
+ * on the least busy DMA queues. */
+static trnc_status prefetch_tail(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_t c0, int64_t ct, int *done,
+                                 int until) {
+  int64_t rows = m->transposed ? m->N : m->M;
+  for (; *done < until; (*done)++) {
+    int t = *done % mt, i = m->pf_op[*done / mt];
+    int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
+    trnc_status st = tail_load(L, m, i, bi, r0 + 128 * t, rt, c0, ct, m->pf[m->k->ops[i].dst][t], 0, 2);
+    if (st) return st;
+  }
+  return TRNC_OK;
+}
+
 /* One column block [c0, c0 + ct) of a row block of mt row tiles from r0:
  * the mt PSUM accumulators advance K step by K step, so each moving tile
  * (loaded ks steps per DMA) is used mt times in a row against the resident
@@ -765,15 +834,23 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
     st = load2d(L, m, 1, brow, 0, TRNC_F32, m->bias, batch_off(m, m->bias, bi) + c0 * m->bias_c, 0, 1, m->bias_c, ct, 1);
     if (st) return st;
   }
-  for (int64_t k = 0; k < nk;) {
+  /* the tail's operand tiles of this block, loaded a share after each
+   * moving tile (on the least busy queues: they wait for nothing, their pool
+   * holds two blocks) */
+  int npf = m->npf * mt, done = 0, groups = 0;
+  for (int p = 0; p < m->npf; p++) {
+    int v = m->k->ops[m->pf_op[p]].dst;
+    for (int t = 0; t < mt; t++) m->pf[v][t] = lw_pool_next(&m->pf_pool[v]);
+  }
+  for (int64_t k = 0; k < nk; groups++) k += k_steps(m, k);
+  for (int64_t k = 0, g = 0; k < nk; g++) {
     int64_t kt = m->K - 128 * k < 128 ? m->K - 128 * k : 128;
-    int ks = 1;
-    if (kt == 128)
-      while (ks < m->kstep && k + ks < nk && m->K - 128 * (k + ks) >= 128) ks++;
+    int ks = k_steps(m, k);
     for (int s = 0; s < ks; s++)
       if ((st = load_resident(L, m, &ld[0], k + s))) return st;
     lw_tile *mvt = lw_pool_next(&m->mv_pool);
     if ((st = load_moving(L, m, mvt, bi, 128 * k, kt, ks, c0, ct))) return st;
+    if ((st = prefetch_tail(L, m, bi, r0, mt, c0, ct, &done, (int)(npf * (g + 1) / groups)))) return st;
     for (int s = 0; s < ks; s++)
       if ((st = load_resident(L, m, &ld[1], k + s))) return st;
     for (int s = 0; s < ks; s++, k++) {
@@ -796,6 +873,7 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
       }
     }
   }
+  if ((st = prefetch_tail(L, m, bi, r0, mt, c0, ct, &done, npf))) return st; /* no K steps */
   for (int t = 0; brow && t < mt; t++) {
     int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
     trnc_nc_instr in = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
@@ -811,7 +889,7 @@ static trnc_status mm_block(lw *L, mm *m, int64_t bi, int64_t r0, int mt, int64_
   int full = 0;
   for (int t = 0; t < mt; t++) {
     int64_t rt = rows - (r0 + 128 * t) < 128 ? rows - (r0 + 128 * t) : 128;
-    if ((st = finish_tile(L, m, bi, r0 + 128 * t, rt, c0, ct, ps[t], o, t * ct * osz))) return st;
+    if ((st = finish_tile(L, m, bi, t, r0 + 128 * t, rt, c0, ct, ps[t], o, t * ct * osz))) return st;
     if (rt == 128 && !m->transposed && !last) full = t + 1;
   }
   /* the full tiles with one store (in partition quarters), the rest one by
@@ -921,6 +999,7 @@ static const char *read_kernel(mm *m, const kir_kernel *k) {
 trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   mm m;
   memset(&m, 0, sizeof m);
+  m.L = L;
   m.k = k;
   const char *why = read_kernel(&m, k);
   if (why) return lw_fail(L, k->node, TRNC_ERR_INTERNAL, "matmul kernel: %s", why);
@@ -972,10 +1051,17 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   bool tail_tr = false;       /* a tail load transposed on TensorE (fp32 columns) */
   for (int i = m.tail; m.tail && i < k->nops - 1; i++) {
     const kir_op *o = &k->ops[i];
-    ntail += o->dst != m.stored;
+    bool tr = false;
     if (o->code == KIR_LOAD) {
       const kir_tensor *T = &k->tensors[o->tensor];
-      tail_tr |= !dma_transposable(T->dtype) && wants_transpose(T, k->values[o->dst].dtype, T->stride[am], T->stride[an]);
+      tr = !dma_transposable(T->dtype) && wants_transpose(T, k->values[o->dst].dtype, T->stride[am], T->stride[an]);
+      tail_tr |= tr;
+    }
+    if (o->code == KIR_LOAD && !tr && o->dst != m.stored) {
+      m.pf_op[m.npf++] = i; /* prefetched: 2 blocks of tiles */
+      other += 2 * MM_MAX_BLOCK * ctile * 4;
+    } else {
+      ntail += o->dst != m.stored;
     }
   }
   other += (ntail + 1) * 2 * ctile * 4;
@@ -995,6 +1081,20 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
   bool resident = (blocks_per > mt ? 2 : 1) * nk * 128 * mt * isz <= budget;
   m.nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
   m.nmq = m.nq > 1 ? m.nq - (m.nq + 3) / 4 : m.nq; /* 12 of 16 for moving tiles */
+  if (m.tail && m.nq > 1) {
+    /* the tail's prefetched loads fill whichever queues are least busy, so
+     * the stationary tiles and stores (role 1: a tail's fp32 result doubles
+     * the stores' bytes) get their share of all the bytes, at least the
+     * usual quarter of the queues, at most half */
+    double osz = (double)lw_esize(m.out->dtype), pf = 0;
+    for (int p = 0; p < m.npf; p++) pf += (double)lw_esize(k->values[k->ops[m.pf_op[p]].dst].dtype);
+    double mn = (double)m.batch * m.M * m.N;
+    double st_b = (double)m.batch * rows * m.K * isz + mn * osz;
+    double mv_b = (double)m.batch * cols * m.K * isz * (double)((rows + 128 * mt - 1) / (128 * mt));
+    int n1 = (int)(m.nq * st_b / (st_b + mv_b + mn * pf) + 0.5);
+    if (n1 > m.nq - m.nmq && n1 <= m.nq / 2) m.nmq = m.nq - n1;
+    else if (n1 > m.nq / 2) m.nmq = m.nq - m.nq / 2;
+  }
   bool mv_transpose = wants_transpose(mtv, m.in_dt, mps, mfs);
   /* several K steps per moving DMA, unless each step is a transpose */
   m.kstep = mv_transpose ? 1 : (int)(MM_MOVING_BYTES / (ctile * isz));
@@ -1018,8 +1118,10 @@ trnc_status kir_schedule_matmul(lw *L, const kir_kernel *k) {
     ms.imm[0] = 1.0f;
     if ((st = lw_emit(L, &ms, NULL, 0, &m.ones, 1))) return st;
   }
+  for (int p = 0; p < m.npf; p++)
+    if ((st = lw_pool_init(L, &m.pf_pool[k->ops[m.pf_op[p]].dst], TRNC_NC_MEM_SBUF, ctile * 4, 2 * mt))) return st;
   for (int i = m.tail; m.tail && i < k->nops - 1; i++)
-    if (k->ops[i].dst != m.stored &&
+    if (k->ops[i].dst != m.stored && !m.pf_pool[k->ops[i].dst].n &&
         (st = lw_pool_init(L, &m.tail_pool[k->ops[i].dst], TRNC_NC_MEM_SBUF, ctile * 4, 2)))
       return st;
   lw_pool res_pool[2];

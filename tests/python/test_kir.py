@@ -137,3 +137,65 @@ def test_contiguous_reduced_dims_merge(shape, fn, most):
     got, rep = _run(fn, x)
     assert rep["instructions"] <= most, rep["instructions"]
     torch.testing.assert_close(got, fn(x.double()).float(), rtol=2e-5, atol=2e-4)
+
+
+@pytest.mark.parametrize("shape", [(3, 255), (3, 256), (2, 16385), (16, 2, 4096), (127, 1000)])
+def test_map_over_few_outer_rows_and_a_long_inner_axis(shape):
+    # the rotary backward's terms: [heads, T * D] with a table broadcast over
+    # the heads; a long innermost axis under few outer rows is tiled as
+    # [<= 128 rows, cols] (plus a remainder: 16385 = 127 x 129 + 2), the
+    # outer axes looped; values exactly as eager (one rounding per op)
+    torch.manual_seed(shape[-1])
+    x, t = torch.randn(*shape), torch.randn(*shape[1:])
+    z = torch.randn(*shape[::-1]).transpose(0, -1)  # a permuted operand
+    fn = lambda x, t, z: x * t + z.bfloat16().float() - 1  # noqa: E731
+    got, rep = _run(fn, x, t, z)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, fn(x, t, z), rtol=0, atol=0)
+    xb = x.bfloat16()
+    got, _ = _run(lambda a, b: a * b.bfloat16(), xb, t)
+    torch.testing.assert_close(got, xb * t.bfloat16(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(3, 300, 64), (5, 129, 16), (2, 128, 2)])
+def test_map_with_the_partition_axis_inside_short_rows(shape):
+    # rotary's halves: x[..., :D/2] of [heads, T, D] times a [T, D/2] table
+    # (broadcast over the heads): T goes on partitions outermost and the
+    # heads join the free dims (not one tile per head of D/2 elements)
+    torch.manual_seed(shape[1])
+    h, t, d = shape
+    x, c = torch.randn(h, t, d), torch.randn(t, d // 2)
+    fn = lambda x, c: x[..., : d // 2] * c - 1  # noqa: E731
+    got, rep = _run(fn, x, c)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, fn(x, c), rtol=0, atol=0)
+    got, _ = _run(lambda x, c: x[..., : d // 2] * c + x[..., d // 2:], x, c)
+    torch.testing.assert_close(got, x[..., : d // 2] * c + x[..., d // 2:], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("shape", [(2, 300, 64), (1, 257, 64), (4, 1024, 128)])
+def test_map_over_many_short_rows(shape):
+    # rotate_half's pieces: [heads * T, D / 2] rows of a few elements are
+    # tiled several rows per partition (600 rows: 150 partitions of 4; 257
+    # rows: one per partition)
+    torch.manual_seed(shape[1])
+    x = torch.randn(*shape).bfloat16()
+    d = shape[-1] // 2
+    got, rep = _run(lambda x: -x[..., :d] * 2, x)
+    assert rep["kernels"] == 1, rep
+    torch.testing.assert_close(got, -x[..., :d] * 2, rtol=0, atol=0)
+    got, _ = _run(lambda x: torch.cat((-x[..., d:], x[..., :d]), dim=-1), x)
+    torch.testing.assert_close(got, torch.cat((-x[..., d:], x[..., :d]), dim=-1), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n", [255, 256, 32770])
+def test_long_fill_on_every_partition(n):
+    # a whole-tensor constant (slice_scatter's zeros) tiled [rows <= 128,
+    # cols] plus a remainder (32770 = 127 x 257 + 131), every dtype's fill
+    x = torch.randn(3)
+    fn = lambda x: (torch.full((2, n), 1.5), torch.zeros(n, dtype=torch.bfloat16),  # noqa: E731
+                    torch.full((n,), -7, dtype=torch.int64), x + 1)
+    got, _ = _run(fn, x)
+    for g, w in zip(got, fn(x)):
+        assert g.dtype == w.dtype
+        torch.testing.assert_close(g, w, rtol=0, atol=0)

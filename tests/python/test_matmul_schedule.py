@@ -94,6 +94,39 @@ def test_large_bf16_matmul_keeps_tensore_busy():
     assert rep["instructions"] < 2048 + 800, rep
 
 
+def _residual(h, a, w):
+    return h + F.linear(a, w)  # bf16 projection, fp32 sum
+
+
+def test_residual_epilogue_keeps_tensore_busy():
+    # a bf16 projection + fp32 residual (Llama's attention output under
+    # autocast), one kernel: the residual's loads are prefetched over the
+    # least busy DMA queues and the fp32 stores get more queues, so TensorE
+    # stays busy (estimate: 41 % with the residual and the stores on 4 queues)
+    torch._dynamo.reset()
+    h = torch.randn(2048, 2048)
+    a, w = torch.randn(2048, 2048, dtype=torch.bfloat16), torch.randn(2048, 2048, dtype=torch.bfloat16)
+    torch.compile(_residual, backend="neuron", dynamic=False, options={"compile_only": True})(h, a, w)
+    rep = trnc.last_report()
+    assert rep["kernels"] == 1 and rep["tensor_flop_util"] >= 0.75, rep
+
+
+@pytest.mark.parametrize("rows", [511, 1025])
+def test_residual_epilogue_over_row_and_column_blocks(rows):
+    # the prefetched residual tiles over several row blocks (the last one
+    # partial), column blocks (600 = 512 + 88) and K steps (300); the
+    # projection rounds to bf16, then adds in fp32, as eager
+    torch.manual_seed(rows)
+    h = torch.randn(rows, 600)
+    a, w = torch.randn(rows, 300, dtype=torch.bfloat16), torch.randn(600, 300, dtype=torch.bfloat16)
+    got, rep = compile_run(_residual, h, a, w)
+    assert rep["kernels"] == 1, rep
+    # bit for bit the unfused program's: trnc's projection, then the fp32 add
+    proj, _ = compile_run(lambda a, w: F.linear(a, w), a, w)
+    torch.testing.assert_close(got, h + proj, rtol=0, atol=0)
+    _check(proj, a.double() @ w.double().t(), torch.bfloat16, 300)
+
+
 def test_long_contraction_streams_stationary_tiles():
     # fp32, K = 40000: the stationary tiles of one row block (313 K steps,
     # 160 KiB per partition) do not fit beside the other pools, so they are
