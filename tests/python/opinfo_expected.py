@@ -131,7 +131,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
  ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
- ('histc', 'forward'): 'no lowering for aten.histc.default',
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '
                              'aten._histogramdd_from_bin_cts.default',
@@ -257,8 +256,12 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
  ('signbit', 'forward'): 'no lowering for aten.signbit.default',
- ('sort', 'forward'): 'no lowering for aten.sort.default',
- ('sort', 'grad'): 'no lowering for aten.sort.default',
+ ('sort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
+                      'lowered (trnc ranks each element by comparing it with every other element '
+                      'of its row)',
+ ('sort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
+                   'lowered (trnc ranks each element by comparing it with every other element of '
+                   'its row)',
  ('special.airy_ai', 'forward'): 'no lowering for aten.special_airy_ai.default',
  ('special.bessel_j0', 'forward'): 'no lowering for aten.special_bessel_j0.default',
  ('special.bessel_j1', 'forward'): 'no lowering for aten.special_bessel_j1.default',
@@ -325,8 +328,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                            'its input tensors, which a static-shape compiler cannot lower; keep '
                            'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                            'mask) instead of selecting elements',
- ('topk', 'forward'): 'no lowering for aten.topk.default',
- ('topk', 'grad'): 'no lowering for aten.topk.default',
  ('unique', 'forward'): "aten._unique2.default: node '_unique2' output 0 has a data-dependent size "
                         "in dim 0 (u0): the shape of this op's result depends on the values in its "
                         'input tensors, which a static-shape compiler cannot lower; keep shapes '
