@@ -134,8 +134,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '
                              'aten._histogramdd_from_bin_cts.default',
- ('i0', 'forward'): 'no lowering for aten.i0.default',
- ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
  ('linalg.eig', 'forward'): 'no lowering for aten.linalg_eig.default',
@@ -279,20 +277,10 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                               'aten.special_hermite_polynomial_h.default',
  ('special.hermite_polynomial_he', 'forward'): 'no lowering for '
                                                'aten.special_hermite_polynomial_he.default',
- ('special.i0e', 'forward'): 'no lowering for aten.special_i0e.default',
- ('special.i0e', 'grad'): 'no lowering for aten.special_i0e.default',
- ('special.i1', 'forward'): 'no lowering for aten.special_i1.default',
- ('special.i1', 'grad'): 'no lowering for aten.special_i1.default',
- ('special.i1e', 'forward'): 'no lowering for aten.special_i1e.default',
- ('special.i1e', 'grad'): 'no lowering for aten.special_i1e.default',
  ('special.laguerre_polynomial_l', 'forward'): 'no lowering for '
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.modified_bessel_i0', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_i0.default',
- ('special.modified_bessel_i1', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_i1.default',
  ('special.modified_bessel_k0', 'forward'): 'no lowering for '
                                             'aten.special_modified_bessel_k0.default',
  ('special.modified_bessel_k1', 'forward'): 'no lowering for '
