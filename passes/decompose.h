@@ -276,6 +276,11 @@ trnc_status decomp_dropout_bw(trnc_db *b, const trnc_node *n);
  *  (passes/decomp_math.c). */
 trnc_status decomp_hypot(trnc_db *b, const trnc_node *n);
 trnc_status decomp_addbmm(trnc_db *b, const trnc_node *n);
+/** frexp(x): |x| scaled exactly into [1, 2) by powers of two 2^(+-k), k =
+ *  64, 32, ..., 1 (a subnormal first by 2^24), the scalings summed into the
+ *  exponent; mantissa copysign(|x| / 2, x), exponent that + 1; x itself and
+ *  exponent 0 for 0, +-inf and NaN (passes/decomp_math.c). */
+trnc_status decomp_frexp(trnc_db *b, const trnc_node *n);
 /** addmm / baddbmm with beta = 0: alpha * mm (bmm), self unread (a NaN in it
  *  stays out, as eager); other betas are lowered directly
  *  (decomp_beta_lowered_directly). */

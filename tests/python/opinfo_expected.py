@@ -123,8 +123,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('fft.rfft2', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('frexp', 'forward'): 'no lowering for aten.frexp.Tensor',
- ('frexp', 'grad'): 'no lowering for aten.frexp.Tensor',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
  ('grid_sampler_2d', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
  ('grid_sampler_2d', 'grad'): 'no lowering for aten.grid_sampler_2d.default',

@@ -1,6 +1,8 @@
 """Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
-PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx, erfinv and the modified Bessel functions i0, i1, i0e, i1e
-(codegen/kir/special.c) over their poles, infinities and NaN, and integer
+PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx, erfinv and the
+modified Bessel functions i0, i1, i0e, i1e
+(codegen/kir/special.c) over their poles, infinities and NaN, frexp bit for bit
+(passes/decomp_math.c), and integer
 remainder/fmod computed exactly in int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
 129 and at values far beyond fp32's exact integers. Each test also checks
 that trnc compiled the graph (trnc.stats())."""
@@ -306,3 +308,35 @@ def test_bessel_i_gradients():
         grads.append(x.grad)
     assert trnc.stats()["backward"] >= 1
     torch.testing.assert_close(grads[1].double(), grads[0], rtol=2e-5, atol=1e-6)
+
+
+# ---- frexp (passes/decomp_math.c) ------------------------------------------------ #
+
+@pytest.mark.parametrize("n", [19, 128, 129, 16385])
+def test_frexp_bit_exact(n):
+    """Mantissa and exponent bit for bit as eager over 2^-149 .. 2^128:
+    subnormals, the powers of two on either side of each scaling step, the
+    largest float, signed zeros, infinities and NaN."""
+    torch.manual_seed(n)
+    x = torch.randn(n) * torch.exp(torch.randn(n) * 30)
+    sp = torch.tensor([0.0, -0.0, 1.0, 0.5, -3.0, 1e-40, -1e-45, 3e38, -3.4028235e38, 1.1754944e-38,
+                       1.1754942e-38, 2.0**-127, INF, -INF, NAN, 2.0, 0.25, -1.0, 7.99999])
+    x[:min(n, len(sp))] = sp[:n]
+    m, e = _run(torch.frexp, x)
+    wm, we = torch.frexp(x)
+    assert e.dtype == torch.int32 and torch.equal(e, we)
+    assert torch.equal(m.isnan(), wm.isnan())
+    ok = ~wm.isnan()
+    assert torch.equal(m[ok], wm[ok]) and torch.equal(m[ok].signbit(), wm[ok].signbit())
+
+
+def test_frexp_gradient():
+    x0 = torch.randn(3, 129)
+    f = lambda x: (torch.frexp(x * 3)[0] * x).sum()  # noqa: E731  (d mantissa = grad / 2^exponent)
+    grads = []
+    for fn in (f, torch.compile(f, backend="neuron", dynamic=False)):
+        x = x0.clone().requires_grad_()
+        fn(x).backward()
+        grads.append(x.grad)
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)
