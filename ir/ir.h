@@ -87,6 +87,9 @@ typedef enum trnc_op {
 /** Largest matrix dim of the linear-algebra ops (passes/decomp_linalg.c
  *  unrolls one graph step per column; the graph grows with it). */
 #define TRNC_LINALG_MAX_N 32
+/* Largest matrix matrix_exp decomposes (bmm steps, none per column; its
+ * gradient takes matrix_exp of a matrix of twice the size). */
+#define TRNC_MATRIX_EXP_MAX_N 128
 
 /* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
  * per depth tap of its kernel: the most depth taps it is lowered for. */

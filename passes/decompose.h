@@ -144,6 +144,13 @@ trnc_status decomp_solve_triangular(trnc_db *b, const trnc_node *n);
 /** linalg_cholesky_ex, cholesky, cholesky_solve, cholesky_inverse: potf2's
  *  unrolled steps over the triangle LAPACK reads, and two triangular solves. */
 trnc_status decomp_cholesky(trnc_db *b, const trnc_node *n);
+/** linalg_matrix_exp(A [..., n, n]): scaling and squaring, A 2^-s with s =
+ *  ceil(log2(2 |A|_1)) clamped to [0, TRNC_MATRIX_EXP_SQUARINGS] (so |A 2^-s|_1
+ *  <= 1/2), its Taylor polynomial of degree 12 by Horner's rule (bmm), then s
+ *  squarings; every one of the fixed steps selects by s (passes/decomp_linalg.c). */
+trnc_status decomp_matrix_exp(trnc_db *b, const trnc_node *n);
+/** The most squarings decomp_matrix_exp emits: 1-norms up to 2^63. */
+#define TRNC_MATRIX_EXP_SQUARINGS 64
 /** linalg_lu, lu_unpack: P, L and U of an LU factorization. */
 trnc_status decomp_lu_unpack(trnc_db *b, const trnc_node *n);
 /** linalg_qr (modes reduced, complete, r): LAPACK's geqr2 Householder steps

@@ -160,8 +160,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             'depends on the values in its input tensors, which a static-shape '
                             'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('matrix_exp', 'forward'): 'no lowering for aten.linalg_matrix_exp.default',
- ('matrix_exp', 'grad'): 'no lowering for aten.linalg_matrix_exp.default',
  ('msort', 'forward'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
                        'lowered (trnc ranks each element by comparing it with every other element '
                        'of its row)',
