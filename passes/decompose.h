@@ -193,6 +193,8 @@ trnc_status decomp_flip(trnc_db *b, const trnc_node *n);
 /** empty_strided / empty_permuted: empty (contents unspecified), copied
  *  into the declared layout when it is not contiguous. */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
+/** _efficientzerotensor(size, dtype, ...): zeros(size, dtype). */
+trnc_status decomp_zero_tensor(trnc_db *b, const trnc_node *n);
 /** argmax/argmin/max.dim/min.dim: amax/amin, then amin of an iota where x
  *  is the extremum or NaN (passes/decomp_argmax.c). */
 trnc_status decomp_argmax(trnc_db *b, const trnc_node *n);

@@ -245,7 +245,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('polar', 'grad'): 'no lowering for aten.polar.default',
  ('quantile', 'forward'): 'no lowering for aten.sort.default',
  ('quantile', 'grad'): 'no lowering for aten.sort.default',
- ('sgn', 'grad'): 'no lowering for aten._efficientzerotensor.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',

@@ -340,3 +340,12 @@ def test_frexp_gradient():
         grads.append(x.grad)
     assert trnc.stats()["backward"] >= 1
     torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+def test_sgn_gradient_is_autograds_zero_tensor():
+    """sgn's gradient of a real tensor is aten._efficientzerotensor (zeros)."""
+    x0 = torch.randn(129)
+    x = x0.clone().requires_grad_()
+    (torch.compile(lambda x: (torch.sgn(x) * x).sum(), backend="neuron", dynamic=False)(x)).backward()
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(x.grad, torch.sgn(x0))
