@@ -377,6 +377,9 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
 static interval float_iv(const trnc_graph *g, const trnc_node *n, uint32_t k, const interval *vals) {
   const trnc_arg *a0 = trnc_node_arg(n, 0), *a1 = trnc_node_arg(n, 1);
   interval a = arg_iv(g, vals, a0), b = arg_iv(g, vals, a1);
+  /* views keep their operand's values (interpolation's source coordinates
+   * are viewed between their clamp and the cast to int64) */
+  if (trnc_op_any(n->op, TRNC_OPF_VIEW) && a0 && a0->kind == TRNC_ARG_VALUE) return a;
   switch (n->op) {
     case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS: return a;
     case TRNC_OP_MUL: case TRNC_OP_MUL_SCALAR:

@@ -177,43 +177,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
  ('nn.functional.grid_sample', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
  ('nn.functional.grid_sample', 'grad'): 'no lowering for aten.grid_sampler_2d.default',
- ('nn.functional.interpolate.bicubic', 'forward'): 'aten._to_copy.default: i64 result cannot be '
-                                                   'proven to stay within int32, in which '
-                                                   'NeuronCore engines compute int64 tensors '
-                                                   '(exactly, on GpSimd): bound the values before '
-                                                   'this op',
- ('nn.functional.interpolate.bicubic', 'grad'): 'aten._to_copy.default: i64 result cannot be '
-                                                'proven to stay within int32, in which NeuronCore '
-                                                'engines compute int64 tensors (exactly, on '
-                                                'GpSimd): bound the values before this op',
- ('nn.functional.interpolate.bilinear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
-                                                    'proven to stay within int32, in which '
-                                                    'NeuronCore engines compute int64 tensors '
-                                                    '(exactly, on GpSimd): bound the values before '
-                                                    'this op',
- ('nn.functional.interpolate.bilinear', 'grad'): 'aten._to_copy.default: i64 result cannot be '
-                                                 'proven to stay within int32, in which NeuronCore '
-                                                 'engines compute int64 tensors (exactly, on '
-                                                 'GpSimd): bound the values before this op',
- ('nn.functional.interpolate.linear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
-                                                  'proven to stay within int32, in which '
-                                                  'NeuronCore engines compute int64 tensors '
-                                                  '(exactly, on GpSimd): bound the values before '
-                                                  'this op',
- ('nn.functional.interpolate.linear', 'grad'): 'aten._to_copy.default: i64 result cannot be proven '
-                                               'to stay within int32, in which NeuronCore engines '
-                                               'compute int64 tensors (exactly, on GpSimd): bound '
-                                               'the values before this op',
- ('nn.functional.interpolate.trilinear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
-                                                     'proven to stay within int32, in which '
-                                                     'NeuronCore engines compute int64 tensors '
-                                                     '(exactly, on GpSimd): bound the values '
-                                                     'before this op',
- ('nn.functional.interpolate.trilinear', 'grad'): 'aten._to_copy.default: i64 result cannot be '
-                                                  'proven to stay within int32, in which '
-                                                  'NeuronCore engines compute int64 tensors '
-                                                  '(exactly, on GpSimd): bound the values before '
-                                                  'this op',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
@@ -225,14 +188,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
  ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
                                                    'aten.replication_pad2d_backward.default',
- ('nn.functional.upsample_bilinear', 'forward'): 'aten._to_copy.default: i64 result cannot be '
-                                                 'proven to stay within int32, in which NeuronCore '
-                                                 'engines compute int64 tensors (exactly, on '
-                                                 'GpSimd): bound the values before this op',
- ('nn.functional.upsample_bilinear', 'grad'): 'aten._to_copy.default: i64 result cannot be proven '
-                                              'to stay within int32, in which NeuronCore engines '
-                                              'compute int64 tensors (exactly, on GpSimd): bound '
-                                              'the values before this op',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                          "in dim 0 (u0): the shape of this op's result depends on the values in "
                          'its input tensors, which a static-shape compiler cannot lower; keep '
