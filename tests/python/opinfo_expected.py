@@ -166,8 +166,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('msort', 'grad'): 'aten.sort.default: sort/topk along a dim of more than 4096 elements is not '
                     'lowered (trnc ranks each element by comparing it with every other element of '
                     'its row)',
- ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
- ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
@@ -198,8 +196,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
- ('quantile', 'forward'): 'no lowering for aten.sort.default',
- ('quantile', 'grad'): 'no lowering for aten.sort.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
@@ -252,8 +248,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('special.spherical_bessel_j0', 'forward'): 'no lowering for '
                                              'aten.special_spherical_bessel_j0.default',
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
- ('stft', 'forward'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
- ('stft', 'grad'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
+ ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
+ ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('svd', 'grad'): 'aten.diagonal.default: an empty diagonal (offset past the matrix, or a dim of '
                   'size 0) is not lowered',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
