@@ -1288,38 +1288,41 @@ static bool mm_after_group(cstate *C, trnc_ref v, const trnc_type *space, uint32
   return g->values[mn->out].type.rank >= 2;
 }
 
-/* HBM tensors a kernel of group[0..k) ending before node `end` reads and
- * writes: its distinct inputs from outside, and its values read at or after
- * `end` or that are graph outputs (stored), plus one for a reduction. */
-static int group_tensors(const cstate *C, const trnc_node *const *group, int k, uint32_t end) {
-  const trnc_graph *g = C->L.g;
+/* The distinct outside inputs of a group, counted as trnc_arg_visit_refs
+ * walks each argument (index tensors sit in index.Tensor's list). */
+typedef struct group_inputs {
+  const trnc_graph *g;
+  const trnc_node *const *group;
+  int k, nseen, n;
   trnc_ref seen[KIR_MAX_TENSORS * 4];
-  int nseen = 0, n = 1;
+} group_inputs;
+
+static void count_input(trnc_ref r, void *ctx) {
+  group_inputs *c = ctx;
+  uint32_t p = c->g->values[r].node;
+  for (int b = 0; b < c->k; b++)
+    if (c->group[b] == &c->g->nodes[p]) return;
+  for (int s = 0; s < c->nseen; s++)
+    if (c->seen[s] == r) return;
+  if (c->nseen < (int)(sizeof c->seen / sizeof c->seen[0])) c->seen[c->nseen++] = r;
+  c->n++;
+}
+
+/* HBM tensors a kernel of group[0..k) ending before node `end` reads and
+ * writes: its distinct inputs from outside (also those in list arguments),
+ * and its values read at or after `end` or that are graph outputs (stored),
+ * plus one for a reduction. */
+static int group_tensors(const cstate *C, const trnc_node *const *group, int k, uint32_t end) {
+  group_inputs in = {.g = C->L.g, .group = group, .k = k, .n = 1};
   for (int a = 0; a < k; a++) {
-    for (uint32_t x = 0; x < group[a]->nargs; x++) {
-      /* a tensor argument, or the tensors of a list (index.Tensor's indices) */
-      const trnc_arg *top = &group[a]->args[x];
-      const trnc_arg *items = top->kind == TRNC_ARG_LIST ? top->u.list.items : top;
-      uint32_t nitems = top->kind == TRNC_ARG_LIST ? top->u.list.n : 1;
-      for (uint32_t t = 0; t < nitems; t++) {
-        const trnc_arg *arg = &items[t];
-        if (arg->kind != TRNC_ARG_VALUE) continue;
-        uint32_t p = g->values[arg->u.ref].node;
-        bool inside = false, dup = false;
-        for (int b = 0; b < k && !inside; b++) inside = group[b] == &g->nodes[p];
-        for (int s = 0; s < nseen && !dup; s++) dup = seen[s] == arg->u.ref;
-        if (inside || dup) continue;
-        if (nseen < (int)(sizeof seen / sizeof seen[0])) seen[nseen++] = arg->u.ref;
-        n++;
-      }
-    }
+    for (uint32_t x = 0; x < group[a]->nargs; x++) trnc_arg_visit_refs(&group[a]->args[x], count_input, &in);
     for (uint32_t o = 0; o < group[a]->nouts; o++) {
       trnc_ref r = group[a]->outs[o];
       uint32_t lu = C->lastuse[r];
-      n += C->is_output[r] || (lu != UINT32_MAX && lu >= end);
+      in.n += C->is_output[r] || (lu != UINT32_MAX && lu >= end);
     }
   }
-  return n;
+  return in.n;
 }
 
 /* The longest prefix group[0..k') that may be one kernel: every value whose

@@ -47,6 +47,7 @@ typedef enum trnc_op {
 #define TRNC_DTS_FP8   (TRNC_DT(TRNC_F8E4M3) | TRNC_DT(TRNC_F8E5M2))
 #define TRNC_DTS_INT   (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32) | TRNC_DT(TRNC_I16) | TRNC_DT(TRNC_I8) | TRNC_DT(TRNC_U8))
 #define TRNC_DTS_INDEX (TRNC_DT(TRNC_I64) | TRNC_DT(TRNC_I32))
+#define TRNC_DTS_FLOAT_EXP (TRNC_DTS_FLOAT | TRNC_DT(TRNC_I32)) /* a float and its int32 exponent (frexp) */
 #define TRNC_DTS_ARITH (TRNC_DTS_FLOAT | TRNC_DTS_INT)
 #define TRNC_DTS_ARITH_BOOL (TRNC_DTS_ARITH | TRNC_DT(TRNC_BOOL))
 #define TRNC_DTS_BOOLINT (TRNC_DTS_INT | TRNC_DT(TRNC_BOOL))
@@ -95,6 +96,9 @@ typedef enum trnc_op {
 /** Largest matrix dim of the linear-algebra ops (passes/decomp_linalg.c
  *  unrolls one graph step per column; the graph grows with it). */
 #define TRNC_LINALG_MAX_N 32
+/* Largest matrix matrix_exp decomposes (bmm steps, none per column; its
+ * gradient takes matrix_exp of a matrix of twice the size). */
+#define TRNC_MATRIX_EXP_MAX_N 128
 
 /* A 3-D convolution (passes/decomp_conv.c) is a sum of 2-D convolutions, one
  * per depth tap of its kernel: the most depth taps it is lowered for. */

@@ -291,6 +291,9 @@ static interval node_iv(const trnc_graph *g, const trnc_node *n, uint32_t k,
       if (d < 0) d += x->rank;
       return iv(0, x->rank > 0 && d >= 0 && d < x->rank ? fmax(0, (double)x->shape[d] - 1) : 0);
     }
+    case TRNC_OP_FREXP: /* the exponent of a float: within [-148, 128] (0 for 0, inf, NaN) */
+      if (k == 0) break;
+      return iv(-148, 128);
     case TRNC_OP_HISTC: /* counts (a float result, integer-valued) */
       return iv(0, (double)trnc_type_numel(trnc_ref_type(g, a0->u.ref)));
     case TRNC_OP_MAX_POOL2D: {

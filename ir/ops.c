@@ -465,7 +465,11 @@ static const char *check_linalg(const trnc_graph *g, const trnc_node *n) {
   /* the unrolled steps: min(m, n) of an LU's matrix, n of a square one */
   bool b_first = n->op == TRNC_OP_TRIANGULAR_SOLVE || n->op == TRNC_OP_CHOLESKY_SOLVE;
   const trnc_type *t = trnc_ref_type(g, n->args[b_first ? 1 : 0].u.ref);
-  if (t->rank >= 2) {
+  if (t->rank >= 2 && n->op == TRNC_OP_LINALG_MATRIX_EXP) {
+    if (t->shape[t->rank - 1] > TRNC_MATRIX_EXP_MAX_N)
+      return "matrix_exp of matrices larger than 128 x 128 is not lowered (its gradient is "
+             "matrix_exp of a matrix twice the size)";
+  } else if (t->rank >= 2) {
     int64_t rows = t->shape[t->rank - 2], cols = t->shape[t->rank - 1];
     if ((rows < cols ? rows : cols) > TRNC_LINALG_MAX_N)
       return "linear algebra of matrices larger than 32 x 32 (of LU: with both dims above 32) is "

@@ -296,6 +296,16 @@ trnc_status rule_unary_bool(const trnc_graph *g, const trnc_node *n, trnc_type *
   return TRNC_OK;
 }
 
+/* frexp(self): (mantissa of self's float dtype, int32 exponent), self's shape */
+trnc_status rule_frexp(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                       trnc_diags *d) {
+  CHECK(nout == 2, "%s has 2 outputs, the graph declares %u", n->target, nout);
+  const trnc_type *x = targ(g, n, 0);
+  copy_shape(&out[0], x, float_or_default(x->dtype));
+  copy_shape(&out[1], x, TRNC_I32);
+  return TRNC_OK;
+}
+
 trnc_status rule_to_copy(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                          trnc_diags *d) {
   const trnc_type *x = targ(g, n, 0);

@@ -18,6 +18,11 @@
  *   potf2  step j: d = sqrt(S[j, j]), c = S[j+1:, j] * (1 / d),
  *          S[j+1:, j+1:] -= c c^T, over the symmetric matrix of the one
  *          triangle LAPACK reads
+ * matrix_exp is scaling and squaring (Higham's, with a Taylor polynomial):
+ *   s = ceil(log2(2 |A|_1)) in [0, TRNC_MATRIX_EXP_SQUARINGS], A halved s
+ *   times (exact), T = sum_{k<=12} A^k / k! by Horner's rule (truncation
+ *   below 1e-10 relative at |A|_1 <= 1/2), then T squared s times; the
+ *   halvings and squarings are fixed steps, each selecting by s.
  * Row swaps and the placement of each step's results are selects (where),
  * so they move values exactly. Pivots are 1-based int32 and info is
  * LAPACK's (the first zero pivot, the first non-positive Cholesky diagonal).
@@ -800,4 +805,31 @@ trnc_status decomp_diagonal_scatter(trnc_db *b, const trnc_node *n) {
   trnc_ref on = DB(b, EQ_SCALAR, V(diff), I(off));
   trnc_ref out = DB(b, WHERE, V(on), V(full), V(xp));
   return trnc_db_result(b, 0, DB(b, PERMUTE, V(out), trnc_db_ints(b, inv, rank)));
+}
+
+/* linalg_matrix_exp(Tensor self) */
+trnc_status decomp_matrix_exp(trnc_db *b, const trnc_node *n) {
+  trnc_status st;
+  if (empty_case(b, n, &st)) return st;
+  trnc_ref x = trnc_db_f32(b, n->args[0].u.ref);
+  const trnc_type t = *trnc_db_type(b, x);
+  int64_t m = t.shape[t.rank - 1], batch = trnc_type_numel(&t) / (m * m);
+  int64_t shape[3] = {batch, m, m};
+  trnc_ref a = trnc_db_view(b, x, 3, shape);
+  /* s = ceil(log2(2 |A|_1)): the largest column sum of |A| */
+  trnc_ref nrm = DB(b, SUM, V(DB(b, ABS, V(a))), trnc_db_ints(b, (const int64_t[]){-2}, 1),
+                    trnc_db_bool(true), NONE);
+  nrm = DB(b, AMAX, V(nrm), trnc_db_ints(b, (const int64_t[]){-1}, 1), trnc_db_bool(true));
+  trnc_ref s = DB(b, CEIL, V(DB(b, LOG2, V(DB(b, MUL_SCALAR, V(nrm), F(2.0))))));
+  s = DB(b, CLAMP, V(s), F(0.0), F(TRNC_MATRIX_EXP_SQUARINGS));
+  for (int i = 0; i < TRNC_MATRIX_EXP_SQUARINGS; i++)
+    a = DB(b, WHERE, V(DB(b, GT_SCALAR, V(s), F(i))), V(DB(b, MUL_SCALAR, V(a), F(0.5))), V(a));
+  /* T = I + A (I + A/2 (I + ... (I + A/12))) */
+  trnc_ref e = eye(b, 3, shape);
+  trnc_ref p = DB(b, ADD, V(e), V(DB(b, DIV_SCALAR, V(a), F(12.0))), I(1));
+  for (int k = 11; k >= 1; k--)
+    p = DB(b, ADD, V(e), V(DB(b, DIV_SCALAR, V(DB(b, BMM, V(a), V(p))), F(k))), I(1));
+  for (int i = 0; i < TRNC_MATRIX_EXP_SQUARINGS; i++)
+    p = DB(b, WHERE, V(DB(b, GT_SCALAR, V(s), F(i))), V(DB(b, BMM, V(p), V(p))), V(p));
+  return trnc_db_result(b, 0, trnc_db_view(b, p, t.rank, t.shape));
 }

@@ -1,5 +1,5 @@
 /*
- * decomp_math.c — hypot, addbmm and addmm/baddbmm with beta = 0 as ops trnc lowers (see decompose.h for
+ * decomp_math.c — hypot, frexp, addbmm and addmm/baddbmm with beta = 0 as ops trnc lowers (see decompose.h for
  * the builder).
  *
  * hypot(x, y), as C's hypot without overflow or underflow of the squares:
@@ -7,6 +7,13 @@
  * 0 where m = 0 (s/m would be 0/0), +inf where either is infinite (also
  * against a NaN, as C's hypot), NaN otherwise where either is NaN; in
  * float32.
+ *
+ * frexp(x) = (m, e) with x = m 2^e, 0.5 <= |m| < 1: a = |x| is scaled into
+ * [1, 2) by multiplications with powers of two, each exact: a subnormal by
+ * 2^24 first; then for k = 64, 32, ..., 1, a >= 2^k: a 2^-k (a stays >= 1),
+ * and for k = 64, ..., 1, a < 2^(1-k): a 2^k (a stays < 2), the k summed
+ * into the exponent (exact small integers in float32). m = copysign(a/2, x),
+ * e + 1; 0 (of either sign), +-inf and NaN give x and exponent 0, as eager.
  *
  * addbmm(self, b1 [B,N,M], b2 [B,M,P], beta, alpha) = beta self + alpha
  * sum_b b1[b] @ b2[b] is one addmm whose contraction runs over the batch and
@@ -37,6 +44,33 @@ trnc_status decomp_hypot(trnc_db *b, const trnc_node *n) {
   h = DB(b, WHERE, V(DB(b, EQ_SCALAR, V(m), I(0))), F(0.0), V(h));
   trnc_ref inf = DB(b, LOGICAL_OR, V(DB(b, ISINF, V(a))), V(DB(b, ISINF, V(c))));
   return trnc_db_result(b, 0, DB(b, WHERE, V(inf), F(INFINITY), V(h)));
+}
+
+/* frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent) */
+trnc_status decomp_frexp(trnc_db *b, const trnc_node *n) {
+  trnc_ref x = trnc_db_f32(b, n->args[0].u.ref);
+  trnc_ref a = DB(b, ABS, V(x));
+  trnc_ref sub = DB(b, LT_SCALAR, V(a), F(ldexp(1, -126)));
+  trnc_ref e = DB(b, WHERE, V(sub), F(-24.0), F(0.0));
+  a = DB(b, WHERE, V(sub), V(DB(b, MUL_SCALAR, V(a), F(ldexp(1, 24)))), V(a));
+  for (int k = 64; k >= 1; k /= 2) {
+    trnc_ref big = DB(b, GE_SCALAR, V(a), F(ldexp(1, k)));
+    a = DB(b, WHERE, V(big), V(DB(b, MUL_SCALAR, V(a), F(ldexp(1, -k)))), V(a));
+    e = DB(b, WHERE, V(big), V(DB(b, ADD_SCALAR, V(e), F(k), I(1))), V(e));
+  }
+  for (int k = 64; k >= 1; k /= 2) {
+    trnc_ref small = DB(b, LT_SCALAR, V(a), F(ldexp(1, 1 - k)));
+    a = DB(b, WHERE, V(small), V(DB(b, MUL_SCALAR, V(a), F(ldexp(1, k)))), V(a));
+    e = DB(b, WHERE, V(small), V(DB(b, ADD_SCALAR, V(e), F(-k), I(1))), V(e));
+  }
+  /* 0, +-inf, NaN: x itself, exponent 0 */
+  trnc_ref keep = DB(b, LOGICAL_OR, V(DB(b, EQ_SCALAR, V(x), F(0.0))),
+                     V(DB(b, LOGICAL_OR, V(DB(b, ISINF, V(x))), V(DB(b, ISNAN, V(x))))));
+  trnc_ref m = DB(b, COPYSIGN, V(DB(b, MUL_SCALAR, V(a), F(0.5))), V(x));
+  trnc_status st = trnc_db_result(b, 0, DB(b, WHERE, V(keep), V(x), V(m)));
+  if (st != TRNC_OK) return st;
+  e = DB(b, WHERE, V(keep), F(0.0), V(DB(b, ADD_SCALAR, V(e), F(1.0), I(1))));
+  return trnc_db_result(b, 1, e);
 }
 
 bool decomp_beta_lowered_directly(const trnc_graph *g, const trnc_node *n) {

@@ -127,6 +127,14 @@ trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
   return trnc_db_result(b, 0, e);
 }
 
+/* _efficientzerotensor(SymInt[] size, *, dtype, layout, device, pin_memory):
+ * autograd's zero gradient (sgn's of a real tensor), zeros */
+trnc_status decomp_zero_tensor(trnc_db *b, const trnc_node *n) {
+  trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;
+  trnc_ref z = DB(b, ZEROS, n->args[0], trnc_db_dtype(dt), NONE, NONE, NONE);
+  return trnc_db_result(b, 0, z);
+}
+
 /* var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) */
 trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n) {
   int64_t correction = trnc_arg_bool(n, 2, true) ? 1 : 0;

@@ -144,6 +144,13 @@ trnc_status decomp_solve_triangular(trnc_db *b, const trnc_node *n);
 /** linalg_cholesky_ex, cholesky, cholesky_solve, cholesky_inverse: potf2's
  *  unrolled steps over the triangle LAPACK reads, and two triangular solves. */
 trnc_status decomp_cholesky(trnc_db *b, const trnc_node *n);
+/** linalg_matrix_exp(A [..., n, n]): scaling and squaring, A 2^-s with s =
+ *  ceil(log2(2 |A|_1)) clamped to [0, TRNC_MATRIX_EXP_SQUARINGS] (so |A 2^-s|_1
+ *  <= 1/2), its Taylor polynomial of degree 12 by Horner's rule (bmm), then s
+ *  squarings; every one of the fixed steps selects by s (passes/decomp_linalg.c). */
+trnc_status decomp_matrix_exp(trnc_db *b, const trnc_node *n);
+/** The most squarings decomp_matrix_exp emits: 1-norms up to 2^63. */
+#define TRNC_MATRIX_EXP_SQUARINGS 64
 /** linalg_lu, lu_unpack: P, L and U of an LU factorization. */
 trnc_status decomp_lu_unpack(trnc_db *b, const trnc_node *n);
 /** linalg_qr (modes reduced, complete, r): LAPACK's geqr2 Householder steps
@@ -186,6 +193,8 @@ trnc_status decomp_flip(trnc_db *b, const trnc_node *n);
 /** empty_strided / empty_permuted: empty (contents unspecified), copied
  *  into the declared layout when it is not contiguous. */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n);
+/** _efficientzerotensor(size, dtype, ...): zeros(size, dtype). */
+trnc_status decomp_zero_tensor(trnc_db *b, const trnc_node *n);
 /** argmax/argmin/max.dim/min.dim: amax/amin, then amin of an iota where x
  *  is the extremum or NaN (passes/decomp_argmax.c). */
 trnc_status decomp_argmax(trnc_db *b, const trnc_node *n);
@@ -276,6 +285,11 @@ trnc_status decomp_dropout_bw(trnc_db *b, const trnc_node *n);
  *  (passes/decomp_math.c). */
 trnc_status decomp_hypot(trnc_db *b, const trnc_node *n);
 trnc_status decomp_addbmm(trnc_db *b, const trnc_node *n);
+/** frexp(x): |x| scaled exactly into [1, 2) by powers of two 2^(+-k), k =
+ *  64, 32, ..., 1 (a subnormal first by 2^24), the scalings summed into the
+ *  exponent; mantissa copysign(|x| / 2, x), exponent that + 1; x itself and
+ *  exponent 0 for 0, +-inf and NaN (passes/decomp_math.c). */
+trnc_status decomp_frexp(trnc_db *b, const trnc_node *n);
 /** addmm / baddbmm with beta = 0: alpha * mm (bmm), self unread (a NaN in it
  *  stays out, as eager); other betas are lowered directly
  *  (decomp_beta_lowered_directly). */

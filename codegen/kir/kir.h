@@ -305,6 +305,10 @@ int kir_erfc(kir_kernel *k, trnc_dtype dt, int x, bool scaled);
 /** erfinv(x) of fp32 value x as dtype dt (+-inf at +-1, NaN beyond); -1 when
  *  the kernel is full. */
 int kir_erfinv(kir_kernel *k, trnc_dtype dt, int x);
+/** The modified Bessel function of the first kind of order `order` (0 or 1)
+ *  of fp32 value x, times exp(-|x|) when scaled (i0, i1, i0e, i1e), as dtype
+ *  dt; -1 for another order or when the kernel is full. */
+int kir_bessel_i(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
 
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {

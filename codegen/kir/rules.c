@@ -555,6 +555,10 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_ERFC: return kir_erfc(k, dt, x, false);
     case TRNC_OP_SPECIAL_ERFCX: return kir_erfc(k, dt, x, true);
     case TRNC_OP_ERFINV: return kir_erfinv(k, dt, x);
+    case TRNC_OP_I0: case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I0: return kir_bessel_i(k, dt, x, 0, false);
+    case TRNC_OP_SPECIAL_I1: case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1: return kir_bessel_i(k, dt, x, 1, false);
+    case TRNC_OP_SPECIAL_I0E: return kir_bessel_i(k, dt, x, 0, true);
+    case TRNC_OP_SPECIAL_I1E: return kir_bessel_i(k, dt, x, 1, true);
     case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
     case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
@@ -795,7 +799,13 @@ int kir_eltwise_values(const trnc_node *n) {
     case TRNC_OP_LGAMMA:
     case TRNC_OP_ERFC:
     case TRNC_OP_SPECIAL_ERFCX:
-    case TRNC_OP_ERFINV: return 64;
+    case TRNC_OP_ERFINV:
+    case TRNC_OP_I0:
+    case TRNC_OP_SPECIAL_I0E:
+    case TRNC_OP_SPECIAL_I1:
+    case TRNC_OP_SPECIAL_I1E:
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I0:
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1: return 64;
     case TRNC_OP_DIGAMMA:
     case TRNC_OP_POLYGAMMA: return 96;
     default: return 2;

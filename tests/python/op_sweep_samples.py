@@ -1587,7 +1587,7 @@ def _fill_for(dtype):
     return True if dtype == torch.bool else (7 if dtype in INTS else -1.25)
 
 
-@override("FULL", "ZEROS", "ONES", "EMPTY")
+@override("FULL", "ZEROS", "ONES", "EMPTY", "EFFICIENTZEROTENSOR")
 def _full(dtype, full):
     return [Sample([list(shape)], {"dtype": dtype}, tag=shape_tag(shape), bound_ints=False)
             for shape in _shapes(full)]

@@ -120,20 +120,15 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('fft.rfft2', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('frexp', 'forward'): 'no lowering for aten.frexp.Tensor',
- ('frexp', 'grad'): 'no lowering for aten.frexp.Tensor',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
  ('grid_sampler_2d', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
  ('grid_sampler_2d', 'grad'): 'no lowering for aten.grid_sampler_2d.default',
  ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
  ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
- ('histc', 'forward'): 'no lowering for aten.histc.default',
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '
                              'aten._histogramdd_from_bin_cts.default',
- ('i0', 'forward'): 'no lowering for aten.i0.default',
- ('i0', 'grad'): 'no lowering for aten.i0.default',
  ('igamma', 'forward'): 'no lowering for aten.igamma.default',
  ('igammac', 'forward'): 'no lowering for aten.igammac.default',
  ('linalg.eig', 'forward'): 'no lowering for aten.linalg_eig.default',
@@ -158,10 +153,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             'depends on the values in its input tensors, which a static-shape '
                             'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('matrix_exp', 'forward'): 'no lowering for aten.linalg_matrix_exp.default',
- ('matrix_exp', 'grad'): 'no lowering for aten.linalg_matrix_exp.default',
- ('nanquantile', 'forward'): 'no lowering for aten.sort.default',
- ('nanquantile', 'grad'): 'no lowering for aten.sort.default',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
@@ -192,9 +183,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
- ('quantile', 'forward'): 'no lowering for aten.sort.default',
- ('quantile', 'grad'): 'no lowering for aten.sort.default',
- ('sgn', 'grad'): 'no lowering for aten._efficientzerotensor.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
@@ -216,20 +204,10 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                               'aten.special_hermite_polynomial_h.default',
  ('special.hermite_polynomial_he', 'forward'): 'no lowering for '
                                                'aten.special_hermite_polynomial_he.default',
- ('special.i0e', 'forward'): 'no lowering for aten.special_i0e.default',
- ('special.i0e', 'grad'): 'no lowering for aten.special_i0e.default',
- ('special.i1', 'forward'): 'no lowering for aten.special_i1.default',
- ('special.i1', 'grad'): 'no lowering for aten.special_i1.default',
- ('special.i1e', 'forward'): 'no lowering for aten.special_i1e.default',
- ('special.i1e', 'grad'): 'no lowering for aten.special_i1e.default',
  ('special.laguerre_polynomial_l', 'forward'): 'no lowering for '
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.modified_bessel_i0', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_i0.default',
- ('special.modified_bessel_i1', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_i1.default',
  ('special.modified_bessel_k0', 'forward'): 'no lowering for '
                                             'aten.special_modified_bessel_k0.default',
  ('special.modified_bessel_k1', 'forward'): 'no lowering for '
@@ -251,8 +229,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('special.spherical_bessel_j0', 'forward'): 'no lowering for '
                                              'aten.special_spherical_bessel_j0.default',
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
- ('stft', 'forward'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
- ('stft', 'grad'): 'no lowering for aten._fft_r2c.default; no lowering for aten.unfold.default',
+ ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
+ ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '
@@ -263,8 +241,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                            'its input tensors, which a static-shape compiler cannot lower; keep '
                            'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                            'mask) instead of selecting elements',
- ('topk', 'forward'): 'no lowering for aten.topk.default',
- ('topk', 'grad'): 'no lowering for aten.topk.default',
  ('unique', 'forward'): "aten._unique2.default: node '_unique2' output 0 has a data-dependent size "
                         "in dim 0 (u0): the shape of this op's result depends on the values in its "
                         'input tensors, which a static-shape compiler cannot lower; keep shapes '

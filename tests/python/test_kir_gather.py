@@ -454,3 +454,24 @@ def test_cross_backward_gathers_share_their_tables(rows):
     assert trnc.stats()["graphs"] >= before + 2, "trnc compiled no forward and backward"
     _same(gx, ex)
     _same(gy, ey)
+
+
+@pytest.mark.parametrize("mode,shape,size", [("linear", (2, 3, 5), 7), ("bilinear", (2, 3, 4, 4), (3, 5)),
+                                             ("bicubic", (2, 3, 4, 4), 3), ("trilinear", (1, 2, 3, 4, 5), 6)])
+def test_interpolate_forward_and_grad(mode, shape, size):
+    """Interpolation's source indices are float coordinates (clamped, viewed,
+    cast to int64) that the legality scan bounds through the view; bicubic's
+    16 index gathers over 8 index tensors (index.Tensor's list argument)
+    count against one kernel's HBM tensors, so they split into kernels that
+    fit (a kernel of them all once failed with "kernel too large")."""
+    torch.manual_seed(0)
+    x0 = torch.randn(shape)
+    f = lambda x: F.interpolate(x, size=size, mode=mode, align_corners=False)  # noqa: E731
+    torch.testing.assert_close(run_counted(f, x0), f(x0), rtol=1e-5, atol=1e-5)
+    x1, x2 = x0.clone().requires_grad_(), x0.clone().requires_grad_()
+    cot = torch.randn(f(x0).shape)
+    torch._dynamo.reset()
+    (torch.compile(f, backend="neuron", dynamic=False)(x1) * cot).sum().backward()
+    (f(x2) * cot).sum().backward()
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(x1.grad, x2.grad, rtol=1e-5, atol=1e-5)

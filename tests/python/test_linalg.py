@@ -1,6 +1,7 @@
 """Linear algebra of small matrices (passes/decomp_linalg.c: LU with partial
 pivoting, triangular solves, Cholesky, and det, slogdet, inv, solve, lu_solve,
-lu, lu_unpack, cholesky_solve and cholesky_inverse built from them) compiled
+lu, lu_unpack, cholesky_solve and cholesky_inverse built from them, and matrix_exp
+by scaling and squaring) compiled
 with trnc against eager PyTorch's LAPACK, forward and input gradients:
 batches that broadcast, vectors on the right, left=False, adjoint, the upper
 forms, rectangular LU, singular matrices (exact zero pivots), 1 x 1 and the
@@ -180,3 +181,43 @@ def test_empty_matrices():
            grad=False)
     _check(lambda b, f: torch.cholesky_solve(b, f), torch.zeros(2, 0, 3), torch.zeros(2, 0, 0),
            grad=False)
+
+
+# ---- matrix_exp: scaling and squaring (decomp_matrix_exp) ----------------------- #
+
+@pytest.mark.parametrize("shape,scale,rtol", [((1, 1), 50.0, 2e-5), ((5, 5), 3.0, 5e-6),
+                                              ((3, 2, 4, 4), 1.0, 5e-6), ((64, 64), 0.2, 1e-5),
+                                              ((2, 7, 7), 1e-3, 5e-6)])
+def test_matrix_exp(shape, scale, rtol):
+    """Against float64: s squarings magnify float32's rounding by up to 2^s
+    (exp(50) takes 7), for eager's float32 result as for trnc's (64 x 64:
+    eager 1e-6, trnc 6e-6 of the largest entry)."""
+    a = _mat(*shape, seed=len(shape)) * scale
+    torch._dynamo.reset()
+    x = a.clone().requires_grad_()
+    got = torch.compile(torch.linalg.matrix_exp, backend="neuron", dynamic=False)(x)
+    xd = a.double().requires_grad_()
+    want = torch.linalg.matrix_exp(xd)
+    _close(got.double(), want.detach(), rtol)
+    cot = torch.randn(shape, generator=torch.Generator().manual_seed(1))
+    (got * cot).sum().backward()
+    (want * cot.double()).sum().backward()
+    assert trnc.stats()["backward"] >= 1
+    _close(x.grad.double(), xd.grad, 10 * rtol)
+
+
+def test_matrix_exp_exact_cases():
+    """Zero (no squaring: I), a nilpotent matrix of huge norm (every squaring
+    exact: I + N), a diagonal one and an empty batch."""
+    _check(torch.linalg.matrix_exp, torch.zeros(3, 3), grad=False)
+    _check(torch.linalg.matrix_exp, torch.tensor([[0.0, 1e10], [0.0, 0.0]]), grad=False)
+    _check(torch.linalg.matrix_exp, torch.diag(torch.tensor([-3.0, 0.5, 2.0])), grad=False, rtol=5e-6)
+    _check(torch.linalg.matrix_exp, torch.zeros(0, 4, 4), grad=False)
+
+
+def test_matrix_exp_past_its_limit():
+    with pytest.raises(Exception) as info:
+        torch.compile(torch.linalg.matrix_exp, backend="neuron")(_mat(129, 129, seed=3))
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError)
+    assert "larger than 128 x 128" in str(err)

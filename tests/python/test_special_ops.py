@@ -1,6 +1,8 @@
 """Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
-PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx and erfinv
-(codegen/kir/special.c) over their poles, infinities and NaN, and integer
+PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx, erfinv and the
+modified Bessel functions i0, i1, i0e, i1e
+(codegen/kir/special.c) over their poles, infinities and NaN, frexp bit for bit
+(passes/decomp_math.c), and integer
 remainder/fmod computed exactly in int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
 129 and at values far beyond fp32's exact integers. Each test also checks
 that trnc compiled the graph (trnc.stats())."""
@@ -269,3 +271,81 @@ def test_erfc_erfinv_gradients_and_log_ndtr():
     assert trnc.stats()["backward"] >= 1
     for g, w in zip(*grads):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+
+
+# ---- i0, i1, i0e, i1e (codegen/kir/special.c, kir_bessel_i) -------------------- #
+
+BESSEL = [torch.i0, torch.special.i0e, torch.special.i1, torch.special.i1e,
+          torch.special.modified_bessel_i0, torch.special.modified_bessel_i1]
+
+
+@pytest.mark.parametrize("n", [127, 128, 129, 16385])
+@pytest.mark.parametrize("fn", BESSEL, ids=lambda f: f.__name__)
+def test_bessel_i_values_and_edges(fn, n):
+    """Both polynomial ranges (|x| below and above 3.75, the switch itself),
+    exp's overflow near 88.7 (inf as eager), +-inf (NaN, or 0 and -0 scaled)
+    and NaN, within 1e-6 of float64."""
+    x = torch.linspace(-95, 95, n)
+    x[:12] = torch.tensor([0.0, -0.0, 1e-30, 3.75, 3.7499998, -3.75, 88.0, 89.0, -90.0, INF, -INF, NAN])
+    got, want = _run(fn, x), fn(x)
+    _close_to_float64(got, want, fn(x.double()), 1e-6)
+    zero = want == 0  # the scaled ones at +-inf: 0 and -0 as eager
+    assert torch.equal(torch.signbit(got[zero]), torch.signbit(want[zero]))
+
+
+def test_bessel_i_gradients():
+    """Against float64: i0e's gradient i1e - sgn(x) i0e cancels to about
+    i0e / 2|x|, which magnifies every float32 kernel's relative error (eager's
+    too) by 2|x|."""
+    torch.manual_seed(0)
+    x0 = torch.randn(3, 129) * 6
+    f = lambda x: (torch.i0(x) + torch.special.i0e(x) + torch.special.i1(x)  # noqa: E731
+                   + torch.special.i1e(x)).sum()
+    grads = []
+    for fn, dt in ((f, torch.float64), (torch.compile(f, backend="neuron", dynamic=False), torch.float32)):
+        x = x0.to(dt).requires_grad_()
+        fn(x).backward()
+        grads.append(x.grad)
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(grads[1].double(), grads[0], rtol=2e-5, atol=1e-6)
+
+
+# ---- frexp (passes/decomp_math.c) ------------------------------------------------ #
+
+@pytest.mark.parametrize("n", [19, 128, 129, 16385])
+def test_frexp_bit_exact(n):
+    """Mantissa and exponent bit for bit as eager over 2^-149 .. 2^128:
+    subnormals, the powers of two on either side of each scaling step, the
+    largest float, signed zeros, infinities and NaN."""
+    torch.manual_seed(n)
+    x = torch.randn(n) * torch.exp(torch.randn(n) * 30)
+    sp = torch.tensor([0.0, -0.0, 1.0, 0.5, -3.0, 1e-40, -1e-45, 3e38, -3.4028235e38, 1.1754944e-38,
+                       1.1754942e-38, 2.0**-127, INF, -INF, NAN, 2.0, 0.25, -1.0, 7.99999])
+    x[:min(n, len(sp))] = sp[:n]
+    m, e = _run(torch.frexp, x)
+    wm, we = torch.frexp(x)
+    assert e.dtype == torch.int32 and torch.equal(e, we)
+    assert torch.equal(m.isnan(), wm.isnan())
+    ok = ~wm.isnan()
+    assert torch.equal(m[ok], wm[ok]) and torch.equal(m[ok].signbit(), wm[ok].signbit())
+
+
+def test_frexp_gradient():
+    x0 = torch.randn(3, 129)
+    f = lambda x: (torch.frexp(x * 3)[0] * x).sum()  # noqa: E731  (d mantissa = grad / 2^exponent)
+    grads = []
+    for fn in (f, torch.compile(f, backend="neuron", dynamic=False)):
+        x = x0.clone().requires_grad_()
+        fn(x).backward()
+        grads.append(x.grad)
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(grads[1], grads[0], rtol=1e-5, atol=1e-6)
+
+
+def test_sgn_gradient_is_autograds_zero_tensor():
+    """sgn's gradient of a real tensor is aten._efficientzerotensor (zeros)."""
+    x0 = torch.randn(129)
+    x = x0.clone().requires_grad_()
+    (torch.compile(lambda x: (torch.sgn(x) * x).sum(), backend="neuron", dynamic=False)(x)).backward()
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(x.grad, torch.sgn(x0))
