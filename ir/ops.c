@@ -487,6 +487,24 @@ static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* replication_padNd_backward(grad_output, self, padding): the decomposition
+ * sums the grad of the clamped positions at each border; every padded dim of
+ * self and of the grad has at least one position. */
+static const char *check_pad_bw(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *p = trnc_node_arg(n, 2);
+  const trnc_type *x = tensor_arg(g, n, 1);
+  if (!p || p->kind != TRNC_ARG_LIST || !x) return NULL;
+  for (uint32_t i = 0; i + 1 < p->u.list.n; i += 2) {
+    int dim = x->rank - 1 - (int)(i / 2);
+    int64_t l = p->u.list.items[i].u.i, r = p->u.list.items[i + 1].u.i;
+    if (dim < 0 || p->u.list.items[i].kind != TRNC_ARG_INT || p->u.list.items[i + 1].kind != TRNC_ARG_INT)
+      return NULL;
+    if (x->shape[dim] < 1 || x->shape[dim] + l + r < 1)
+      return "replication pad backward of an empty dim (of self or of the padded result) is not lowered";
+  }
+  return NULL;
+}
+
 /* embedding_dense_backward(grad, indices, num_weights, padding_idx,
  * scale_grad_by_freq): a one-hot matmul accumulation in PSUM blocks */
 static const char *check_embedding_bw(const trnc_graph *g, const trnc_node *n) {

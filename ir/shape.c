@@ -1467,6 +1467,25 @@ trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   return TRNC_OK;
 }
 
+/* replication_padNd_backward(grad_output, self, padding): self's shape, the
+ * grad's dtype; grad_output must have the padded shape of self. */
+trnc_status rule_pad_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
+  int64_t p[2 * TRNC_MAX_RANK];
+  int k = ilist(n, 2, p, 2 * TRNC_MAX_RANK);
+  CHECK(k >= 0 && k % 2 == 0 && k / 2 <= x->rank && go->rank == x->rank,
+        "%s: padding must have 2 entries per padded dim, grad_output self's rank", trnc_op_name(n->op));
+  for (int dim = 0; dim < x->rank; dim++) {
+    int i = x->rank - 1 - dim;
+    int64_t s = x->shape[dim] + (i < k / 2 ? p[2 * i] + p[2 * i + 1] : 0);
+    CHECK(go->shape[dim] == s, "%s: grad_output dim %d is %lld, the padded size is %lld",
+          trnc_op_name(n->op), dim, (long long)go->shape[dim], (long long)s);
+  }
+  copy_shape(&out[0], x, go->dtype);
+  return TRNC_OK;
+}
+
 /* ---- views --------------------------------------------------------------------------------------- */
 
 static void view_of(trnc_type *o, const trnc_type *x) {

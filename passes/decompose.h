@@ -215,6 +215,11 @@ trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);
 /** reflection_pad{1,2,3}d / replication_pad{1,2,3}d: an index_select per
  *  padded dim with the source index of every output position. */
 trnc_status decomp_pad(trnc_db *b, const trnc_node *n);
+/** replication_pad{1,2,3}d_backward: per padded dim, a cat of the summed
+ *  left border, the inner slice and the summed right border of the grad. */
+trnc_status decomp_pad_bw(trnc_db *b, const trnc_node *n);
+/** _efficientzerotensor(size, dtype): zeros(size, dtype). */
+trnc_status decomp_zerotensor(trnc_db *b, const trnc_node *n);
 /** _native_batch_norm_legit.no_stats(x, w, b, training, momentum, eps):
  *  two-pass float32 mean and variance over every dim but 1, then the affine
  *  weight and bias per channel (passes/decomp_norm.c). */

@@ -1587,7 +1587,7 @@ def _fill_for(dtype):
     return True if dtype == torch.bool else (7 if dtype in INTS else -1.25)
 
 
-@override("FULL", "ZEROS", "ONES", "EMPTY")
+@override("FULL", "ZEROS", "ONES", "EMPTY", "EFFICIENTZEROTENSOR")
 def _full(dtype, full):
     return [Sample([list(shape)], {"dtype": dtype}, tag=shape_tag(shape), bound_ints=False)
             for shape in _shapes(full)]
@@ -1776,6 +1776,35 @@ SHAPE_LIST_CASES = {
     "REPLICATION_PAD2D": [((3, 5), [1, 2, 2, 1]), ((2, 1, 7), [0, 6, 3, 2]), ((2, 4, 129), [3, 1, 0, 3])],
     "REPLICATION_PAD3D": [((2, 3, 4), [1, 1, 2, 1, 0, 2]), ((1, 1, 3, 5), [4, 0, 1, 2, 3, 1])],
 }
+
+
+# replication_padNd_backward(grad_output, self, padding): (self's shape, padding),
+# negative pads (crops) among them
+PAD_BW_CASES = {
+    "REPLICATION_PAD1D_BACKWARD": [((7,), [2, 9]), ((3, 5), [4, 0]), ((2, 1, 129), [1, 130]),
+                                   ((3, 5), [-1, 2]), ((3, 4), [-4, 5]), ((2, 1), [3, 2])],
+    "REPLICATION_PAD2D_BACKWARD": [((3, 5), [1, 2, 2, 1]), ((2, 1, 7), [0, 6, 3, 2]),
+                                   ((2, 4, 129), [3, 1, 0, 3]), ((2, 4, 4), [5, -4, -4, 3])],
+    "REPLICATION_PAD3D_BACKWARD": [((2, 3, 4), [1, 1, 2, 1, 0, 2]), ((1, 1, 3, 5), [4, 0, 1, 2, 3, 1]),
+                                   ((2, 3, 4), [-1, 1, 0, 0, 1, -2])],
+}
+
+
+def _pad_bw(op_id, dtype):
+    out = []
+    for shape, pad in PAD_BW_CASES[op_id]:
+        st = shape_tag(shape)
+        gshape = list(shape)
+        for i in range(len(pad) // 2):
+            gshape[len(shape) - 1 - i] += pad[2 * i] + pad[2 * i + 1]
+        mk = _mk(op_id, dtype, st, pad)
+        out.append(Sample([mk.tensor(tuple(gshape), dtype), mk.tensor(shape, dtype), pad],
+                          tag=f"{st}-{'_'.join(map(str, pad))}"))
+    return out
+
+
+for _id in PAD_BW_CASES:
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _pad_bw(_id, dtype)
 
 
 def _shape_list(op_id, dtype):

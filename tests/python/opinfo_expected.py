@@ -190,9 +190,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                                  'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
  ('nn.functional.linear_cross_entropy.chunked_none', 'grad'): 'no lowering for '
                                                               'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
- ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
- ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
-                                                   'aten.replication_pad2d_backward.default',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                          "in dim 0 (u0): the shape of this op's result depends on the values in "
                          'its input tensors, which a static-shape compiler cannot lower; keep '
@@ -205,7 +202,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('polar', 'grad'): 'no lowering for aten.polar.default',
  ('quantile', 'forward'): 'no lowering for aten.sort.default',
  ('quantile', 'grad'): 'no lowering for aten.sort.default',
- ('sgn', 'grad'): 'no lowering for aten._efficientzerotensor.default',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
