@@ -487,6 +487,20 @@ static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* grid_sampler_2d(input, grid, mode, padding, align_corners) */
+static const char *check_grid_sampler(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *x = tensor_arg(g, n, 0);
+  int64_t mode = trnc_arg_int(n, 2, 0), padding = trnc_arg_int(n, 3, 0);
+  if (mode != 0 && mode != 1) return "grid_sampler_2d: only bilinear and nearest interpolation are lowered";
+  if (padding < 0 || padding > 2) return "grid_sampler_2d: unknown padding mode";
+  if (!x || x->rank != 4) return NULL;
+  if (x->shape[2] * x->shape[3] >= (1 << 24)) return "grid_sampler_2d over an image of 2^24 or more pixels is not lowered";
+  if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS)
+    return "grid_sampler_2d over an input of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS) " elements is not lowered";
+  if (trnc_type_numel(x) == 0) return "grid_sampler_2d of an empty input is not lowered";
+  return NULL;
+}
+
 /* replication_padNd_backward(grad_output, self, padding): the decomposition
  * sums the grad of the clamped positions at each border; every padded dim of
  * self and of the grad has at least one position. */

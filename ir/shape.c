@@ -1467,6 +1467,18 @@ trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   return TRNC_OK;
 }
 
+/* grid_sampler_2d(input [N, C, H, W], grid [N, Ho, Wo, 2]): [N, C, Ho, Wo] */
+trnc_status rule_grid_sampler(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                              trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *gr = targ(g, n, 1);
+  CHECK(x->rank == 4 && gr->rank == 4 && gr->shape[3] == 2 && gr->shape[0] == x->shape[0],
+        "grid_sampler_2d: input must be [N, C, H, W] and grid [N, Ho, Wo, 2]");
+  CHECK(gr->dtype == x->dtype, "grid_sampler_2d: grid and input must have one dtype");
+  int64_t s[4] = {x->shape[0], x->shape[1], gr->shape[1], gr->shape[2]};
+  set_shape(&out[0], x->dtype, 4, s);
+  return TRNC_OK;
+}
+
 /* replication_padNd_backward(grad_output, self, padding): self's shape, the
  * grad's dtype; grad_output must have the padded shape of self. */
 trnc_status rule_pad_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,

@@ -1778,6 +1778,21 @@ SHAPE_LIST_CASES = {
 }
 
 
+@override("GRID_SAMPLER_2D")
+def _grid_sampler(dtype, full):
+    out = []
+    for (shape, go), mode, pad, align in [(((2, 3, 5, 7), (4, 6)), 0, 0, False),
+                                          (((1, 2, 3, 129), (2, 5)), 0, 1, True),
+                                          (((2, 1, 4, 4), (3, 3)), 0, 2, False),
+                                          (((1, 3, 1, 1), (2, 2)), 1, 2, True),
+                                          (((2, 2, 6, 5), (3, 4)), 1, 0, False)]:
+        mk = _mk("grid_sampler", dtype, shape, mode, pad, align)
+        grid = (mk.tensor((shape[0], *go, 2), torch.float32) * 1.5).to(dtype)
+        out.append(Sample([mk.tensor(shape, dtype), grid, mode, pad, align],
+                          tag=f"{shape_tag(shape)}-m{mode}-p{pad}-a{int(align)}"))
+    return out
+
+
 # replication_padNd_backward(grad_output, self, padding): (self's shape, padding),
 # negative pads (crops) among them
 PAD_BW_CASES = {
