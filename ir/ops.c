@@ -487,10 +487,8 @@ static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
-/* grid_sampler_2d(input, grid, mode, padding, align_corners) */
-static const char *check_grid_sampler(const trnc_graph *g, const trnc_node *n) {
-  const trnc_type *x = tensor_arg(g, n, 0);
-  int64_t mode = trnc_arg_int(n, 2, 0), padding = trnc_arg_int(n, 3, 0);
+/* grid_sampler_2d and its backward: input x with interpolation and padding modes */
+static const char *grid_sampler_limits(const trnc_type *x, int64_t mode, int64_t padding) {
   if (mode != 0 && mode != 1) return "grid_sampler_2d: only bilinear and nearest interpolation are lowered";
   if (padding < 0 || padding > 2) return "grid_sampler_2d: unknown padding mode";
   if (!x || x->rank != 4) return NULL;
@@ -499,6 +497,16 @@ static const char *check_grid_sampler(const trnc_graph *g, const trnc_node *n) {
     return "grid_sampler_2d over an input of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS) " elements is not lowered";
   if (trnc_type_numel(x) == 0) return "grid_sampler_2d of an empty input is not lowered";
   return NULL;
+}
+
+/* grid_sampler_2d(input, grid, mode, padding, align_corners) */
+static const char *check_grid_sampler(const trnc_graph *g, const trnc_node *n) {
+  return grid_sampler_limits(tensor_arg(g, n, 0), trnc_arg_int(n, 2, 0), trnc_arg_int(n, 3, 0));
+}
+
+/* grid_sampler_2d_backward(grad_output, input, grid, mode, padding, align_corners, mask) */
+static const char *check_grid_sampler_bw(const trnc_graph *g, const trnc_node *n) {
+  return grid_sampler_limits(tensor_arg(g, n, 1), trnc_arg_int(n, 3, 0), trnc_arg_int(n, 4, 0));
 }
 
 /* replication_padNd_backward(grad_output, self, padding): the decomposition

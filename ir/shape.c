@@ -1479,6 +1479,21 @@ trnc_status rule_grid_sampler(const trnc_graph *g, const trnc_node *n, trnc_type
   return TRNC_OK;
 }
 
+/* grid_sampler_2d_backward(grad_output [N, C, Ho, Wo], input, grid, ..., output_mask):
+ * (input's type, grid's type), None where output_mask is false. */
+trnc_status rule_grid_sampler_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                 uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 2, "grid_sampler_2d_backward has 2 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *gr = targ(g, n, 2);
+  CHECK(x->rank == 4 && gr->rank == 4 && gr->shape[3] == 2 && gr->shape[0] == x->shape[0] && go->rank == 4 &&
+            go->shape[0] == x->shape[0] && go->shape[1] == x->shape[1] && go->shape[2] == gr->shape[1] &&
+            go->shape[3] == gr->shape[2],
+        "grid_sampler_2d_backward: grad_output must be [N, C, Ho, Wo] for input [N, C, H, W] and grid [N, Ho, Wo, 2]");
+  masked_out(n, 6, 0, &out[0], x);
+  masked_out(n, 6, 1, &out[1], gr);
+  return TRNC_OK;
+}
+
 /* replication_padNd_backward(grad_output, self, padding): self's shape, the
  * grad's dtype; grad_output must have the padded shape of self. */
 trnc_status rule_pad_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,

@@ -1778,8 +1778,8 @@ SHAPE_LIST_CASES = {
 }
 
 
-@override("GRID_SAMPLER_2D")
-def _grid_sampler(dtype, full):
+@override("GRID_SAMPLER_2D", "GRID_SAMPLER_2D_BACKWARD")
+def _grid_sampler(dtype, full, backward=False):
     out = []
     for (shape, go), mode, pad, align in [(((2, 3, 5, 7), (4, 6)), 0, 0, False),
                                           (((1, 2, 3, 129), (2, 5)), 0, 1, True),
@@ -1788,9 +1788,14 @@ def _grid_sampler(dtype, full):
                                           (((2, 2, 6, 5), (3, 4)), 1, 0, False)]:
         mk = _mk("grid_sampler", dtype, shape, mode, pad, align)
         grid = (mk.tensor((shape[0], *go, 2), torch.float32) * 1.5).to(dtype)
-        out.append(Sample([mk.tensor(shape, dtype), grid, mode, pad, align],
-                          tag=f"{shape_tag(shape)}-m{mode}-p{pad}-a{int(align)}"))
+        args = [mk.tensor(shape, dtype), grid, mode, pad, align]
+        if backward:
+            args = [mk.tensor((shape[0], shape[1], *go), dtype)] + args + [[True, True]]
+        out.append(Sample(args, tag=f"{shape_tag(shape)}-m{mode}-p{pad}-a{int(align)}"))
     return out
+
+
+OVERRIDES["GRID_SAMPLER_2D_BACKWARD"] = lambda dtype, full: _grid_sampler(dtype, full, True)
 
 
 # replication_padNd_backward(grad_output, self, padding): (self's shape, padding),

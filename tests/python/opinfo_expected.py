@@ -126,7 +126,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('frexp', 'forward'): 'no lowering for aten.frexp.Tensor',
  ('frexp', 'grad'): 'no lowering for aten.frexp.Tensor',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
- ('grid_sampler_2d', 'grad'): 'no lowering for aten.grid_sampler_2d_backward.default',
  ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
  ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
@@ -179,7 +178,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
                                              'aten._embedding_bag_forward_only.default',
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
- ('nn.functional.grid_sample', 'grad'): 'no lowering for aten.grid_sampler_2d_backward.default',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
