@@ -595,6 +595,46 @@ static const char *check_embedding(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* grid_sampler_2d and its backward: input x with interpolation and padding modes */
+static const char *grid_sampler_limits(const trnc_type *x, int64_t mode, int64_t padding) {
+  if (mode != 0 && mode != 1) return "grid_sampler_2d: only bilinear and nearest interpolation are lowered";
+  if (padding < 0 || padding > 2) return "grid_sampler_2d: unknown padding mode";
+  if (!x || x->rank != 4) return NULL;
+  if (x->shape[2] * x->shape[3] >= (1 << 24)) return "grid_sampler_2d over an image of 2^24 or more pixels is not lowered";
+  if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS)
+    return "grid_sampler_2d over an input of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS) " elements is not lowered";
+  if (trnc_type_numel(x) == 0) return "grid_sampler_2d of an empty input is not lowered";
+  return NULL;
+}
+
+/* grid_sampler_2d(input, grid, mode, padding, align_corners) */
+static const char *check_grid_sampler(const trnc_graph *g, const trnc_node *n) {
+  return grid_sampler_limits(tensor_arg(g, n, 0), trnc_arg_int(n, 2, 0), trnc_arg_int(n, 3, 0));
+}
+
+/* grid_sampler_2d_backward(grad_output, input, grid, mode, padding, align_corners, mask) */
+static const char *check_grid_sampler_bw(const trnc_graph *g, const trnc_node *n) {
+  return grid_sampler_limits(tensor_arg(g, n, 1), trnc_arg_int(n, 3, 0), trnc_arg_int(n, 4, 0));
+}
+
+/* replication_padNd_backward(grad_output, self, padding): the decomposition
+ * sums the grad of the clamped positions at each border; every padded dim of
+ * self and of the grad has at least one position. */
+static const char *check_pad_bw(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *p = trnc_node_arg(n, 2);
+  const trnc_type *x = tensor_arg(g, n, 1);
+  if (!p || p->kind != TRNC_ARG_LIST || !x) return NULL;
+  for (uint32_t i = 0; i + 1 < p->u.list.n; i += 2) {
+    int dim = x->rank - 1 - (int)(i / 2);
+    int64_t l = p->u.list.items[i].u.i, r = p->u.list.items[i + 1].u.i;
+    if (dim < 0 || p->u.list.items[i].kind != TRNC_ARG_INT || p->u.list.items[i + 1].kind != TRNC_ARG_INT)
+      return NULL;
+    if (x->shape[dim] < 1 || x->shape[dim] + l + r < 1)
+      return "replication pad backward of an empty dim (of self or of the padded result) is not lowered";
+  }
+  return NULL;
+}
+
 /* embedding_dense_backward(grad, indices, num_weights, padding_idx,
  * scale_grad_by_freq): a one-hot matmul accumulation in PSUM blocks */
 static const char *check_embedding_bw(const trnc_graph *g, const trnc_node *n) {

@@ -1477,6 +1477,52 @@ trnc_status rule_pad(const trnc_graph *g, const trnc_node *n, trnc_type *out, ui
   return TRNC_OK;
 }
 
+/* grid_sampler_2d(input [N, C, H, W], grid [N, Ho, Wo, 2]): [N, C, Ho, Wo] */
+trnc_status rule_grid_sampler(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                              trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0), *gr = targ(g, n, 1);
+  CHECK(x->rank == 4 && gr->rank == 4 && gr->shape[3] == 2 && gr->shape[0] == x->shape[0],
+        "grid_sampler_2d: input must be [N, C, H, W] and grid [N, Ho, Wo, 2]");
+  CHECK(gr->dtype == x->dtype, "grid_sampler_2d: grid and input must have one dtype");
+  int64_t s[4] = {x->shape[0], x->shape[1], gr->shape[1], gr->shape[2]};
+  set_shape(&out[0], x->dtype, 4, s);
+  return TRNC_OK;
+}
+
+/* grid_sampler_2d_backward(grad_output [N, C, Ho, Wo], input, grid, ..., output_mask):
+ * (input's type, grid's type), None where output_mask is false. */
+trnc_status rule_grid_sampler_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out,
+                                 uint32_t nout, trnc_diags *d) {
+  CHECK(nout == 2, "grid_sampler_2d_backward has 2 outputs, the graph declares %u", nout);
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1), *gr = targ(g, n, 2);
+  CHECK(x->rank == 4 && gr->rank == 4 && gr->shape[3] == 2 && gr->shape[0] == x->shape[0] && go->rank == 4 &&
+            go->shape[0] == x->shape[0] && go->shape[1] == x->shape[1] && go->shape[2] == gr->shape[1] &&
+            go->shape[3] == gr->shape[2],
+        "grid_sampler_2d_backward: grad_output must be [N, C, Ho, Wo] for input [N, C, H, W] and grid [N, Ho, Wo, 2]");
+  masked_out(n, 6, 0, &out[0], x);
+  masked_out(n, 6, 1, &out[1], gr);
+  return TRNC_OK;
+}
+
+/* replication_padNd_backward(grad_output, self, padding): self's shape, the
+ * grad's dtype; grad_output must have the padded shape of self. */
+trnc_status rule_pad_bw(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                        trnc_diags *d) {
+  const trnc_type *go = targ(g, n, 0), *x = targ(g, n, 1);
+  int64_t p[2 * TRNC_MAX_RANK];
+  int k = ilist(n, 2, p, 2 * TRNC_MAX_RANK);
+  CHECK(k >= 0 && k % 2 == 0 && k / 2 <= x->rank && go->rank == x->rank,
+        "%s: padding must have 2 entries per padded dim, grad_output self's rank", trnc_op_name(n->op));
+  for (int dim = 0; dim < x->rank; dim++) {
+    int i = x->rank - 1 - dim;
+    int64_t s = x->shape[dim] + (i < k / 2 ? p[2 * i] + p[2 * i + 1] : 0);
+    CHECK(go->shape[dim] == s, "%s: grad_output dim %d is %lld, the padded size is %lld",
+          trnc_op_name(n->op), dim, (long long)go->shape[dim], (long long)s);
+  }
+  copy_shape(&out[0], x, go->dtype);
+  return TRNC_OK;
+}
+
 /* ---- views --------------------------------------------------------------------------------------- */
 
 static void view_of(trnc_type *o, const trnc_type *x) {

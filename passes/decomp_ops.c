@@ -166,6 +166,58 @@ trnc_status decomp_pad(trnc_db *b, const trnc_node *n) {
   return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
 }
 
+/* Sum of x[start:end] along dim, the dim kept (size 1). */
+static trnc_ref sum_range(trnc_db *b, trnc_ref x, int dim, int64_t start, int64_t end) {
+  int64_t d = dim;
+  trnc_ref s = DB(b, SLICE, V(x), I(dim), I(start), I(end), I(1));
+  return DB(b, SUM, V(s), trnc_db_ints(b, &d, 1), trnc_db_bool(true), NONE);
+}
+
+/* Sum of g[start:end) along dim, the dim kept (size 1); zeros if the range
+ * is empty. */
+static trnc_ref border_sum(trnc_db *b, trnc_ref g, int dim, int64_t start, int64_t end) {
+  if (start < end) return sum_range(b, g, dim, start, end);
+  trnc_type t = *trnc_db_type(b, g);
+  t.shape[dim] = 1;
+  return trnc_db_zeros(b, t.dtype, t.rank, t.shape);
+}
+
+/* replication_padNd_backward(Tensor grad_output, Tensor self, SymInt[2N] padding):
+ * per padded dim of self's size n >= 1 with pads (l, r) (negative: a crop)
+ * and grad size N = n + l + r >= 1 (the table's check), grad position o read
+ * self at clamp(o - l, 0, n-1). So self's position 0 gets the sum of
+ * grad[0 : l+1), position n-1 the sum of grad[l+n-1 : N) (every position if
+ * n = 1), and each inner position j grad[j + l] where that lies in [0, N),
+ * else 0: a cat of the border sums, the inner slice and zero blocks. */
+trnc_status decomp_pad_bw(trnc_db *b, const trnc_node *n) {
+  trnc_ref g = n->args[0].u.ref;
+  const trnc_type x = *trnc_db_type(b, n->args[1].u.ref);
+  const trnc_arg *pl = &n->args[2];
+  for (uint32_t k = 0; k + 1 < pl->u.list.n; k += 2) {
+    int dim = x.rank - 1 - (int)(k / 2);
+    int64_t l = pl->u.list.items[k].u.i, r = pl->u.list.items[k + 1].u.i, len = x.shape[dim];
+    int64_t big = len + l + r;
+    if (l == 0 && r == 0) continue;
+    if (len == 1) {
+      g = sum_range(b, g, dim, 0, big);
+      continue;
+    }
+    trnc_type t = *trnc_db_type(b, g);
+    trnc_ref parts[5];
+    int np = 0;
+    parts[np++] = border_sum(b, g, dim, 0, l + 1 < big ? l + 1 : big);
+    int64_t lo = -l > 1 ? -l : 1, hi = len - 2 < big - 1 - l ? len - 2 : big - 1 - l; /* inner j kept */
+    if (hi < lo) lo = len - 1, hi = len - 2;                                            /* none */
+    if (lo > 1) t.shape[dim] = lo - 1, parts[np++] = trnc_db_zeros(b, t.dtype, t.rank, t.shape);
+    if (hi >= lo) parts[np++] = DB(b, SLICE, V(g), I(dim), I(lo + l), I(hi + l + 1), I(1));
+    if (hi < len - 2 && lo <= hi)
+      t.shape[dim] = len - 2 - hi, parts[np++] = trnc_db_zeros(b, t.dtype, t.rank, t.shape);
+    parts[np++] = border_sum(b, g, dim, l + len - 1 > 0 ? l + len - 1 : 0, big);
+    g = DB(b, CAT, trnc_db_vals(b, parts, np), I(dim));
+  }
+  return trnc_db_result(b, 0, g == n->args[0].u.ref ? DB(b, CLONE, V(g), NONE) : g);
+}
+
 /* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *,
  * bool include_self=True) */
 trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n) {

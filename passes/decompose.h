@@ -224,6 +224,16 @@ trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);
 /** reflection_pad{1,2,3}d / replication_pad{1,2,3}d: an index_select per
  *  padded dim with the source index of every output position. */
 trnc_status decomp_pad(trnc_db *b, const trnc_node *n);
+/** replication_pad{1,2,3}d_backward: per padded dim, a cat of the summed
+ *  left border, the inner slice and the summed right border of the grad. */
+trnc_status decomp_pad_bw(trnc_db *b, const trnc_node *n);
+/** grid_sampler_2d, bilinear or nearest, any padding mode: a gather of
+ *  x [N, C, H*W] at each tap's flat index, weighted and summed in float32
+ *  (passes/decomp_grid.c). */
+trnc_status decomp_grid_sampler(trnc_db *b, const trnc_node *n);
+/** grid_sampler_2d_backward: scatter_adds of grad * w at the taps (input)
+ *  and the weights' derivatives times the gathered taps (grid). */
+trnc_status decomp_grid_sampler_bw(trnc_db *b, const trnc_node *n);
 /** _native_batch_norm_legit.no_stats(x, w, b, training, momentum, eps):
  *  two-pass float32 mean and variance over every dim but 1, then the affine
  *  weight and bias per channel (passes/decomp_norm.c). */

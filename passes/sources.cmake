@@ -14,6 +14,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_pool.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_pool2d.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_index.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_grid.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_linalg.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_scan.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_math.c

@@ -1778,6 +1778,55 @@ SHAPE_LIST_CASES = {
 }
 
 
+@override("GRID_SAMPLER_2D", "GRID_SAMPLER_2D_BACKWARD")
+def _grid_sampler(dtype, full, backward=False):
+    out = []
+    for (shape, go), mode, pad, align in [(((2, 3, 5, 7), (4, 6)), 0, 0, False),
+                                          (((1, 2, 3, 129), (2, 5)), 0, 1, True),
+                                          (((2, 1, 4, 4), (3, 3)), 0, 2, False),
+                                          (((1, 3, 1, 1), (2, 2)), 1, 2, True),
+                                          (((2, 2, 6, 5), (3, 4)), 1, 0, False)]:
+        mk = _mk("grid_sampler", dtype, shape, mode, pad, align)
+        grid = (mk.tensor((shape[0], *go, 2), torch.float32) * 1.5).to(dtype)
+        args = [mk.tensor(shape, dtype), grid, mode, pad, align]
+        if backward:
+            args = [mk.tensor((shape[0], shape[1], *go), dtype)] + args + [[True, True]]
+        out.append(Sample(args, tag=f"{shape_tag(shape)}-m{mode}-p{pad}-a{int(align)}"))
+    return out
+
+
+OVERRIDES["GRID_SAMPLER_2D_BACKWARD"] = lambda dtype, full: _grid_sampler(dtype, full, True)
+
+
+# replication_padNd_backward(grad_output, self, padding): (self's shape, padding),
+# negative pads (crops) among them
+PAD_BW_CASES = {
+    "REPLICATION_PAD1D_BACKWARD": [((7,), [2, 9]), ((3, 5), [4, 0]), ((2, 1, 129), [1, 130]),
+                                   ((3, 5), [-1, 2]), ((3, 4), [-4, 5]), ((2, 1), [3, 2])],
+    "REPLICATION_PAD2D_BACKWARD": [((3, 5), [1, 2, 2, 1]), ((2, 1, 7), [0, 6, 3, 2]),
+                                   ((2, 4, 129), [3, 1, 0, 3]), ((2, 4, 4), [5, -4, -4, 3])],
+    "REPLICATION_PAD3D_BACKWARD": [((2, 3, 4), [1, 1, 2, 1, 0, 2]), ((1, 1, 3, 5), [4, 0, 1, 2, 3, 1]),
+                                   ((2, 3, 4), [-1, 1, 0, 0, 1, -2])],
+}
+
+
+def _pad_bw(op_id, dtype):
+    out = []
+    for shape, pad in PAD_BW_CASES[op_id]:
+        st = shape_tag(shape)
+        gshape = list(shape)
+        for i in range(len(pad) // 2):
+            gshape[len(shape) - 1 - i] += pad[2 * i] + pad[2 * i + 1]
+        mk = _mk(op_id, dtype, st, pad)
+        out.append(Sample([mk.tensor(tuple(gshape), dtype), mk.tensor(shape, dtype), pad],
+                          tag=f"{st}-{'_'.join(map(str, pad))}"))
+    return out
+
+
+for _id in PAD_BW_CASES:
+    OVERRIDES[_id] = lambda dtype, full, _id=_id: _pad_bw(_id, dtype)
+
+
 def _shape_list(op_id, dtype):
     out = []
     for shape, second in SHAPE_LIST_CASES[op_id]:

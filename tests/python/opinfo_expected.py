@@ -121,8 +121,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
- ('grid_sampler_2d', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
- ('grid_sampler_2d', 'grad'): 'no lowering for aten.grid_sampler_2d.default',
  ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
  ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
@@ -160,8 +158,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
                                              'aten._embedding_bag_forward_only.default',
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
- ('nn.functional.grid_sample', 'forward'): 'no lowering for aten.grid_sampler_2d.default',
- ('nn.functional.grid_sample', 'grad'): 'no lowering for aten.grid_sampler_2d.default',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
@@ -170,9 +166,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                                  'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
  ('nn.functional.linear_cross_entropy.chunked_none', 'grad'): 'no lowering for '
                                                               'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
- ('nn.functional.pad.replicate', 'grad'): 'no lowering for aten.replication_pad1d_backward.default',
- ('nn.functional.pad.replicate_negative', 'grad'): 'no lowering for '
-                                                   'aten.replication_pad2d_backward.default',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                          "in dim 0 (u0): the shape of this op's result depends on the values in "
                          'its input tensors, which a static-shape compiler cannot lower; keep '
