@@ -1,7 +1,7 @@
 """Opt-in partial CPU fallback (``options={"fallback": "cpu"}``, ``TRNC_FALLBACK=cpu``).
 
-A model with one op trnc cannot lower (``torch.i0``; its backward
-needs ``special_i1``) trains with the fallback and matches eager; the
+A model with one op trnc cannot lower (``torch.segment_reduce``; its
+backward needs ``_segment_reduce_backward``) trains with the fallback and matches eager; the
 ops trnc refused run with torch, everything else in trnc programs; one
 warning per graph names each fallback op and its file:line;
 ``trnc.fallback_ops()`` lists them. Without the option the error is the
@@ -22,7 +22,10 @@ import torch.nn as nn
 import trnc
 
 
-class I0MLP(nn.Module):
+LENGTHS = (3, 1)
+
+
+class SegmentMLP(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.a = nn.Linear(8, 16)
@@ -30,12 +33,12 @@ class I0MLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = torch.relu(self.a(x))
-        h = torch.i0(h * 0.5)  # the op trnc does not lower
+        h = torch.segment_reduce(h * 0.5, "sum", lengths=torch.tensor(LENGTHS), axis=0)  # not lowered
         return self.b(h)
 
 
-I0_LINE = next(i for i, line in enumerate(inspect.getsource(I0MLP).splitlines())
-                   if "torch.i0" in line) + inspect.getsourcelines(I0MLP)[1]
+SEG_LINE = next(i for i, line in enumerate(inspect.getsource(SegmentMLP).splitlines())
+                if "torch.segment_reduce" in line) + inspect.getsourcelines(SegmentMLP)[1]
 
 
 def _train(model, compile_kw, steps=2):
@@ -66,43 +69,43 @@ def _check_fallback(warned):
     # one warning per graph (forward, backward), none on the second step
     assert len(warned) == 2, [str(w.message) for w in warned]
     fw, bw = (str(w.message) for w in warned)
-    where = f"{__file__}:{I0_LINE}"
-    assert "forward graph" in fw and f"aten.i0.default at {where}" in fw
-    assert "backward graph" in bw and f"aten.special_i1.default at {where}" in bw
+    where = f"{__file__}:{SEG_LINE}"
+    assert "forward graph" in fw and f"aten.segment_reduce.default at {where}" in fw
+    assert "backward graph" in bw and f"aten._segment_reduce_backward.default at {where}" in bw
     assert all(w.filename == __file__ for w in warned)  # attributed to the user's call
     ops = trnc.fallback_ops()
     assert [(o["op"], o["kind"]) for o in ops] == [
-        ("aten.i0.default", "forward"), ("aten.special_i1.default", "backward")]
-    assert all(o["file"] == __file__ and o["line"] == I0_LINE for o in ops)
+        ("aten.segment_reduce.default", "forward"), ("aten._segment_reduce_backward.default", "backward")]
+    assert all(o["file"] == __file__ and o["line"] == SEG_LINE for o in ops)
     s = trnc.stats()
-    # forward: the layers before and after the i0, two trnc programs; the
-    # backward: trnc programs around the eager special_i1 (one today: the ops
-    # before the special_i1 need no trnc program of their own)
+    # forward: the layers before and after the segment_reduce, two trnc
+    # programs; the backward: trnc programs around the eager
+    # _segment_reduce_backward
     assert s["forward"] == 2 and s["backward"] >= 1 and s["errors"] == 0, s
 
 
 def test_fallback_option_trains_and_matches_eager():
-    _check_fallback(_train(I0MLP(), {"options": {"fallback": "cpu"}}))
+    _check_fallback(_train(SegmentMLP(), {"options": {"fallback": "cpu"}}))
 
 
 def test_fallback_environment_variable(monkeypatch):
     monkeypatch.setenv("TRNC_FALLBACK", "cpu")
-    _check_fallback(_train(I0MLP(), {}))
+    _check_fallback(_train(SegmentMLP(), {}))
 
 
 def test_without_fallback_the_error_is_unchanged():
     x = torch.randn(4, 8)
     with pytest.raises(Exception) as info:
-        torch.compile(I0MLP(), backend="neuron", dynamic=False)(x)
+        torch.compile(SegmentMLP(), backend="neuron", dynamic=False)(x)
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError)
     # the graph number counts every graph this process compiled
     assert re.sub(r"graph \d+", "graph N", str(err)).splitlines() == [
         "trnc cannot lower 1 operator (1 use) in forward graph N:",
-        "  aten.i0.default  (1 use)",
-        f"    at {__file__}:{I0_LINE}  `h = torch.i0(h * 0.5)  # the op trnc does "
-        "not lower`",
-        "       operands (f32[4,16])",
+        "  aten.segment_reduce.default  (1 use)",
+        f"    at {__file__}:{SEG_LINE}  `h = torch.segment_reduce(h * 0.5, \"sum\", "
+        "lengths=torch.tensor(LENGTHS), axis=0)  # not lowered`",
+        "       operands (f32[4,16], reduce='sum', i64[2], axis=0, unsafe=False)",
         "Supported operators and their limits are listed in docs/operators.md (also `trnc ops`)."]
     assert trnc.fallback_ops() == []
     assert trnc.stats()["errors"] == 1
@@ -112,12 +115,12 @@ def test_without_fallback_the_error_is_unchanged():
 def test_unknown_fallback_mode_is_rejected(monkeypatch, value):
     x = torch.randn(4, 8)
     with pytest.raises(Exception, match="not a fallback mode"):
-        torch.compile(I0MLP(), backend="neuron", dynamic=False,
+        torch.compile(SegmentMLP(), backend="neuron", dynamic=False,
                       options={"fallback": value})(x)
     torch._dynamo.reset()
     monkeypatch.setenv("TRNC_FALLBACK", value)
     with pytest.raises(Exception, match="TRNC_FALLBACK"):
-        torch.compile(I0MLP(), backend="neuron", dynamic=False)(x)
+        torch.compile(SegmentMLP(), backend="neuron", dynamic=False)(x)
 
 
 def test_partitioned_again_counts_each_graph_once(monkeypatch):
@@ -128,7 +131,7 @@ def test_partitioned_again_counts_each_graph_once(monkeypatch):
     from trnc import errors
 
     def f(x):
-        return (torch.i0(x.sin()).cos() + 1).exp()
+        return (torch.segment_reduce(x.sin(), "sum", lengths=torch.tensor([100, 29])).cos() + 1).exp()
 
     real_lower = be.pipeline.lower
     refused_once = []
@@ -153,8 +156,8 @@ def test_partitioned_again_counts_each_graph_once(monkeypatch):
     torch.testing.assert_close(got, f(x), rtol=1e-5, atol=1e-6)
     assert refused_once, "the test's refusal did not happen"
     ops = [o["op"] for o in trnc.fallback_ops()]
-    assert ops == ["aten.i0.default", "aten.cos.default"], ops
-    # the final partition: sin | i0, cos on the CPU | add, exp
+    assert ops == ["aten.segment_reduce.default", "aten.cos.default"], ops
+    # the final partition: sin | segment_reduce, cos on the CPU | add, exp
     s = trnc.stats()
     assert s["inference"] == 2 and s["graphs"] == 2 and s["errors"] == 0, s
     assert len(trnc.last_graphs()) == 2
