@@ -1312,6 +1312,19 @@ static void count_input(trnc_ref r, void *ctx) {
  * writes: its distinct inputs from outside (also those in list arguments),
  * and its values read at or after `end` or that are graph outputs (stored),
  * plus one for a reduction. */
+/* Whether the last node of group[0..k) reads no operand by its bits
+ * (kir_reads_bits) from a node inside the group. */
+static bool bits_from_hbm(const trnc_graph *g, const trnc_node *const *group, int k) {
+  const trnc_node *m = group[k - 1];
+  for (uint32_t a = 0; a < m->nargs; a++) {
+    if (m->args[a].kind != TRNC_ARG_VALUE || !kir_reads_bits(m, a)) continue;
+    const trnc_node *p = &g->nodes[g->values[m->args[a].u.ref].node];
+    for (int i = 0; i < k - 1; i++)
+      if (group[i] == p) return false;
+  }
+  return true;
+}
+
 static int group_tensors(const cstate *C, const trnc_node *const *group, int k, uint32_t end) {
   group_inputs in = {.g = C->L.g, .group = group, .k = k, .n = 1};
   for (int a = 0; a < k; a++) {
@@ -1391,6 +1404,7 @@ static bool mm_tail_node(const cstate *C, const trnc_node *n, const trnc_node *m
   int k = *nops;
   for (uint32_t a = 0; a < m->nargs; a++) {
     if (m->args[a].kind != TRNC_ARG_VALUE) continue;
+    if (kir_reads_bits(m, a)) return false; /* an epilogue's operands are not kir loads */
     trnc_ref x = m->args[a].u.ref;
     if (x == r) {
       reads_r = true;
@@ -1462,7 +1476,7 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
       if (C->virt[j] || !fuses(g, &space, m, weight, &rows) || reads_colsum(group, k, m)) break;
       group[k] = m;
       if (group_tensors(C, group, k + 1, j + 1) > KIR_MAX_TENSORS || /* one kernel's operands */
-          !kir_gather_fits(g, group, k + 1, space->rank, rows)) {
+          !kir_gather_fits(g, group, k + 1, space->rank, rows) || !bits_from_hbm(g, group, k + 1)) {
         rows = keep;
         space = keep_space;
         break;

@@ -359,6 +359,29 @@ int kir_round(kir_kernel *k, trnc_dtype dt, int x) {
 }
 
 /* The value of node n (not in the simple table). */
+/* The sign bit of float value v (1 where set: negative numbers, -0 and
+ * negative NaNs), read from its bits: v's load reloaded as the integer of
+ * its width (the same bytes of the float tensor in HBM, where
+ * kir_reads_bits makes the fusion keep it) and compared with 0. -1 for an integer v (its sign is v < 0);
+ * -2 if v is no such load or the kernel is full. */
+static int sign_bit(kir_kernel *k, int v) {
+  if (!is_float_dt(k->values[v].dtype)) return -1;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code != KIR_LOAD || o->dst != v) continue;
+    trnc_dtype fdt = k->tensors[o->tensor].dtype; /* the int of the float's width */
+    trnc_dtype idt = fdt == TRNC_F32 ? TRNC_I32 : fdt == TRNC_BF16 || fdt == TRNC_F16 ? TRNC_I16 : TRNC_I8;
+    if (k->ntensors >= KIR_MAX_TENSORS) return -2;
+    k->tensors[k->ntensors] = k->tensors[o->tensor];
+    k->tensors[k->ntensors].dtype = idt;
+    int bits = kir_load_axes(k, k->ntensors++, idt, k->values[v].axes);
+    return bits < 0 ? -2 : kir_ts(k, TRNC_F32, bits, TRNC_NC_ALU_LT, 0, TRNC_NC_ALU_BYPASS, 0);
+  }
+  return -2;
+}
+
+bool kir_reads_bits(const trnc_node *n, uint32_t i) { return n->op == TRNC_OP_COPYSIGN && i == 1; }
+
 static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char **why) {
   kir_kernel *k = E->k;
   const trnc_dtype F = TRNC_F32;
@@ -515,14 +538,16 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
       return kir_ts(k, dt, kir_round(k, F, kir_ts(k, F, x, up, p, B, 0)), down, p, B, 0);
     }
     case TRNC_OP_COPYSIGN:
-    case TRNC_OP_COPYSIGN_SCALAR: { /* |x| with the sign bit of other (1/other < 0 also for -0) */
+    case TRNC_OP_COPYSIGN_SCALAR: { /* |x| with the sign bit of other */
       int ax2 = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
       int neg = kir_ts(k, F, ax2, MUL, -1, B, 0);
       int o = arg_val(E, n, 1);
-      if (o < 0) return kir_copy(k, dt, 1 / num(n, 1, 0) < 0 ? neg : ax2);
-      /* 1/o on VectorE: ScalarE's bias add would turn -0 into +0 */
-      int inv = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_const(k, F, k->values[o].axes, 1), o);
-      int sb = kir_ts(k, F, inv, TRNC_NC_ALU_LT, 0, B, 0);
+      if (o < 0) return kir_copy(k, dt, signbit(trnc_arg_number(trnc_node_arg(n, 1), 0)) ? neg : ax2);
+      int sb = sign_bit(k, o);
+      if (sb == -2) return -1;
+      if (sb < 0) { /* an integer other: negative, or not (no -0, no NaN) */
+        sb = kir_ts(k, F, o, TRNC_NC_ALU_LT, 0, B, 0);
+      }
       return kir_select(k, dt, sb, neg, ax2);
     }
     case TRNC_OP_FMAX:

@@ -349,3 +349,27 @@ def test_sgn_gradient_is_autograds_zero_tensor():
     (torch.compile(lambda x: (torch.sgn(x) * x).sum(), backend="neuron", dynamic=False)(x)).backward()
     assert trnc.stats()["backward"] >= 1
     torch.testing.assert_close(x.grad, torch.sgn(x0))
+
+
+def _copysign_cases():
+    neg_nan = -torch.tensor(NAN)  # the sign bit set (x86's 0/0 NaN has it too)
+    other = torch.tensor([neg_nan, NAN, -0.0, 0.0, -2.0, 3.0, -INF, neg_nan, INF, -1e-40])
+    x = torch.tensor([1.0, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, -8.0, -9.0, 10.0])
+    return x, other
+
+
+@pytest.mark.parametrize("form", ["inputs", "computed-magnitude", "computed-sign", "broadcast", "scalar"])
+def test_copysign_reads_the_sign_bit_of_nan(form):
+    # the sign comes from other's bits: a negative NaN, -0.0 and denormals
+    # give their sign (a comparison such as 1/other < 0 reads every NaN as
+    # positive: copysign(1, -nan) was +1)
+    x, o = _copysign_cases()
+    f = {"inputs": lambda x, o: torch.copysign(x, o),
+         "computed-magnitude": lambda x, o: torch.copysign(x * 2 + 1, o),
+         "computed-sign": lambda x, o: torch.copysign(x, o * -1.0),   # o's producer: a kernel of its own
+         "broadcast": lambda x, o: torch.copysign(x, o[0]),
+         "scalar": lambda x, o: torch.copysign(x, -NAN) + o[:1] * 0}[form]
+    torch.testing.assert_close(_run(f, x, o), f(x, o), rtol=0, atol=0, equal_nan=True)
+    if form != "computed-sign":  # (a NaN's sign after bf16 arithmetic is the engines', not x86's)
+        xb, ob = x.bfloat16(), o.bfloat16()  # a bf16 sign: its 16 bits
+        torch.testing.assert_close(_run(f, xb, ob), f(xb, ob), rtol=0, atol=0, equal_nan=True)
