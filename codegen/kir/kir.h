@@ -278,9 +278,9 @@ typedef struct kir_env {
 
 /** True if node n lowers to elementwise kir ops (kir_lower_eltwise). */
 bool kir_is_eltwise(const trnc_graph *g, const trnc_node *n);
-/** True if operand i of n is read by its bits (copysign's sign: a NaN's
- *  sign bit is no float comparison's result), so it must be a float tensor
- *  in HBM that the kernel loads, never a value computed in the kernel or a
+/** True if operand i of n is read by its bits (copysign's sign, signbit's
+ *  operand: a NaN's sign bit is no float comparison's result), so it must
+ *  be a float tensor in HBM that the kernel loads, never a value computed in the kernel or a
  *  matmul accumulator: the fusion keeps its producer out (codegen/lower.c). */
 bool kir_reads_bits(const trnc_node *n, uint32_t i);
 /** A bound on the kernel values elementwise node n defines, for grouping

@@ -380,7 +380,9 @@ static int sign_bit(kir_kernel *k, int v) {
   return -2;
 }
 
-bool kir_reads_bits(const trnc_node *n, uint32_t i) { return n->op == TRNC_OP_COPYSIGN && i == 1; }
+bool kir_reads_bits(const trnc_node *n, uint32_t i) {
+  return (n->op == TRNC_OP_COPYSIGN && i == 1) || (n->op == TRNC_OP_SIGNBIT && i == 0);
+}
 
 static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char **why) {
   kir_kernel *k = E->k;
@@ -522,6 +524,11 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_ACOSH:
     case TRNC_OP_ATANH: return inverse_hyperbolic(k, n->op, dt, x);
     case TRNC_OP_ATAN2: return atan2_of(k, dt, x, arg_val(E, n, 1));
+    case TRNC_OP_SIGNBIT: {
+      int sb = sign_bit(k, x);
+      if (sb == -2) return -1;
+      return kir_copy(k, dt, sb >= 0 ? sb : kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0));
+    }
     case TRNC_OP_ISINF:
       return kir_ts(k, dt, kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0), TRNC_NC_ALU_EQ, INFINITY, B, 0);
     case TRNC_OP_ROUND:

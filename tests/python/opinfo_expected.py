@@ -179,7 +179,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
- ('signbit', 'forward'): 'no lowering for aten.signbit.default',
  ('special.airy_ai', 'forward'): 'no lowering for aten.special_airy_ai.default',
  ('special.bessel_j0', 'forward'): 'no lowering for aten.special_bessel_j0.default',
  ('special.bessel_j1', 'forward'): 'no lowering for aten.special_bessel_j1.default',

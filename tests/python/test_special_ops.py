@@ -373,3 +373,15 @@ def test_copysign_reads_the_sign_bit_of_nan(form):
     if form != "computed-sign":  # (a NaN's sign after bf16 arithmetic is the engines', not x86's)
         xb, ob = x.bfloat16(), o.bfloat16()  # a bf16 sign: its 16 bits
         torch.testing.assert_close(_run(f, xb, ob), f(xb, ob), rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32])
+def test_signbit(dtype):
+    # -0.0 and negative NaNs have the sign bit; it is read from the bits
+    x = torch.tensor([-NAN, NAN, -0.0, 0.0, -2.0, 3.0, -INF, INF, -1e-40, 1e-40])
+    x = x.to(dtype) if dtype.is_floating_point else torch.tensor([-3, 0, 5, -(2 ** 31), 2 ** 31 - 1],
+                                                                     dtype=dtype)
+    f = lambda x: torch.signbit(x)  # noqa: E731
+    assert torch.equal(_run(f, x), f(x))
+    g = lambda x: torch.signbit(x * 2) if dtype.is_floating_point else torch.signbit(x - 1)  # noqa: E731
+    assert torch.equal(_run(g, x[2:]), g(x[2:]))  # a computed operand: in HBM first
