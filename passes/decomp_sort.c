@@ -131,8 +131,8 @@ static void scatter_place(trnc_db *b, const rows *r, trnc_ref rank, trnc_ref *va
   trnc_ref pos = DB(b, EXPAND, V(trnc_db_view(b, DB(b, ARANGE, I(r->len), i64, NONE, NONE, NONE), 2,
                                               (const int64_t[]){1, r->len})),
                     shape, trnc_db_bool(false));
-  *vals = DB(b, SCATTER_SRC, V(DB(b, CLONE, V(r->x), NONE)), I(1), V(rank), V(r->x));
-  *idx = DB(b, SCATTER_SRC, V(DB(b, CLONE, V(pos), NONE)), I(1), V(rank), V(pos));
+  *vals = DB(b, SCATTER_SRC, V(r->x), I(1), V(rank), V(r->x));
+  *idx = DB(b, SCATTER_SRC, V(pos), I(1), V(rank), V(pos));
 }
 
 /* Slots 0..p-1 of every row: (values [rows, p], int64 indices [rows, p]). */
