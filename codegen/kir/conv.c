@@ -296,19 +296,30 @@ static const char *conv_body(kconv *c, trnc_dtype dt, trnc_dtype odt, bool bias)
   return kir_verify(k);
 }
 
+/* A conv kernel's axes (ig_extents), its name and reduction axes, and X's
+ * map (its G, N and C strides; the spatial walk is the band's: c->b);
+ * *Kc and *Oc the contraction and output channels of a group. */
+static void conv_begin(kconv *c, const trnc_node *n, const cgeo *q, bool grad_input, const char *name,
+                       uint32_t rmask, const lw_tv *x, int64_t *Kc, int64_t *Oc) {
+  int64_t e[NAXES];
+  ig_extents(q, grad_input, e, &c->b);
+  kir_init(&c->k, name, n, NAXES, e, rmask);
+  t4 xs = conv_strides(&x->t);
+  c->b.xh = xs.h;
+  c->b.xw = xs.w;
+  *Kc = e[A_C];
+  *Oc = e[A_O];
+  const int64_t xm[3][2] = {{A_G, *Kc * xs.c}, {A_N, xs.n}, {A_C, xs.c}};
+  add_map(&c->k, x, xs.off, 3, xm);
+}
+
 /* The ig kernel (forward, or grad_input over dy) of geometry q: x is X
  * (forward) or dY, w the weights, out y or dX. */
 static const char *build_ig(lw *L, kconv *c, const trnc_node *n, const cgeo *q, bool grad_input, const lw_tv *x,
                             const lw_tv *w, const lw_tv *bias, const lw_tv *out) {
-  int64_t e[NAXES];
-  ig_extents(q, grad_input, e, &c->b);
-  kir_init(&c->k, grad_input ? "conv_grad_input" : "convolution", n, NAXES, e, R_FWD);
-  t4 xs = conv_strides(&x->t), ws = conv_strides(&w->t), os = conv_strides(&out->t);
-  c->b.xh = xs.h;
-  c->b.xw = xs.w;
-  int64_t Kc = e[A_C], Oc = e[A_O];
-  const int64_t xm[3][2] = {{A_G, Kc * xs.c}, {A_N, xs.n}, {A_C, xs.c}};
-  add_map(&c->k, x, xs.off, 3, xm);
+  int64_t Kc, Oc;
+  conv_begin(c, n, q, grad_input, grad_input ? "conv_grad_input" : "convolution", R_FWD, x, &Kc, &Oc);
+  t4 ws = conv_strides(&w->t), os = conv_strides(&out->t);
   if (!grad_input) {
     const int64_t wm[5][2] = {{A_G, Oc * ws.n}, {A_O, ws.n}, {A_C, ws.c}, {A_KH, ws.h}, {A_KW, ws.w}};
     add_map(&c->k, w, ws.off, 5, wm);
@@ -330,15 +341,9 @@ static const char *build_ig(lw *L, kconv *c, const trnc_node *n, const cgeo *q, 
 /* The grad_weight kernel of geometry q: dW = sum over positions of dY x X. */
 static const char *build_gw(lw *L, kconv *c, const trnc_node *n, const cgeo *q, const lw_tv *dy, const lw_tv *x,
                             const lw_tv *dw) {
-  int64_t e[NAXES];
-  ig_extents(q, false, e, &c->b);
-  kir_init(&c->k, "conv_grad_weight", n, NAXES, e, R_GW);
-  t4 xs = conv_strides(&x->t), ys = conv_strides(&dy->t), ws = conv_strides(&dw->t);
-  c->b.xh = xs.h;
-  c->b.xw = xs.w;
-  int64_t Kc = e[A_C], Oc = e[A_O];
-  const int64_t xm[3][2] = {{A_G, Kc * xs.c}, {A_N, xs.n}, {A_C, xs.c}};
-  add_map(&c->k, x, xs.off, 3, xm);
+  int64_t Kc, Oc;
+  conv_begin(c, n, q, false, "conv_grad_weight", R_GW, x, &Kc, &Oc);
+  t4 ys = conv_strides(&dy->t), ws = conv_strides(&dw->t);
   const int64_t ym[5][2] = {{A_G, Oc * ys.c}, {A_N, ys.n}, {A_O, ys.c}, {A_OH, ys.h}, {A_OW, ys.w}};
   add_map(&c->k, dy, ys.off, 5, ym);
   const int64_t wm[5][2] = {{A_G, Oc * ws.n}, {A_O, ws.n}, {A_C, ws.c}, {A_KH, ws.h}, {A_KW, ws.w}};
