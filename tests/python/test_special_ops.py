@@ -385,3 +385,17 @@ def test_signbit(dtype):
     assert torch.equal(_run(f, x), f(x))
     g = lambda x: torch.signbit(x * 2) if dtype.is_floating_point else torch.signbit(x - 1)  # noqa: E731
     assert torch.equal(_run(g, x[2:]), g(x[2:]))  # a computed operand: in HBM first
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (128, 128), (16385,), (2, 65537)])
+def test_copysign_and_signbit_at_tile_boundaries(shape):
+    # partition and free-size boundaries, other transposed (non-contiguous)
+    # where 2-D: the bit reload follows other's access map
+    g = torch.Generator().manual_seed(sum(shape))
+    x = torch.randn(shape, generator=g)
+    o = torch.randn(tuple(reversed(shape)), generator=g)
+    o.view(-1)[::7] = -torch.tensor(NAN)
+    o.view(-1)[3::11] = -0.0
+    o = o.t() if o.dim() == 2 else o
+    f = lambda x, o: torch.copysign(x, o) + torch.signbit(o).float()  # noqa: E731
+    torch.testing.assert_close(_run(f, x, o), f(x, o), rtol=0, atol=0, equal_nan=True)
