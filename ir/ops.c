@@ -675,13 +675,14 @@ static const char *check_index_select(const trnc_graph *g, const trnc_node *n) {
 static const char *check_gather(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *x = tensor_arg(g, n, 0), *ix = tensor_arg(g, n, 2);
   if (!x || !ix) return NULL;
-  if (x->rank == 0 || ix->rank != x->rank)
-    return "gather/scatter of a 0-d self, or with an index of another rank, is not lowered";
+  if ((x->rank ? x->rank : 1) != (ix->rank ? ix->rank : 1))
+    return "gather/scatter with an index of another rank than self (a 0-d tensor counts as rank 1)";
   if (trnc_type_numel(x) > TRNC_GATHER_MAX_ELEMS || trnc_type_extent(x) > TRNC_GATHER_MAX_ELEMS)
     return "gather/scatter over a self of more than " TRNC_XSTR(TRNC_GATHER_MAX_ELEMS)
            " elements (or a strided extent beyond) is not lowered (the combined index goes through fp32)";
   const trnc_type *src = n->op == TRNC_OP_SCATTER_SRC || n->op == TRNC_OP_SCATTER_ADD ? tensor_arg(g, n, 3) : NULL;
-  if (src && src->rank != ix->rank) return "scatter's src must have the index's rank";
+  if (src && (src->rank ? src->rank : 1) != (ix->rank ? ix->rank : 1))
+    return "scatter's src must have the index's rank (a 0-d tensor counts as rank 1)";
   if (n->op != TRNC_OP_SCATTER_ADD) return NULL;
   if (!float_dt(x->dtype)) return "scatter_add is lowered for float tensors only (it accumulates in fp32 PSUM)";
   if (!trnc_type_is_dense(&g->values[n->outs[0]].type)) return "scatter_add into a result with gaps is not lowered";

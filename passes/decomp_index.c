@@ -18,6 +18,8 @@
  * differ: rounding within fp32's). The one-hot bounds the size
  * (TRNC_ONEHOT_MAX elements, the ops' table checks).
  *
+ * gather and the scatters with a 0-d self, index or src: over [1] views.
+ *
  * put(self, index, source, accumulate): self seen flat, negative indices
  * wrapped (index + numel where index < 0, exact in int32), a scatter (or
  * scatter_add) along dim 0, viewed back.
@@ -146,6 +148,35 @@ trnc_status decomp_index_reduce(trnc_db *b, const trnc_node *n) {
                                trnc_arg_bool(n, 5, true));
   out = to_last(b, out, d);
   return trnc_db_result(b, 0, scalar ? trnc_db_view(b, out, 0, NULL) : out);
+}
+
+/* gather(self, dim, index) / scatter.value / scatter.src / scatter_add(self,
+ * dim, index, src) where self, index or src is 0-d: torch treats a 0-d
+ * tensor as [1] along dim 0 (or -1), so the op runs over [1] views of the
+ * 0-d operands and its result is viewed back to the node's shape. */
+static bool has_0d_operand(const trnc_graph *g, const trnc_node *n) {
+  for (uint32_t a = 0; a < n->nargs; a++)
+    if (n->args[a].kind == TRNC_ARG_VALUE && trnc_ref_type(g, n->args[a].u.ref)->rank == 0) return true;
+  return false;
+}
+
+bool decomp_gather_lowered_directly(const trnc_graph *g, const trnc_node *n) {
+  return !has_0d_operand(g, n);
+}
+
+trnc_status decomp_gather_0d(trnc_db *b, const trnc_node *n) {
+  const trnc_graph *g = trnc_db_graph(b);
+  trnc_arg args[4];
+  if (n->nargs > 4) return trnc_db_fail(b, "gather/scatter with more than 4 arguments");
+  for (uint32_t a = 0; a < n->nargs; a++) {
+    args[a] = n->args[a];
+    if (args[a].kind == TRNC_ARG_VALUE && trnc_ref_type(g, args[a].u.ref)->rank == 0)
+      args[a] = V(as_1d(b, args[a].u.ref));
+  }
+  args[1] = I(0);
+  trnc_ref r = trnc_db_op(b, n->op, args, n->nargs);
+  const trnc_type *ot = &g->values[n->outs[0]].type;
+  return trnc_db_result(b, 0, trnc_db_view(b, r, ot->rank, ot->shape));
 }
 
 /* put(Tensor self, Tensor index, Tensor source, bool accumulate=False) */

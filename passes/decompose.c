@@ -187,6 +187,10 @@ typedef bool (*lowered_directly_fn)(const trnc_graph *g, const trnc_node *n);
 static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
     [TRNC_OP_CONVOLUTION] = decomp_conv_lowered_directly,
     [TRNC_OP_CONVOLUTION_BACKWARD] = decomp_conv_lowered_directly,
+    [TRNC_OP_GATHER] = decomp_gather_lowered_directly,
+    [TRNC_OP_SCATTER_VALUE] = decomp_gather_lowered_directly,
+    [TRNC_OP_SCATTER_SRC] = decomp_gather_lowered_directly,
+    [TRNC_OP_SCATTER_ADD] = decomp_gather_lowered_directly,
     [TRNC_OP_INDEX] = decomp_index_lowered_directly,
     [TRNC_OP_INDEX_PUT] = decomp_index_lowered_directly,
     [TRNC_OP_ADDMM] = decomp_beta_lowered_directly,

@@ -256,6 +256,12 @@ trnc_status decomp_scatter_reduce(trnc_db *b, const trnc_node *n);
  *  (passes/decomp_index.c). */
 trnc_status decomp_scatter_reduce_onehot(trnc_db *b, const trnc_node *n);
 trnc_status decomp_index_reduce(trnc_db *b, const trnc_node *n);
+/** gather, scatter.value, scatter.src and scatter_add with a 0-d self,
+ *  index or src (torch sees a 0-d tensor as [1]): the op over [1] views,
+ *  its result viewed back; the code generator lowers the other forms itself
+ *  (decomp_gather_lowered_directly). */
+bool decomp_gather_lowered_directly(const trnc_graph *g, const trnc_node *n);
+trnc_status decomp_gather_0d(trnc_db *b, const trnc_node *n);
 /** put(self, index, source, accumulate): a scatter (scatter_add) into self
  *  seen flat, negative indices wrapped. */
 trnc_status decomp_put(trnc_db *b, const trnc_node *n);

@@ -11,7 +11,7 @@ scatter_add, index_put with accumulate) at 127/128/129 table rows and 16385
 source rows with duplicates, padding_idx and inf/NaN sources, scatters along a short dim (element addresses:
 duplicates, strided operands, 16385 source rows, out-of-range indices named
 as written) and scatter_add / scatter_reduce / index_put(accumulate) with an
-empty index (a copy of self). Each run checks that trnc compiled the graph."""
+empty index (a copy of self), and gather/scatter with 0-d operands. Each run checks that trnc compiled the graph."""
 
 from __future__ import annotations
 
@@ -381,6 +381,38 @@ def test_index_put_one_index_wraps_and_broadcasts():
     fr = lambda x, i, v: x.index_put((i,), v)  # noqa: E731
     vr = torch.randn(100, 7, 520, generator=g)
     _same(run_counted(fr, x, rows, vr), fr(x, rows, vr))
+
+
+_ZERO_D = {
+    "gather-0d-self-and-index": (lambda x, i, s: torch.gather(x.sum(), 0, i.sum() * 0), (5,), ()),
+    "gather-0d-index": (lambda x, i, s: torch.gather(x, -1, i.sum() % 5), (5,), ()),
+    "gather-0d-self": (lambda x, i, s: torch.gather(x.sum(), 0, i * 0), (5,), (3,)),
+    "scatter-src-0d": (lambda x, i, s: x.sum().scatter(0, i.sum() * 0, s.sum()), (5,), ()),
+    "scatter-value-0d-index": (lambda x, i, s: x.scatter(0, i.sum() % 5, 2.5), (5,), ()),
+    "scatter-add-0d-self": (lambda x, i, s: x.sum().scatter_add(0, i * 0, s), (5,), (3,)),
+    "scatter-add-0d-src-and-index": (lambda x, i, s: x.scatter_add(0, i.sum() % 5, s.sum()), (5,), ()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ZERO_D))
+def test_gather_and_scatter_with_0d_operands(case):
+    # torch sees a 0-d self, index or src as [1] along dim 0 (they were refused)
+    fn, xshape, ishape = _ZERO_D[case]
+    x = torch.randn(5)
+    i = torch.tensor([3, 1, 4][: ishape[0]] if ishape else [3, 1])
+    s = torch.randn(3 if ishape else 2)
+    _same(run_counted(fn, x, i, s), fn(x, i, s))
+
+
+def test_min_dim_of_0d_trains():
+    # min.dim's backward of a 0-d input is a scatter into a 0-d gradient
+    x = torch.tensor(1.5, requires_grad=True)
+    torch._dynamo.reset()
+    before = trnc.stats()
+    v, _ = torch.compile(lambda t: torch.min(t * 3, 0), backend="neuron", dynamic=False)(x)
+    v.backward()
+    assert trnc.stats()["backward"] > before["backward"]
+    assert v.item() == 4.5 and x.grad.item() == 3.0
 
 
 def test_scatter_out_of_range_is_a_clear_error():
