@@ -314,6 +314,14 @@ int kir_erfinv(kir_kernel *k, trnc_dtype dt, int x);
  *  of fp32 value x, times exp(-|x|) when scaled (i0, i1, i0e, i1e), as dtype
  *  dt; -1 for another order or when the kernel is full. */
 int kir_bessel_i(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
+/** The Bessel function of the first kind (second: of the second kind, y) of
+ *  order `order` (0 or 1) of fp32 value x as dtype dt (y: -inf at +-0, NaN
+ *  below 0); -1 for another order or when the kernel is full. */
+int kir_bessel_jy(kir_kernel *k, trnc_dtype dt, int x, int order, bool second);
+/** The modified Bessel function of the second kind of order `order` (0 or 1)
+ *  of fp32 value x, times exp(x) when scaled, as dtype dt (+inf at +-0, NaN
+ *  below 0); -1 for another order or when the kernel is full. */
+int kir_bessel_k(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
 
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {

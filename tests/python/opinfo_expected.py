@@ -180,10 +180,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
  ('special.airy_ai', 'forward'): 'no lowering for aten.special_airy_ai.default',
- ('special.bessel_j0', 'forward'): 'no lowering for aten.special_bessel_j0.default',
- ('special.bessel_j1', 'forward'): 'no lowering for aten.special_bessel_j1.default',
- ('special.bessel_y0', 'forward'): 'no lowering for aten.special_bessel_y0.default',
- ('special.bessel_y1', 'forward'): 'no lowering for aten.special_bessel_y1.default',
  ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_t.default',
  ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '
@@ -200,16 +196,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.modified_bessel_k0', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_k0.default',
- ('special.modified_bessel_k1', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_k1.default',
  ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
  ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
- ('special.scaled_modified_bessel_k0', 'forward'): 'no lowering for '
-                                                   'aten.special_scaled_modified_bessel_k0.default',
- ('special.scaled_modified_bessel_k1', 'forward'): 'no lowering for '
-                                                   'aten.special_scaled_modified_bessel_k1.default',
  ('special.shifted_chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_t.default',
  ('special.shifted_chebyshev_polynomial_u', 'forward'): 'no lowering for '
