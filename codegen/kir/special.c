@@ -38,6 +38,17 @@
  *              i0(+-inf) = i1(+-inf) = NaN (exp(z) / sqrt(z) = inf / inf),
  *              i0 = +-inf once exp(z) overflows, i0e(+-inf) = 0, i1e(+-inf) = +-0.
  *
+ *   j0, j1, y0, y1 (Bessel functions of both kinds, orders 0 and 1) and
+ *   k0, k1, k0e, k1e (modified, second kind; k0e(x) = exp(x) k0(x)): Cephes'
+ *              j0.c, j1.c, k0.c, k1.c as ATen's CPU kernels evaluate them in
+ *              fp32, in the same order of roundings: j below |x| = 5 a
+ *              rational in x^2 times (x^2 - z1^2)(x^2 - z2^2), above it
+ *              sqrt(2/(pi x)) (P cos(x - phase) - 5/x Q sin(x - phase)), y
+ *              below 5 a rational plus 2/pi log(x) j(x) (y1: - 2/(pi x)), k
+ *              Chebyshev series in x^2 - 2 (with log(x/2) i(x)) up to 2 and
+ *              in 8/x - 2 above. y(+-0) = -inf, k(+-0) = +inf, NaN below 0
+ *              and at NaN; j and y are NaN at +-inf (cos(inf)), k there 0.
+ *
  * Poles as eager: lgamma(0 or a negative integer) = +inf, lgamma(+-inf) =
  * +inf; digamma(+-0) = -+inf, digamma(negative integer or -inf) = NaN;
  * polygamma(n >= 2, 0 or a negative integer or -inf) = (-1)^(n+1) inf and
