@@ -322,6 +322,9 @@ int kir_bessel_jy(kir_kernel *k, trnc_dtype dt, int x, int order, bool second);
  *  of fp32 value x, times exp(x) when scaled, as dtype dt (+inf at +-0, NaN
  *  below 0); -1 for another order or when the kernel is full. */
 int kir_bessel_k(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
+/** sin(x)/x of fp32 value x (a series below |x| = 0.5, 0 at +-inf) as dtype
+ *  dt; -1 when the kernel is full. */
+int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x);
 
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {

@@ -599,6 +599,7 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_SPECIAL_MODIFIED_BESSEL_K1: return kir_bessel_k(k, dt, x, 1, false);
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K0: return kir_bessel_k(k, dt, x, 0, true);
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K1: return kir_bessel_k(k, dt, x, 1, true);
+    case TRNC_OP_SPECIAL_SPHERICAL_BESSEL_J0: return kir_spherical_bessel_j0(k, dt, x);
     case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
     case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
@@ -845,7 +846,8 @@ int kir_eltwise_values(const trnc_node *n) {
     case TRNC_OP_SPECIAL_I1:
     case TRNC_OP_SPECIAL_I1E:
     case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I0:
-    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1: return 64;
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1:
+    case TRNC_OP_SPECIAL_SPHERICAL_BESSEL_J0: return 64;
     case TRNC_OP_SPECIAL_BESSEL_J0:
     case TRNC_OP_SPECIAL_BESSEL_J1: return 96;
     case TRNC_OP_SPECIAL_BESSEL_Y0:

@@ -38,6 +38,7 @@
  *              i0(+-inf) = i1(+-inf) = NaN (exp(z) / sqrt(z) = inf / inf),
  *              i0 = +-inf once exp(z) overflows, i0e(+-inf) = 0, i1e(+-inf) = +-0.
  *
+ *   spherical_bessel_j0(x) = sin(x)/x, below |x| = 0.5 eager's Taylor series.
  *   j0, j1, y0, y1 (Bessel functions of both kinds, orders 0 and 1) and
  *   k0, k1, k0e, k1e (modified, second kind; k0e(x) = exp(x) k0(x)): Cephes'
  *              j0.c, j1.c, k0.c, k1.c as ATen's CPU kernels evaluate them in
@@ -485,4 +486,19 @@ int kir_bessel_k(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled) {
   /* +inf at +-0, NaN below 0 */
   v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, 0, B, 0), kir_const(k, F, axes, NAN), v);
   return kir_select(k, dt, kir_ts(k, F, x, TRNC_NC_ALU_EQ, 0, B, 0), kir_const(k, F, axes, INFINITY), v);
+}
+
+/* spherical_bessel_j0(x) = sin(x)/x; below |x| = 0.5 eager's Taylor series
+ * 1 + x^2 (-1/6 + x^2 (1/120 + ...)) to x^12; 0 at +-inf, NaN at NaN. */
+static const double SPH_J0[] = {1.0, -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0,
+                                -1.0 / 39916800.0, 1.0 / 6227020800.0};
+
+int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x) {
+  uint32_t axes = k->values[x].axes;
+  int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+  int x2 = kir_tt(k, F, MUL, x, x);
+  int ser = horner(k, x2, SPH_J0, 7);
+  int v = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_act(k, F, TRNC_NC_ACT_SIN, x, 1, 0), x);
+  v = kir_select(k, F, kir_ts(k, F, ax, TRNC_NC_ALU_LT, 0.5f, B, 0), ser, v);
+  return kir_select(k, dt, kir_ts(k, F, ax, TRNC_NC_ALU_EQ, INFINITY, B, 0), kir_const(k, F, axes, 0), v);
 }

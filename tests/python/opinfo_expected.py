@@ -206,8 +206,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                         'aten.special_shifted_chebyshev_polynomial_v.default',
  ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_w.default',
- ('special.spherical_bessel_j0', 'forward'): 'no lowering for '
-                                             'aten.special_spherical_bessel_j0.default',
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
  ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
