@@ -325,6 +325,9 @@ int kir_bessel_k(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
 /** sin(x)/x of fp32 value x (a series below |x| = 0.5, 0 at +-inf) as dtype
  *  dt; -1 when the kernel is full. */
 int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x);
+/** The Airy function Ai of fp32 value x (NaN at +-inf) as dtype dt; -1 when
+ *  the kernel is full. */
+int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x);
 
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {

@@ -39,6 +39,7 @@
  *              i0 = +-inf once exp(z) overflows, i0e(+-inf) = 0, i1e(+-inf) = +-0.
  *
  *   spherical_bessel_j0(x) = sin(x)/x, below |x| = 0.5 eager's Taylor series.
+ *   airy_ai: Cephes airy.c (see kir_airy_ai).
  *   j0, j1, y0, y1 (Bessel functions of both kinds, orders 0 and 1) and
  *   k0, k1, k0e, k1e (modified, second kind; k0e(x) = exp(x) k0(x)): Cephes'
  *              j0.c, j1.c, k0.c, k1.c as ATen's CPU kernels evaluate them in
@@ -501,4 +502,87 @@ int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x) {
   int v = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_act(k, F, TRNC_NC_ACT_SIN, x, 1, 0), x);
   v = kir_select(k, F, kir_ts(k, F, ax, TRNC_NC_ALU_LT, 0.5f, B, 0), ser, v);
   return kir_select(k, dt, kir_ts(k, F, ax, TRNC_NC_ALU_EQ, INFINITY, B, 0), kir_const(k, F, axes, 0), v);
+}
+
+/* Cephes airy.c's Ai as ATen's airy_ai_forward evaluates it in fp32:
+ * x < -2.09: (1/sqrt(pi)) (-x)^(-1/4) (sin(t) (1 + z^2 AFN/AFD) - cos(t) z AGN/AGD)
+ * in z^2, zeta = 2/3 (-x)^(3/2), z = 1/zeta, t = zeta + pi/4; x >= 2.09:
+ * (1/sqrt(pi)) AN/AD(1/zeta) / (2 x^(1/4) exp(zeta)), zeta = 2/3 x^(3/2);
+ * between: the Maclaurin series c1 f(x^3) - c2 g(x^3), 8 terms (eager's loop
+ * stops after at most 8 there). NaN at +-inf, 0 above 103.892. */
+static const double AIRY_AN[] = {3.46538101525629032477e-01, 1.20075952739645805542e+01,
+                                 7.62796053615234516538e+01, 1.68089224934630576269e+02,
+                                 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+                                 1.40264691163389668864e+01, 9.99999999999999995305e-01};
+static const double AIRY_AD[] = {5.67594532638770212846e-01, 1.47562562584847203173e+01,
+                                 8.45138970141474626562e+01, 1.77318088145400459522e+02,
+                                 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+                                 1.40959135607834029598e+01, 1.00000000000000000470e+00};
+static const double AIRY_AFN[] = {-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+                                  -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+                                  -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+                                  -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+                                  -1.67787698489114633780e-08};
+static const double AIRY_AFD[] = {1.33560420706553243746e+01, 3.26825032795224613948e+01,
+                                  2.67367040941499554804e+01, 9.18707402907259625840e+00,
+                                  1.47529146771666414581e+00, 1.15687173795188044134e-01,
+                                  4.40291641615211203805e-03, 7.54720348287414296618e-05,
+                                  4.51850092970580378464e-07};
+static const double AIRY_AGN[] = {1.97339932091685679179e-02, 3.91103029615688277255e-01,
+                                  1.06579897599595591108e+00, 9.39169229816650230044e-01,
+                                  3.51465656105547619242e-01, 6.33888919628925490927e-02,
+                                  5.85804113048388458567e-03, 2.82851600836737019778e-04,
+                                  6.98793669997260967291e-06, 8.11789239554389293311e-08,
+                                  3.41551784765923618484e-10};
+static const double AIRY_AGD[] = {9.30892908077441974853e+00, 1.98352928718312140417e+01,
+                                  1.55646628932864612953e+01, 5.47686069422975497931e+00,
+                                  9.54293611618961883998e-01, 8.64580826352392193095e-02,
+                                  4.12656523824222607191e-03, 1.01259085116509135510e-04,
+                                  1.17166733214413521882e-06, 4.91834570062930015649e-09};
+enum { AIRY_TERMS = 8 };
+
+int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x) {
+  uint32_t axes = k->values[x].axes;
+  const float rsqrt_pi = 5.64189583547756286948e-01f;
+  /* x < -2.09 (xn clamped there also where unused) */
+  int xn = kir_ts(k, F, x, TRNC_NC_ALU_MIN, -2.09f, B, 0);
+  int sn = kir_act(k, F, TRNC_NC_ACT_SQRT, xn, -1, 0);
+  int zeta = kir_ts(k, F, kir_tt(k, F, MUL, kir_ts(k, F, xn, MUL, -2, B, 0), sn), TRNC_NC_ALU_DIV, 3, B, 0);
+  int z = kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, zeta, 1, 0), z2 = kir_tt(k, F, MUL, z, z);
+  int fpart = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_tt(k, F, MUL, z2, horner_desc(k, z2, AIRY_AFN, 9)),
+                     horner_desc(k, z2, AIRY_AFD, 9));
+  int gpart = kir_tt(k, F, TRNC_NC_ALU_DIV, kir_tt(k, F, MUL, z, horner_desc(k, z2, AIRY_AGN, 11)),
+                     horner_desc(k, z2, AIRY_AGD, 10));
+  int sn_t = kir_act(k, F, TRNC_NC_ACT_SIN, zeta, 1, (float)(PI / 4));
+  int cs_t = kir_act(k, F, TRNC_NC_ACT_COS, zeta, 1, (float)(PI / 4));
+  int vn = kir_tt(k, F, TRNC_NC_ALU_SUB, kir_tt(k, F, MUL, sn_t, kir_ts(k, F, fpart, ADD, 1, B, 0)),
+                  kir_tt(k, F, MUL, cs_t, gpart));
+  vn = kir_tt(k, F, MUL, kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, kir_act(k, F, TRNC_NC_ACT_SQRT, sn, 1, 0), 1.0f / rsqrt_pi, 0), vn);
+  /* x >= 2.09 */
+  int xp = kir_ts(k, F, x, TRNC_NC_ALU_MAX, 2.09f, TRNC_NC_ALU_MIN, 103.892f);
+  int sp = kir_act(k, F, TRNC_NC_ACT_SQRT, xp, 1, 0);
+  int zp = kir_ts(k, F, kir_tt(k, F, MUL, kir_ts(k, F, xp, MUL, 2, B, 0), sp), TRNC_NC_ALU_DIV, 3, B, 0);
+  int rz = kir_act(k, F, TRNC_NC_ACT_RECIPROCAL, zp, 1, 0);
+  int vp = kir_ts(k, F, ratio(k, rz, AIRY_AN, 8, AIRY_AD, 8), MUL, rsqrt_pi, B, 0);
+  int den = kir_tt(k, F, MUL, kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_SQRT, sp, 1, 0), MUL, 2, B, 0),
+                    kir_act(k, F, TRNC_NC_ACT_EXP, zp, 1, 0));
+  vp = kir_tt(k, F, TRNC_NC_ALU_DIV, vp, den);
+  /* |x| < 2.09: f = sum x^3k / (2 3 5 6 ... (3k-1) 3k), g likewise from x */
+  int xm = kir_ts(k, F, x, TRNC_NC_ALU_MAX, -2.09f, TRNC_NC_ALU_MIN, 2.09f);
+  int zc = kir_tt(k, F, MUL, kir_tt(k, F, MUL, xm, xm), xm);
+  int f = -1, g = xm, m = -1, n = xm;
+  for (int i = 0; i < AIRY_TERMS; i++) {
+    float k1 = (float)(2 + 3 * i), k2 = (float)(3 + 3 * i), k3 = (float)(4 + 3 * i);
+    m = kir_ts(k, F, m < 0 ? zc : kir_tt(k, F, MUL, m, zc), TRNC_NC_ALU_DIV, k1, TRNC_NC_ALU_DIV, k2);
+    n = kir_ts(k, F, kir_tt(k, F, MUL, n, zc), TRNC_NC_ALU_DIV, k2, TRNC_NC_ALU_DIV, k3);
+    f = f < 0 ? kir_ts(k, F, m, ADD, 1, B, 0) : kir_tt(k, F, ADD, f, m);
+    g = kir_tt(k, F, ADD, g, n);
+  }
+  int vm = kir_tt(k, F, TRNC_NC_ALU_SUB, kir_ts(k, F, f, MUL, 0.355028053887817239260f, B, 0),
+                  kir_ts(k, F, g, MUL, 0.258819403792806798405f, B, 0));
+  int v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, -2.09f, B, 0), vn, vm);
+  v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_GE, 2.09f, B, 0), vp, v);
+  v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_GT, 103.892f, B, 0), kir_const(k, F, axes, 0), v);
+  int inf = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0), TRNC_NC_ALU_EQ, INFINITY, B, 0);
+  return kir_select(k, dt, inf, kir_const(k, F, axes, NAN), v); /* NaN: vm is NaN */
 }

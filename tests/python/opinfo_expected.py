@@ -179,7 +179,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
- ('special.airy_ai', 'forward'): 'no lowering for aten.special_airy_ai.default',
  ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_t.default',
  ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '

@@ -1,7 +1,7 @@
 """Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
 PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx, erfinv, the
 modified Bessel functions i0, i1, i0e, i1e, k0, k1 (and scaled k), the
-Bessel functions j0, j1, y0, y1 and spherical_bessel_j0
+Bessel functions j0, j1, y0, y1, spherical_bessel_j0 and airy_ai
 (codegen/kir/special.c) over their poles, infinities and NaN, frexp bit for bit
 (passes/decomp_math.c), and integer
 remainder/fmod computed exactly in int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
@@ -316,9 +316,10 @@ def test_bessel_i_gradients():
 JYK = [torch.special.bessel_j0, torch.special.bessel_j1, torch.special.bessel_y0,
        torch.special.bessel_y1, torch.special.modified_bessel_k0, torch.special.modified_bessel_k1,
        torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1,
-       torch.special.spherical_bessel_j0]
+       torch.special.spherical_bessel_j0, torch.special.airy_ai]
 JYK_EDGES = [0.0, -0.0, -1.0, -5.0, 5.0, 4.9999995, 5.0000005, 2.0, 1.9999999, 2.0000002,
-             0.5, 0.49999997, -0.5, -0.49999997,
+             0.5, 0.49999997, -0.5, -0.49999997, 2.09, 2.0899999, -2.09, -2.0900002, 8.3203353,
+             103.892, 103.9, -1e30,
              1e-5, 9.9e-6, 1e-6, 1e-30, 1e-38, -1e-30, 88.0, 104.0, 1e30, INF, -INF, NAN]
 
 
@@ -342,7 +343,8 @@ def test_bessel_jyk_values_and_edges(fn, shape):
     """Both sides of each approximation's switch (5 for j and y, 2 for k),
     eager's 1 - x^2/4 below 1e-5 for j0, the poles at 0 (y: -inf, k: +inf),
     NaN below 0 (y, k), exp's underflow (k beyond 88), spherical_bessel_j0's
-    series below |x| = 0.5, +-inf and NaN; also
+    series below |x| = 0.5, airy_ai's three ranges (-2.09, 2.09) and its 0
+    above 103.892, +-inf and NaN; also
     a transposed (non-contiguous) input. y0 below 5 within 3e-7: Cephes' YP
     (alternating coefficients up to 9e16) evaluated in fp32 with a rounding
     per multiply and add loses 4e-7 of y0's rational part next to its zeros
