@@ -857,7 +857,7 @@ int kir_eltwise_values(const trnc_node *n) {
     case TRNC_OP_SPECIAL_MODIFIED_BESSEL_K1:
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K0:
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K1: return 128;
-    case TRNC_OP_SPECIAL_AIRY_AI: return 176;
+    case TRNC_OP_SPECIAL_AIRY_AI: return KIR_MAX_VALUES; /* a kernel of its own */
     case TRNC_OP_DIGAMMA:
     case TRNC_OP_POLYGAMMA: return 96;
     default: return 2;

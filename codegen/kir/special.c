@@ -509,7 +509,8 @@ int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x) {
  * in z^2, zeta = 2/3 (-x)^(3/2), z = 1/zeta, t = zeta + pi/4; x >= 2.09:
  * (1/sqrt(pi)) AN/AD(1/zeta) / (2 x^(1/4) exp(zeta)), zeta = 2/3 x^(3/2);
  * between: the Maclaurin series c1 f(x^3) - c2 g(x^3), 8 terms (eager's loop
- * stops after at most 8 there). NaN at +-inf, 0 above 103.892. */
+ * stops after at most 8 there). NaN at +-inf, 0 above 103.892. 189 values:
+ * a kernel of its own (kir_eltwise_values). */
 static const double AIRY_AN[] = {3.46538101525629032477e-01, 1.20075952739645805542e+01,
                                  7.62796053615234516538e+01, 1.68089224934630576269e+02,
                                  1.59756391350164413639e+02, 7.05360906840444183113e+01,
@@ -583,6 +584,7 @@ int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x) {
   int v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, -2.09f, B, 0), vn, vm);
   v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_GE, 2.09f, B, 0), vp, v);
   v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_GT, 103.892f, B, 0), kir_const(k, F, axes, 0), v);
-  int inf = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0), TRNC_NC_ALU_EQ, INFINITY, B, 0);
-  return kir_select(k, dt, inf, kir_const(k, F, axes, NAN), v); /* NaN: vm is NaN */
+  /* NaN at +inf (-inf: sin(inf) in vn; NaN: vm is NaN) */
+  int inf = kir_ts(k, F, x, TRNC_NC_ALU_EQ, INFINITY, B, 0);
+  return kir_select(k, dt, inf, kir_const(k, F, axes, NAN), v);
 }

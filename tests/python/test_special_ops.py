@@ -363,6 +363,14 @@ def test_bessel_jyk_values_and_edges(fn, shape):
         _as_accurate_as_eager(_run(fn, xt), fn(xt), fn(xt.double()), atol)
 
 
+def test_airy_ai_in_a_chain():
+    """airy_ai fills a kernel by itself (189 kernel values): fused with the
+    ops around it, it overflowed the kernel (a CompilerError)."""
+    x = torch.linspace(-60, 110, 1000)
+    f = lambda x: torch.special.airy_ai(x * 2 + 1) * 2 + torch.sin(x)  # noqa: E731
+    torch.testing.assert_close(_run(f, x), f(x), rtol=1e-5, atol=1e-6)
+
+
 # ---- frexp (passes/decomp_math.c) ------------------------------------------------ #
 
 @pytest.mark.parametrize("n", [19, 128, 129, 16385])
