@@ -314,6 +314,20 @@ int kir_erfinv(kir_kernel *k, trnc_dtype dt, int x);
  *  of fp32 value x, times exp(-|x|) when scaled (i0, i1, i0e, i1e), as dtype
  *  dt; -1 for another order or when the kernel is full. */
 int kir_bessel_i(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
+/** The Bessel function of the first kind (second: of the second kind, y) of
+ *  order `order` (0 or 1) of fp32 value x as dtype dt (y: -inf at +-0, NaN
+ *  below 0); -1 for another order or when the kernel is full. */
+int kir_bessel_jy(kir_kernel *k, trnc_dtype dt, int x, int order, bool second);
+/** The modified Bessel function of the second kind of order `order` (0 or 1)
+ *  of fp32 value x, times exp(x) when scaled, as dtype dt (+inf at +-0, NaN
+ *  below 0); -1 for another order or when the kernel is full. */
+int kir_bessel_k(kir_kernel *k, trnc_dtype dt, int x, int order, bool scaled);
+/** sin(x)/x of fp32 value x (a series below |x| = 0.5, 0 at +-inf) as dtype
+ *  dt; -1 when the kernel is full. */
+int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x);
+/** The Airy function Ai of fp32 value x (NaN at +-inf) as dtype dt; -1 when
+ *  the kernel is full. */
+int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x);
 
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {

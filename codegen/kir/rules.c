@@ -591,6 +591,16 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_SPECIAL_I1: case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1: return kir_bessel_i(k, dt, x, 1, false);
     case TRNC_OP_SPECIAL_I0E: return kir_bessel_i(k, dt, x, 0, true);
     case TRNC_OP_SPECIAL_I1E: return kir_bessel_i(k, dt, x, 1, true);
+    case TRNC_OP_SPECIAL_BESSEL_J0: return kir_bessel_jy(k, dt, x, 0, false);
+    case TRNC_OP_SPECIAL_BESSEL_J1: return kir_bessel_jy(k, dt, x, 1, false);
+    case TRNC_OP_SPECIAL_BESSEL_Y0: return kir_bessel_jy(k, dt, x, 0, true);
+    case TRNC_OP_SPECIAL_BESSEL_Y1: return kir_bessel_jy(k, dt, x, 1, true);
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_K0: return kir_bessel_k(k, dt, x, 0, false);
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_K1: return kir_bessel_k(k, dt, x, 1, false);
+    case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K0: return kir_bessel_k(k, dt, x, 0, true);
+    case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K1: return kir_bessel_k(k, dt, x, 1, true);
+    case TRNC_OP_SPECIAL_SPHERICAL_BESSEL_J0: return kir_spherical_bessel_j0(k, dt, x);
+    case TRNC_OP_SPECIAL_AIRY_AI: return kir_airy_ai(k, dt, x);
     case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
     case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
@@ -837,7 +847,17 @@ int kir_eltwise_values(const trnc_node *n) {
     case TRNC_OP_SPECIAL_I1:
     case TRNC_OP_SPECIAL_I1E:
     case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I0:
-    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1: return 64;
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_I1:
+    case TRNC_OP_SPECIAL_SPHERICAL_BESSEL_J0: return 64;
+    case TRNC_OP_SPECIAL_BESSEL_J0:
+    case TRNC_OP_SPECIAL_BESSEL_J1: return 112;
+    case TRNC_OP_SPECIAL_BESSEL_Y0:
+    case TRNC_OP_SPECIAL_BESSEL_Y1:
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_K0:
+    case TRNC_OP_SPECIAL_MODIFIED_BESSEL_K1:
+    case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K0:
+    case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K1: return 144;
+    case TRNC_OP_SPECIAL_AIRY_AI: return KIR_MAX_VALUES; /* a kernel of its own */
     case TRNC_OP_DIGAMMA:
     case TRNC_OP_POLYGAMMA: return 96;
     default: return 2;

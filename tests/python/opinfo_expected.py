@@ -179,11 +179,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
- ('special.airy_ai', 'forward'): 'no lowering for aten.special_airy_ai.default',
- ('special.bessel_j0', 'forward'): 'no lowering for aten.special_bessel_j0.default',
- ('special.bessel_j1', 'forward'): 'no lowering for aten.special_bessel_j1.default',
- ('special.bessel_y0', 'forward'): 'no lowering for aten.special_bessel_y0.default',
- ('special.bessel_y1', 'forward'): 'no lowering for aten.special_bessel_y1.default',
  ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_t.default',
  ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '
@@ -200,16 +195,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.modified_bessel_k0', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_k0.default',
- ('special.modified_bessel_k1', 'forward'): 'no lowering for '
-                                            'aten.special_modified_bessel_k1.default',
  ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
  ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
- ('special.scaled_modified_bessel_k0', 'forward'): 'no lowering for '
-                                                   'aten.special_scaled_modified_bessel_k0.default',
- ('special.scaled_modified_bessel_k1', 'forward'): 'no lowering for '
-                                                   'aten.special_scaled_modified_bessel_k1.default',
  ('special.shifted_chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_t.default',
  ('special.shifted_chebyshev_polynomial_u', 'forward'): 'no lowering for '
@@ -218,8 +205,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                         'aten.special_shifted_chebyshev_polynomial_v.default',
  ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_w.default',
- ('special.spherical_bessel_j0', 'forward'): 'no lowering for '
-                                             'aten.special_spherical_bessel_j0.default',
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
  ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',

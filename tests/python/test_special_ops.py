@@ -1,6 +1,7 @@
 """Ops added for the OpInfo rates (issue 12), compiled with trnc against eager
-PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx, erfinv and the
-modified Bessel functions i0, i1, i0e, i1e
+PyTorch: lgamma, digamma, polygamma, erfc, special.erfcx, erfinv, the
+modified Bessel functions i0, i1, i0e, i1e, k0, k1 (and scaled k), the
+Bessel functions j0, j1, y0, y1, spherical_bessel_j0 and airy_ai
 (codegen/kir/special.c) over their poles, infinities and NaN, frexp bit for bit
 (passes/decomp_math.c), and integer
 remainder/fmod computed exactly in int32 on GpSimd (codegen/kir/rules.c, int_exact) at edge shapes 0, 127, 128,
@@ -308,6 +309,66 @@ def test_bessel_i_gradients():
         grads.append(x.grad)
     assert trnc.stats()["backward"] >= 1
     torch.testing.assert_close(grads[1].double(), grads[0], rtol=2e-5, atol=1e-6)
+
+
+# ---- j0, j1, y0, y1, k0, k1 and scaled k (codegen/kir/special.c, Cephes) ------- #
+
+JYK = [torch.special.bessel_j0, torch.special.bessel_j1, torch.special.bessel_y0,
+       torch.special.bessel_y1, torch.special.modified_bessel_k0, torch.special.modified_bessel_k1,
+       torch.special.scaled_modified_bessel_k0, torch.special.scaled_modified_bessel_k1,
+       torch.special.spherical_bessel_j0, torch.special.airy_ai]
+JYK_EDGES = [0.0, -0.0, -1.0, -5.0, 5.0, 4.9999995, 5.0000005, 2.0, 1.9999999, 2.0000002,
+             0.5, 0.49999997, -0.5, -0.49999997, 2.09, 2.0899999, -2.09, -2.0900002, 8.3203353,
+             103.892, 103.9, -1e30,
+             1e-5, 9.9e-6, 1e-6, 1e-30, 1e-38, -1e-30, 88.0, 104.0, 1e30, INF, -INF, NAN]
+
+
+def _as_accurate_as_eager(got, want, want64, atol=1e-7):
+    """NaN and infinities where eager has them (and signed zeros as eager's);
+    elsewhere within twice eager's own error against float64 plus 1e-6
+    relative and atol absolute (a rounding or two of the fp32 formulas)."""
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+    zero = want == 0
+    assert torch.equal(torch.signbit(got[zero]), torch.signbit(want[zero]))
+    fin = torch.isfinite(want)
+    g, w, r = got[fin].double(), want[fin].double(), want64[fin]
+    bad = (g - r).abs() > 2 * (w - r).abs() + 1e-6 * r.abs() + atol
+    assert not bad.any(), (got[fin][bad][:8], want[fin][bad][:8])
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+@pytest.mark.parametrize("fn", JYK, ids=lambda f: f.__name__)
+def test_bessel_jyk_values_and_edges(fn, shape):
+    """Both sides of each approximation's switch (5 for j and y, 2 for k),
+    eager's 1 - x^2/4 below 1e-5 for j0, the poles at 0 (y: -inf, k: +inf),
+    NaN below 0 (y, k), exp's underflow (k beyond 88), spherical_bessel_j0's
+    series below |x| = 0.5, airy_ai's three ranges (-2.09, 2.09) and its 0
+    above 103.892, +-inf and NaN; also
+    a transposed (non-contiguous) input. y0 below 5 within 3e-7: Cephes' YP
+    (alternating coefficients up to 9e16) evaluated in fp32 with a rounding
+    per multiply and add loses 4e-7 of y0's rational part next to its zeros
+    (near 3.92; eager's CPU kernel loses 3e-8 there)."""
+    atol = 3e-7 if fn is torch.special.bessel_y0 else 1e-7
+    n = 1
+    for d in shape:
+        n *= d
+    x = torch.linspace(-30, 120, n)
+    x[:len(JYK_EDGES)] = torch.tensor(JYK_EDGES)
+    x[len(JYK_EDGES):len(JYK_EDGES) + 400] = torch.linspace(0, 6, 400)
+    x = x.reshape(shape)
+    _as_accurate_as_eager(_run(fn, x), fn(x), fn(x.double()), atol)
+    if len(shape) == 2:
+        xt = x.t()
+        _as_accurate_as_eager(_run(fn, xt), fn(xt), fn(xt.double()), atol)
+
+
+def test_airy_ai_in_a_chain():
+    """airy_ai fills a kernel by itself (189 kernel values): fused with the
+    ops around it, it overflowed the kernel (a CompilerError)."""
+    x = torch.linspace(-60, 110, 1000)
+    f = lambda x: torch.special.airy_ai(x * 2 + 1) * 2 + torch.sin(x)  # noqa: E731
+    torch.testing.assert_close(_run(f, x), f(x), rtol=1e-5, atol=1e-6)
 
 
 # ---- frexp (passes/decomp_math.c) ------------------------------------------------ #
