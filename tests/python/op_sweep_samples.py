@@ -2327,7 +2327,6 @@ XFAIL: dict[tuple[str, str, str], str] = {
        for dt in ("i32", "i64")},
     **{("SCATTER_ADD", dt, r".*"): _S4 for dt in ("i32", "i64", "bool")},
     **{("INDEX_PUT", dt, r".*-acc1"): _S4 for dt in ("i32", "i64")},
-    **{("GATHER", dt, r"0d-.*"): _S4 for dt in ("i32", "i64")},
 }
 
 
