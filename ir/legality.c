@@ -550,8 +550,9 @@ static trnc_ref flagged_arg(const trnc_node *n, const bool *flag) {
 
 /* n converts a float tensor to an integer dtype. */
 static bool float_to_int(const trnc_graph *g, const trnc_node *n) {
-  const trnc_arg *f = trnc_node_arg(n, 0);
-  return n->op == TRNC_OP_TO_COPY && f && f->kind == TRNC_ARG_VALUE &&
+  /* _to_copy(x), or copy(self, src) with a float src (passes/decomp_ops.c decomp_copy) */
+  const trnc_arg *f = trnc_node_arg(n, n->op == TRNC_OP_COPY ? 1 : 0);
+  return (n->op == TRNC_OP_TO_COPY || n->op == TRNC_OP_COPY) && f && f->kind == TRNC_ARG_VALUE &&
          !is_int_dtype(trnc_ref_type(g, f->u.ref)->dtype) && trnc_ref_type(g, f->u.ref)->dtype != TRNC_BOOL;
 }
 
@@ -791,7 +792,11 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
         T.taint[o] = true;
         if (!tainted) T.origin[o] = i;
       }
-      if (small && !(r.lo >= range.lo && r.hi <= range.hi)) {
+      if (small && float_to_int(g, n)) {
+        /* a float converted to int8/int16/uint8 wraps as eager's does
+         * (codegen/kir/rules.c float_to_int) */
+        if (!(r.lo >= range.lo && r.hi <= range.hi)) vals[o] = range;
+      } else if (small && !(r.lo >= range.lo && r.hi <= range.hi)) {
         if (isinf(r.lo) || isinf(r.hi))
           report(g, n, d, "%s result %u cannot be proven to stay within %s's range, and this op "
                  "does not compute in integers (eager PyTorch would wrap around): compute in a "

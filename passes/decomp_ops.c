@@ -120,6 +120,31 @@ trnc_status decomp_flip(trnc_db *b, const trnc_node *n) {
   return trnc_db_result(b, 0, x == n->args[0].u.ref ? DB(b, CLONE, V(x), NONE) : x);
 }
 
+/* copy(self, src, non_blocking) with a float src and an integer self: src
+ * converted by _to_copy first, whose rule is eager's conversion (truncation,
+ * int8/int16/uint8 wrapping, x86-64's -2^31 for NaN and out-of-range values:
+ * codegen/kir/rules.c float_to_int) and whose int64 results the legality
+ * scan checks; the copy then only broadcasts. Other copies are lowered
+ * directly (decomp_copy_lowered_directly). */
+static bool float_dt(trnc_dtype t) {
+  return t == TRNC_F32 || t == TRNC_BF16 || t == TRNC_F16 || t == TRNC_F64 || t == TRNC_F8E4M3 ||
+         t == TRNC_F8E5M2;
+}
+static bool int_dt(trnc_dtype t) {
+  return t == TRNC_I64 || t == TRNC_I32 || t == TRNC_I16 || t == TRNC_I8 || t == TRNC_U8;
+}
+
+bool decomp_copy_lowered_directly(const trnc_graph *g, const trnc_node *n) {
+  if (n->nargs < 2 || n->args[0].kind != TRNC_ARG_VALUE || n->args[1].kind != TRNC_ARG_VALUE) return true;
+  return !(int_dt(trnc_ref_type(g, n->args[0].u.ref)->dtype) && float_dt(trnc_ref_type(g, n->args[1].u.ref)->dtype));
+}
+
+trnc_status decomp_copy(trnc_db *b, const trnc_node *n) {
+  trnc_ref src = trnc_db_cast(b, n->args[1].u.ref, trnc_db_type(b, n->args[0].u.ref)->dtype);
+  trnc_ref c = DB(b, COPY, n->args[0], V(src), n->nargs > 2 ? n->args[2] : trnc_db_bool(false));
+  return trnc_db_result(b, 0, c);
+}
+
 /* empty_strided(size, stride, ...) / empty_permuted(size, physical_layout, ...) */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
   trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;

@@ -185,6 +185,7 @@ static bool lowerable_type(const trnc_op_def *def, const trnc_type *t) {
  * copied, and a decomposition may emit it. */
 typedef bool (*lowered_directly_fn)(const trnc_graph *g, const trnc_node *n);
 static const lowered_directly_fn lowered_directly[TRNC_OP_COUNT] = {
+    [TRNC_OP_COPY] = decomp_copy_lowered_directly,
     [TRNC_OP_CONVOLUTION] = decomp_conv_lowered_directly,
     [TRNC_OP_CONVOLUTION_BACKWARD] = decomp_conv_lowered_directly,
     [TRNC_OP_GATHER] = decomp_gather_lowered_directly,

@@ -218,6 +218,12 @@ trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
 /** native_group_norm_backward: float32 sums of grad and grad * x over each
  *  channel's positions, combined per group as torch's decomposition. */
 trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n);
+/** copy(self, src): a float src into an integer self is converted by
+ *  _to_copy first (eager's conversion) (passes/decomp_ops.c). */
+trnc_status decomp_copy(trnc_db *b, const trnc_node *n);
+/** False for the copies decomp_copy rewrites (a float src into an integer
+ *  self). */
+bool decomp_copy_lowered_directly(const trnc_graph *g, const trnc_node *n);
 /** var.dim(x, dim, unbiased, keepdim): var.correction with correction
  *  1 (unbiased) or 0 (passes/decomp_ops.c). */
 trnc_status decomp_var_dim(trnc_db *b, const trnc_node *n);

@@ -728,6 +728,23 @@ static trnc_dtype operand_dt(const kir_env *E, const trnc_node *n) {
   return TRNC_F32;
 }
 
+/* Float x converted to an integer as eager converts it on x86-64
+ * (cvttss2si): truncated toward zero, and the lowest value for NaN, +-inf
+ * and anything truncating outside the conversion's range. int32 (and
+ * int8/int16/uint8, which eager converts through int32 and wraps): -2^31
+ * outside int32, where the engines' store saturates (and gives 0 for NaN).
+ * int64 (run as int32): eager's INT64_MIN outside int64 becomes -2^31, and
+ * values between int32's and int64's limits saturate; both agree with eager
+ * after a clamp into int32 (the legality scan's saturated_clamp), and the
+ * legality scan refuses an int64 result it cannot bound otherwise. */
+static int float_to_int(kir_kernel *k, int x, bool i64) {
+  if (x < 0) return x;
+  const trnc_dtype F = TRNC_F32;
+  float lim = i64 ? 9223372036854775808.0f : 2147483648.0f;
+  int ok = kir_ts(k, F, x, TRNC_NC_ALU_ABSMAX, 0, TRNC_NC_ALU_LT, lim); /* |x| < lim: not NaN */
+  return kir_copy(k, TRNC_I32, kir_select(k, F, ok, x, kir_const(k, F, k->values[x].axes, -2147483648.0f)));
+}
+
 /* Node n with an integer result (or a comparison of integers) as exact int32
  * ops: add/sub/mul/neg/abs/min/max/clamp/where/masked_fill, floor and trunc
  * division, remainder and fmod, bitwise ops and right shifts, comparisons and integer casts; narrow dtypes wrap
@@ -824,6 +841,11 @@ static int int_exact(kir_env *E, const trnc_node *n, trnc_dtype dt) {
       break;
     }
     case TRNC_OP_TO_COPY: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
+      if (n->op == TRNC_OP_TO_COPY && is_float_dt(xt)) {
+        bool i64 = E->L->g->values[n->outs[0]].type.dtype == TRNC_I64;
+        r = float_to_int(k, arg_val(E, n, 0), i64);
+        break;
+      }
       if (!is_int_dt(xt) && xt != TRNC_BOOL) return NOT_INT;
       r = int_arg(E, n, 0, ax, xt);
       if (r >= 0 && r == x0) r = kir_copy(k, TRNC_I32, r); /* a value of its own, as the fp32 rules */

@@ -20,9 +20,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                           'its input tensors, which a static-shape compiler cannot lower; keep '
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                           'mask) instead of selecting elements',
- ('byte', 'forward'): "aten._to_copy.default: u8 result 0 cannot be proven to stay within u8's "
-                      'range, and this op does not compute in integers (eager PyTorch would wrap '
-                      'around): compute in a wider dtype',
  ('cdouble', 'forward'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore '
                          'engines do not compute in',
  ('cdouble', 'grad'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore engines '
@@ -35,9 +32,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                        'do not compute in',
  ('chalf', 'grad'): 'aten._to_copy.default: the result has dtype c32, which NeuronCore engines do '
                     'not compute in',
- ('char', 'forward'): "aten._to_copy.default: i8 result 0 cannot be proven to stay within i8's "
-                      'range, and this op does not compute in integers (eager PyTorch would wrap '
-                      'around): compute in a wider dtype',
  ('combinations', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                               "data-dependent size in dim 0 (u0): the shape of this op's result "
                               'depends on the values in its input tensors, which a static-shape '
@@ -176,9 +170,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
  ('polar', 'forward'): 'no lowering for aten.polar.default',
  ('polar', 'grad'): 'no lowering for aten.polar.default',
- ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
-                       'range, and this op does not compute in integers (eager PyTorch would wrap '
-                       'around): compute in a wider dtype',
  ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_t.default',
  ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '

@@ -208,3 +208,39 @@ def test_float_to_int64_of_a_bounded_float_runs():
     _exact(lambda x: (torch.tanh(x) * 4).long() - 1, x)
     _exact(lambda x: w[x.long().clamp(0, 9)], x)               # saturation is monotone: the clamp agrees
     _exact(lambda x: x.long().clamp(-5, 5) + 1, x)
+
+
+# values where eager's float -> integer conversion (x86-64 cvttss2si) is not
+# a saturating one: NaN, +-inf and anything outside int32 give -2^31 (whose
+# low 8 and 16 bits are 0 for int8/int16/uint8), in-range values truncate and
+# int8/int16/uint8 wrap
+_CONVERT = [-1.5, 300.7, -200.2, 1e10, -1e10, float("nan"), 255.9, 127.5, -128.9, 40000.0, -3e9,
+            2.2e9, 3e9 + 768, float("inf"), -float("inf"), -2147483648.0, 2147483520.0, -0.7]
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int16, torch.int8, torch.uint8])
+@pytest.mark.parametrize("n", [127, 128, 129, 16385])
+def test_float_to_int_converts_as_eager(dtype, n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(n, generator=g) * torch.tensor([1e2, 1e5, 1e10]).repeat(n // 3 + 1)[:n]
+    x[: len(_CONVERT)] = torch.tensor(_CONVERT)
+    _exact(lambda x: x.to(dtype), x)
+    _exact(lambda x: x.bfloat16().to(dtype), x)
+    _exact(lambda x: (x * 3).to(dtype) + 1, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int16, torch.uint8])
+def test_float_copied_into_an_int_tensor_converts_as_eager(dtype):
+    # copy_ of a float src into an integer self used to saturate (int32) or be
+    # refused (the narrow dtypes)
+    x = torch.tensor(_CONVERT).repeat(20).reshape(20, -1).t().contiguous().t()  # non-contiguous
+    _exact(lambda x: torch.zeros(x.shape, dtype=dtype).copy_(x), x)
+    _exact(lambda x: torch.zeros(x.shape, dtype=dtype).copy_(x[:1]), x)  # broadcast src
+
+
+def test_float_to_int64_of_inf_and_nan_then_clamped():
+    # eager gives INT64_MIN for NaN and +-inf; after a clamp into int32 the
+    # lowest bound is what trnc's conversion gives as well
+    x = torch.tensor([3e9, -3e9, 1.5, -2.7, float("nan"), float("inf"), -float("inf"), 1e30])
+    _exact(lambda x: x.long().clamp(-5, 5) + 1, x)
+    _exact(lambda x: x.long().clamp(0, 9), x)
