@@ -441,6 +441,15 @@ static const char *check_sort(const trnc_graph *g, const trnc_node *n) {
 
 /* histc: a static range min < max (eager takes min == max from the data),
  * elements x bins within the comparison budget. */
+/* nonzero_static: the positions come from an fp32 prefix sum (exact below 2^24). */
+static const char *check_nonzero_static(const trnc_graph *g, const trnc_node *n) {
+  const trnc_type *t = tensor0(g, n);
+  if (t && trnc_type_numel(t) > ((int64_t)1 << 24))
+    return "nonzero_static of more than 2^24 elements is not lowered (the positions are an fp32 "
+           "prefix sum, exact below 2^24)";
+  return NULL;
+}
+
 static const char *check_histc(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *t = tensor0(g, n);
   if (!t) return NULL;

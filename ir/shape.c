@@ -699,6 +699,16 @@ trnc_status rule_linalg_pinv(const trnc_graph *g, const trnc_node *n, trnc_type 
   return TRNC_OK;
 }
 
+/* nonzero_static(self, size, fill_value): [size, rank of self] int64. */
+trnc_status rule_nonzero_static(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
+                                trnc_diags *d) {
+  const trnc_type *x = targ(g, n, 0);
+  int64_t s[2] = {trnc_arg_int(n, 1, 0), x->rank};
+  CHECK(s[0] >= 0, "nonzero_static: size must be non-negative, got %lld", (long long)s[0]);
+  set_shape(&out[0], TRNC_I64, 2, s);
+  return TRNC_OK;
+}
+
 /* histc(self, bins, min, max): [bins] of self's dtype. */
 trnc_status rule_histc(const trnc_graph *g, const trnc_node *n, trnc_type *out, uint32_t nout,
                        trnc_diags *d) {

@@ -145,6 +145,45 @@ trnc_status decomp_copy(trnc_db *b, const trnc_node *n) {
   return trnc_db_result(b, 0, c);
 }
 
+/* nonzero_static(x, size, fill_value) -> [size, r] int64, r = rank of x:
+ * the coordinates of x's first `size` nonzero elements in row-major order,
+ * rows past the count filled with fill_value. With x flat [N], m = x != 0,
+ * pos = cumsum(m) - 1 (an fp32 prefix sum, exact below 2^24: the table's
+ * limit); element i goes to row pos[i] if m[i] and pos[i] < size, else to
+ * a spare row `size` that is sliced away. Coordinate j of element i is
+ * floor(i / stride_j) mod shape_j (exact int32 ops). */
+trnc_status decomp_nonzero_static(trnc_db *b, const trnc_node *n) {
+  const trnc_type t = *trnc_db_type(b, n->args[0].u.ref);
+  int64_t N = trnc_type_numel(&t), S = trnc_arg_int(n, 1, 0), r = t.rank;
+  trnc_arg i64 = trnc_db_dtype(TRNC_I64), fill = I(trnc_arg_int(n, 2, -1)), no = trnc_db_bool(false);
+  int64_t oshape[2] = {S, r}, pshape[2] = {S + 1, r};
+  if (N == 0 || S == 0 || r == 0)
+    return trnc_db_result(b, 0, DB(b, FULL, trnc_db_ints(b, oshape, 2), fill, i64, NONE, NONE, NONE));
+  trnc_ref x = trnc_db_view(b, DB(b, CLONE, n->args[0], NONE), 1, &N);
+  trnc_ref m = DB(b, NE_SCALAR, V(x), I(0));
+  trnc_ref mf = trnc_db_view(b, trnc_db_cast(b, m, TRNC_F32), 2, (const int64_t[]){1, N});
+  trnc_ref cum = trnc_db_view(b, scan_rows(b, mf, 1, N), 1, &N);
+  trnc_ref pos = trnc_db_cast(b, DB(b, ADD_SCALAR, V(cum), I(-1), I(1)), TRNC_I64);
+  trnc_ref keep = DB(b, LOGICAL_AND, V(m), V(DB(b, LT_SCALAR, V(pos), I(S))));
+  trnc_ref spare = DB(b, FULL, trnc_db_ints(b, &N, 1), I(S), i64, NONE, NONE, NONE);
+  trnc_ref row = DB(b, WHERE, V(keep), V(pos), V(spare));
+  trnc_ref flat = DB(b, ARANGE, I(N), i64, NONE, NONE, NONE);
+  trnc_arg floor = {.kind = TRNC_ARG_STR, .name = "", .u.s = "floor"};
+  trnc_arg cols[8];
+  int64_t stride = 1;
+  for (int64_t j = r - 1; j >= 0; j--) {
+    trnc_ref q = stride == 1 ? flat : DB(b, DIV_MODE, V(flat), I(stride), floor);
+    trnc_ref c = DB(b, REMAINDER_SCALAR, V(q), I(t.shape[j]));
+    cols[j] = V(DB(b, UNSQUEEZE, V(c), I(1)));
+    stride *= t.shape[j];
+  }
+  trnc_ref coords = DB(b, CAT, trnc_db_list(b, cols, (int)r), I(1));
+  trnc_ref out = DB(b, FULL, trnc_db_ints(b, pshape, 2), fill, i64, NONE, NONE, NONE);
+  trnc_arg idx = V(row);
+  trnc_ref put = DB(b, INDEX_PUT, V(out), trnc_db_list(b, &idx, 1), V(coords), no);
+  return trnc_db_result(b, 0, DB(b, SLICE, V(put), I(0), I(0), I(S), I(1)));
+}
+
 /* empty_strided(size, stride, ...) / empty_permuted(size, physical_layout, ...) */
 trnc_status decomp_empty(trnc_db *b, const trnc_node *n) {
   trnc_dtype dt = trnc_db_type(b, n->outs[0])->dtype;

@@ -218,6 +218,9 @@ trnc_status decomp_group_norm(trnc_db *b, const trnc_node *n);
 /** native_group_norm_backward: float32 sums of grad and grad * x over each
  *  channel's positions, combined per group as torch's decomposition. */
 trnc_status decomp_group_norm_bw(trnc_db *b, const trnc_node *n);
+/** nonzero_static(x, size, fill_value): positions by a prefix sum of x != 0,
+ *  coordinates written by an index_put (passes/decomp_ops.c). */
+trnc_status decomp_nonzero_static(trnc_db *b, const trnc_node *n);
 /** copy(self, src): a float src into an integer self is converted by
  *  _to_copy first (eager's conversion) (passes/decomp_ops.c). */
 trnc_status decomp_copy(trnc_db *b, const trnc_node *n);

@@ -165,7 +165,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                          'its input tensors, which a static-shape compiler cannot lower; keep '
                          'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                          'mask) instead of selecting elements',
- ('nonzero_static', 'forward'): 'no lowering for aten.nonzero_static.default',
  ('ormqr', 'forward'): 'no lowering for aten.ormqr.default',
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
  ('polar', 'forward'): 'no lowering for aten.polar.default',

@@ -200,3 +200,23 @@ def test_empty_diagonal_gradient():
     torch.compile(f, backend="neuron", dynamic=False)(x).backward()
     assert trnc.stats()["backward"] == 1
     torch.testing.assert_close(x.grad, 2 * x.detach())
+
+
+@pytest.mark.parametrize("shape,size,fill", [((), 3, -1), ((), 0, -1), ((5,), 7, -1), ((3, 130, 5), 10, -1),
+                                             ((3, 130, 5), 2000, 7), ((16385,), 16385, -1),
+                                             ((127, 129), 8000, 0)])
+def test_nonzero_static(shape, size, fill):
+    g = torch.Generator().manual_seed(size)
+    x = torch.randn(shape, generator=g)
+    x[x > 0.5] = 0
+    if x.numel() > 3:
+        x.view(-1)[:3] = torch.tensor([NAN, -0.0, INF])  # NaN and inf are nonzero, -0 is zero
+    f = lambda x: torch.nonzero_static(x, size=size, fill_value=fill)  # noqa: E731
+    got = _run(f, x)
+    assert got.dtype == torch.int64 and got.shape == f(x).shape
+    assert got.equal(f(x))
+    if x.dim() == 3:  # a transposed (non-contiguous) input and an int one
+        xt = x.transpose(0, 2)
+        assert _run(f, xt).equal(f(xt))
+        xi = (x * 3).to(torch.int32)
+        assert _run(f, xi).equal(f(xi))
