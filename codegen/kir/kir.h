@@ -329,6 +329,12 @@ int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x);
  *  the kernel is full. */
 int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x);
 
+/* ---- ndtri, nextafter, zeta (special_fn.c) ------------------------------------ */
+
+/** ndtri(x), the inverse of the standard normal CDF, of fp32 value x as dtype
+ *  dt (-inf at 0, +inf at 1, NaN outside [0, 1]); -1 when the kernel is full. */
+int kir_ndtri(kir_kernel *k, trnc_dtype dt, int x);
+
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {
   uint8_t alu;    /* fold: TRNC_NC_ALU_ADD / MUL / MAX / MIN */

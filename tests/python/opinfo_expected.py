@@ -195,8 +195,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
- ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
  ('special.shifted_chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_t.default',
  ('special.shifted_chebyshev_polynomial_u', 'forward'): 'no lowering for '

@@ -460,3 +460,45 @@ def test_copysign_and_signbit_at_tile_boundaries(shape):
     o = o.t() if o.dim() == 2 else o
     f = lambda x, o: torch.copysign(x, o) + torch.signbit(o).float()  # noqa: E731
     torch.testing.assert_close(_run(f, x, o), f(x, o), rtol=0, atol=0, equal_nan=True)
+
+
+# ---- ndtri (codegen/kir/special_fn.c, Cephes ndtri.c) -------------------------- #
+
+NDTRI_EDGES = [0.0, -0.0, 1.0, -1e-30, 1.0000001, -5.0, 2.0, 0.5, 0.13533528, 0.13533527,
+               0.13533530, 0.8646647, 0.86466473, 0.86466477, 1 - 2**-24, 1 - 2**-23, 1e-45, 1e-38,
+               1e-30, 1.2664165549e-14, 1.26e-14, 1.27e-14, 0.99999, INF, -INF, NAN]
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+def test_ndtri_values_and_edges(shape):
+    """Both tails' switch at sqrt(-2 log y) = 8 (y = 1.2664e-14), the middle
+    range's ends exp(-2) and 1 - exp(-2), subnormal y, -inf at 0, +inf at 1,
+    NaN outside [0, 1] and at NaN, the range spanned on a log scale; also a
+    transposed input."""
+    n = 1
+    for d in shape:
+        n *= d
+    x = torch.linspace(0, 1, n)
+    x[:len(NDTRI_EDGES)] = torch.tensor(NDTRI_EDGES)
+    x[100:400] = torch.logspace(-44, -1e-3, 300)
+    x = x.reshape(shape)
+    fn = torch.special.ndtri
+    _as_accurate_as_eager(_run(fn, x), fn(x), fn(x.double()))
+    if len(shape) == 2:
+        xt = x.t()
+        _as_accurate_as_eager(_run(fn, xt), fn(xt), fn(xt.double()))
+
+
+def test_ndtri_gradient():
+    """The backward graph is eager's sqrt(2 pi) exp(ndtri(x)^2 / 2) times the
+    incoming gradient (pow, exp, mul: ops trnc lowers already)."""
+    torch.manual_seed(0)
+    x0 = torch.rand(3, 129) * 0.998 + 0.001
+    f = lambda x: (torch.special.ndtri(x) * torch.linspace(-1, 1, 129)).sum()  # noqa: E731
+    grads = []
+    for fn, dt in ((f, torch.float64), (torch.compile(f, backend="neuron", dynamic=False), torch.float32)):
+        x = x0.to(dt).requires_grad_()
+        fn(x).backward()
+        grads.append(x.grad)
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(grads[1].double(), grads[0], rtol=2e-5, atol=1e-6)
