@@ -335,6 +335,12 @@ int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x);
  *  dt (-inf at 0, +inf at 1, NaN outside [0, 1]); -1 when the kernel is full. */
 int kir_ndtri(kir_kernel *k, trnc_dtype dt, int x);
 
+/** nextafter(x, y) of fp32 values x, y (x, y exact in dt, the result's
+ *  dtype: f32, bf16 or f16): x's neighbour in dt towards y, bit for bit as
+ *  eager's (y at x == y, NaN at a NaN operand); -1 for another dtype or when
+ *  the kernel is full. */
+int kir_nextafter(kir_kernel *k, trnc_dtype dt, int x, int y);
+
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {
   uint8_t alu;    /* fold: TRNC_NC_ALU_ADD / MUL / MAX / MIN */

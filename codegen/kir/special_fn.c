@@ -118,3 +118,37 @@ int kir_ndtri(kir_kernel *k, trnc_dtype dt, int x) {
                    kir_ts(k, F, x, TRNC_NC_ALU_GT, 1, B, 0));
   return kir_select(k, dt, out, kir_const(k, F, axes, NAN), v);
 }
+
+/* ---- nextafter ---------------------------------------------------------------- */
+
+int kir_nextafter(kir_kernel *k, trnc_dtype dt, int x, int y) {
+  uint32_t axes = k->values[x].axes;
+  /* the dtype's mantissa bits, smallest normal exponent, largest finite value */
+  int M = dt == TRNC_BF16 ? 7 : dt == TRNC_F16 ? 10 : 23, emin = dt == TRNC_F16 ? -14 : -126;
+  float big = dt == TRNC_BF16 ? 0x1.fep127f : dt == TRNC_F16 ? 65504.0f : 0x1.fffffep127f;
+  if (dt != TRNC_F32 && dt != TRNC_BF16 && dt != TRNC_F16) return -1;
+  float c = ldexpf(1.0f + ldexpf(1.0f, -(M + 2 < 23 ? M + 2 : 23)), -(M + 1));
+  int ax = kir_act(k, F, TRNC_NC_ACT_ABS, x, 1, 0);
+  /* below 2^-60 (f32 and bf16, whose smallest normal is 2^-126): x 2^64
+   * (exact), so that the step p is a normal fp32 */
+  bool scale = emin + 1 <= -60;
+  int tiny = scale ? kir_ts(k, F, ax, TRNC_NC_ALU_LT, 0x1p-60f, B, 0) : -1;
+  int xs = scale ? kir_select(k, F, tiny, kir_ts(k, F, x, MUL, 0x1p64f, B, 0), x) : x;
+  int p = kir_ts(k, F, kir_act(k, F, TRNC_NC_ACT_ABS, xs, 1, 0), MUL, c, B, 0);
+  /* below twice the smallest normal: the subnormal spacing (scaled too) */
+  int low = kir_ts(k, F, ax, TRNC_NC_ALU_LT, ldexpf(1.0f, emin + 1), B, 0);
+  p = kir_select(k, F, low, kir_const(k, F, axes, ldexpf(1.0f, emin - M + (scale ? 64 : 0))), p);
+  int up = kir_tt(k, F, TRNC_NC_ALU_GT, y, x);
+  int r = kir_select(k, F, up, kir_tt(k, F, ADD, xs, p), kir_tt(k, F, SUB, xs, p));
+  if (scale) r = kir_select(k, F, tiny, kir_ts(k, F, r, MUL, 0x1p-64f, B, 0), r);
+  /* a step onto 0 keeps x's sign (x 0 is +-0 with it) */
+  r = kir_select(k, F, kir_ts(k, F, r, TRNC_NC_ALU_EQ, 0, B, 0), kir_ts(k, F, x, MUL, 0, B, 0), r);
+  /* +-inf: the largest finite value of x's sign */
+  int sgn = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_GT, 0, B, 0), kir_const(k, F, axes, big),
+                       kir_const(k, F, axes, -big));
+  r = kir_select(k, F, kir_ts(k, F, ax, TRNC_NC_ALU_EQ, INFINITY, B, 0), sgn, r);
+  /* x == y: y; a NaN operand: NaN (x + y) */
+  r = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_EQ, x, y), y, r);
+  int nan = kir_tt(k, F, TRNC_NC_ALU_OR, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), kir_tt(k, F, TRNC_NC_ALU_NE, y, y));
+  return kir_select(k, dt, nan, kir_tt(k, F, ADD, x, y), r);
+}

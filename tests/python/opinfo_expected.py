@@ -151,8 +151,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             'depends on the values in its input tensors, which a static-shape '
                             'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
- ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
  ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '

@@ -502,3 +502,63 @@ def test_ndtri_gradient():
         grads.append(x.grad)
     assert trnc.stats()["backward"] >= 1
     torch.testing.assert_close(grads[1].double(), grads[0], rtol=2e-5, atol=1e-6)
+
+
+# ---- nextafter (codegen/kir/special_fn.c) --------------------------------------- #
+
+def _nextafter_cases(dt, n):
+    """x over many binades (subnormals, zeros, powers of two both ways, the
+    largest finite value, +-inf, NaN) against y = +-inf, +-0, x itself and
+    random values."""
+    fi = torch.finfo(dt)
+    torch.manual_seed(0)
+    x = (torch.randn(n) * torch.exp(torch.randn(n) * 20)).to(dt)
+    y = (torch.randn(n) * 1e3).to(dt)
+    sp = torch.tensor([0.0, -0.0, fi.tiny, -fi.tiny, 2 * fi.tiny, fi.smallest_normal, -fi.smallest_normal,
+                       fi.smallest_normal / 2, 2 * fi.smallest_normal, fi.max, -fi.max, INF, -INF, NAN,
+                       1.0, -1.0, 0.5, 2.0, 2.0**-60, 2.0**-61, -2.0**-60, 2.0**-100, 1e-45]).to(dt)
+    pw = torch.tensor([2.0**e for e in range(-149, 128)]).to(dt)
+    pw = torch.cat([pw, -pw])
+    k, m = len(sp), len(pw)
+    for i, other in enumerate([INF, -INF, 0.0, -0.0]):
+        x[i * k:(i + 1) * k], y[i * k:(i + 1) * k] = sp, other
+    x[4 * k:5 * k], y[4 * k:5 * k] = sp, sp
+    x[5 * k:6 * k], y[5 * k:6 * k] = 0.0, sp
+    x[6 * k:6 * k + m], y[6 * k:6 * k + m] = pw, 0.0
+    x[6 * k + m:6 * k + 2 * m], y[6 * k + m:6 * k + 2 * m] = pw, INF
+    return x, y
+
+
+def _bits_equal(got, want):
+    ib = torch.int32 if want.dtype == torch.float32 else torch.int16
+    nan = torch.isnan(want)
+    assert torch.equal(torch.isnan(got), nan)
+    bad = (got.view(ib) != want.view(ib)) & ~nan
+    assert not bad.any(), (got[bad][:8], want[bad][:8])
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+@pytest.mark.parametrize("dt", [torch.float32, torch.bfloat16, torch.float16])
+def test_nextafter_bit_exact(dt, shape):
+    """Every result bit for bit as eager's (signed zeros included): subnormal
+    steps, the step below a power of two (half an ulp), 0 -> +-smallest
+    subnormal, -smallest subnormal -> -0, max -> inf, inf -> max, x == y -> y,
+    NaN; also transposed inputs."""
+    n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+    x, y = _nextafter_cases(dt, n)
+    x, y = x.reshape(shape), y.reshape(shape)
+    _bits_equal(_run(torch.nextafter, x, y), torch.nextafter(x, y))
+    if len(shape) == 2:
+        _bits_equal(_run(torch.nextafter, x.t(), y.t()), torch.nextafter(x.t(), y.t()))
+
+
+def test_nextafter_computed_and_broadcast_operands():
+    """x computed in the kernel (no HBM copy: the step is arithmetic, not a
+    bit reload), y a broadcast row, and the result feeding further ops."""
+    x, _ = _nextafter_cases(torch.float32, 129 * 65)
+    x = x.reshape(65, 129)
+    y = torch.linspace(-3, 3, 129)
+    f = lambda x, y: torch.nextafter(x * 0.5, y)  # noqa: E731
+    _bits_equal(_run(f, x, y), f(x, y))
+    g = lambda x, y: (torch.nextafter(x, y) - x) * 2**20  # noqa: E731
+    _bits_equal(_run(g, x, y), g(x, y))
