@@ -29,6 +29,7 @@
  *              relative for q >= 0). +inf at x = 1, NaN for x < 1, +inf at q a
  *              non-positive integer, NaN for q < 0 and x not an integer.
  */
+#include <float.h>
 #include <math.h>
 
 #include "codegen/kir/kir.h"
@@ -151,4 +152,54 @@ int kir_nextafter(kir_kernel *k, trnc_dtype dt, int x, int y) {
   r = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_EQ, x, y), y, r);
   int nan = kir_tt(k, F, TRNC_NC_ALU_OR, kir_tt(k, F, TRNC_NC_ALU_NE, x, x), kir_tt(k, F, TRNC_NC_ALU_NE, y, y));
   return kir_select(k, dt, nan, kir_tt(k, F, ADD, x, y), r);
+}
+
+/* ---- the Hurwitz zeta function ---------------------------------------------------- */
+
+/* Cephes zeta.c's A[j] = (2j+2)! / B_{2j+2}: the Euler-Maclaurin coefficients. */
+static const double ZETA_A[KIR_ZETA_BERNOULLI] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0,
+                                                 -1.8924375803183791606e9};
+
+int kir_zeta(kir_kernel *k, trnc_dtype dt, int x, int q) {
+  uint32_t axes = k->values[x].axes;
+  int nx = kir_ts(k, F, x, MUL, -1, B, 0);
+  int s0 = kir_tt(k, F, TRNC_NC_ALU_POW, q, nx), s = s0, w = q, b = s0;
+  for (int i = 1; i <= KIR_ZETA_TERMS; i++) {
+    w = kir_ts(k, F, q, ADD, (float)i, B, 0);
+    b = kir_tt(k, F, TRNC_NC_ALU_POW, w, nx);
+    s = kir_tt(k, F, ADD, s, b);
+  }
+  /* the tail at w = q + N (its term b = w^-x counted above):
+   * b w / (x - 1) - b/2 + sum_j b x (x+1) ... (x+2j) / (w^(2j+1) A[j]) */
+  int w1x = kir_tt(k, F, TRNC_NC_ALU_POW, w, kir_ts(k, F, x, MUL, -1, ADD, 1)); /* b w: no underflow at large q */
+  s = kir_tt(k, F, ADD, s, kir_tt(k, F, DIV, w1x, kir_ts(k, F, x, ADD, -1, B, 0)));
+  s = kir_tt(k, F, SUB, s, kir_ts(k, F, b, MUL, 0.5f, B, 0));
+  int c = b;
+  for (int j = 0; j < KIR_ZETA_BERNOULLI; j++) {
+    c = kir_tt(k, F, DIV, kir_tt(k, F, MUL, c, kir_ts(k, F, x, ADD, (float)(2 * j), B, 0)), w);
+    s = kir_tt(k, F, ADD, s, kir_ts(k, F, c, DIV, (float)ZETA_A[j], B, 0));
+    if (j + 1 < KIR_ZETA_BERNOULLI)
+      c = kir_tt(k, F, DIV, kir_tt(k, F, MUL, c, kir_ts(k, F, x, ADD, (float)(2 * j + 1), B, 0)), w);
+  }
+  /* x = inf: q^-inf for q <= 1 (inf, or 1 at q = 1), NaN above (as eager's
+   * tail: 0 inf) */
+  int xinf = kir_ts(k, F, x, TRNC_NC_ALU_EQ, INFINITY, B, 0);
+  int v = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_AND, xinf, kir_ts(k, F, q, TRNC_NC_ALU_LE, 1, B, 0)), s0, s);
+  /* eager's order of checks, the last select winning: q <= 0 and x not an
+   * integer NaN (and q below the direct terms' reach, the documented limit),
+   * q a non-positive integer +inf, x < 1 NaN, x = 1 +inf */
+  int qle0 = kir_ts(k, F, q, TRNC_NC_ALU_LE, 0, B, 0);
+  int bad = kir_tt(k, F, TRNC_NC_ALU_OR, kir_tt(k, F, TRNC_NC_ALU_NE, x, kir_round(k, F, x)),
+                   kir_ts(k, F, q, TRNC_NC_ALU_LT, (float)-KIR_ZETA_MIN_Q, B, 0));
+  v = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_AND, qle0, bad), kir_const(k, F, axes, NAN), v);
+  int qint = kir_tt(k, F, TRNC_NC_ALU_EQ, q, kir_round(k, F, q));
+  v = kir_select(k, F, kir_tt(k, F, TRNC_NC_ALU_AND, qle0, qint), kir_const(k, F, axes, INFINITY), v);
+  /* eager's double x (x+1) ... (x+22) overflows above x = DBL_MAX^(1/23): its
+   * tail is then inf 0 = NaN wherever q^-x underflowed (q > 1) */
+  int huge = kir_tt(k, F, TRNC_NC_ALU_AND, kir_ts(k, F, x, TRNC_NC_ALU_GT, (float)exp(log(DBL_MAX) / 23), B, 0),
+                    kir_ts(k, F, q, TRNC_NC_ALU_GT, 1, B, 0));
+  huge = kir_tt(k, F, TRNC_NC_ALU_OR, huge, kir_ts(k, F, q, TRNC_NC_ALU_EQ, INFINITY, B, 0)); /* 0 inf too */
+  v = kir_select(k, F, huge, kir_const(k, F, axes, NAN), v);
+  v = kir_select(k, F, kir_ts(k, F, x, TRNC_NC_ALU_LT, 1, B, 0), kir_const(k, F, axes, NAN), v);
+  return kir_select(k, dt, kir_ts(k, F, x, TRNC_NC_ALU_EQ, 1, B, 0), kir_const(k, F, axes, INFINITY), v);
 }

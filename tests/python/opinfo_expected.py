@@ -201,7 +201,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                         'aten.special_shifted_chebyshev_polynomial_v.default',
  ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_w.default',
- ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
  ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "

@@ -562,3 +562,63 @@ def test_nextafter_computed_and_broadcast_operands():
     _bits_equal(_run(f, x, y), f(x, y))
     g = lambda x, y: (torch.nextafter(x, y) - x) * 2**20  # noqa: E731
     _bits_equal(_run(g, x, y), g(x, y))
+
+
+# ---- special.zeta (codegen/kir/special_fn.c, Cephes zeta.c) ---------------------- #
+
+ZETA_EDGES = [(1.0, 1.0), (0.5, 1.0), (-INF, 2.0), (0.9999999, 3.0), (1.0000001, 1.0), (1.001, 0.25),
+              (2.0, INF), (INF, 0.5), (INF, 1.0), (INF, 2.0), (NAN, 1.0), (2.0, NAN),
+              (3.0, -1.5), (2.5, -1.5), (2.0, -INF), (2.0, 0.0), (2.0, -0.0), (2.0, -3.0), (4.0, -15.5),
+              (3.0, -15.9), (200.0, 0.5), (50.0, 1.0), (100.0, 1e-3), (2.0, 1e30), (1e30, 2.0),
+              (1e30, 1.0), (1e30, 0.5), (3e13, 2.0), (2e13, 2.0), (7.0, 1e-30), (30.0, 0.9)]
+
+
+def _zeta_cases(n):
+    torch.manual_seed(0)
+    x = torch.rand(n) * 30 + 1
+    q = torch.rand(n) * 40 - 15
+    m = n // 8
+    q[:m] = torch.rand(m) * 3                                  # near the pole at q = 0
+    x[m:2 * m] = torch.randint(2, 12, (m,)).float()             # q < 0 needs an integer x
+    q[2 * m:3 * m] = torch.exp(torch.randn(m) * 5)               # q over many magnitudes
+    x[3 * m:4 * m] = 1 + torch.exp(torch.randn(m) * 3 - 6)       # x just above the pole at 1
+    e = torch.tensor(ZETA_EDGES)
+    x[:len(e)], q[:len(e)] = e[:, 0], e[:, 1]
+    return x, q
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+def test_zeta_values_and_edges(shape):
+    """The pole at x = 1 (+inf) and x < 1 (NaN), q a non-positive integer
+    (+inf), q < 0 with x no integer (NaN) and with x an integer (the direct
+    terms cross 0), huge and tiny q, x = inf and eager's NaN beyond
+    x = 2.5e13 (its double product x (x+1) ... overflows), against eager
+    (which sums in double) within 2e-5 relative; also transposed inputs."""
+    n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+    x, q = (t.reshape(shape) for t in _zeta_cases(n))
+    fn = torch.special.zeta
+    for a, b in ((x, q), (x.t(), q.t())) if len(shape) == 2 else ((x, q),):
+        got, want = _run(fn, a, b), fn(a, b)
+        assert torch.equal(torch.isnan(got), torch.isnan(want))
+        assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+        fin = torch.isfinite(want)
+        torch.testing.assert_close(got[fin], want[fin], rtol=2e-5, atol=1e-30)
+
+
+def test_zeta_broadcast_and_limit():
+    """A broadcast q row; below q = -16 (non-integer q, integer x) the fixed
+    26 direct terms leave the tail too close to 0: NaN, the documented limit."""
+    x = torch.linspace(1.5, 12, 129 * 3).reshape(3, 129)
+    q = torch.linspace(0.1, 50, 129)
+    torch.testing.assert_close(_run(torch.special.zeta, x, q), torch.special.zeta(x, q), rtol=2e-5, atol=0)
+    got = _run(torch.special.zeta, torch.tensor([2.0, 2.0]), torch.tensor([-15.99, -16.5]))
+    torch.testing.assert_close(got[0], torch.special.zeta(torch.tensor(2.0), torch.tensor(-15.99)), rtol=2e-5, atol=0)
+    assert torch.isnan(got[1])
+
+
+@pytest.mark.parametrize("form", ["other_scalar", "self_scalar"])
+def test_zeta_scalar_operand(form):
+    """special_zeta.other_scalar and .self_scalar (a Python number for q or x)."""
+    t = torch.linspace(1.5, 9, 129)
+    f = (lambda t: torch.special.zeta(t, 2.5)) if form == "other_scalar" else (lambda t: torch.special.zeta(3.0, t))
+    torch.testing.assert_close(_run(f, t), f(t), rtol=2e-5, atol=0)
