@@ -622,3 +622,16 @@ def test_zeta_scalar_operand(form):
     t = torch.linspace(1.5, 9, 129)
     f = (lambda t: torch.special.zeta(t, 2.5)) if form == "other_scalar" else (lambda t: torch.special.zeta(3.0, t))
     torch.testing.assert_close(_run(f, t), f(t), rtol=2e-5, atol=0)
+
+
+def test_ndtri_zeta_nextafter_in_chains():
+    """The three fused with the ops around them (zeta's 176 kernel values and
+    ndtri's 128 bound the fusion so that no kernel overfills)."""
+    x = torch.linspace(1.5, 12, 1000)
+    q = torch.linspace(0.1, 30, 1000)
+    fs = [lambda x, q: torch.special.zeta(x * 2 + 1, q) * 2 + torch.sin(x),
+          lambda x, q: (torch.special.ndtri(torch.sigmoid(x)) + torch.special.zeta(x, q.abs() + 1)
+                        + torch.nextafter(x, q)),
+          lambda x, q: torch.special.ndtri(torch.sigmoid(x)) * torch.special.ndtri(torch.sigmoid(q))]
+    for f in fs:
+        torch.testing.assert_close(_run(f, x, q), f(x, q), rtol=1e-5, atol=1e-6, equal_nan=True)
