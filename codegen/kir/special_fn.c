@@ -21,13 +21,19 @@
  *              the largest finite value of x's sign, and a step onto 0 keeps x's
  *              sign (eager steps the bits: -min_subnormal -> -0).
  *   zeta(x, q) the Hurwitz zeta function sum_{i>=0} (q + i)^-x as Cephes zeta.c
- *              (ATen's CPU kernel): the first N terms summed directly, then the
- *              Euler-Maclaurin tail at w = q + N: w^(1-x)/(x-1) - w^-x/2 +
- *              sum_j B_2j/(2j)! x (x+1) ... (x+2j-2) w^(-x-2j+1). ATen stops at a
- *              relative term below 1.1e-16 (its double accumulator); here N = 10
- *              and 8 Bernoulli terms always (the tail's truncation below 1e-12
- *              relative for q >= 0). +inf at x = 1, NaN for x < 1, +inf at q a
- *              non-positive integer, NaN for q < 0 and x not an integer.
+ *              (ATen's CPU kernel, which sums in double): the terms i = 0 .. N
+ *              summed directly (N = KIR_ZETA_TERMS), then the Euler-Maclaurin
+ *              tail at w = q + N: w^(1-x)/(x-1) - w^-x/2 + sum_j x (x+1) ... (x+2j)
+ *              w^(-x-2j-1) / A[j] over KIR_ZETA_BERNOULLI terms (A[j] = (2j+2)! /
+ *              B_2j+2). ATen stops at a relative term below 1.1e-16 and runs
+ *              its direct sum on to q + i > 9; here w >= 9 needs q >= -16 (q < 0
+ *              only with an integer x): NaN below, the op table's limit. The
+ *              tail's terms shrink like ((x + 2j) / (2 pi w))^2, below 0.7 at
+ *              w >= 9 wherever w^-x does not underflow fp32 (x < 103 / log w). +inf at x = 1,
+ *              NaN for x < 1, +inf at q a non-positive integer, NaN for q < 0
+ *              and x not an integer, as eager; at x = inf q^-inf for q <= 1 and
+ *              NaN above, NaN at q = inf and for x above DBL_MAX^(1/23) with
+ *              q > 1 (eager's double tail: 0 inf).
  */
 #include <float.h>
 #include <math.h>
