@@ -329,6 +329,31 @@ int kir_spherical_bessel_j0(kir_kernel *k, trnc_dtype dt, int x);
  *  the kernel is full. */
 int kir_airy_ai(kir_kernel *k, trnc_dtype dt, int x);
 
+/* ---- ndtri, nextafter, zeta (special_fn.c) ------------------------------------ */
+
+/** ndtri(x), the inverse of the standard normal CDF, of fp32 value x as dtype
+ *  dt (-inf at 0, +inf at 1, NaN outside [0, 1]); -1 when the kernel is full. */
+int kir_ndtri(kir_kernel *k, trnc_dtype dt, int x);
+
+/** nextafter(x, y) of fp32 values x, y (x, y exact in dt, the result's
+ *  dtype: f32, bf16 or f16): x's neighbour in dt towards y, bit for bit as
+ *  eager's (y at x == y, NaN at a NaN operand); -1 for another dtype or when
+ *  the kernel is full. */
+int kir_nextafter(kir_kernel *k, trnc_dtype dt, int x, int y);
+
+/** Terms of kir_zeta's direct sum beyond the first (the Euler-Maclaurin tail
+ *  starts at q + KIR_ZETA_TERMS) and its Bernoulli terms. */
+#define KIR_ZETA_TERMS 25
+#define KIR_ZETA_BERNOULLI 6
+/** kir_zeta is NaN for q below -KIR_ZETA_MIN_Q (the tail needs q + N >= 9;
+ *  eager sums 9 - q terms there). */
+#define KIR_ZETA_MIN_Q 16
+/** The Hurwitz zeta function zeta(x, q) of fp32 values x, q as dtype dt
+ *  (+inf at x = 1 and at q a non-positive integer, NaN for x < 1, for q < 0
+ *  with x no integer, and for q < -KIR_ZETA_MIN_Q); -1 when the kernel is
+ *  full. */
+int kir_zeta(kir_kernel *k, trnc_dtype dt, int x, int q);
+
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {
   uint8_t alu;    /* fold: TRNC_NC_ALU_ADD / MUL / MAX / MIN */

@@ -601,6 +601,16 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K1: return kir_bessel_k(k, dt, x, 1, true);
     case TRNC_OP_SPECIAL_SPHERICAL_BESSEL_J0: return kir_spherical_bessel_j0(k, dt, x);
     case TRNC_OP_SPECIAL_AIRY_AI: return kir_airy_ai(k, dt, x);
+    case TRNC_OP_SPECIAL_NDTRI: return kir_ndtri(k, dt, x);
+    case TRNC_OP_NEXTAFTER: return kir_nextafter(k, dt, x, arg_val(E, n, 1));
+    case TRNC_OP_SPECIAL_ZETA:
+    case TRNC_OP_SPECIAL_ZETA_SELF_SCALAR:
+    case TRNC_OP_SPECIAL_ZETA_OTHER_SCALAR: { /* zeta(x, q), either one a Python number */
+      int q = arg_val(E, n, 1);
+      if (x < 0) x = kir_const(k, F, k->values[q].axes, num(n, 0, 0));
+      if (q < 0) q = kir_const(k, F, ax, num(n, 1, 0));
+      return kir_zeta(k, dt, x, q);
+    }
     case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
     case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
@@ -880,6 +890,11 @@ int kir_eltwise_values(const trnc_node *n) {
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K0:
     case TRNC_OP_SPECIAL_SCALED_MODIFIED_BESSEL_K1: return 144;
     case TRNC_OP_SPECIAL_AIRY_AI: return KIR_MAX_VALUES; /* a kernel of its own */
+    case TRNC_OP_SPECIAL_NDTRI: return 128;
+    case TRNC_OP_NEXTAFTER: return 32;
+    case TRNC_OP_SPECIAL_ZETA:
+    case TRNC_OP_SPECIAL_ZETA_SELF_SCALAR:
+    case TRNC_OP_SPECIAL_ZETA_OTHER_SCALAR: return 176;
     case TRNC_OP_DIGAMMA:
     case TRNC_OP_POLYGAMMA: return 96;
     default: return 2;

@@ -145,8 +145,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             'depends on the values in its input tensors, which a static-shape '
                             'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
- ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
  ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
  ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
@@ -185,8 +183,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                'aten.special_laguerre_polynomial_l.default',
  ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
                                                'aten.special_legendre_polynomial_p.default',
- ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
- ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
  ('special.shifted_chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_t.default',
  ('special.shifted_chebyshev_polynomial_u', 'forward'): 'no lowering for '
@@ -195,7 +191,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                                         'aten.special_shifted_chebyshev_polynomial_v.default',
  ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_w.default',
- ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
  ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "

@@ -460,3 +460,178 @@ def test_copysign_and_signbit_at_tile_boundaries(shape):
     o = o.t() if o.dim() == 2 else o
     f = lambda x, o: torch.copysign(x, o) + torch.signbit(o).float()  # noqa: E731
     torch.testing.assert_close(_run(f, x, o), f(x, o), rtol=0, atol=0, equal_nan=True)
+
+
+# ---- ndtri (codegen/kir/special_fn.c, Cephes ndtri.c) -------------------------- #
+
+NDTRI_EDGES = [0.0, -0.0, 1.0, -1e-30, 1.0000001, -5.0, 2.0, 0.5, 0.13533528, 0.13533527,
+               0.13533530, 0.8646647, 0.86466473, 0.86466477, 1 - 2**-24, 1 - 2**-23, 1e-45, 1e-38,
+               1e-30, 1.2664165549e-14, 1.26e-14, 1.27e-14, 0.99999, INF, -INF, NAN]
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+def test_ndtri_values_and_edges(shape):
+    """Both tails' switch at sqrt(-2 log y) = 8 (y = 1.2664e-14), the middle
+    range's ends exp(-2) and 1 - exp(-2), subnormal y, -inf at 0, +inf at 1,
+    NaN outside [0, 1] and at NaN, the range spanned on a log scale; also a
+    transposed input."""
+    n = 1
+    for d in shape:
+        n *= d
+    x = torch.linspace(0, 1, n)
+    x[:len(NDTRI_EDGES)] = torch.tensor(NDTRI_EDGES)
+    x[100:400] = torch.logspace(-44, -1e-3, 300)
+    x = x.reshape(shape)
+    fn = torch.special.ndtri
+    _as_accurate_as_eager(_run(fn, x), fn(x), fn(x.double()))
+    if len(shape) == 2:
+        xt = x.t()
+        _as_accurate_as_eager(_run(fn, xt), fn(xt), fn(xt.double()))
+
+
+def test_ndtri_gradient():
+    """The backward graph is eager's sqrt(2 pi) exp(ndtri(x)^2 / 2) times the
+    incoming gradient (pow, exp, mul: ops trnc lowers already)."""
+    torch.manual_seed(0)
+    x0 = torch.rand(3, 129) * 0.998 + 0.001
+    f = lambda x: (torch.special.ndtri(x) * torch.linspace(-1, 1, 129)).sum()  # noqa: E731
+    grads = []
+    for fn, dt in ((f, torch.float64), (torch.compile(f, backend="neuron", dynamic=False), torch.float32)):
+        x = x0.to(dt).requires_grad_()
+        fn(x).backward()
+        grads.append(x.grad)
+    assert trnc.stats()["backward"] >= 1
+    torch.testing.assert_close(grads[1].double(), grads[0], rtol=2e-5, atol=1e-6)
+
+
+# ---- nextafter (codegen/kir/special_fn.c) --------------------------------------- #
+
+def _nextafter_cases(dt, n):
+    """x over many binades (subnormals, zeros, powers of two both ways, the
+    largest finite value, +-inf, NaN) against y = +-inf, +-0, x itself and
+    random values."""
+    fi = torch.finfo(dt)
+    torch.manual_seed(0)
+    x = (torch.randn(n) * torch.exp(torch.randn(n) * 20)).to(dt)
+    y = (torch.randn(n) * 1e3).to(dt)
+    sp = torch.tensor([0.0, -0.0, fi.tiny, -fi.tiny, 2 * fi.tiny, fi.smallest_normal, -fi.smallest_normal,
+                       fi.smallest_normal / 2, 2 * fi.smallest_normal, fi.max, -fi.max, INF, -INF, NAN,
+                       1.0, -1.0, 0.5, 2.0, 2.0**-60, 2.0**-61, -2.0**-60, 2.0**-100, 1e-45]).to(dt)
+    pw = torch.tensor([2.0**e for e in range(-149, 128)]).to(dt)
+    pw = torch.cat([pw, -pw])
+    k, m = len(sp), len(pw)
+    for i, other in enumerate([INF, -INF, 0.0, -0.0]):
+        x[i * k:(i + 1) * k], y[i * k:(i + 1) * k] = sp, other
+    x[4 * k:5 * k], y[4 * k:5 * k] = sp, sp
+    x[5 * k:6 * k], y[5 * k:6 * k] = 0.0, sp
+    x[6 * k:6 * k + m], y[6 * k:6 * k + m] = pw, 0.0
+    x[6 * k + m:6 * k + 2 * m], y[6 * k + m:6 * k + 2 * m] = pw, INF
+    return x, y
+
+
+def _bits_equal(got, want):
+    ib = torch.int32 if want.dtype == torch.float32 else torch.int16
+    nan = torch.isnan(want)
+    assert torch.equal(torch.isnan(got), nan)
+    bad = (got.view(ib) != want.view(ib)) & ~nan
+    assert not bad.any(), (got[bad][:8], want[bad][:8])
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+@pytest.mark.parametrize("dt", [torch.float32, torch.bfloat16, torch.float16])
+def test_nextafter_bit_exact(dt, shape):
+    """Every result bit for bit as eager's (signed zeros included): subnormal
+    steps, the step below a power of two (half an ulp), 0 -> +-smallest
+    subnormal, -smallest subnormal -> -0, max -> inf, inf -> max, x == y -> y,
+    NaN; also transposed inputs."""
+    n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+    x, y = _nextafter_cases(dt, n)
+    x, y = x.reshape(shape), y.reshape(shape)
+    _bits_equal(_run(torch.nextafter, x, y), torch.nextafter(x, y))
+    if len(shape) == 2:
+        _bits_equal(_run(torch.nextafter, x.t(), y.t()), torch.nextafter(x.t(), y.t()))
+
+
+def test_nextafter_computed_and_broadcast_operands():
+    """x computed in the kernel (no HBM copy: the step is arithmetic, not a
+    bit reload), y a broadcast row, and the result feeding further ops."""
+    x, _ = _nextafter_cases(torch.float32, 129 * 65)
+    x = x.reshape(65, 129)
+    y = torch.linspace(-3, 3, 129)
+    f = lambda x, y: torch.nextafter(x * 0.5, y)  # noqa: E731
+    _bits_equal(_run(f, x, y), f(x, y))
+    g = lambda x, y: (torch.nextafter(x, y) - x) * 2**20  # noqa: E731
+    _bits_equal(_run(g, x, y), g(x, y))
+
+
+# ---- special.zeta (codegen/kir/special_fn.c, Cephes zeta.c) ---------------------- #
+
+ZETA_EDGES = [(1.0, 1.0), (0.5, 1.0), (-INF, 2.0), (0.9999999, 3.0), (1.0000001, 1.0), (1.001, 0.25),
+              (2.0, INF), (INF, 0.5), (INF, 1.0), (INF, 2.0), (NAN, 1.0), (2.0, NAN),
+              (3.0, -1.5), (2.5, -1.5), (2.0, -INF), (2.0, 0.0), (2.0, -0.0), (2.0, -3.0), (4.0, -15.5),
+              (3.0, -15.9), (200.0, 0.5), (50.0, 1.0), (100.0, 1e-3), (2.0, 1e30), (1e30, 2.0),
+              (1e30, 1.0), (1e30, 0.5), (3e13, 2.0), (2e13, 2.0), (7.0, 1e-30), (30.0, 0.9)]
+
+
+def _zeta_cases(n):
+    torch.manual_seed(0)
+    x = torch.rand(n) * 30 + 1
+    q = torch.rand(n) * 40 - 15
+    m = n // 8
+    q[:m] = torch.rand(m) * 3                                  # near the pole at q = 0
+    x[m:2 * m] = torch.randint(2, 12, (m,)).float()             # q < 0 needs an integer x
+    q[2 * m:3 * m] = torch.exp(torch.randn(m) * 5)               # q over many magnitudes
+    x[3 * m:4 * m] = 1 + torch.exp(torch.randn(m) * 3 - 6)       # x just above the pole at 1
+    e = torch.tensor(ZETA_EDGES)
+    x[:len(e)], q[:len(e)] = e[:, 0], e[:, 1]
+    return x, q
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+def test_zeta_values_and_edges(shape):
+    """The pole at x = 1 (+inf) and x < 1 (NaN), q a non-positive integer
+    (+inf), q < 0 with x no integer (NaN) and with x an integer (the direct
+    terms cross 0), huge and tiny q, x = inf and eager's NaN beyond
+    x = 2.5e13 (its double product x (x+1) ... overflows), against eager
+    (which sums in double) within 2e-5 relative; also transposed inputs."""
+    n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+    x, q = (t.reshape(shape) for t in _zeta_cases(n))
+    fn = torch.special.zeta
+    for a, b in ((x, q), (x.t(), q.t())) if len(shape) == 2 else ((x, q),):
+        got, want = _run(fn, a, b), fn(a, b)
+        assert torch.equal(torch.isnan(got), torch.isnan(want))
+        assert torch.equal(got[torch.isinf(want)], want[torch.isinf(want)])
+        fin = torch.isfinite(want)
+        torch.testing.assert_close(got[fin], want[fin], rtol=2e-5, atol=1e-30)
+
+
+def test_zeta_broadcast_and_limit():
+    """A broadcast q row; below q = -16 (non-integer q, integer x) the fixed
+    26 direct terms leave the tail too close to 0: NaN, the documented limit."""
+    x = torch.linspace(1.5, 12, 129 * 3).reshape(3, 129)
+    q = torch.linspace(0.1, 50, 129)
+    torch.testing.assert_close(_run(torch.special.zeta, x, q), torch.special.zeta(x, q), rtol=2e-5, atol=0)
+    got = _run(torch.special.zeta, torch.tensor([2.0, 2.0]), torch.tensor([-15.99, -16.5]))
+    torch.testing.assert_close(got[0], torch.special.zeta(torch.tensor(2.0), torch.tensor(-15.99)), rtol=2e-5, atol=0)
+    assert torch.isnan(got[1])
+
+
+@pytest.mark.parametrize("form", ["other_scalar", "self_scalar"])
+def test_zeta_scalar_operand(form):
+    """special_zeta.other_scalar and .self_scalar (a Python number for q or x)."""
+    t = torch.linspace(1.5, 9, 129)
+    f = (lambda t: torch.special.zeta(t, 2.5)) if form == "other_scalar" else (lambda t: torch.special.zeta(3.0, t))
+    torch.testing.assert_close(_run(f, t), f(t), rtol=2e-5, atol=0)
+
+
+def test_ndtri_zeta_nextafter_in_chains():
+    """The three fused with the ops around them (zeta's 176 kernel values and
+    ndtri's 128 bound the fusion so that no kernel overfills)."""
+    x = torch.linspace(1.5, 12, 1000)
+    q = torch.linspace(0.1, 30, 1000)
+    fs = [lambda x, q: torch.special.zeta(x * 2 + 1, q) * 2 + torch.sin(x),
+          lambda x, q: (torch.special.ndtri(torch.sigmoid(x)) + torch.special.zeta(x, q.abs() + 1)
+                        + torch.nextafter(x, q)),
+          lambda x, q: torch.special.ndtri(torch.sigmoid(x)) * torch.special.ndtri(torch.sigmoid(q))]
+    for f in fs:
+        torch.testing.assert_close(_run(f, x, q), f(x, q), rtol=1e-5, atol=1e-6, equal_nan=True)
