@@ -153,8 +153,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
- ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
- ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
  ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
                                              'aten._embedding_bag_forward_only.default',
  ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',

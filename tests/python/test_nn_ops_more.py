@@ -1,0 +1,75 @@
+"""nn ops that trnc decomposes in python/trnc/decomp.py, compiled with trnc
+against eager PyTorch, values and input gradients at 127/128/129 rows and on
+non-contiguous inputs: bilinear (aten._trilinear)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import trnc
+
+from conftest import has_extension
+from helpers import run_counted
+
+pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
+
+
+def _grads(fn, args, cot_seed=0, rtol=1e-4, atol=1e-4):
+    """Compiles fn fresh (fullgraph), checks its values and the gradients of
+    every floating input under a random cotangent against eager."""
+    torch._dynamo.reset()
+    before = trnc.stats()
+
+    def run(f):
+        ins = [a.detach().clone().requires_grad_(True) if a.is_floating_point() else a
+               for a in args]
+        out = f(*ins)
+        g = torch.randn(out.shape, generator=torch.Generator().manual_seed(cot_seed))
+        diff = [a for a in ins if a.requires_grad]
+        return out.detach(), torch.autograd.grad((out * g).sum(), diff)
+
+    got = run(torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True))
+    assert trnc.stats()["backward"] > before["backward"]
+    want = run(fn)
+    torch.testing.assert_close(got[0], want[0], rtol=rtol, atol=atol)
+    for u, v in zip(got[1], want[1]):
+        torch.testing.assert_close(u, v, rtol=rtol, atol=atol)
+
+
+# --------------------------------------------------------------------------- #
+# bilinear
+
+
+@pytest.mark.parametrize("n", [127, 128, 129])
+def test_bilinear(n):
+    g = torch.Generator().manual_seed(n)
+    a, b = torch.randn(n, 7, generator=g), torch.randn(n, 9, generator=g)
+    w, bias = torch.randn(5, 7, 9, generator=g), torch.randn(5, generator=g)
+    torch.testing.assert_close(run_counted(F.bilinear, a, b, w, bias), F.bilinear(a, b, w, bias),
+                               rtol=1e-4, atol=1e-4)
+    _grads(F.bilinear, [a, b, w, bias])
+
+
+def test_bilinear_noncontiguous_batched():
+    g = torch.Generator().manual_seed(3)
+    a = torch.randn(7, 3, 128, generator=g).transpose(0, 2)     # [128, 3, 7]
+    b = torch.randn(129, 3, 6, generator=g)[1:]                  # [128, 3, 6]
+    w = torch.randn(4, 6, 7, generator=g).transpose(1, 2)       # [4, 7, 6]
+    _grads(lambda x, y, z: F.bilinear(x, y, z), [a, b, w])
+
+
+def test_trilinear_general():
+    """_trilinear with a summed dim and a dim no input has."""
+    g = torch.Generator().manual_seed(5)
+    a, b, c = torch.randn(3, 4, generator=g), torch.randn(5, 4, 6, generator=g), \
+        torch.randn(3, 6, generator=g)
+    for sumdim in ([2, 3], [2], [], [3]):
+        fn = lambda x, y, z, s=sumdim: torch.ops.aten._trilinear(  # noqa: E731
+            x, y, z, [1, 3], [0], [1, 2], s)
+        _grads(fn, [a, b, c])
+    for sumdim in ([2, 3], [2, 3, 4]):  # dim 4: no input has it (eager: size 0 unless summed)
+        fn = lambda x, y, z, s=sumdim: torch.ops.aten._trilinear(  # noqa: E731
+            x, y, z, [1, 3, 4], [0, 4], [1, 2, 4], s)
+        torch.testing.assert_close(run_counted(fn, a, b, c), fn(a, b, c), rtol=1e-4, atol=1e-4)
