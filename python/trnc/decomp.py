@@ -64,3 +64,144 @@ def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
         shape = [0 if d in everywhere else res.shape[out.index(letters[d])] for d in kept]
         return res.new_zeros(shape)
     return res
+
+
+# --------------------------------------------------------------------------- #
+# segment_reduce and its backward
+
+
+_SEGMENT_REDUCTIONS = ("sum", "mean", "max", "min", "prod")
+
+
+def _segments(target, data, lengths, indices, offsets, axis):
+    """(member [S, L] bool: row j of data along dim 0 is in segment s,
+    count [S] int64) from 1-D lengths or offsets (the rows eager's kernel
+    reduces: [start_s, end_s))."""
+    if indices is not None:
+        _refuse(target, "indices (eager does not support them either)")
+    seg = lengths if lengths is not None else offsets
+    if seg is None:
+        _refuse(target, "neither lengths nor offsets")
+    if seg.dim() != 1:
+        _refuse(target, f"{seg.dim()}-D {'lengths' if lengths is not None else 'offsets'} "
+                        "(only 1-D, segments along data's dim 0)")
+    if axis % max(data.dim(), 1) != 0:
+        _refuse(target, f"axis {axis} with 1-D lengths/offsets (eager reduces along dim 0)")
+    if lengths is not None:
+        # clamped to [0, L]: changes no lengths eager accepts (it rejects a
+        # negative one, and a sum other than L unless unsafe, when rows past
+        # the sum are in no segment, as here), and bounds the prefix sum for
+        # trnc's exact-integer range check
+        lengths = lengths.clamp(0, data.shape[0])
+        ends = torch.cumsum(lengths, 0)
+        starts = ends - lengths
+        count = lengths
+    else:
+        starts, ends = offsets[:-1], offsets[1:]
+        count = ends - starts
+    rows = torch.arange(data.shape[0], device=data.device)
+    member = (starts.unsqueeze(1) <= rows) & (rows < ends.unsqueeze(1))
+    return member, count
+
+
+def _segment_ids(member):
+    """Each row's segment, S for a row in none ([L] int64)."""
+    nseg = member.shape[0]
+    ids = torch.arange(nseg, device=member.device).unsqueeze(1)
+    return (member.long() * ids).sum(0) + nseg * (~member.any(0)).long()
+
+
+def _initial(reduce, initial, dtype):
+    if initial is not None:
+        return float(initial)
+    return {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": float("-inf"),
+            "min": float("inf")}[reduce]
+
+
+@_register(aten.segment_reduce.default)
+def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                    unsafe=False, initial=None):
+    """aten.segment_reduce with 1-D lengths or offsets (data's dim 0): eager's
+    CPU kernel per segment and column: start at initial (else sum/mean 0,
+    prod 1, max -inf, min +inf), fold the segment's rows (max/min propagate
+    NaN), mean divides by the length (an empty segment: initial, or NaN
+    without one). Over a membership matrix [S, L]: max/min/prod a masked
+    reduction over [S, L, ...], sum and mean an index_add of the rows by
+    segment (so a NaN stays in its segment). unsafe only skips eager's
+    checks of the lengths."""
+    target = "aten.segment_reduce.default"
+    if reduce not in _SEGMENT_REDUCTIONS:
+        _refuse(target, f"reduce={reduce!r}")
+    member, count = _segments(target, data, lengths, indices, offsets, axis)
+    init = _initial(reduce, initial, data.dtype)
+    rest = data.shape[1:]
+    flat = data.reshape(data.shape[0], -1)                              # [L, R]
+    if reduce in ("sum", "mean"):
+        ids = _segment_ids(member)
+        acc = flat.new_zeros((member.shape[0] + 1, flat.shape[1])).index_add(0, ids, flat)
+        acc = acc[:-1] + init                                           # [S, R]
+        if reduce == "mean":
+            n = count.to(data.dtype).unsqueeze(1)
+            div = torch.where(torch.isnan(acc), acc, acc / n)
+            empty = torch.full_like(acc, init if initial is not None else float("nan"))
+            acc = torch.where(n > 0, div, empty)
+    else:
+        m = member.unsqueeze(2)                                         # [S, L, 1]
+        x = flat.unsqueeze(0)                                           # [1, L, R]
+        if reduce == "prod":
+            acc = torch.where(m, x, torch.ones_like(x)).prod(1) * init
+        else:
+            fill = float("-inf") if reduce == "max" else float("inf")
+            masked = torch.where(m, x, torch.full_like(x, fill))
+            ext = masked.amax(1) if reduce == "max" else masked.amin(1)  # NaN propagates
+            both = torch.maximum if reduce == "max" else torch.minimum
+            acc = both(torch.full_like(ext, init), ext)
+    return acc.reshape((member.shape[0],) + tuple(rest))
+
+
+@_register(aten._segment_reduce_backward.default)
+def _segment_reduce_backward(grad, output, data, reduce, *, lengths=None, offsets=None,
+                             axis=0, initial=None):
+    """aten._segment_reduce_backward, as eager's CPU kernel: sum the
+    segment's grad on each of its rows, mean grad / length, prod
+    grad * output / x (x zero or NaN: grad times initial times the product
+    of the segment's other rows), max/min grad on the rows equal to the
+    output (or NaN), divided by their number when there are several and the
+    grad is positive (eager's rule). Rows in no segment get 0."""
+    target = "aten._segment_reduce_backward.default"
+    if reduce not in _SEGMENT_REDUCTIONS:
+        _refuse(target, f"reduce={reduce!r}")
+    member, count = _segments(target, data, lengths, None, offsets, axis)
+    flat = data.reshape(data.shape[0], -1)                              # [L, R]
+    g = grad.reshape(grad.shape[0], -1)                                 # [S, R]
+    out = output.reshape(output.shape[0], -1)
+    ids = _segment_ids(member)
+    inside = member.any(0).unsqueeze(1)                                 # [L, 1]
+
+    def per_row(v):  # [S, R] -> [L, R]: each row's segment's value, 0 in none
+        return torch.cat([v, v.new_zeros((1, v.shape[1]))]).index_select(0, ids)
+
+    if reduce == "sum":
+        res = per_row(g)
+    elif reduce == "mean":
+        n = count.to(data.dtype).unsqueeze(1)
+        res = per_row(torch.where(n > 0, g / n.clamp(min=1), torch.zeros_like(g)))
+    elif reduce == "prod":
+        init = _initial(reduce, initial, data.dtype)
+        gj = per_row(g)
+        same = (ids.unsqueeze(1) == ids.unsqueeze(0)) & inside          # [L, L]: one segment
+        others = same & ~torch.eye(flat.shape[0], dtype=torch.bool, device=data.device)
+        x = flat.unsqueeze(0)                                           # [1, L(k), R]
+        excl = torch.where(others.unsqueeze(2), x, torch.ones_like(x)).prod(1) * init
+        special = torch.isnan(flat) | (flat == 0)
+        res = torch.where(special, gj * excl, per_row(g * out) / flat)
+        res = torch.where(inside, res, torch.zeros_like(res))
+    else:
+        m = member.unsqueeze(2)                                         # [S, L, 1]
+        x = flat.unsqueeze(0)                                           # [1, L, R]
+        hit = m & (torch.isnan(x) | (x == out.unsqueeze(1)))            # [S, L, R]
+        counter = hit.sum(1, keepdim=True)                              # [S, 1, R]
+        gs = g.unsqueeze(1)                                             # [S, 1, R]
+        share = torch.where((counter >= 2) & (gs > 0), gs / counter.to(data.dtype), gs)
+        res = torch.where(hit, share, torch.zeros_like(share)).sum(0)  # [L, R]
+    return res.reshape(data.shape)

@@ -9,11 +9,7 @@ UNTRACED: trnc never saw a graph of the entry, for this reason.
 
 # flake8: noqa: E501
 
-REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
- ('_segment_reduce.lengths', 'grad'): 'no lowering for aten.segment_reduce.default',
- ('_segment_reduce.offsets', 'forward'): 'no lowering for aten.segment_reduce.default',
- ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
- ('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
+REFUSED = {('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
  ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "

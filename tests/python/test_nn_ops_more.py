@@ -1,6 +1,7 @@
 """nn ops that trnc decomposes in python/trnc/decomp.py, compiled with trnc
 against eager PyTorch, values and input gradients at 127/128/129 rows and on
-non-contiguous inputs: bilinear (aten._trilinear)."""
+non-contiguous inputs: bilinear (aten._trilinear), segment_reduce and its
+backward."""
 
 from __future__ import annotations
 
@@ -33,9 +34,9 @@ def _grads(fn, args, cot_seed=0, rtol=1e-4, atol=1e-4):
     got = run(torch.compile(fn, backend="neuron", dynamic=False, fullgraph=True))
     assert trnc.stats()["backward"] > before["backward"]
     want = run(fn)
-    torch.testing.assert_close(got[0], want[0], rtol=rtol, atol=atol)
+    torch.testing.assert_close(got[0], want[0], rtol=rtol, atol=atol, equal_nan=True)
     for u, v in zip(got[1], want[1]):
-        torch.testing.assert_close(u, v, rtol=rtol, atol=atol)
+        torch.testing.assert_close(u, v, rtol=rtol, atol=atol, equal_nan=True)
 
 
 # --------------------------------------------------------------------------- #
@@ -73,3 +74,59 @@ def test_trilinear_general():
         fn = lambda x, y, z, s=sumdim: torch.ops.aten._trilinear(  # noqa: E731
             x, y, z, [1, 3, 4], [0, 4], [1, 2, 4], s)
         torch.testing.assert_close(run_counted(fn, a, b, c), fn(a, b, c), rtol=1e-4, atol=1e-4)
+
+
+# --------------------------------------------------------------------------- #
+# segment_reduce
+
+
+def _lengths(rows, seed):
+    """Segment lengths summing to rows, with empty segments among them."""
+    g = torch.Generator().manual_seed(seed)
+    cuts = torch.sort(torch.randint(0, rows + 1, (6,), generator=g)).values
+    cuts = torch.cat([torch.tensor([0, 0]), cuts, torch.tensor([rows, rows])])
+    return cuts.diff()
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("initial", [None, 1.5])
+@pytest.mark.parametrize("rows", [127, 128, 129])
+def test_segment_reduce(reduce, initial, rows):
+    g = torch.Generator().manual_seed(rows)
+    data = torch.randn(3, rows, generator=g).t()            # [rows, 3], non-contiguous
+    if reduce == "prod":
+        data = data.abs() * 0.2 + 0.9                       # keeps the products finite
+    lengths = _lengths(rows, rows + 1)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.long), lengths.cumsum(0)])
+    fl = lambda d, ln: torch.segment_reduce(d, reduce, lengths=ln, initial=initial)  # noqa: E731
+    fo = lambda d, of: torch.segment_reduce(d, reduce, offsets=of, initial=initial)  # noqa: E731
+    _grads(fl, [data, lengths])
+    _grads(fo, [data, offsets])
+
+
+def test_segment_reduce_ties_zeros_nan():
+    """max/min ties (eager splits positive grads only), prod with a zero
+    and with two zeros in a segment, NaN propagation."""
+    data = torch.tensor([[1., 2.], [3., 2.], [3., -1.], [0., 5.], [2., 0.], [0., 0.], [4., 1.]])
+    lengths = torch.tensor([3, 0, 2, 2])
+    for reduce in ("max", "min", "prod"):
+        fn = lambda d, ln, r=reduce: torch.segment_reduce(d, r, lengths=ln)  # noqa: E731
+        _grads(fn, [data, lengths], cot_seed=1)
+        _grads(fn, [data, lengths], cot_seed=2)
+    nan = data.clone()
+    nan[1, 0] = float("nan")
+    for reduce in ("max", "min", "sum", "mean"):
+        fn = lambda d, ln, r=reduce: torch.segment_reduce(d, r, lengths=ln)  # noqa: E731
+        torch.testing.assert_close(run_counted(fn, nan, lengths), fn(nan, lengths),
+                                   equal_nan=True)
+
+
+def test_segment_reduce_2d_lengths_refused():
+    data, lengths = torch.randn(2, 4), torch.tensor([[1, 3], [2, 2]])
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(lambda d, ln: torch.segment_reduce(d, "sum", lengths=ln, axis=1),
+                      backend="neuron", dynamic=False, fullgraph=True)(data, lengths)
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    assert "2-D lengths" in str(err)
