@@ -205,3 +205,170 @@ def _segment_reduce_backward(grad, output, data, reduce, *, lengths=None, offset
         share = torch.where((counter >= 2) & (gs > 0), gs / counter.to(data.dtype), gs)
         res = torch.where(hit, share, torch.zeros_like(share)).sum(0)  # [L, R]
     return res.reshape(data.shape)
+
+
+# --------------------------------------------------------------------------- #
+# embedding_bag (modes 0 sum, 1 mean, 2 max) and its backward
+
+
+_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+def _bag_of(offsets, n, nbags):
+    """Each index's bag ([n] int64): the last bag whose offset is at most
+    its position, clamped to the last bag (eager's offset2bag: with
+    include_last_offset the indices past the last offset join the last bag)."""
+    pos = torch.arange(n, device=offsets.device)
+    count = (offsets.unsqueeze(0) <= pos.unsqueeze(1)).long().sum(1)
+    return (count - 1).clamp(0, max(nbags - 1, 0))
+
+
+def _check_bag(target, weight, indices, mode, scale_grad_by_freq):
+    if mode not in _BAG_MODES:
+        _refuse(target, f"mode={mode}")
+    if scale_grad_by_freq:
+        _refuse(target, "scale_grad_by_freq=True")
+    if indices.dim() != 1:
+        _refuse(target, f"{indices.dim()}-D indices (eager takes 1-D indices with offsets)")
+    if weight.dim() != 2:
+        _refuse(target, f"{weight.dim()}-D weight")
+
+
+def _embedding_bag_impl(forward_only, weight, indices, offsets, scale_grad_by_freq=False,
+                        mode=0, sparse=False, per_sample_weights=None,
+                        include_last_offset=False, padding_idx=-1):
+    target = ("aten._embedding_bag_forward_only.default" if forward_only
+              else "aten._embedding_bag.default")
+    _check_bag(target, weight, indices, mode, scale_grad_by_freq)
+    if sparse and not forward_only:
+        _refuse(target, "sparse=True (a sparse weight gradient)")
+    n, dim = indices.shape[0], weight.shape[1]
+    nbags = offsets.shape[0] - (1 if include_last_offset else 0)
+    bag = _bag_of(offsets, n, nbags)
+    rows = weight.index_select(0, indices)                                  # [n, D]
+    keep = indices != padding_idx if padding_idx >= 0 else None
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1).to(rows.dtype)
+    if keep is not None:
+        rows = torch.where(keep.unsqueeze(1), rows, torch.zeros_like(rows))
+        kept = keep.long()
+    else:
+        kept = torch.ones_like(indices, dtype=torch.long)
+    # counted in float32 (exact below 2^24 indices): trnc accumulates index_add in fp32
+    counts = torch.zeros(nbags, dtype=torch.float32, device=weight.device).index_add(
+        0, bag, kept.to(torch.float32)).long()
+    zeros = weight.new_zeros((nbags, dim))
+    if mode == 2:
+        src = rows if keep is None else torch.where(
+            keep.unsqueeze(1), rows, torch.full_like(rows, float("-inf")))
+        idx2 = bag.unsqueeze(1).expand(n, dim)
+        out = zeros.scatter_reduce(0, idx2, src, "amax", include_self=False)
+        out = torch.where(counts.unsqueeze(1) > 0, out, zeros)
+        # the first index (in order) that reaches the bag's max, as eager's strict >
+        hit = (src == out.index_select(0, bag))
+        if keep is not None:
+            hit = hit & keep.unsqueeze(1)
+        # positions in float32 (exact below 2^24): trnc's scatter_reduce is floating
+        pos = torch.arange(n, device=weight.device, dtype=torch.float32).unsqueeze(1).expand(n, dim)
+        first = torch.full((nbags, dim), float(n), device=weight.device).scatter_reduce(
+            0, idx2, torch.where(hit, pos, torch.full_like(pos, n)), "amin", include_self=True)
+        first = first.long()
+        ext = torch.cat([indices, indices.new_zeros(1)])                    # n: no hit -> 0
+        max_indices = ext.index_select(0, first.reshape(-1)).reshape(nbags, dim).to(offsets.dtype)
+    else:
+        out = zeros.index_add(0, bag, rows)
+        if mode == 1:
+            c = counts.unsqueeze(1).to(out.dtype)
+            out = torch.where(c > 0, out / c.clamp(min=1), zeros)
+    # the other outputs as eager's CPU kernel gives them (shapes as its meta function)
+    fast_sum = (mode == 0 and weight.dtype in (torch.float32, torch.float16)
+                and weight.stride(1) == 1 and padding_idx < 0
+                and (per_sample_weights is None or per_sample_weights.stride(0) == 1))
+    offset2bag = offsets.new_zeros(0) if fast_sum else bag.to(offsets.dtype)
+    bag_size = counts.to(offsets.dtype) if mode != 0 else offsets.new_zeros(nbags)
+    if forward_only and include_last_offset:
+        bag_size = torch.cat([bag_size, offsets.new_zeros(1)])
+    if mode != 2:
+        max_indices = bag_size.clone()
+    return out, offset2bag, bag_size, max_indices
+
+
+@_register(aten._embedding_bag.default)
+def _embedding_bag(*args, **kwargs):
+    """aten._embedding_bag (weight [V, D], 1-D indices, offsets): each bag's
+    rows of weight (times per_sample_weights, mode sum only), the
+    padding_idx rows left out, summed (an index_add by bag), averaged over
+    the kept rows (mean; an empty bag is 0) or their column-wise max
+    (scatter_reduce amax; an empty bag 0, max_indices the first index
+    reaching it). offset2bag, bag_size and max_indices as eager's CPU
+    kernel (offset2bag empty on its sum fast path). scale_grad_by_freq and
+    sparse are refused."""
+    return _embedding_bag_impl(False, *args, **kwargs)
+
+
+@_register(aten._embedding_bag_forward_only.default)
+def _embedding_bag_forward_only(*args, **kwargs):
+    """aten._embedding_bag_forward_only: as _embedding_bag (bag_size of
+    offsets' length)."""
+    return _embedding_bag_impl(True, *args, **kwargs)
+
+
+@_register(aten._embedding_bag_dense_backward.default)
+def _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                  num_weights, scale_grad_by_freq, mode,
+                                  per_sample_weights, padding_idx=-1):
+    """aten._embedding_bag_dense_backward: weight's gradient [num_weights, D].
+    sum/mean: each kept index's bag grad (times its per-sample weight,
+    over the bag's size for mean) added to its row; max: each non-empty
+    bag's grad added to the row that gave its max, column by column. Rows
+    of padding_idx get 0."""
+    target = "aten._embedding_bag_dense_backward.default"
+    _check_bag(target, grad, indices, mode, scale_grad_by_freq)
+    n, dim = indices.shape[0], grad.shape[1]
+    gw = grad.new_zeros((num_weights, dim))
+    if mode == 2:
+        valid = (bag_size > 0).unsqueeze(1)
+        src = torch.where(valid, grad, torch.zeros_like(grad))
+        return gw.scatter_add(0, maximum_indices.long(), src)
+    if n and offset2bag.shape[0] != n:
+        _refuse(target, "an offset2bag without one bag per index")
+    g = grad.index_select(0, offset2bag.long())                             # [n, D]
+    if mode == 1:
+        g = g / bag_size.index_select(0, offset2bag.long()).clamp(min=1).unsqueeze(1).to(g.dtype)
+    if per_sample_weights is not None:
+        g = g * per_sample_weights.unsqueeze(1).to(g.dtype)
+    if padding_idx >= 0:
+        g = torch.where((indices != padding_idx).unsqueeze(1), g, torch.zeros_like(g))
+    return gw.index_add(0, indices, g)
+
+
+@_register(aten._embedding_bag_per_sample_weights_backward.default)
+def _embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag,
+                                               mode, padding_idx=-1):
+    """aten._embedding_bag_per_sample_weights_backward (mode sum): each
+    index's bag grad dotted with its weight row, 0 for padding_idx; the bags
+    from offsets (offset2bag is empty on eager's sum fast path)."""
+    target = "aten._embedding_bag_per_sample_weights_backward.default"
+    if mode != 0:
+        _refuse(target, f"mode={mode} (per_sample_weights are mode sum only)")
+    n = indices.shape[0]
+    bag = _bag_of(offsets, n, grad.shape[0])
+    res = (grad.index_select(0, bag) * weight.index_select(0, indices)).sum(1)
+    if padding_idx >= 0:
+        res = torch.where(indices != padding_idx, res, torch.zeros_like(res))
+    return res
+
+
+@_register(aten._embedding_bag_backward.default)
+def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices,
+                            num_weights, scale_grad_by_freq, mode, sparse,
+                            per_sample_weights, padding_idx=-1):
+    """aten._embedding_bag_backward (dense): offset2bag rebuilt from offsets
+    when eager's sum fast path left it empty, then the dense backward."""
+    if sparse:
+        _refuse("aten._embedding_bag_backward.default", "sparse=True (a sparse weight gradient)")
+    if indices.shape[0] and offset2bag.shape[0] == 0:
+        offset2bag = _bag_of(offsets, indices.shape[0], grad.shape[0])
+    return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                         num_weights, scale_grad_by_freq, mode,
+                                         per_sample_weights, padding_idx)

@@ -149,9 +149,6 @@ REFUSED = {('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsamp
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
- ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
-                                             'aten._embedding_bag_forward_only.default',
- ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
  ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
                                                             'torch_nn._linear_cross_entropy_batch_chunked.default',
  ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '

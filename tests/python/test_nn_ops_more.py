@@ -1,7 +1,8 @@
 """nn ops that trnc decomposes in python/trnc/decomp.py, compiled with trnc
 against eager PyTorch, values and input gradients at 127/128/129 rows and on
 non-contiguous inputs: bilinear (aten._trilinear), segment_reduce and its
-backward."""
+backward, embedding_bag (sum, mean, max; per_sample_weights, padding_idx,
+include_last_offset) and its backward."""
 
 from __future__ import annotations
 
@@ -130,3 +131,75 @@ def test_segment_reduce_2d_lengths_refused():
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
     assert "2-D lengths" in str(err)
+
+
+# --------------------------------------------------------------------------- #
+# embedding_bag
+
+
+def _bags(n, nbags, seed, last=False):
+    """offsets of nbags bags over n indices, the first two bags empty."""
+    g = torch.Generator().manual_seed(seed)
+    cuts = torch.sort(torch.randint(0, n + 1, (nbags - 2,), generator=g)).values
+    off = torch.cat([torch.zeros(2, dtype=torch.long), cuts])
+    return torch.cat([off, torch.tensor([n])]) if last else off
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("n", [127, 128, 129])
+@pytest.mark.parametrize("variant", ["plain", "padding", "last", "psw"])
+def test_embedding_bag(mode, n, variant):
+    if variant == "psw" and mode != "sum":
+        pytest.skip("per_sample_weights are mode sum only")
+    g = torch.Generator().manual_seed(n)
+    weight = torch.randn(7, 40, generator=g).t()                 # [40, 7], non-contiguous
+    idx = torch.randint(0, 40, (n,), generator=g)
+    last = variant == "last"
+    off = _bags(n, 9, n + 1, last)
+    kw = dict(mode=mode, include_last_offset=last)
+    if variant == "padding":
+        idx[::5] = 3
+        kw["padding_idx"] = 3
+    if variant == "psw":
+        psw = torch.rand(n, generator=g)
+        fn = lambda w, i, o, p: F.embedding_bag(i, w, o, per_sample_weights=p, **kw)  # noqa: E731
+        _grads(fn, [weight, idx, off, psw])
+    else:
+        fn = lambda w, i, o: F.embedding_bag(i, w, o, **kw)  # noqa: E731
+        _grads(fn, [weight, idx, off])
+        _grads(fn, [weight.contiguous(), idx, off])
+
+
+def test_embedding_bag_2d_input_and_ties():
+    """2-D input (fixed-size bags); max with ties (the first index wins the grad)."""
+    w = torch.tensor([[1., 2.], [1., 0.], [3., 2.], [0., 0.]])
+    idx = torch.tensor([[0, 1, 2], [1, 0, 3], [3, 3, 1]])
+    for mode in ("sum", "mean", "max"):
+        _grads(lambda a, i, m=mode: F.embedding_bag(i, a, mode=m), [w, idx])
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("padding_idx", [-1, 4])
+def test_embedding_bag_aux_outputs(mode, padding_idx):
+    """offset2bag, bag_size and max_indices as eager's CPU kernel."""
+    g = torch.Generator().manual_seed(mode)
+    w = torch.randn(10, 3, generator=g)
+    idx = torch.tensor([5, 1, 4, 5, 6, 2, 0, 4, 9])
+    off = torch.tensor([0, 3, 3, 5, 9])
+    fn = lambda a, i, o: torch.ops.aten._embedding_bag(  # noqa: E731
+        a, i, o, False, mode, False, None, False, padding_idx)
+    got = run_counted(fn, w, idx, off)
+    for u, v in zip(got, fn(w, idx, off)):
+        torch.testing.assert_close(u, v)
+
+
+def test_embedding_bag_sparse_refused():
+    w, idx = torch.randn(6, 3, requires_grad=True), torch.tensor([[0, 1], [2, 3]])
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        out = torch.compile(lambda a, i: F.embedding_bag(i, a, sparse=True), backend="neuron",
+                            dynamic=False, fullgraph=True)(w, idx)
+        out.sum().backward()
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    assert "sparse=True" in str(err)
