@@ -372,3 +372,69 @@ def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximu
     return _embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
                                          num_weights, scale_grad_by_freq, mode,
                                          per_sample_weights, padding_idx)
+
+
+# --------------------------------------------------------------------------- #
+# _upsample_bilinear2d_aa and its backward
+
+
+def _aa_weights(like, in_size, out_size, align_corners, scale_opt):
+    """The [out_size, in_size] matrix of eager's antialiased linear (triangle
+    filter) weights along one dim (UpSampleKernel.cpp,
+    _compute_indices_min_size_weights_aa, float32 as its float path):
+    scale = in/out (1/scale given, (in-1)/(out-1) with align_corners),
+    support = max(scale, 1), output i reads the rows k in [xmin, xmin+xsize)
+    around center = scale * (i + 0.5) with weight 1 - |(k - center + 0.5) /
+    max(scale, 1)|, normalized to sum 1. Built from iotas (traced ops, the
+    same float32 steps as eager's loop)."""
+    import math
+
+    import numpy as np
+
+    f32 = np.float32
+    if align_corners:
+        scale = f32((in_size - 1) / (out_size - 1)) if out_size > 1 else f32(0)
+    elif scale_opt is not None and scale_opt > 0:
+        scale = f32(1.0 / scale_opt)
+    else:
+        scale = f32(in_size / out_size)
+    support = float(scale if scale >= 1 else f32(1))
+    invscale = float(f32(1) / scale if scale >= 1 else f32(1))
+    max_interp = int(math.ceil(support)) * 2 + 1
+    kw = dict(dtype=torch.float32, device=like.device)
+    center = (torch.arange(out_size, **kw) + 0.5) * float(scale)            # [O]
+    xmin = (center - support + 0.5).trunc().clamp(min=0)
+    xmax = (center + support + 0.5).trunc().clamp(max=in_size)
+    xend = xmin + (xmax - xmin).clamp(0, max_interp)
+    k = torch.arange(in_size, **kw).unsqueeze(0)                            # [1, I]
+    c, lo, hi = center.unsqueeze(1), xmin.unsqueeze(1), xend.unsqueeze(1)
+    w = 1 - ((k - c + 0.5) * invscale).abs()
+    w = torch.where((k >= lo) & (k < hi) & (w > 0), w, torch.zeros_like(w))
+    total = w.sum(1, keepdim=True)
+    w = torch.where(total != 0, w / torch.where(total != 0, total, torch.ones_like(total)), w)
+    return w.to(like.dtype)
+
+
+def _aa_matrices(like, in_hw, out_hw, align_corners, scales_h, scales_w):
+    return (_aa_weights(like, in_hw[0], out_hw[0], align_corners, scales_h),
+            _aa_weights(like, in_hw[1], out_hw[1], align_corners, scales_w))
+
+
+@_register(aten._upsample_bilinear2d_aa.default)
+def _upsample_bilinear2d_aa(x, output_size, align_corners, scales_h=None, scales_w=None):
+    """aten._upsample_bilinear2d_aa (x [N, C, H, W]): eager's separable
+    antialiased weights as two constant matrices, out = Mh x Mw^T (matmuls)."""
+    if x.dim() != 4:
+        _refuse("aten._upsample_bilinear2d_aa.default", f"{x.dim()}-D input")
+    mh, mw = _aa_matrices(x, x.shape[2:], output_size, align_corners, scales_h, scales_w)
+    return torch.einsum("oh,nchw,pw->ncop", mh, x, mw).contiguous(
+        memory_format=torch.channels_last if x.is_contiguous(memory_format=torch.channels_last)
+        and not x.is_contiguous() else torch.contiguous_format)
+
+
+@_register(aten._upsample_bilinear2d_aa_backward.default)
+def _upsample_bilinear2d_aa_backward(grad, output_size, input_size, align_corners,
+                                     scales_h=None, scales_w=None):
+    """aten._upsample_bilinear2d_aa_backward: grad_in = Mh^T grad Mw."""
+    mh, mw = _aa_matrices(grad, input_size[2:], output_size, align_corners, scales_h, scales_w)
+    return torch.einsum("oh,ncop,pw->nchw", mh, grad, mw).contiguous()

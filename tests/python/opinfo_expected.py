@@ -9,9 +9,7 @@ UNTRACED: trnc never saw a graph of the entry, for this reason.
 
 # flake8: noqa: E501
 
-REFUSED = {('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
+REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "
                           'its input tensors, which a static-shape compiler cannot lower; keep '
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '

@@ -2,7 +2,8 @@
 against eager PyTorch, values and input gradients at 127/128/129 rows and on
 non-contiguous inputs: bilinear (aten._trilinear), segment_reduce and its
 backward, embedding_bag (sum, mean, max; per_sample_weights, padding_idx,
-include_last_offset) and its backward."""
+include_last_offset) and its backward, _upsample_bilinear2d_aa
+(interpolate with antialias=True) and its backward."""
 
 from __future__ import annotations
 
@@ -203,3 +204,30 @@ def test_embedding_bag_sparse_refused():
     err = getattr(info.value, "inner_exception", info.value)
     assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
     assert "sparse=True" in str(err)
+
+
+# --------------------------------------------------------------------------- #
+# _upsample_bilinear2d_aa
+
+
+@pytest.mark.parametrize("hw,out", [((10, 20), (3, 3)), ((127, 9), (128, 4)), ((129, 6), (40, 13)),
+                                    ((128, 5), (129, 2)), ((7, 1), (1, 3))])
+@pytest.mark.parametrize("align", [False, True])
+def test_upsample_bilinear_aa(hw, out, align):
+    g = torch.Generator().manual_seed(hw[0])
+    x = torch.randn(2, 3, *hw, generator=g)
+    fn = lambda a: F.interpolate(a, size=out, mode="bilinear", align_corners=align,  # noqa: E731
+                                 antialias=True)
+    _grads(fn, [x])
+
+
+def test_upsample_bilinear_aa_scale_factor_noncontiguous():
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 17, 3, 33, generator=g).permute(0, 2, 1, 3)   # [2, 3, 17, 33]
+    for sf in (0.37, 2.5, (0.5, 1.7)):
+        fn = lambda a, s=sf: F.interpolate(a, scale_factor=s, mode="bilinear",  # noqa: E731
+                                           antialias=True)
+        _grads(fn, [x])
+    cl = torch.randn(1, 4, 9, 11, generator=g).contiguous(memory_format=torch.channels_last)
+    fn = lambda a: F.interpolate(a, size=(5, 4), mode="bilinear", antialias=True)  # noqa: E731
+    _grads(fn, [cl])
