@@ -438,3 +438,84 @@ def _upsample_bilinear2d_aa_backward(grad, output_size, input_size, align_corner
     """aten._upsample_bilinear2d_aa_backward: grad_in = Mh^T grad Mw."""
     mh, mw = _aa_matrices(grad, input_size[2:], output_size, align_corners, scales_h, scales_w)
     return torch.einsum("oh,ncop,pw->nchw", mh, grad, mw).contiguous()
+
+
+# --------------------------------------------------------------------------- #
+# linear_cross_entropy's chunked custom ops (torch.nn.modules.linear_cross_entropy)
+#
+# Both are torch.library custom ops whose eager implementation is in-place
+# chunked Python (not traceable as a functional graph); functional.py routes
+# only label_smoothing == 0, int64 class targets and 2-D input to them. The
+# chunking (batch_chunk_size) and the accumulation policy only bound eager's
+# memory; the values are those of the whole-batch formula below.
+
+
+def _lce_logits(target_name, input, linear_weight, target, linear_bias):
+    if input.dim() != 2 or target.dim() != 1 or target.dtype != torch.int64:
+        _refuse(target_name, "input other than [N, in] with int64 class targets [N]")
+    logits = input.to(linear_weight.dtype) @ linear_weight.t()
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    return logits
+
+
+def _lce_no_reduction(input, linear_weight, target, linear_bias, weight, ignore_index,
+                      batch_chunk_size, acc_policy, acc_dtype):
+    """torch_nn::_linear_cross_entropy_batch_chunked_no_reduction: the
+    per-sample cross_entropy(input @ W^T + b, target, weight,
+    ignore_index, reduction='none') (its backward is eager's Python,
+    traced by aot_autograd)."""
+    name = "torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default"
+    logits = _lce_logits(name, input, linear_weight, target, linear_bias)
+    loss = torch.nn.functional.cross_entropy(logits, target, weight, ignore_index=ignore_index,
+                                             reduction="none")
+    return loss.to(input.dtype)
+
+
+def _lce_chunked(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
+                 label_smoothing, batch_chunk_size, acc_policy, acc_dtype, allow_retain_graph,
+                 compute_input_grad, compute_linear_weight_grad, compute_linear_bias_grad):
+    """torch_nn::_linear_cross_entropy_batch_chunked (reduction mean or sum):
+    (loss, grad_input, grad_linear_weight, grad_linear_bias), the gradients
+    of the loss that eager precomputes in forward (an empty [0, 0] / [0]
+    where its compute_* flag is off): with logits z = x W^T + b and
+    p = softmax(z), dloss/dz = w[t] (p - onehot(t)) / denom over the
+    samples whose target is not ignore_index (denom: the sum of their
+    w[t] for mean, 1 for sum)."""
+    name = "torch_nn._linear_cross_entropy_batch_chunked.default"
+    if reduction not in ("mean", "sum"):
+        _refuse(name, f"reduction={reduction!r}")
+    if label_smoothing != 0.0:
+        _refuse(name, f"label_smoothing={label_smoothing}")
+    logits = _lce_logits(name, input, linear_weight, target, linear_bias)
+    loss = torch.nn.functional.cross_entropy(logits, target, weight, ignore_index=ignore_index,
+                                             reduction=reduction).to(input.dtype)
+    valid = target != ignore_index
+    safe_t = torch.where(valid, target, torch.zeros_like(target))
+    wt = weight.index_select(0, safe_t).to(logits.dtype) if weight is not None \
+        else torch.ones_like(safe_t, dtype=logits.dtype)
+    wt = torch.where(valid, wt, torch.zeros_like(wt))
+    classes = torch.arange(logits.shape[1], device=logits.device)
+    onehot = (classes == safe_t.unsqueeze(1)).to(logits.dtype)
+    g = (torch.softmax(logits, 1) - onehot) * wt.unsqueeze(1)
+    if reduction == "mean":
+        g = g / wt.sum()
+    gi = (g @ linear_weight).to(input.dtype) if compute_input_grad \
+        else input.new_empty((0, 0))
+    gw = (g.t() @ input.to(g.dtype)).to(input.dtype) if compute_linear_weight_grad \
+        else input.new_empty((0, 0))
+    gb = g.sum(0).to(input.dtype) if compute_linear_bias_grad else input.new_empty((0,))
+    return loss, gi, gw, gb
+
+
+def _register_lce():
+    try:
+        import torch.nn.modules.linear_cross_entropy  # noqa: F401  (defines the ops)
+        ns = torch.ops.torch_nn
+        TABLE[ns._linear_cross_entropy_batch_chunked.default] = _lce_chunked
+        TABLE[ns._linear_cross_entropy_batch_chunked_no_reduction.default] = _lce_no_reduction
+    except (ImportError, AttributeError):  # a torch without linear_cross_entropy
+        pass
+
+
+_register_lce()

@@ -147,14 +147,6 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
  ('nextafter', 'forward'): 'no lowering for aten.nextafter.default',
  ('nextafter', 'grad'): 'no lowering for aten.nextafter.default',
- ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
-                                                            'torch_nn._linear_cross_entropy_batch_chunked.default',
- ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
-                                                         'torch_nn._linear_cross_entropy_batch_chunked.default',
- ('nn.functional.linear_cross_entropy.chunked_none', 'forward'): 'no lowering for '
-                                                                 'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
- ('nn.functional.linear_cross_entropy.chunked_none', 'grad'): 'no lowering for '
-                                                              'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                          "in dim 0 (u0): the shape of this op's result depends on the values in "
                          'its input tensors, which a static-shape compiler cannot lower; keep '

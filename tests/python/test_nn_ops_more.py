@@ -3,7 +3,8 @@ against eager PyTorch, values and input gradients at 127/128/129 rows and on
 non-contiguous inputs: bilinear (aten._trilinear), segment_reduce and its
 backward, embedding_bag (sum, mean, max; per_sample_weights, padding_idx,
 include_last_offset) and its backward, _upsample_bilinear2d_aa
-(interpolate with antialias=True) and its backward."""
+(interpolate with antialias=True) and its backward, linear_cross_entropy's
+chunked custom ops."""
 
 from __future__ import annotations
 
@@ -19,15 +20,17 @@ from helpers import run_counted
 pytestmark = pytest.mark.skipif(not has_extension(), reason="needs the compiled extension")
 
 
-def _grads(fn, args, cot_seed=0, rtol=1e-4, atol=1e-4):
+def _grads(fn, args, cot_seed=0, rtol=1e-4, atol=1e-4, nograd=()):
     """Compiles fn fresh (fullgraph), checks its values and the gradients of
-    every floating input under a random cotangent against eager."""
+    every floating input (but those at positions nograd) under a random
+    cotangent against eager."""
     torch._dynamo.reset()
     before = trnc.stats()
 
     def run(f):
-        ins = [a.detach().clone().requires_grad_(True) if a.is_floating_point() else a
-               for a in args]
+        ins = [a.detach().clone().requires_grad_(True)
+               if a.is_floating_point() and k not in nograd else a
+               for k, a in enumerate(args)]
         out = f(*ins)
         g = torch.randn(out.shape, generator=torch.Generator().manual_seed(cot_seed))
         diff = [a for a in ins if a.requires_grad]
@@ -231,3 +234,39 @@ def test_upsample_bilinear_aa_scale_factor_noncontiguous():
     cl = torch.randn(1, 4, 9, 11, generator=g).contiguous(memory_format=torch.channels_last)
     fn = lambda a: F.interpolate(a, size=(5, 4), mode="bilinear", antialias=True)  # noqa: E731
     _grads(fn, [cl])
+
+
+# --------------------------------------------------------------------------- #
+# linear_cross_entropy (the chunked torch_nn custom ops)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("n", [127, 128, 129])
+@pytest.mark.parametrize("variant", ["plain", "weighted"])
+def test_linear_cross_entropy_chunked(reduction, n, variant):
+    g = torch.Generator().manual_seed(n)
+    x = torch.randn(24, n, generator=g).t()                      # [n, 24], non-contiguous
+    w = torch.randn(10, 24, generator=g) * 0.3
+    t = torch.randint(0, 10, (n,), generator=g)
+    t[::7] = -100                                                # ignore_index
+    opts = torch.nn.LinearCrossEntropyOptions(batch_chunk_size=32, allow_retain_graph=True)
+    if variant == "weighted":
+        b, cw = torch.randn(10, generator=g), torch.rand(10, generator=g) + 0.5
+        fn = lambda a, lw, tt, lb, c: F.linear_cross_entropy(  # noqa: E731
+            a, lw, tt, linear_bias=lb, weight=c, reduction=reduction, ignore_index=-100,
+            options=opts)
+        _grads(fn, [x, w, t, b, cw], nograd=(4,))  # class weights: no gradient
+    else:
+        fn = lambda a, lw, tt: F.linear_cross_entropy(  # noqa: E731
+            a, lw, tt, reduction=reduction, options=opts)
+        _grads(fn, [x, w, t])
+
+
+def test_linear_cross_entropy_chunked_partial_grads():
+    """compute_input_grad off (input without grad): the op's empty slot."""
+    g = torch.Generator().manual_seed(2)
+    x, w = torch.randn(33, 8, generator=g), torch.randn(5, 8, generator=g)
+    t = torch.randint(0, 5, (33,), generator=g)
+    opts = torch.nn.LinearCrossEntropyOptions(batch_chunk_size=16, allow_retain_graph=True)
+    fn = lambda a, lw, tt: F.linear_cross_entropy(a, lw, tt, options=opts)  # noqa: E731
+    _grads(fn, [x, w, t], nograd=(0,))
