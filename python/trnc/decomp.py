@@ -519,3 +519,132 @@ def _register_lce():
 
 
 _register_lce()
+
+
+# --------------------------------------------------------------------------- #
+# grid_sampler_3d and its backward
+
+
+def _grid_taps(a, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler_3d's taps, torch._decomp's grid_sampler_2d one dim up:
+    [(weight, (xs, ys, zs), dweight/d(ix, iy, iz))] for trilinear (8 taps)
+    or nearest (round half to even, as eager's nearbyint), and the
+    coordinates' derivatives d(ix, iy, iz)/d(grid) of eager's
+    *_set_grad helpers (unnormalize times the padding's clamp, whose bounds
+    count as outside, and reflection's sign)."""
+    target = "aten.grid_sampler_3d.default"
+    if interpolation_mode not in (0, 1):
+        _refuse(target, f"interpolation_mode={interpolation_mode} (only bilinear 0 and "
+                        "nearest 1; eager has no bicubic for 3-D either)")
+    if padding_mode not in (0, 1, 2):
+        _refuse(target, f"padding_mode={padding_mode}")
+    n, c = a.shape[:2]
+    o_d, o_h, o_w = grid.shape[1:4]
+
+    def clip(x, size):
+        inside = (x > 0) & (x < size - 1)
+        return x.clamp(0, size - 1), inside.to(x.dtype)
+
+    def reflect(x, twice_low, twice_high):
+        if twice_low == twice_high:
+            return torch.zeros_like(x), torch.zeros_like(x)
+        cmin, span = twice_low / 2, (twice_high - twice_low) / 2
+        rel = x - cmin
+        sign = torch.where(rel < 0, -torch.ones_like(x), torch.ones_like(x))
+        c2 = rel.abs()
+        extra = torch.fmod(c2, span)
+        even = torch.fmod((c2 / span).floor(), 2) == 0
+        return (torch.where(even, extra + cmin, span + cmin - extra),
+                torch.where(even, sign, -sign))
+
+    def source_index(coords, size):
+        mul = (size * 0.5 - 0.5) if align_corners else (size * 0.5)
+        x = coords * mul + (size * 0.5 - 0.5)
+        d = torch.full_like(x, mul)
+        if padding_mode == 1:
+            x, dc = clip(x, size)
+            d = d * dc
+        elif padding_mode == 2:
+            x, dr = reflect(x, 0, 2 * (size - 1)) if align_corners \
+                else reflect(x, -1, 2 * size - 1)
+            x, dc = clip(x, size)
+            d = d * dr * dc
+        return x, d
+
+    g = grid.view(n, 1, o_d, o_h, o_w, 3).expand(n, c, o_d, o_h, o_w, 3)
+    ix, dix = source_index(g[..., 0], a.shape[4])
+    iy, diy = source_index(g[..., 1], a.shape[3])
+    iz, diz = source_index(g[..., 2], a.shape[2])
+    if interpolation_mode == 1:
+        one = torch.ones_like(ix)
+        zero = torch.zeros_like(ix)
+        return [(one, (ix.round(), iy.round(), iz.round()), (zero, zero, zero))], (dix, diy, diz)
+    x0, y0, z0 = ix.floor(), iy.floor(), iz.floor()
+    fx, fy, fz = ix - x0, iy - y0, iz - z0
+    taps = []
+    for dz in (0, 1):
+        wz, sz = (fz, 1) if dz else (1 - fz, -1)
+        for dy in (0, 1):
+            wy, sy = (fy, 1) if dy else (1 - fy, -1)
+            for dx in (0, 1):
+                wx, sx = (fx, 1) if dx else (1 - fx, -1)
+                taps.append((wx * wy * wz, (x0 + dx, y0 + dy, z0 + dz),
+                             (sx * wy * wz, sy * wx * wz, sz * wx * wy)))
+    return taps, (dix, diy, diz)
+
+
+def _tap_index(a, xyz):
+    """(in-bounds mask, the index tuple of a's elements at the tap, in range)."""
+    n, c, i_d, i_h, i_w = a.shape
+    xs, ys, zs = xyz
+    ok = (xs >= 0) & (xs < i_w) & (ys >= 0) & (ys < i_h) & (zs >= 0) & (zs < i_d)
+    zero = torch.zeros_like(xs)
+    xi, yi, zi = (torch.where(ok, t, zero).clamp(0, size - 1).long()
+                  for t, size in ((xs, i_w), (ys, i_h), (zs, i_d)))
+    n_idx = torch.arange(n, device=a.device).view(n, 1, 1, 1, 1)
+    c_idx = torch.arange(c, device=a.device).view(1, c, 1, 1, 1)
+    return ok, (n_idx, c_idx, zi, yi, xi)
+
+
+@_register(aten.grid_sampler_3d.default)
+def _grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """aten.grid_sampler_3d (input [N, C, D, H, W], grid [N, Do, Ho, Wo, 3]):
+    gathers of the taps (advanced indexing), weighted; taps outside the
+    volume read 0."""
+    taps, _ = _grid_taps(input, grid, interpolation_mode, padding_mode, align_corners)
+    out = None
+    for w, xyz, _ in taps:
+        ok, idx = _tap_index(input, xyz)
+        val = input[idx]
+        t = torch.where(ok, val * w, torch.zeros_like(val))
+        out = t if out is None else out + t
+    return out
+
+
+@_register(aten.grid_sampler_3d_backward.default)
+def _grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, padding_mode,
+                              align_corners, output_mask):
+    """aten.grid_sampler_3d_backward, as eager's kernel: grad_input is the
+    weighted grad accumulated at each in-bounds tap (index_put), grad_grid
+    the sum over channels of grad times each tap's value times its weight's
+    derivative, times the coordinates' derivatives (0 for nearest)."""
+    taps, (dix, diy, diz) = _grid_taps(input, grid, interpolation_mode, padding_mode,
+                                       align_corners)
+    gi = torch.zeros_like(input) if output_mask[0] else None
+    gx = gy = gz = None
+    for w, xyz, (dwx, dwy, dwz) in taps:
+        ok, idx = _tap_index(input, xyz)
+        if gi is not None:
+            gi = gi.index_put(idx, torch.where(ok, grad_output * w, torch.zeros_like(w)),
+                              accumulate=True)
+        if interpolation_mode == 0:
+            v = torch.where(ok, input[idx] * grad_output, torch.zeros_like(w))
+            tx, ty, tz = v * dwx, v * dwy, v * dwz
+            gx = tx if gx is None else gx + tx
+            gy = ty if gy is None else gy + ty
+            gz = tz if gz is None else gz + tz
+    if interpolation_mode == 0:
+        gg = torch.stack([(gx * dix).sum(1), (gy * diy).sum(1), (gz * diz).sum(1)], -1)
+    else:
+        gg = torch.zeros_like(grid)
+    return gi, gg

@@ -115,8 +115,6 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
  ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
- ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
- ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '

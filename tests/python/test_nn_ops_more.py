@@ -4,7 +4,7 @@ non-contiguous inputs: bilinear (aten._trilinear), segment_reduce and its
 backward, embedding_bag (sum, mean, max; per_sample_weights, padding_idx,
 include_last_offset) and its backward, _upsample_bilinear2d_aa
 (interpolate with antialias=True) and its backward, linear_cross_entropy's
-chunked custom ops."""
+chunked custom ops, grid_sampler_3d and its backward."""
 
 from __future__ import annotations
 
@@ -270,3 +270,30 @@ def test_linear_cross_entropy_chunked_partial_grads():
     opts = torch.nn.LinearCrossEntropyOptions(batch_chunk_size=16, allow_retain_graph=True)
     fn = lambda a, lw, tt: F.linear_cross_entropy(a, lw, tt, options=opts)  # noqa: E731
     _grads(fn, [x, w, t], nograd=(0,))
+
+
+# --------------------------------------------------------------------------- #
+# grid_sampler_3d
+
+
+@pytest.mark.parametrize("mode,pad,align", [(m, p, a) for m in ("bilinear", "nearest")
+                                            for p in ("zeros", "border", "reflection")
+                                            for a in (False, True)])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5, 6, 3, 2, 4), (1, 1, 1, 1, 1, 2, 1, 3),
+                                   (1, 2, 2, 3, 129, 2, 1, 5)])
+def test_grid_sample_3d(mode, pad, align, shape):
+    n, c, d, h, w, od, oh, ow = shape
+    g = torch.Generator().manual_seed(d * 1000 + w)
+    x = torch.randn(n, c, d, h, w, generator=g)
+    grid = torch.rand(n, od, oh, ow, 3, generator=g) * 3 - 1.5
+    fn = lambda a, b: F.grid_sample(a, b, mode=mode, padding_mode=pad,  # noqa: E731
+                                    align_corners=align)
+    _grads(fn, [x, grid])
+
+
+def test_grid_sample_3d_noncontiguous():
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 5, 4, 3, 6, generator=g).transpose(1, 2)      # [2, 4, 5, 3, 6]
+    grid = (torch.rand(2, 4, 2, 3, 4, generator=g) * 2.4 - 1.2).transpose(1, 3)[..., :3]
+    fn = lambda a, b: F.grid_sample(a, b, align_corners=False)  # noqa: E731
+    _grads(fn, [x, grid])
