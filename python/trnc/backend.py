@@ -868,6 +868,8 @@ def make_aot_backend(graph_compiler: GraphCompiler,
             # ran in bf16. Eager's backward ops run in their inputs' dtypes, autocast
             # never applies to them: trace the backward with autocast off, as eager.
             stack.enter_context(torch._functorch.config.patch(backward_pass_autocast="off"))
+            # a mode trnc's own decompositions do not cover stays whole for the fallback
+            stack.enter_context(decomp.keep_unsupported(bool(opts and opts.get("fallback"))))
             for patch in aot_cache.config_patches(opts) if cached else ():
                 stack.enter_context(patch)
             return aot_for(cached)(gm, example_inputs, **kw)

@@ -4,14 +4,19 @@
 Each is the op's eager semantics written with torch ops, traced by
 aot_autograd like torch's own decompositions (backend.decompositions() adds
 ``TABLE``); a mode it does not cover raises UnsupportedOperatorError naming
-the mode rather than computing something else. Shapes are static here, so
-Python-level loops and checks over sizes are trace-time only.
+the mode rather than computing something else; under ``fallback="cpu"``
+(``keep_unsupported``) such a node stays whole instead, so that the fallback
+runs it with torch. Shapes are static here, so Python-level loops and
+checks over sizes are trace-time only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import string
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -21,19 +26,51 @@ aten = torch.ops.aten
 
 TABLE: dict[Any, Callable[..., Any]] = {}
 
+_KEEP_UNSUPPORTED = contextvars.ContextVar("trnc_keep_unsupported", default=False)
+
+
+@contextlib.contextmanager
+def keep_unsupported(on: bool) -> Iterator[None]:
+    """While active with on=True, a decomposition of TABLE that meets a mode
+    it does not cover leaves the node whole (returns NotImplemented) rather
+    than raising UnsupportedOperatorError: trnc then refuses the node like
+    any op it does not lower, and fallback="cpu" runs it with torch."""
+    token = _KEEP_UNSUPPORTED.set(on)
+    try:
+        yield
+    finally:
+        _KEEP_UNSUPPORTED.reset(token)
+
+
+class _Unsupported(Exception):
+    def __init__(self, target: str, message: str) -> None:
+        super().__init__(f"{target}: {message}")
+        self.target, self.message = target, message
+
 
 def _register(*ops):
+    """Puts fn in TABLE for ops (wrapped: a _refuse becomes the error or,
+    under keep_unsupported, NotImplemented); returns fn itself, so that
+    decompositions can call each other."""
     def wrap(fn):
+        @functools.wraps(fn)
+        def entry(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except _Unsupported as e:
+                if _KEEP_UNSUPPORTED.get():
+                    return NotImplemented
+                raise errors.UnsupportedOperatorError(
+                    f"trnc cannot lower {e.target}: {e.message}",
+                    [{"severity": "error", "target": e.target, "message": e.message}]) from None
         for op in ops:
-            TABLE[op] = fn
+            TABLE[op] = entry
         return fn
     return wrap
 
 
 def _refuse(target: str, message: str):
-    raise errors.UnsupportedOperatorError(
-        f"{target}: {message}",
-        [{"severity": "error", "target": target, "message": message}])
+    raise _Unsupported(target, message)
 
 
 # --------------------------------------------------------------------------- #
@@ -512,8 +549,8 @@ def _register_lce():
     try:
         import torch.nn.modules.linear_cross_entropy  # noqa: F401  (defines the ops)
         ns = torch.ops.torch_nn
-        TABLE[ns._linear_cross_entropy_batch_chunked.default] = _lce_chunked
-        TABLE[ns._linear_cross_entropy_batch_chunked_no_reduction.default] = _lce_no_reduction
+        _register(ns._linear_cross_entropy_batch_chunked.default)(_lce_chunked)
+        _register(ns._linear_cross_entropy_batch_chunked_no_reduction.default)(_lce_no_reduction)
     except (ImportError, AttributeError):  # a torch without linear_cross_entropy
         pass
 
