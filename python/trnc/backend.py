@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from . import aliasing, cache, effects, errors, fallback, pipeline
+from . import aliasing, cache, decomp, effects, errors, fallback, pipeline
 from . import megacache  # noqa: F401  (registers torch's "trnc" MegaCache artifact type)
 from .serialize import dynamo_inputs, serialize
 
@@ -191,14 +191,16 @@ def decompositions() -> dict[Any, Callable[..., Any]]:
     """The decomposition table given to aot_autograd (a fresh dict each call,
     from torch's table as it is now: modules that torch imports while it
     compiles, e.g. for its AOTAutogradCache, register more decompositions):
-    Core ATen's plus torch's for EXTRA_DECOMPOSITIONS, minus the ops trnc
-    lowers natively."""
+    Core ATen's plus torch's for EXTRA_DECOMPOSITIONS plus trnc's own
+    (decomp.TABLE), minus the ops trnc lowers natively."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     keep = native_targets()
     table = dict(core_aten_decompositions())
     packets = [getattr(torch.ops.aten, name) for name in EXTRA_DECOMPOSITIONS]
     for op, fn in get_decompositions(packets).items():
+        table.setdefault(op, fn)
+    for op, fn in decomp.TABLE.items():
         table.setdefault(op, fn)
     return {op: fn for op, fn in table.items() if str(op) not in keep}
 
@@ -866,6 +868,8 @@ def make_aot_backend(graph_compiler: GraphCompiler,
             # ran in bf16. Eager's backward ops run in their inputs' dtypes, autocast
             # never applies to them: trace the backward with autocast off, as eager.
             stack.enter_context(torch._functorch.config.patch(backward_pass_autocast="off"))
+            # a mode trnc's own decompositions do not cover stays whole for the fallback
+            stack.enter_context(decomp.keep_unsupported(bool(opts and opts.get("fallback"))))
             for patch in aot_cache.config_patches(opts) if cached else ():
                 stack.enter_context(patch)
             return aot_for(cached)(gm, example_inputs, **kw)

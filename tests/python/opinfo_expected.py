@@ -9,13 +9,7 @@ UNTRACED: trnc never saw a graph of the entry, for this reason.
 
 # flake8: noqa: E501
 
-REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment_reduce.default',
- ('_segment_reduce.lengths', 'grad'): 'no lowering for aten.segment_reduce.default',
- ('_segment_reduce.offsets', 'forward'): 'no lowering for aten.segment_reduce.default',
- ('_segment_reduce.offsets', 'grad'): 'no lowering for aten.segment_reduce.default',
- ('_upsample_bilinear2d_aa', 'forward'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('_upsample_bilinear2d_aa', 'grad'): 'no lowering for aten._upsample_bilinear2d_aa.default',
- ('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
+REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                           "in dim 0 (u0): the shape of this op's result depends on the values in "
                           'its input tensors, which a static-shape compiler cannot lower; keep '
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
@@ -115,8 +109,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
- ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
- ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
  ('histogramdd', 'forward'): 'no lowering for aten._histogramdd_bin_edges.default; no lowering for '
@@ -145,19 +137,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                             'depends on the values in its input tensors, which a static-shape '
                             'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                             '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('nn.functional.bilinear', 'forward'): 'no lowering for aten._trilinear.default',
- ('nn.functional.bilinear', 'grad'): 'no lowering for aten._trilinear.default',
- ('nn.functional.embedding_bag', 'forward'): 'no lowering for '
-                                             'aten._embedding_bag_forward_only.default',
- ('nn.functional.embedding_bag', 'grad'): 'no lowering for aten._embedding_bag.default',
- ('nn.functional.linear_cross_entropy.chunked', 'forward'): 'no lowering for '
-                                                            'torch_nn._linear_cross_entropy_batch_chunked.default',
- ('nn.functional.linear_cross_entropy.chunked', 'grad'): 'no lowering for '
-                                                         'torch_nn._linear_cross_entropy_batch_chunked.default',
- ('nn.functional.linear_cross_entropy.chunked_none', 'forward'): 'no lowering for '
-                                                                 'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
- ('nn.functional.linear_cross_entropy.chunked_none', 'grad'): 'no lowering for '
-                                                              'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
  ('nonzero', 'forward'): "aten.nonzero.default: node 'nonzero' output 0 has a data-dependent size "
                          "in dim 0 (u0): the shape of this op's result depends on the values in "
                          'its input tensors, which a static-shape compiler cannot lower; keep '

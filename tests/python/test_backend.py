@@ -148,11 +148,15 @@ def test_bad_option_type_is_an_error():
 def test_decompositions_keep_native_ops():
     native = native_targets()
     assert native, "the C op table is empty"
-    # Core ATen's table plus torch's decompositions of EXTRA_DECOMPOSITIONS,
-    # minus what trnc lowers natively
+    # Core ATen's table plus torch's decompositions of EXTRA_DECOMPOSITIONS
+    # plus trnc's own (python/trnc/decomp.py), minus what trnc lowers natively
+    from trnc import decomp
+
     table = dict(core_aten_decompositions())
     extra = get_decompositions([getattr(torch.ops.aten, name) for name in EXTRA_DECOMPOSITIONS])
     for op, fn in extra.items():
+        table.setdefault(op, fn)
+    for op, fn in decomp.TABLE.items():
         table.setdefault(op, fn)
     decomps = decompositions()
     assert not {str(op) for op in decomps} & native
