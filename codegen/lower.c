@@ -663,8 +663,10 @@ static bool reads_colsum(const trnc_node *const *group, int k, const trnc_node *
  *  - write side (VIRT_WRITE): y = clone(permute(o)) or
  *    clone(permute(view(o))) of a bmm result o used only there, the view
  *    splitting o's leading dim: the bmm writes o into y's buffer through the
- *    permuted strides (the views in between are VIRT_SKIP). */
-enum { VIRT_NONE, VIRT_READ, VIRT_SKIP, VIRT_WRITE };
+ *    permuted strides (the views in between are VIRT_SKIP).
+ * VIRT_FUSED marks a node lowered ahead of its turn as the last node of a
+ * matmul's epilogue (hoist_cast): nothing is left to do at its index. */
+enum { VIRT_NONE, VIRT_READ, VIRT_SKIP, VIRT_WRITE, VIRT_FUSED };
 
 /* A bmm writing through permutation node `perm` into clone node `clone`'s
  * buffer (-1: no clone) or input `cat_in` of cat node `cat` (-1: none). */
@@ -1425,6 +1427,30 @@ static bool mm_tail_node(const cstate *C, const trnc_node *n, const trnc_node *m
   return true;
 }
 
+/* The node reading a matmul epilogue's running result r later than right
+ * after the kernel (a weight gradient's bf16 -> fp32 to_copy comes after the
+ * next matmul in a backward graph) that the epilogue applies instead, ahead
+ * of its turn: r's only reader, a cast (to_copy, clone) that mm_tail_node
+ * takes, whose result is a graph output or is not read by the node right
+ * after it (which would fuse with it in a kernel of their own). Lowering it
+ * early is safe: it reads r and values made before matmul n only
+ * (mm_tail_node), and nothing before its index reads its result. Its
+ * index, or UINT32_MAX. */
+static uint32_t hoist_cast(const cstate *C, const trnc_node *n, trnc_ref r, uint32_t after, trnc_ref *ops,
+                           int *nops, int *values) {
+  const trnc_graph *g = C->L.g;
+  if (C->nuses[r] != 1 || C->is_output[r]) return UINT32_MAX;
+  uint32_t f = C->firstuse[r];
+  if (f == UINT32_MAX || f <= after || f >= g->nnodes || g->nodes[f].dead || C->virt[f] || C->wt[f].perm >= 0)
+    return UINT32_MAX;
+  const trnc_node *m = &g->nodes[f];
+  if ((m->op != TRNC_OP_TO_COPY && m->op != TRNC_OP_CLONE) || m->nouts != 1) return UINT32_MAX;
+  trnc_ref o = m->outs[0];
+  uint32_t next = next_live(g, f + 1);
+  if (!C->is_output[o] && next < g->nnodes && C->firstuse[o] == next) return UINT32_MAX;
+  return mm_tail_node(C, n, m, r, ops, nops, values) ? f : UINT32_MAX;
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -1556,10 +1582,15 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     bool seen_act = false, seen_scale = false;
     int values = 0, operands = 0;
     trnc_ref ops[KIR_MAX_TENSORS];
+    uint32_t hoisted = UINT32_MAX;
     for (;;) {
       uint32_t j = last + 1;
       while (j < g->nnodes && g->nodes[j].dead) j++;
-      if (j >= g->nnodes || C->nuses[r] != 1 || C->firstuse[r] != j || C->is_output[r]) break;
+      if (j >= g->nnodes || C->nuses[r] != 1 || C->firstuse[r] != j || C->is_output[r]) {
+        if (ep.ntail < MM_TAIL_MAX) hoisted = hoist_cast(C, n, r, last, ops, &operands, &values);
+        if (hoisted != UINT32_MAX) tail[ep.ntail++] = &g->nodes[hoisted];
+        break;
+      }
       const trnc_node *m = &g->nodes[j];
       if (m->nargs < 1 || m->nouts < 1) break;
       bool first = m->args[0].kind == TRNC_ARG_VALUE && m->args[0].u.ref == r;
@@ -1587,21 +1618,25 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     }
     /* a tail ends at its last elementwise node (later views are their own) */
     while (ep.ntail && !kir_is_eltwise(g, tail[ep.ntail - 1])) ep.ntail--;
-    if (ep.ntail) {
+    if (hoisted != UINT32_MAX) { /* the kernel covers the nodes up to `last` and the hoisted one */
+      r = g->nodes[hoisted].outs[0];
+    } else if (ep.ntail) {
       last = tail_last;
       r = g->nodes[last].outs[0];
     }
     ep.tail = tail;
     const trnc_node *t = &g->nodes[g->values[r].node];
-    if (last != *i && (st = alloc_outputs_of(C, t))) return st;
+    bool fused = last != *i || hoisted != UINT32_MAX;
+    if (fused && (st = alloc_outputs_of(C, t))) return st;
     /* the epilogue writes the matmul's [batch,] M x N result through a fused
      * reshape as contiguous bytes: a result that lives elsewhere (a graph
      * output with the strides of a permutation) is written by its own node */
-    if (last != *i && !same_shape(vtype(g, r), vtype(g, n->outs[0])) && !contiguous(&L->tv[r].t)) last = *i;
-    if (last != *i) {
+    if (fused && !same_shape(vtype(g, r), vtype(g, n->outs[0])) && !contiguous(&L->tv[r].t)) fused = false;
+    if (fused) {
       ep.out = r;
       L->ops_per_engine[0]++;
       if (seen_act) L->ops_per_engine[2]++;
+      if (hoisted != UINT32_MAX) C->virt[hoisted] = VIRT_FUSED;
       *i = last;
       return kir_emit_matmul(L, n, &ep);
     }
