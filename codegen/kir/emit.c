@@ -94,6 +94,7 @@ typedef struct sched {
   bool first_loads;               /* some value is loaded at the rows' first elements */
   bool single;                    /* one chunk per block: later passes reuse its tiles */
   int opass[KIR_MAX_OPS];         /* pass of each op */
+  bool on_gpsimd[KIR_MAX_OPS];    /* map kernels: a float tt/ts op GpSimd runs (balance_engines) */
   int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
   int def[KIR_MAX_VALUES];        /* op defining each value */
   struct mmtail *mm;              /* the kernel's mm op (NULL: none) */
@@ -289,6 +290,7 @@ static trnc_status tile_op(lw *L, const sched *S, const kir_kernel *k, const kir
       in.op = TRNC_NC_OP_TENSOR_TENSOR;
       in.alu0 = o->fn;
       if (int32_tt(k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
+      if (S && S->on_gpsimd[o - k->ops]) in.engine = TRNC_NC_GPSIMD;
       break;
     case KIR_TS:
       in.op = TRNC_NC_OP_TENSOR_SCALAR;
@@ -296,6 +298,7 @@ static trnc_status tile_op(lw *L, const sched *S, const kir_kernel *k, const kir
       in.alu1 = o->fn1;
       in.imm[0] = o->imm[0];
       in.imm[1] = o->imm[1];
+      if (S && S->on_gpsimd[o - k->ops]) in.engine = TRNC_NC_GPSIMD;
       break;
     case KIR_COPY:
     case KIR_REDUCE: in.op = TRNC_NC_OP_TENSOR_COPY; break; /* a reduce over no axis */
@@ -541,7 +544,7 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       if (o->code == KIR_STORE && S->parts && S->parts->ordered) {
         /* the parts' stores may overlap: each writes the HBM token too,
          * so they land in program order */
-        trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+        trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue_dir(L, true));
         in.dst = hbm;
         in.src[0] = sb;
         lw_tile *w[1] = {S->parts->tok};
@@ -580,9 +583,89 @@ static trnc_status span_tiles(sched *S, const lw_space *s, int64_t max_free) {
   return TRNC_OK;
 }
 
+static bool float_dt(trnc_dtype dt) { return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16; }
+
+/* Map kernels: which tt/ts ops run on GpSimd instead of VectorE. Both
+ * engines take tensor_tensor and tensor_scalar (nki.isa) and work in
+ * parallel (on trn1 they share SBUF's port: everything stays on VectorE);
+ * each op over full tiles, in program order, goes to the engine that would
+ * finish its share of a tile first (cycles: elements x tensor inputs, at
+ * the engine's clock, as in cost.c), so a chain of elementwise ops
+ * (silu_backward's three products) is split between them. Only ops whose
+ * operands and result are all floating point move: GpSimd computes an
+ * all-int32 tt in exact integer arithmetic (trnc_nc_instr_int_exact), which
+ * would change an integer division's or shift's value; so does a bitvec
+ * ALU. */
+static void balance_engines(sched *S) {
+  const kir_kernel *k = S->k;
+  const trnc_nc_target *t = S->L->target;
+  memset(S->on_gpsimd, 0, sizeof S->on_gpsimd);
+  if (S->L->opt.no_fusion || t->sbuf_port_vector_gpsimd_shared || t->gpsimd_lanes < t->partitions || t->gpsimd_hz <= 0 ||
+      t->vector_hz <= 0)
+    return;
+  double vec = 0, gp = 0;
+  for (int i = 0; i < k->nops; i++) { /* VectorE's other work first */
+    const kir_op *o = &k->ops[i];
+    if (o->dst >= 0 && o->code != KIR_ACT && o->code != KIR_LOAD && o->code != KIR_STORE && o->code != KIR_CONST &&
+        o->code != KIR_TT && o->code != KIR_TS && full(k, o->dst))
+      vec += 1.0 / t->vector_hz;
+  }
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if ((o->code != KIR_TT && o->code != KIR_TS) || o->dst < 0 || !full(k, o->dst) || tile_scalars(S, o)) continue;
+    bool ok = float_dt(k->values[o->dst].dtype) && !trnc_nc_alu_is_bitvec(o->fn) &&
+              (o->code == KIR_TT || !trnc_nc_alu_is_bitvec(o->fn1));
+    int inputs = 0;
+    for (int s = 0; s < (o->code == KIR_TT ? 2 : 1); s++) {
+      ok &= o->src[s] >= 0 && float_dt(k->values[o->src[s]].dtype);
+      if (o->src[s] >= 0 && full(k, o->src[s])) inputs++;
+    }
+    if (inputs < 1) inputs = 1;
+    double cv = inputs / t->vector_hz, cg = inputs / t->gpsimd_hz;
+    if (ok && gp + cg < vec + cv) {
+      S->on_gpsimd[i] = true;
+      gp += cg;
+    } else {
+      vec += cv;
+    }
+  }
+}
+
+static trnc_status emit_map_tiles(sched *S);
+
+/* Map kernels of many tiles: the DMA queues split between loads and stores
+ * in proportion to their bytes per element (an fp32 -> bf16 cast: 11 load
+ * queues, 5 store queues), so every queue carries about the same bytes and
+ * the loads of the next tiles never queue behind this tile's stores. */
 static trnc_status emit_map(sched *S) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
+  int nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
+  int64_t lb = 0, sb = 0;
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if (o->code == KIR_LOAD && o->dst >= 0 && full(k, o->dst)) lb += lw_esize(k->values[o->dst].dtype);
+    else if (o->code == KIR_STORE && o->src[0] >= 0) sb += lw_esize(k->values[o->src[0]].dtype);
+  }
+  int64_t numel = 1;
+  for (int a = 0; a < k->naxes; a++) numel *= k->extent[a];
+  int split = 0; /* a kernel of a few tiles keeps every queue for each tile's parts */
+  if (!S->parts && !S->gathers && lb > 0 && sb > 0 && nq >= 4 && numel > 2 * L->target->partitions * MAX_FREE) {
+    split = (int)((nq * lb + (lb + sb) / 2) / (lb + sb));
+    if (split < 1) split = 1;
+    if (split > nq - 1) split = nq - 1;
+  }
+  L->dma_split = split;
+  L->next_dma_dir[0] = L->next_dma_dir[1] = 0;
+  trnc_status st = emit_map_tiles(S);
+  L->dma_split = 0;
+  return st;
+}
+
+static trnc_status emit_map_tiles(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  balance_engines(S);
   lw_space s;
   memset(&s, 0, sizeof s);
   s.rank = k->naxes;
