@@ -642,9 +642,13 @@ static trnc_status emit_map(sched *S) {
   const kir_kernel *k = S->k;
   int nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
   int64_t lb = 0, sb = 0;
+  int inner = -1; /* loads along it move whole tiles (a row broadcast over the rows too) */
+  for (int a = 0; a < k->naxes; a++)
+    if (k->extent[a] > 1) inner = a;
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    if (o->code == KIR_LOAD && o->dst >= 0 && full(k, o->dst)) lb += lw_esize(k->values[o->dst].dtype);
+    if (o->code == KIR_LOAD && o->dst >= 0 && inner >= 0 && (k->values[o->dst].axes & (1u << inner)))
+      lb += lw_esize(k->values[o->dst].dtype);
     else if (o->code == KIR_STORE && o->src[0] >= 0) sb += lw_esize(k->values[o->src[0]].dtype);
   }
   int64_t numel = 1;
