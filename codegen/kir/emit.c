@@ -123,6 +123,13 @@ typedef struct sched {
    * layer-norm weight) in a reduce layout of one chunk per block is loaded
    * once, by the first (largest) block, into a tile of its own */
   bool resident[KIR_MAX_VALUES];
+  /* map kernels: a load whose HBM access pattern and tile shape equal its
+   * previous tile's (a row broadcast over tiles of whole rows: RMSNorm's
+   * weight) keeps that tile instead of loading it again (reuse_load) */
+  bool loaded[KIR_MAX_VALUES];
+  trnc_nc_ap last_hbm[KIR_MAX_VALUES];
+  int64_t last_n[KIR_MAX_VALUES];
+  int last_np[KIR_MAX_VALUES];
   /* a multi-pass row kernel whose rows fit one chunk only with loads 2-deep
    * and other values 1-deep takes those depths: each pass then reuses the
    * block's tiles instead of loading and computing every chunk again */
@@ -481,6 +488,29 @@ static int span_factor(const lw_space *s, int t, bool unit) {
   return f + 1 <= SPAN_MAX_FACTOR ? (int)f + 1 : 0;
 }
 
+
+/* Map kernels: whether load op o of this tile can keep value v's previous
+ * tile: the same HBM access pattern `hbm` over the same [np, n] tile, no span
+ * or shared span, pools of its own (not a part's), and no store of the
+ * kernel writing the tensor's buffer (the data is the same). Records this
+ * load's pattern otherwise. */
+static bool reuse_load(sched *S, const kir_op *o, trnc_nc_ap hbm, int np, int64_t n) {
+  const kir_kernel *k = S->k;
+  int v = o->dst;
+  int32_t buf = k->tensors[o->tensor].buffer;
+  bool ok = !S->parts && !S->gathers && !S->spans[v] && S->lead[v] < 0 && S->map;
+  for (int i = 0; i < k->nops && ok; i++)
+    if (k->ops[i].code == KIR_STORE && k->tensors[k->ops[i].tensor].buffer == buf) ok = false;
+  if (ok && S->loaded[v] && S->last_np[v] == np && S->last_n[v] == n &&
+      !memcmp(&S->last_hbm[v], &hbm, sizeof hbm))
+    return true;
+  S->loaded[v] = ok;
+  S->last_hbm[v] = hbm;
+  S->last_np[v] = np;
+  S->last_n[v] = n;
+  return false;
+}
+
 /* lw_space operand t is kernel tensor t. */
 static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *vctx) {
   sched *S = vctx;
@@ -521,6 +551,7 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];
       if (o->code == KIR_LOAD && S->lead[v] >= 0 && S->shared[v]) continue; /* in its leader's span */
+      if (o->code == KIR_LOAD && reuse_load(S, o, lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), np, n)) continue;
       if (o->code == KIR_LOAD) {
         S->cur[v] = lw_pool_next(&S->pool[v]);
         for (int j = i + 1; j < k->nops; j++) /* its members load alone unless its span covers them */
@@ -642,12 +673,23 @@ static trnc_status emit_map(sched *S) {
   const kir_kernel *k = S->k;
   int nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
   int64_t lb = 0, sb = 0;
-  int inner = -1; /* loads along it move whole tiles (a row broadcast over the rows too) */
+  /* the loads that move whole tiles, tile after tile: along the innermost
+   * axis and, in a space of several axes, some other one (a row broadcast
+   * over the rows is loaded once, reuse_load; a row statistic is one element
+   * per partition) */
+  int inner = -1;
+  uint32_t wide = 0;
   for (int a = 0; a < k->naxes; a++)
-    if (k->extent[a] > 1) inner = a;
+    if (k->extent[a] > 1) {
+      inner = a;
+      wide |= 1u << a;
+    }
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
-    if (o->code == KIR_LOAD && o->dst >= 0 && inner >= 0 && (k->values[o->dst].axes & (1u << inner)))
+    uint32_t ax = 0; /* the axes the load's tensor steps along (a broadcast has stride 0) */
+    for (int a = 0; o->code == KIR_LOAD && a < k->naxes; a++)
+      if ((wide & (1u << a)) && k->tensors[o->tensor].stride[a]) ax |= 1u << a;
+    if (o->code == KIR_LOAD && inner >= 0 && (ax & (1u << inner)) && (ax != 1u << inner || wide == 1u << inner))
       lb += lw_esize(k->values[o->dst].dtype);
     else if (o->code == KIR_STORE && o->src[0] >= 0) sb += lw_esize(k->values[o->src[0]].dtype);
   }

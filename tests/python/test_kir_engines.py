@@ -102,3 +102,36 @@ def test_small_cast_uses_every_queue_for_both(tmp_path, monkeypatch):
     assert torch.equal(got, x.bfloat16())
     loads, stores = _queues(text, "to_copy")
     assert loads and stores
+
+
+@pytest.mark.parametrize("rows, cols", [(1025, 2048), (4096, 512)])
+def test_row_broadcast_is_loaded_once(tmp_path, monkeypatch, rows, cols):
+    # RMSNorm's weight times rows: tiles of whole rows all read the same
+    # weight row, loaded by the first tile only (reuse_load)
+    torch.manual_seed(6)
+    x, w = torch.randn(rows, cols), torch.randn(cols)
+    got, rep, text = _program(tmp_path, monkeypatch, lambda x, w: (x * w).bfloat16(), x, w)
+    assert rep["kernels"] == 1, rep
+    assert torch.equal(got, (x * w).bfloat16())
+    x_loads = [ln for ln in text.splitlines() if " dma_copy dst=sbuf" in ln and "src0=hbm:in0@" in ln]
+    w_loads = [ln for ln in text.splitlines() if " dma_copy dst=sbuf" in ln and "src0=hbm:in1@" in ln]
+    # once per tile shape (1025 rows: 8 tiles of 128 rows and one of 1), in
+    # up to 8 parts each
+    assert len(x_loads) > 16 and 1 <= len(w_loads) <= 16, (len(x_loads), len(w_loads))
+
+
+def test_broadcast_not_reused_when_the_kernel_writes_its_buffer(tmp_path, monkeypatch):
+    # the broadcast operand updated in place after its use (reuse_load never
+    # keeps a tile of a buffer its kernel stores to): values as eager
+    torch.manual_seed(7)
+    x, w = torch.randn(1025, 1024), torch.randn(1024)
+
+    def f(x, w):
+        y = x * w
+        w.add_(1)
+        return y
+
+    w2 = w.clone()
+    got, _, _ = _program(tmp_path, monkeypatch, f, x, w2)
+    torch.testing.assert_close(got, x * w)
+    torch.testing.assert_close(w2, w + 1)
