@@ -45,11 +45,15 @@
  * accumulator across chunks, the total across partition blocks) has a tile
  * of its own.
  *
- * Instructions: load/store are DMAs on the round-robin queues; act runs on
- * ScalarE, tt/ts/copy/select/reduce on VectorE, except that a tt over i32
+ * Instructions: load/store are DMAs on the round-robin queues (map kernels
+ * of many tiles: loads and stores on disjoint queues in proportion to their
+ * bytes, and a row broadcast loaded once, emit_map / reuse_load); act runs
+ * on ScalarE, tt/ts/copy/select/reduce on VectorE, except that a tt over i32
  * values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
- * iota (both exact at any magnitude); a float const is a GpSimd memset (it
- * reads nothing: it stays off VectorE's queue); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
+ * iota (both exact at any magnitude), a map kernel's float tt/ts ops are
+ * shared between VectorE and GpSimd (balance_engines), and a float const is
+ * a GpSimd memset (it reads nothing: it stays off VectorE's queue); lw_emit
+ * adds the semaphores. Compute operands are flat [P, free elements] access patterns
  * over the (contiguous) tiles.
  */
 #include <stdlib.h>
