@@ -663,8 +663,10 @@ static bool reads_colsum(const trnc_node *const *group, int k, const trnc_node *
  *  - write side (VIRT_WRITE): y = clone(permute(o)) or
  *    clone(permute(view(o))) of a bmm result o used only there, the view
  *    splitting o's leading dim: the bmm writes o into y's buffer through the
- *    permuted strides (the views in between are VIRT_SKIP). */
-enum { VIRT_NONE, VIRT_READ, VIRT_SKIP, VIRT_WRITE };
+ *    permuted strides (the views in between are VIRT_SKIP).
+ * VIRT_FUSED marks a node lowered ahead of its turn as the last node of a
+ * matmul's epilogue (hoist_cast): nothing is left to do at its index. */
+enum { VIRT_NONE, VIRT_READ, VIRT_SKIP, VIRT_WRITE, VIRT_FUSED };
 
 /* A bmm writing through permutation node `perm` into clone node `clone`'s
  * buffer (-1: no clone) or input `cat_in` of cat node `cat` (-1: none). */
@@ -1425,6 +1427,39 @@ static bool mm_tail_node(const cstate *C, const trnc_node *n, const trnc_node *m
   return true;
 }
 
+/* A cast of a kernel's last value r, read later than right after the
+ * kernel, that the kernel applies instead, ahead of its turn (a weight
+ * gradient's bf16 -> fp32 to_copy comes after the next matmul in a backward
+ * graph; the bf16 copy of the normalized activations under autocast comes
+ * after the weight's): r's only reader (after index `after`), a to_copy or
+ * clone of r alone, whose result is a graph output or is not read by the
+ * node right after it (which would fuse with it in a kernel of their own).
+ * Lowering it early is safe: it reads r only, and nothing before its index
+ * reads its result. Its index, or UINT32_MAX. */
+static uint32_t later_cast(const cstate *C, trnc_ref r, uint32_t after) {
+  const trnc_graph *g = C->L.g;
+  if (C->nuses[r] != 1 || C->is_output[r]) return UINT32_MAX;
+  uint32_t f = C->firstuse[r];
+  if (f == UINT32_MAX || f <= after || f >= g->nnodes || g->nodes[f].dead || C->virt[f] || C->wt[f].perm >= 0)
+    return UINT32_MAX;
+  const trnc_node *m = &g->nodes[f];
+  if ((m->op != TRNC_OP_TO_COPY && m->op != TRNC_OP_CLONE) || m->nouts != 1 || m->nargs < 1 ||
+      m->args[0].kind != TRNC_ARG_VALUE || m->args[0].u.ref != r)
+    return UINT32_MAX;
+  trnc_ref o = m->outs[0];
+  uint32_t next = next_live(g, f + 1);
+  if (!C->is_output[o] && next < g->nnodes && C->firstuse[o] == next) return UINT32_MAX;
+  return f;
+}
+
+/* later_cast of matmul n's epilogue result r, if mm_tail_node takes it. */
+static uint32_t hoist_cast(const cstate *C, const trnc_node *n, trnc_ref r, uint32_t after, trnc_ref *ops,
+                           int *nops, int *values) {
+  uint32_t f = later_cast(C, r, after);
+  if (f == UINT32_MAX) return UINT32_MAX;
+  return mm_tail_node(C, n, &C->L.g->nodes[f], r, ops, nops, values) ? f : UINT32_MAX;
+}
+
 static trnc_status lower_node_group(cstate *C, uint32_t *i) {
   lw *L = &C->L;
   const trnc_graph *g = L->g;
@@ -1527,15 +1562,42 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
         if (view_later && L->tv[last].buffer < 0 && (st = lw_alloc_internal(L, last, "t"))) return st;
       }
     }
+    /* a later cast of the group's last value joins the kernel (later_cast) */
+    uint32_t hoisted = UINT32_MAX;
+    trnc_ref cast_of = TRNC_NO_REF;
+    if (!L->opt.no_fusion && !red && !mmp && k < 64 && group[k - 1]->nouts == 1) {
+      trnc_ref last = group[k - 1]->outs[0];
+      uint32_t f = later_cast(C, last, j - 1);
+      if (f != UINT32_MAX) {
+        const trnc_node *m = &g->nodes[f];
+        const trnc_type *keep_space = space;
+        uint32_t keep = rows;
+        int vals = 0;
+        for (int a = 0; a < k; a++) vals += kir_eltwise_values(group[a]);
+        group[k] = m;
+        if (vals + kir_eltwise_values(m) <= KIR_MAX_VALUES && fuses(g, &space, m, weight, &rows) &&
+            !reads_colsum(group, k, m) && same_shape(vtype(g, m->outs[0]), vtype(g, last)) &&
+            group_tensors(C, group, k + 1, j) <= KIR_MAX_TENSORS && kir_gather_fits(g, group, k + 1, space->rank, rows) &&
+            bits_from_hbm(g, group, k + 1)) {
+          hoisted = f;
+          cast_of = last;
+          k++;
+        } else {
+          space = keep_space;
+          rows = keep;
+        }
+      }
+    }
     /* a group value needs HBM only if it is read after the kernel or is a
      * graph output (which already has its OUTPUT buffer) */
     for (int a = 0; a < k; a++) {
       trnc_ref r = group[a]->outs[0];
       if (L->tv[r].buffer >= 0) continue;
       uint32_t lu = C->lastuse[r];
-      if ((lu == UINT32_MAX || lu < j) && !C->is_output[r]) continue;
+      if ((lu == UINT32_MAX || lu < j || r == cast_of) && !C->is_output[r]) continue;
       if ((st = lw_alloc_internal(L, r, "t"))) return st;
     }
+    if (hoisted != UINT32_MAX) C->virt[hoisted] = VIRT_FUSED;
     *i = j - 1;
     if (mmp) L->ops_per_engine[0]++;
     st = kir_emit_group(L, group, k, red, mmp);
@@ -1556,10 +1618,15 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     bool seen_act = false, seen_scale = false;
     int values = 0, operands = 0;
     trnc_ref ops[KIR_MAX_TENSORS];
+    uint32_t hoisted = UINT32_MAX;
     for (;;) {
       uint32_t j = last + 1;
       while (j < g->nnodes && g->nodes[j].dead) j++;
-      if (j >= g->nnodes || C->nuses[r] != 1 || C->firstuse[r] != j || C->is_output[r]) break;
+      if (j >= g->nnodes || C->nuses[r] != 1 || C->firstuse[r] != j || C->is_output[r]) {
+        if (ep.ntail < MM_TAIL_MAX) hoisted = hoist_cast(C, n, r, last, ops, &operands, &values);
+        if (hoisted != UINT32_MAX) tail[ep.ntail++] = &g->nodes[hoisted];
+        break;
+      }
       const trnc_node *m = &g->nodes[j];
       if (m->nargs < 1 || m->nouts < 1) break;
       bool first = m->args[0].kind == TRNC_ARG_VALUE && m->args[0].u.ref == r;
@@ -1587,21 +1654,25 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     }
     /* a tail ends at its last elementwise node (later views are their own) */
     while (ep.ntail && !kir_is_eltwise(g, tail[ep.ntail - 1])) ep.ntail--;
-    if (ep.ntail) {
+    if (hoisted != UINT32_MAX) { /* the kernel covers the nodes up to `last` and the hoisted one */
+      r = g->nodes[hoisted].outs[0];
+    } else if (ep.ntail) {
       last = tail_last;
       r = g->nodes[last].outs[0];
     }
     ep.tail = tail;
     const trnc_node *t = &g->nodes[g->values[r].node];
-    if (last != *i && (st = alloc_outputs_of(C, t))) return st;
+    bool fused = last != *i || hoisted != UINT32_MAX;
+    if (fused && (st = alloc_outputs_of(C, t))) return st;
     /* the epilogue writes the matmul's [batch,] M x N result through a fused
      * reshape as contiguous bytes: a result that lives elsewhere (a graph
      * output with the strides of a permutation) is written by its own node */
-    if (last != *i && !same_shape(vtype(g, r), vtype(g, n->outs[0])) && !contiguous(&L->tv[r].t)) last = *i;
-    if (last != *i) {
+    if (fused && !same_shape(vtype(g, r), vtype(g, n->outs[0])) && !contiguous(&L->tv[r].t)) fused = false;
+    if (fused) {
       ep.out = r;
       L->ops_per_engine[0]++;
       if (seen_act) L->ops_per_engine[2]++;
+      if (hoisted != UINT32_MAX) C->virt[hoisted] = VIRT_FUSED;
       *i = last;
       return kir_emit_matmul(L, n, &ep);
     }

@@ -60,6 +60,10 @@ typedef struct lw {
   uint32_t qcount[LW_QUEUES]; /* instructions signalled per queue so far */
   int64_t sbuf_used, psum_used; /* bump allocators, bytes per partition */
   int next_dma;               /* round-robin DMA queue */
+  /* > 0: loads (to SBUF) of lw_dma go round robin over queues [0, dma_split),
+   * stores over [dma_split, queues) (lw_dma_queue_dir) */
+  int dma_split;
+  int next_dma_dir[2];
   /* report */
   int64_t sbuf_peak, psum_peak;
   size_t ops_per_engine[4];
@@ -197,6 +201,11 @@ int64_t lw_tile_free_elems(const lw_tile_pos *tp);
 /** DMA HBM -> tile (or tile -> HBM when to_hbm); a large tile is split by
  *  partition rows over several DMA queues. */
 trnc_status lw_dma(lw *L, lw_tile *t, trnc_nc_ap tile_ap, trnc_nc_ap hbm_ap, bool to_hbm);
+/** The DMA queue engine for the next load (to_hbm false) or store: with
+ *  L->dma_split set, round robin within the loads' or the stores' queues
+ *  (a queue runs in order: a load queued behind a store that waits for
+ *  compute would stall the next tile's prefetch), else lw_dma_queue. */
+int lw_dma_queue_dir(lw *L, bool to_hbm);
 #define LW_DMA_MAX_PARTS 16
 /** n DMAs between disjoint parts of tile t (tile_aps[i]) and HBM
  *  (hbm_aps[i]), on n queues, each waiting only for what came before the

@@ -163,6 +163,14 @@ int lw_dma_queue(lw *L) {
   return q;
 }
 
+int lw_dma_queue_dir(lw *L, bool to_hbm) {
+  int nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues
+                                                           : TRNC_NC_NUM_DMA_QUEUES;
+  if (L->dma_split <= 0 || L->dma_split >= nq) return lw_dma_queue(L);
+  int lo = to_hbm ? L->dma_split : 0, n = to_hbm ? nq - L->dma_split : L->dma_split;
+  return TRNC_NC_DMA0 + lo + L->next_dma_dir[to_hbm]++ % n;
+}
+
 /* ---- synchronization -------------------------------------------------------- */
 
 static void need(uint32_t *waits, int q, uint32_t v) {
@@ -260,7 +268,7 @@ trnc_status lw_dma_parts(lw *L, lw_tile *t, const trnc_nc_ap *tile_aps, const tr
     trnc_nc_instr *in = &ins[i];
     memset(in, 0, sizeof *in);
     in->op = TRNC_NC_OP_DMA_COPY;
-    in->engine = (uint8_t)lw_dma_queue(L);
+    in->engine = (uint8_t)lw_dma_queue_dir(L, to_hbm);
     in->mode = TRNC_NC_DMA_DIRECT;
     in->dst = to_hbm ? hbm_aps[i] : tile_aps[i];
     in->src[0] = to_hbm ? tile_aps[i] : hbm_aps[i];

@@ -45,11 +45,15 @@
  * accumulator across chunks, the total across partition blocks) has a tile
  * of its own.
  *
- * Instructions: load/store are DMAs on the round-robin queues; act runs on
- * ScalarE, tt/ts/copy/select/reduce on VectorE, except that a tt over i32
+ * Instructions: load/store are DMAs on the round-robin queues (map kernels
+ * of many tiles: loads and stores on disjoint queues in proportion to their
+ * bytes, and a row broadcast loaded once, emit_map / reuse_load); act runs
+ * on ScalarE, tt/ts/copy/select/reduce on VectorE, except that a tt over i32
  * values runs on GpSimd in int32 arithmetic and an i32 const is a GpSimd
- * iota (both exact at any magnitude); a float const is a GpSimd memset (it
- * reads nothing: it stays off VectorE's queue); lw_emit adds the semaphores. Compute operands are flat [P, free elements] access patterns
+ * iota (both exact at any magnitude), a map kernel's float tt/ts ops are
+ * shared between VectorE and GpSimd (balance_engines), and a float const is
+ * a GpSimd memset (it reads nothing: it stays off VectorE's queue); lw_emit
+ * adds the semaphores. Compute operands are flat [P, free elements] access patterns
  * over the (contiguous) tiles.
  */
 #include <stdlib.h>
@@ -94,6 +98,7 @@ typedef struct sched {
   bool first_loads;               /* some value is loaded at the rows' first elements */
   bool single;                    /* one chunk per block: later passes reuse its tiles */
   int opass[KIR_MAX_OPS];         /* pass of each op */
+  bool on_gpsimd[KIR_MAX_OPS];    /* map kernels: a float tt/ts op GpSimd runs (balance_engines) */
   int vpass[KIR_MAX_VALUES];      /* pass that computes (full) or completes (reduced) it */
   int def[KIR_MAX_VALUES];        /* op defining each value */
   struct mmtail *mm;              /* the kernel's mm op (NULL: none) */
@@ -122,6 +127,13 @@ typedef struct sched {
    * layer-norm weight) in a reduce layout of one chunk per block is loaded
    * once, by the first (largest) block, into a tile of its own */
   bool resident[KIR_MAX_VALUES];
+  /* map kernels: a load whose HBM access pattern and tile shape equal its
+   * previous tile's (a row broadcast over tiles of whole rows: RMSNorm's
+   * weight) keeps that tile instead of loading it again (reuse_load) */
+  bool loaded[KIR_MAX_VALUES];
+  trnc_nc_ap last_hbm[KIR_MAX_VALUES];
+  int64_t last_n[KIR_MAX_VALUES];
+  int last_np[KIR_MAX_VALUES];
   /* a multi-pass row kernel whose rows fit one chunk only with loads 2-deep
    * and other values 1-deep takes those depths: each pass then reuses the
    * block's tiles instead of loading and computing every chunk again */
@@ -289,6 +301,7 @@ static trnc_status tile_op(lw *L, const sched *S, const kir_kernel *k, const kir
       in.op = TRNC_NC_OP_TENSOR_TENSOR;
       in.alu0 = o->fn;
       if (int32_tt(k, o)) in.engine = TRNC_NC_GPSIMD; /* native int32 arithmetic */
+      if (S && S->on_gpsimd[o - k->ops]) in.engine = TRNC_NC_GPSIMD;
       break;
     case KIR_TS:
       in.op = TRNC_NC_OP_TENSOR_SCALAR;
@@ -296,6 +309,7 @@ static trnc_status tile_op(lw *L, const sched *S, const kir_kernel *k, const kir
       in.alu1 = o->fn1;
       in.imm[0] = o->imm[0];
       in.imm[1] = o->imm[1];
+      if (S && S->on_gpsimd[o - k->ops]) in.engine = TRNC_NC_GPSIMD;
       break;
     case KIR_COPY:
     case KIR_REDUCE: in.op = TRNC_NC_OP_TENSOR_COPY; break; /* a reduce over no axis */
@@ -478,6 +492,29 @@ static int span_factor(const lw_space *s, int t, bool unit) {
   return f + 1 <= SPAN_MAX_FACTOR ? (int)f + 1 : 0;
 }
 
+
+/* Map kernels: whether load op o of this tile can keep value v's previous
+ * tile: the same HBM access pattern `hbm` over the same [np, n] tile, no span
+ * or shared span, pools of its own (not a part's), and no store of the
+ * kernel writing the tensor's buffer (the data is the same). Records this
+ * load's pattern otherwise. */
+static bool reuse_load(sched *S, const kir_op *o, trnc_nc_ap hbm, int np, int64_t n) {
+  const kir_kernel *k = S->k;
+  int v = o->dst;
+  int32_t buf = k->tensors[o->tensor].buffer;
+  bool ok = !S->parts && !S->gathers && !S->spans[v] && S->lead[v] < 0 && S->map;
+  for (int i = 0; i < k->nops && ok; i++)
+    if (k->ops[i].code == KIR_STORE && k->tensors[k->ops[i].tensor].buffer == buf) ok = false;
+  if (ok && S->loaded[v] && S->last_np[v] == np && S->last_n[v] == n &&
+      !memcmp(&S->last_hbm[v], &hbm, sizeof hbm))
+    return true;
+  S->loaded[v] = ok;
+  S->last_hbm[v] = hbm;
+  S->last_np[v] = np;
+  S->last_n[v] = n;
+  return false;
+}
+
 /* lw_space operand t is kernel tensor t. */
 static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, void *vctx) {
   sched *S = vctx;
@@ -518,6 +555,7 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       const kir_tensor *T = &k->tensors[o->tensor];
       int v = o->code == KIR_LOAD ? o->dst : o->src[0];
       if (o->code == KIR_LOAD && S->lead[v] >= 0 && S->shared[v]) continue; /* in its leader's span */
+      if (o->code == KIR_LOAD && reuse_load(S, o, lw_hbm_ap(s, o->tensor, T->buffer, T->dtype, tp), np, n)) continue;
       if (o->code == KIR_LOAD) {
         S->cur[v] = lw_pool_next(&S->pool[v]);
         for (int j = i + 1; j < k->nops; j++) /* its members load alone unless its span covers them */
@@ -541,7 +579,7 @@ static trnc_status map_tile(lw *L, const lw_space *s, const lw_tile_pos *tp, voi
       if (o->code == KIR_STORE && S->parts && S->parts->ordered) {
         /* the parts' stores may overlap: each writes the HBM token too,
          * so they land in program order */
-        trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue(L));
+        trnc_nc_instr in = lw_instr(TRNC_NC_OP_DMA_COPY, lw_dma_queue_dir(L, true));
         in.dst = hbm;
         in.src[0] = sb;
         lw_tile *w[1] = {S->parts->tok};
@@ -580,9 +618,104 @@ static trnc_status span_tiles(sched *S, const lw_space *s, int64_t max_free) {
   return TRNC_OK;
 }
 
+static bool float_dt(trnc_dtype dt) { return dt == TRNC_F32 || dt == TRNC_BF16 || dt == TRNC_F16; }
+
+/* Map kernels: which tt/ts ops run on GpSimd instead of VectorE. Both
+ * engines take tensor_tensor and tensor_scalar (nki.isa) and work in
+ * parallel (on trn1 they share SBUF's port: everything stays on VectorE);
+ * each op over full tiles, in program order, goes to the engine that would
+ * finish its share of a tile first (cycles: elements x tensor inputs, at
+ * the engine's clock, as in cost.c), so a chain of elementwise ops
+ * (silu_backward's three products) is split between them. Only ops whose
+ * operands and result are all floating point move: GpSimd computes an
+ * all-int32 tt in exact integer arithmetic (trnc_nc_instr_int_exact), which
+ * would change an integer division's or shift's value; so does a bitvec
+ * ALU. */
+static void balance_engines(sched *S) {
+  const kir_kernel *k = S->k;
+  const trnc_nc_target *t = S->L->target;
+  memset(S->on_gpsimd, 0, sizeof S->on_gpsimd);
+  if (S->L->opt.no_fusion || t->sbuf_port_vector_gpsimd_shared || t->gpsimd_lanes < t->partitions || t->gpsimd_hz <= 0 ||
+      t->vector_hz <= 0)
+    return;
+  double vec = 0, gp = 0;
+  for (int i = 0; i < k->nops; i++) { /* VectorE's other work first */
+    const kir_op *o = &k->ops[i];
+    if (o->dst >= 0 && o->code != KIR_ACT && o->code != KIR_LOAD && o->code != KIR_STORE && o->code != KIR_CONST &&
+        o->code != KIR_TT && o->code != KIR_TS && full(k, o->dst))
+      vec += 1.0 / t->vector_hz;
+  }
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    if ((o->code != KIR_TT && o->code != KIR_TS) || o->dst < 0 || !full(k, o->dst) || tile_scalars(S, o)) continue;
+    bool ok = float_dt(k->values[o->dst].dtype) && !trnc_nc_alu_is_bitvec(o->fn) &&
+              (o->code == KIR_TT || !trnc_nc_alu_is_bitvec(o->fn1));
+    int inputs = 0;
+    for (int s = 0; s < (o->code == KIR_TT ? 2 : 1); s++) {
+      ok &= o->src[s] >= 0 && float_dt(k->values[o->src[s]].dtype);
+      if (o->src[s] >= 0 && full(k, o->src[s])) inputs++;
+    }
+    if (inputs < 1) inputs = 1;
+    double cv = inputs / t->vector_hz, cg = inputs / t->gpsimd_hz;
+    if (ok && gp + cg < vec + cv) {
+      S->on_gpsimd[i] = true;
+      gp += cg;
+    } else {
+      vec += cv;
+    }
+  }
+}
+
+static trnc_status emit_map_tiles(sched *S);
+
+/* Map kernels of many tiles: the DMA queues split between loads and stores
+ * in proportion to their bytes per element (an fp32 -> bf16 cast: 11 load
+ * queues, 5 store queues), so every queue carries about the same bytes and
+ * the loads of the next tiles never queue behind this tile's stores. */
 static trnc_status emit_map(sched *S) {
   lw *L = S->L;
   const kir_kernel *k = S->k;
+  int nq = L->target->dma_queues < TRNC_NC_NUM_DMA_QUEUES ? L->target->dma_queues : TRNC_NC_NUM_DMA_QUEUES;
+  int64_t lb = 0, sb = 0;
+  /* the loads that move whole tiles, tile after tile: along the innermost
+   * axis and, in a space of several axes, some other one (a row broadcast
+   * over the rows is loaded once, reuse_load; a row statistic is one element
+   * per partition) */
+  int inner = -1;
+  uint32_t wide = 0;
+  for (int a = 0; a < k->naxes; a++)
+    if (k->extent[a] > 1) {
+      inner = a;
+      wide |= 1u << a;
+    }
+  for (int i = 0; i < k->nops; i++) {
+    const kir_op *o = &k->ops[i];
+    uint32_t ax = 0; /* the axes the load's tensor steps along (a broadcast has stride 0) */
+    for (int a = 0; o->code == KIR_LOAD && a < k->naxes; a++)
+      if ((wide & (1u << a)) && k->tensors[o->tensor].stride[a]) ax |= 1u << a;
+    if (o->code == KIR_LOAD && inner >= 0 && (ax & (1u << inner)) && (ax != 1u << inner || wide == 1u << inner))
+      lb += lw_esize(k->values[o->dst].dtype);
+    else if (o->code == KIR_STORE && o->src[0] >= 0) sb += lw_esize(k->values[o->src[0]].dtype);
+  }
+  int64_t numel = 1;
+  for (int a = 0; a < k->naxes; a++) numel *= k->extent[a];
+  int split = 0; /* a kernel of a few tiles keeps every queue for each tile's parts */
+  if (!S->parts && !S->gathers && lb > 0 && sb > 0 && nq >= 4 && numel > 2 * L->target->partitions * MAX_FREE) {
+    split = (int)((nq * lb + (lb + sb) / 2) / (lb + sb));
+    if (split < 1) split = 1;
+    if (split > nq - 1) split = nq - 1;
+  }
+  L->dma_split = split;
+  L->next_dma_dir[0] = L->next_dma_dir[1] = 0;
+  trnc_status st = emit_map_tiles(S);
+  L->dma_split = 0;
+  return st;
+}
+
+static trnc_status emit_map_tiles(sched *S) {
+  lw *L = S->L;
+  const kir_kernel *k = S->k;
+  balance_engines(S);
   lw_space s;
   memset(&s, 0, sizeof s);
   s.rank = k->naxes;

@@ -433,3 +433,26 @@ def test_broadcast_of_a_column_that_is_stored_stays_whole():
     f = lambda s: s.expand(300, 7).contiguous() + 0  # noqa: E731
     got, _ = _run(f, s)
     torch.testing.assert_close(got, f(s))
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (2, 128, 257)])
+def test_later_cast_of_a_group_value_joins_its_kernel(shape):
+    # RMSNorm's output and, after the weight's cast, its bf16 copy (autocast's
+    # order): the activations' cast is the norm kernel's, its fp32 value is
+    # never stored
+    import torch.nn.functional as F
+
+    torch.manual_seed(7)
+    x, g, w = torch.randn(*shape), torch.randn(shape[-1]), torch.randn(65, shape[-1])
+
+    def f(x, g, w):
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * g
+        wb = w.to(torch.bfloat16)
+        return F.linear(y.to(torch.bfloat16), wb)
+
+    got, rep = _run(f, x, g, w)
+    assert rep["kernels"] == 4, rep  # sum of squares, the norm with its cast, the weight's cast, mm
+    x64 = x.double()
+    y64 = (x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + 1e-5) * g.double()).bfloat16()
+    want = y64.double() @ w.bfloat16().double().t()
+    torch.testing.assert_close(got.double(), want, rtol=2e-2, atol=2e-2 * shape[-1] ** 0.5)

@@ -163,3 +163,75 @@ def test_fp32_row_bias_added_in_psum_rounds_as_a_vector_add(rows, n):
     lin, rep = compile_run(lambda x, w, b: F.linear(x, w, b), x, w, b)
     assert rep["kernels"] == 1, rep
     assert torch.equal(lin, mm + b)
+
+
+
+def _check_rounded(got, want64, k):
+    # an fp32 result of a bf16 value: bf16-representable, within bf16's tolerance
+    assert got.dtype == torch.float32
+    assert torch.equal(got.bfloat16().float(), got)
+    _check(got.bfloat16(), want64, torch.bfloat16, k)
+
+
+@pytest.mark.parametrize("m, k, n", [(127, 128, 129), (129, 130, 513), (128, 257, 128)])
+def test_later_cast_of_result_joins_the_epilogue(m, k, n):
+    # A backward's weight gradient: a bf16 mm whose fp32 to_copy comes after
+    # the next matmul: the mm's epilogue applies the cast ahead of its turn,
+    # rounding to bf16 first as the eager bf16 mm does.
+    torch.manual_seed(4)
+    a, b = torch.randn(m, k, dtype=torch.bfloat16), torch.randn(k, n, dtype=torch.bfloat16)
+    c, d = torch.randn(n, k, dtype=torch.bfloat16), torch.randn(k, m, dtype=torch.bfloat16)
+
+    def f(a, b, c, d):
+        x = a @ b
+        y = c @ d
+        return x.float(), y.float()
+
+    (gx, gy), rep = compile_run(f, a, b, c, d)
+    assert rep["kernels"] == 2, rep  # each mm with its cast
+    _check_rounded(gx, a.double() @ b.double(), k)
+    _check_rounded(gy, c.double() @ d.double(), k)
+
+
+def test_later_cast_read_by_the_next_node_stays_with_it():
+    # the cast's result feeds the node right after it: the cast stays in that
+    # node's kernel (fusing it into the mm would store fp32 and read it back)
+    torch.manual_seed(5)
+    a, b = torch.randn(129, 64, dtype=torch.bfloat16), torch.randn(64, 130, dtype=torch.bfloat16)
+    c, d = torch.randn(129, 64, dtype=torch.bfloat16), torch.randn(64, 130, dtype=torch.bfloat16)
+    e = torch.randn(129, 130)
+
+    def f(a, b, c, d, e):
+        x = a @ b
+        y = c @ d
+        return y, torch.exp(x.float() * 0.1) + e
+
+    (gy, gz), rep = compile_run(f, a, b, c, d, e)
+    assert rep["kernels"] == 3, rep  # mm, mm, the cast with exp and add
+    _check(gy, c.double() @ d.double(), torch.bfloat16, 64)
+    x64 = (a.double() @ b.double()).bfloat16().double()
+    torch.testing.assert_close(gz.double(), torch.exp(x64 * 0.1) + e.double(), rtol=2e-2, atol=2e-2)
+
+
+def test_later_cast_of_an_output_result_and_later_clone():
+    # a result that is a graph output keeps its own store and cast; a later
+    # clone of a result read nowhere else joins its epilogue
+    torch.manual_seed(6)
+    a, b = torch.randn(64, 129, dtype=torch.bfloat16), torch.randn(129, 127, dtype=torch.bfloat16)
+    c = torch.randn(127, 64, dtype=torch.bfloat16)
+
+    def f(a, b, c):
+        x = a @ b
+        y = x @ c
+        z = b.t() @ a.t()
+        w = y @ a
+        return x, x.float(), z.clone(), w
+
+    (gx, gxf, gz, gw), rep = compile_run(f, a, b, c)
+    assert rep["kernels"] == 5, rep  # x, x's cast, y, z with its clone, w
+    x64 = a.double() @ b.double()
+    _check(gx, x64, torch.bfloat16, 129)
+    assert torch.equal(gxf, gx.float())
+    _check(gz, x64.t(), torch.bfloat16, 129)
+    y64 = gx.double() @ c.double()
+    _check(gw, y64.bfloat16().double() @ a.double(), torch.bfloat16, 127 * 64)
