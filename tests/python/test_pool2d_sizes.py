@@ -111,10 +111,45 @@ def test_max_pool2d_nan_window_and_all_padding_taps():
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=5, stride=1, padding=2),           # 25 taps: several kernels
                                 dict(kernel_size=4, stride=3, padding=2, dilation=2, ceil_mode=True),
-                                dict(kernel_size=6, stride=2, padding=3)])           # 36 taps: one VectorE kernel
+                                dict(kernel_size=6, stride=2, padding=3)])           # 36 taps: rows, then columns
 def test_max_pool2d_long_windows_indices_exact(kw):
     x = _ties((1, 129, 23, 21), seed=5, nan=True)
     _forward(lambda t: F.max_pool2d(t, return_indices=True, **kw), x)
+
+
+# windows of more than 4 taps: a running maximum along each window row, then
+# over the window's rows (passes/decomp_pool2d.c max_separable)
+SEP = [dict(kernel_size=7, stride=1, padding=3),
+       dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), dilation=(3, 2), ceil_mode=True),
+       dict(kernel_size=(1, 30), stride=(1, 3), padding=(0, 15)),
+       dict(kernel_size=(30, 1), stride=(4, 1), ceil_mode=True),
+       dict(kernel_size=16, stride=5, padding=8, dilation=2, ceil_mode=True)]
+
+
+@pytest.mark.parametrize("c", [127, 128, 129])
+@pytest.mark.parametrize("kw", SEP)
+def test_max_pool2d_separable_indices_exact(c, kw):
+    x = _ties((2, c, 33, 35) if c != 128 else (c, 33, 35), seed=c + 1, nan=True)
+    _forward(lambda t: F.max_pool2d(t, return_indices=True, **kw), x)
+
+
+def test_max_pool2d_separable_nan_rows_and_padding():
+    # several NaNs per window (the last in (kh, kw) order wins, also across
+    # window rows), windows of -inf and padding only (the first valid tap's index)
+    x = torch.full((1, 4, 12, 12), float("-inf"))
+    x[0, 1, 3, 4] = x[0, 1, 3, 2] = x[0, 1, 5, 0] = x[0, 1, 4, 6] = float("nan")
+    x[0, 2] = torch.arange(144.0).view(12, 12).flip(0)
+    x[0, 3] = 1.0
+    x[0, 3, ::3, 1::4] = float("nan")
+    _forward(lambda t: F.max_pool2d(t, 5, 2, 2, return_indices=True), x)
+    _forward(lambda t: F.max_pool2d(t, (3, 4), 3, (1, 2), dilation=(2, 1), ceil_mode=True, return_indices=True), x)
+
+
+def test_max_pool2d_separable_grad_and_bf16():
+    x = _ties((2, 129, 24, 25), seed=4)
+    _check_train(lambda t: F.max_pool2d(t, 5, 1, 2), x, 1e-5)
+    xb = _ties((2, 127, 17, 19), seed=8, nan=True, dtype=torch.bfloat16)
+    _forward(lambda t: F.max_pool2d(t, (3, 5), 2, (1, 2), return_indices=True), xb)
 
 
 def test_max_pool2d_bf16_indices_exact():
