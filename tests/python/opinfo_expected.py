@@ -23,18 +23,8 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('byte', 'forward'): "aten._to_copy.default: u8 result 0 cannot be proven to stay within u8's "
                       'range, and this op does not compute in integers (eager PyTorch would wrap '
                       'around): compute in a wider dtype',
- ('cdouble', 'forward'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore '
-                         'engines do not compute in',
- ('cdouble', 'grad'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore engines '
-                      'do not compute in',
- ('cfloat', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in',
- ('cfloat', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines do '
-                     'not compute in',
- ('chalf', 'forward'): 'aten._to_copy.default: the result has dtype c32, which NeuronCore engines '
-                       'do not compute in',
- ('chalf', 'grad'): 'aten._to_copy.default: the result has dtype c32, which NeuronCore engines do '
-                    'not compute in',
+ ('chalf', 'forward'): 'aten._to_copy.default: complex32 is not lowered (use complex64)',
+ ('chalf', 'grad'): 'aten._to_copy.default: complex32 is not lowered (use complex64)',
  ('char', 'forward'): "aten._to_copy.default: i8 result 0 cannot be proven to stay within i8's "
                       'range, and this op does not compute in integers (eager PyTorch would wrap '
                       'around): compute in a wider dtype',
@@ -48,78 +38,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                            'depends on the values in its input tensors, which a static-shape '
                            'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                            '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('complex', 'forward'): 'no lowering for aten.complex.default',
- ('complex', 'grad'): 'no lowering for aten.complex.default',
- ('fft.fft', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.fft', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('fft.fft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                          'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                       'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                          'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                       'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.hfft', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                          'engines do not compute in; no lowering for aten._conj.default; no '
-                          'lowering for aten._fft_c2r.default',
- ('fft.hfft', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                       'do not compute in; no lowering for aten._conj.default; no lowering for '
-                       'aten._fft_c2r.default',
- ('fft.hfft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._conj.default; no '
-                           'lowering for aten._fft_c2c.default; no lowering for '
-                           'aten._fft_c2r.default',
- ('fft.hfft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._conj.default; no lowering for '
-                        'aten._fft_c2c.default; no lowering for aten._fft_c2r.default',
- ('fft.hfftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._conj.default; no '
-                           'lowering for aten._fft_c2c.default; no lowering for '
-                           'aten._fft_c2r.default',
- ('fft.hfftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._conj.default; no lowering for '
-                        'aten._fft_c2c.default; no lowering for aten._fft_c2r.default',
- ('fft.ifft', 'forward'): 'no lowering for aten._conj.default; no lowering for '
-                          'aten._fft_r2c.default',
- ('fft.ifft', 'grad'): 'no lowering for aten._conj.default; no lowering for aten._fft_r2c.default',
- ('fft.ifft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ihfft', 'forward'): 'no lowering for aten._conj.default; no lowering for '
-                           'aten._fft_r2c.default',
- ('fft.ihfft', 'grad'): 'no lowering for aten._conj.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfft2', 'forward'): 'no lowering for aten._conj_physical.default; no lowering for '
-                            'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfft2', 'grad'): 'no lowering for aten._conj_physical.default; no lowering for '
-                         'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfftn', 'forward'): 'no lowering for aten._conj_physical.default; no lowering for '
-                            'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfftn', 'grad'): 'no lowering for aten._conj_physical.default; no lowering for '
-                         'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.irfft', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfft', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                            'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                         'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                            'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                         'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.rfft', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfft', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfft2', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfft2', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
  ('grid_sampler_3d', 'forward'): 'no lowering for aten.grid_sampler_3d.default',
  ('grid_sampler_3d', 'grad'): 'no lowering for aten.grid_sampler_3d.default',
@@ -174,8 +92,14 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nonzero_static', 'forward'): 'no lowering for aten.nonzero_static.default',
  ('ormqr', 'forward'): 'no lowering for aten.ormqr.default',
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
- ('polar', 'forward'): 'no lowering for aten.polar.default',
- ('polar', 'grad'): 'no lowering for aten.polar.default',
+ ('polar', 'grad'): 'aten.div.Tensor: no complex lowering for this op (trnc carries complex64 as '
+                    'float32 pairs and lowers FFTs, views, copies, conjugation, products and sums '
+                    'of them); aten.mul.Scalar: a complex Scalar argument is not lowered; '
+                    'aten.scalar_tensor.default: no complex lowering for this op (trnc carries '
+                    'complex64 as float32 pairs and lowers FFTs, views, copies, conjugation, '
+                    'products and sums of them); aten.where.self: no complex lowering for this op '
+                    '(trnc carries complex64 as float32 pairs and lowers FFTs, views, copies, '
+                    'conjugation, products and sums of them)',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
@@ -206,8 +130,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_w.default',
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
- ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '
@@ -228,9 +150,7 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
                                     "of this op's result depends on the values in its input "
                                     'tensors, which a static-shape compiler cannot lower; keep '
                                     'shapes fixed by rewriting with a mask (torch.where(mask, x, '
-                                    '0), x * mask) instead of selecting elements',
- ('view_as_complex', 'forward'): 'no lowering for aten.view_as_complex.default',
- ('view_as_complex', 'grad'): 'no lowering for aten.view_as_complex.default'}
+                                    '0), x * mask) instead of selecting elements'}
 
 UNTRACED = {('H', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('T', 'grad'): 'trnc compiled no forward and backward graph pair',
@@ -561,6 +481,7 @@ UNTRACED = {('H', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('unsqueeze', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('view', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('view_as', 'grad'): 'trnc compiled no forward and backward graph pair',
+ ('view_as_complex', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('view_as_real', 'forward'): 'no float32 CPU sample',
  ('view_as_real', 'grad'): 'no float32 CPU sample',
  ('vsplit', 'grad'): 'trnc compiled no forward and backward graph pair',

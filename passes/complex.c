@@ -1,0 +1,603 @@
+/*
+ * complex.c — complex tensors carried as real ones.
+ *
+ * NeuronCore engines have no complex arithmetic. trnc carries every complex64
+ * value as float32 with a trailing dim of 2 (torch.view_as_real's layout:
+ * [..., 2], real part then imaginary part, strides in float32 elements), so a
+ * complex tensor at the torch boundary is bound through the same memory. The
+ * pass runs first in the pipeline:
+ *
+ *  1. ops that only move complex elements (slice, select, view, permute, cat,
+ *     copy, zero fills, view_as_real / view_as_complex as aliases, add / sub
+ *     of two complex tensors, products with a real scalar, sums) are kept,
+ *     their dims and sizes rewritten for the trailing dim;
+ *  2. every complex value becomes float32 [..., 2];
+ *  3. ops that compute with complex numbers are rewritten through the
+ *     decompose builder into real ones: conversions from real (re, 0),
+ *     complex(re, im) and polar(r, theta) as a stack, conjugation as a
+ *     product with (1, -1), complex products, abs, and the FFTs
+ *     (_fft_r2c, _fft_c2c, _fft_c2r) as one DFT matmul per transformed dim on
+ *     TensorE, whose matrix holds cos / sin(2 pi p / N) of the phase index
+ *     p = k n mod N computed exactly in integers (double precision cos / sin,
+ *     rounded once to float32).
+ *
+ * trnc_complex_unsupported says, for the legality scan, which complex forms
+ * the pass rewrites; everything else is refused there with a reason.
+ * complex128 runs as complex64 with a warning, as float64 runs as float32
+ * (the runtime converts the float64 pairs of its boundary tensors);
+ * complex32 is not lowered.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/shape.h"
+#include "passes/decompose.h"
+#include "passes/passes.h"
+
+static bool cplx_dt(trnc_dtype t) { return t == TRNC_C64 || t == TRNC_C128 || t == TRNC_C32; }
+
+/* True if value r is complex: before the pass by dtype, after it by the
+ * boundary dtype the pass records. */
+static bool cplx(const trnc_graph *g, trnc_ref r) {
+  if (r == TRNC_NO_REF || r >= g->nvalues || g->values[r].is_none) return false;
+  return cplx_dt(g->values[r].type.dtype) || cplx_dt(g->values[r].torch_dtype);
+}
+/* The rank r has as a complex tensor (its real carrier has one dim more). */
+static int crank(const trnc_graph *g, trnc_ref r) {
+  const trnc_value *v = &g->values[r];
+  return v->type.rank - (cplx_dt(v->torch_dtype) && !cplx_dt(v->type.dtype) ? 1 : 0);
+}
+
+typedef struct any_cplx {
+  const trnc_graph *g;
+  bool any;
+} any_cplx;
+static void visit_cplx(trnc_ref r, void *p) {
+  any_cplx *c = p;
+  if (cplx(c->g, r)) c->any = true;
+}
+static bool arg_cplx_dtype(const trnc_arg *a) {
+  return a->kind == TRNC_ARG_DTYPE && cplx_dt(a->u.dtype);
+}
+
+/* The operations of complex values the pass knows by target (not in the op table). */
+typedef enum xop {
+  X_NONE, X_R2C, X_C2C, X_C2R, X_CONJ, X_COMPLEX, X_POLAR, X_AS_REAL, X_AS_COMPLEX, X_REAL, X_IMAG
+} xop;
+
+static xop xop_of(const trnc_node *n) {
+  static const struct { const char *t; xop x; } names[] = {
+      {"aten._fft_r2c.default", X_R2C},       {"aten._fft_c2c.default", X_C2C},
+      {"aten._fft_c2r.default", X_C2R},       {"aten._conj.default", X_CONJ},
+      {"aten._conj_physical.default", X_CONJ}, {"aten.conj_physical.default", X_CONJ},
+      {"aten.complex.default", X_COMPLEX},    {"aten.polar.default", X_POLAR},
+      {"aten.view_as_real.default", X_AS_REAL}, {"aten.view_as_complex.default", X_AS_COMPLEX},
+      {"aten.real.default", X_REAL},          {"aten.imag.default", X_IMAG},
+  };
+  if (n->op != TRNC_OP_UNKNOWN || !n->target) return X_NONE;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcmp(n->target, names[i].t)) return names[i].x;
+  return X_NONE;
+}
+
+bool trnc_complex_touches(const trnc_graph *g, const trnc_node *n) {
+  if (n->dead || n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return false;
+  /* an op trnc has no lowering for at all is reported as such */
+  if (n->op == TRNC_OP_UNKNOWN) return xop_of(n) != X_NONE;
+  any_cplx c = {g, false};
+  for (uint32_t a = 0; a < n->nargs; a++) {
+    trnc_arg_visit_refs(&n->args[a], visit_cplx, &c);
+    if (arg_cplx_dtype(&n->args[a])) c.any = true;
+    if (n->args[a].kind == TRNC_ARG_LIST)
+      for (uint32_t i = 0; i < n->args[a].u.list.n; i++)
+        if (arg_cplx_dtype(&n->args[a].u.list.items[i])) c.any = true;
+  }
+  for (uint32_t k = 0; k < n->nouts; k++) visit_cplx(n->outs[k], &c);
+  return c.any;
+}
+
+/* ---- what the pass rewrites -------------------------------------------------- */
+
+static const trnc_arg *arg(const trnc_node *n, uint32_t i) { return trnc_node_arg(n, i); }
+static bool is_val(const trnc_node *n, uint32_t i) {
+  const trnc_arg *a = arg(n, i);
+  return a && a->kind == TRNC_ARG_VALUE;
+}
+static trnc_ref val(const trnc_node *n, uint32_t i) { return n->args[i].u.ref; }
+static bool val_cplx(const trnc_graph *g, const trnc_node *n, uint32_t i) {
+  return is_val(n, i) && cplx(g, val(n, i));
+}
+static bool out_cplx(const trnc_graph *g, const trnc_node *n) {
+  return n->nouts == 1 && cplx(g, n->outs[0]);
+}
+/* A real (not complex) Scalar argument. */
+static bool real_number(const trnc_arg *a) {
+  return a && (a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL);
+}
+static bool is_zero(const trnc_arg *a) { return real_number(a) && trnc_arg_number(a, 1) == 0; }
+
+/* Elements of the DFT matrix of a transform of n inputs and k outputs. */
+static const double PI = 3.14159265358979323846;
+
+#define DFT_MAX_WEIGHTS (INT64_C(1) << 24)
+
+/* NULL if the FFT node n (xop x) is within what the pass lowers, else why not. */
+static const char *fft_limits(const trnc_graph *g, const trnc_node *n, xop x) {
+  if (!is_val(n, 0) || !arg(n, 1) || arg(n, 1)->kind != TRNC_ARG_LIST)
+    return "an FFT without a tensor input and a dim list";
+  trnc_ref in = val(n, 0);
+  if ((x == X_R2C) == cplx(g, in)) return "an FFT whose input dtype does not match the op";
+  int R = crank(g, in);
+  const trnc_type *t = trnc_ref_type(g, in);
+  const trnc_arg *dims = arg(n, 1);
+  for (uint32_t i = 0; i < dims->u.list.n; i++) {
+    int64_t d = dims->u.list.items[i].u.i;
+    if (d < 0) d += R;
+    if (d < 0 || d >= R) return "an FFT dim out of range";
+    int64_t N = t->shape[d];
+    if (x == X_C2R && i + 1 == dims->u.list.n) N = trnc_arg_int(n, 3, 0);
+    if (N < 1) return "an FFT of an empty signal";
+    /* complex in and out: (2 N)^2 weights */
+    if (4 * N * N > DFT_MAX_WEIGHTS)
+      return "an FFT longer than 2048 points along a dim (trnc computes it as a dense DFT "
+             "matmul of at most 2^24 weights)";
+  }
+  if (x == X_C2R && dims->u.list.n) {
+    int64_t d = dims->u.list.items[dims->u.list.n - 1].u.i;
+    if (d < 0) d += R;
+    if (t->shape[d] != trnc_arg_int(n, 3, 0) / 2 + 1)
+      return "a complex-to-real FFT whose input is not last_dim_size / 2 + 1 long";
+  }
+  return NULL;
+}
+
+const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n) {
+  for (uint32_t k = 0; k < n->nouts; k++)
+    if (!n->outs || (!g->values[n->outs[k]].is_none &&
+                     g->values[n->outs[k]].type.dtype == TRNC_C32))
+      return "complex32 is not lowered (use complex64)";
+  for (uint32_t a = 0; a < n->nargs; a++)
+    if (is_val(n, a) && trnc_ref_type(g, val(n, a))->dtype == TRNC_C32)
+      return "complex32 is not lowered (use complex64)";
+  for (uint32_t k = 0; k < n->nouts; k++)
+    if (cplx(g, n->outs[k]) && g->values[n->outs[k]].type.rank >= TRNC_MAX_RANK)
+      return "a complex tensor of rank 8 (trnc carries it as float32 of one more dim)";
+  xop x = xop_of(n);
+  switch (x) {
+    case X_R2C: case X_C2C: case X_C2R: return fft_limits(g, n, x);
+    case X_CONJ: case X_AS_REAL: case X_REAL: case X_IMAG:
+      return val_cplx(g, n, 0) ? NULL : "a complex op of a real tensor";
+    case X_AS_COMPLEX:
+      return is_val(n, 0) && !cplx(g, val(n, 0)) ? NULL : "view_as_complex of a complex tensor";
+    case X_COMPLEX: case X_POLAR:
+      return is_val(n, 0) && is_val(n, 1) && !val_cplx(g, n, 0) && !val_cplx(g, n, 1) &&
+                     out_cplx(g, n)
+                 ? NULL
+                 : "complex / polar of complex parts";
+    case X_NONE: break;
+  }
+  bool c0 = val_cplx(g, n, 0), oc = out_cplx(g, n);
+  switch (n->op) {
+    case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
+    case TRNC_OP_VIEW: case TRNC_OP_RESHAPE: case TRNC_OP_UNSAFE_VIEW: case TRNC_OP_EXPAND:
+    case TRNC_OP_PERMUTE: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE_DIM:
+    case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SQUEEZE: case TRNC_OP_TRANSPOSE: case TRNC_OP_NEG:
+      return c0 && oc ? NULL : "a view of a complex tensor as a real one";
+    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
+      return c0 && val_cplx(g, n, 1) ? NULL : "a copy between complex and real tensors";
+    case TRNC_OP_ADD: case TRNC_OP_SUB:
+      return c0 && val_cplx(g, n, 1) && real_number(arg(n, 2)) ? NULL
+             : "complex addition with a real tensor or a complex alpha";
+    case TRNC_OP_MUL:
+      return is_val(n, 0) && is_val(n, 1) && oc ? NULL : "a complex product with a scalar";
+    case TRNC_OP_MUL_SCALAR: case TRNC_OP_DIV_SCALAR:
+      return c0 && real_number(arg(n, 1)) ? NULL : "a complex product with a complex scalar";
+    case TRNC_OP_ABS: return c0 && !oc ? NULL : "abs with a complex result";
+    case TRNC_OP_SUM: return c0 && oc ? NULL : "a sum of a complex tensor to a real one";
+    case TRNC_OP_CAT: case TRNC_OP_STACK: {
+      const trnc_arg *l = arg(n, 0);
+      for (uint32_t i = 0; l && l->kind == TRNC_ARG_LIST && i < l->u.list.n; i++)
+        if (l->u.list.items[i].kind != TRNC_ARG_VALUE || !cplx(g, l->u.list.items[i].u.ref))
+          return "a cat of complex and real tensors";
+      return NULL;
+    }
+    case TRNC_OP_CONSTANT_PAD_ND:
+      return c0 && is_zero(arg(n, 2)) ? NULL : "a complex pad with a value other than 0";
+    case TRNC_OP_FULL: return oc && is_zero(arg(n, 1)) ? NULL : "a complex fill other than 0";
+    case TRNC_OP_FULL_LIKE: return c0 && oc && is_zero(arg(n, 1)) ? NULL : "a complex fill other than 0";
+    case TRNC_OP_ZEROS: return oc ? NULL : "zeros of a complex dtype into a real tensor";
+    case TRNC_OP_TO_COPY: return oc ? NULL : "a complex tensor converted to a real dtype";
+    default: break;
+  }
+  for (uint32_t a = 0; a < n->nargs; a++)
+    if (n->args[a].kind == TRNC_ARG_OTHER) return "a complex Scalar argument is not lowered";
+  return "no complex lowering for this op (trnc carries complex64 as float32 pairs and lowers "
+         "FFTs, views, copies, conjugation, products and sums of them)";
+}
+
+/* ---- step 1: ops kept, their dims and sizes for the trailing dim -------------- */
+
+static int64_t ndim(int64_t d, int R) { return d < 0 ? d + R : d; }
+
+/* A copy of int list a with `extra` appended (append) or prepended. */
+static trnc_arg ints_plus(trnc_graph *g, const trnc_arg *a, const int64_t *extra, int nextra,
+                          bool append, int R, bool normalize, bool *ok) {
+  trnc_arg r = *a;
+  uint32_t n = a->u.list.n;
+  trnc_arg *items = trnc_arena_array(&g->arena, n + (uint32_t)nextra, sizeof *items);
+  if (!items) {
+    *ok = false;
+    return r;
+  }
+  uint32_t o = 0;
+  if (!append)
+    for (int i = 0; i < nextra; i++) items[o++] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "", .u.i = extra[i]};
+  for (uint32_t i = 0; i < n; i++) {
+    items[o] = a->u.list.items[i];
+    if (normalize) items[o].u.i = ndim(items[o].u.i, R);
+    o++;
+  }
+  if (append)
+    for (int i = 0; i < nextra; i++) items[o++] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "", .u.i = extra[i]};
+  r.u.list.items = items;
+  r.u.list.n = o;
+  return r;
+}
+
+static void fix_dtype(trnc_arg *a) {
+  if (a && a->kind == TRNC_ARG_DTYPE && cplx_dt(a->u.dtype)) a->u.dtype = TRNC_F32;
+}
+
+/* Rewrites kept node n (before the retyping) for its operands' trailing dim. */
+static bool keep_rewrite(trnc_graph *g, trnc_node *n) {
+  bool ok = true;
+  int R = 0;
+  if (is_val(n, 0)) R = crank(g, val(n, 0));
+  int64_t two = 2, zz[2] = {0, 0};
+  trnc_arg *a = n->args;
+  switch (xop_of(n)) {
+    case X_AS_REAL: case X_AS_COMPLEX:
+      n->op = TRNC_OP_ALIAS;
+      n->target = trnc_op_defs[TRNC_OP_ALIAS].target;
+      n->nargs = 1;
+      return true;
+    case X_REAL: case X_IMAG: {
+      trnc_arg *na = trnc_arena_array(&g->arena, 3, sizeof *na);
+      if (!na) return false;
+      na[0] = a[0];
+      na[1] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "dim", .u.i = R};
+      na[2] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "index", .u.i = xop_of(n) == X_IMAG};
+      n->op = TRNC_OP_SELECT;
+      n->target = trnc_op_defs[TRNC_OP_SELECT].target;
+      n->args = na;
+      n->nargs = 3;
+      return true;
+    }
+    default: break;
+  }
+  switch (n->op) {
+    case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_SQUEEZE_DIM:
+      a[1].u.i = ndim(a[1].u.i, R);
+      break;
+    case TRNC_OP_TRANSPOSE:
+      a[1].u.i = ndim(a[1].u.i, R);
+      a[2].u.i = ndim(a[2].u.i, R);
+      break;
+    case TRNC_OP_UNSQUEEZE: a[1].u.i = ndim(a[1].u.i, R + 1); break;
+    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: a[2].u.i = ndim(a[2].u.i, R); break;
+    case TRNC_OP_SQUEEZE_DIMS: a[1] = ints_plus(g, &a[1], NULL, 0, true, R, true, &ok); break;
+    case TRNC_OP_SUM:
+      if (a[1].kind == TRNC_ARG_LIST && a[1].u.list.n) {
+        a[1] = ints_plus(g, &a[1], NULL, 0, true, R, true, &ok);
+      } else { /* every dim */
+        int64_t all[TRNC_MAX_RANK];
+        for (int i = 0; i < R; i++) all[i] = i;
+        trnc_arg e = {.kind = TRNC_ARG_LIST, .name = a[1].name};
+        a[1] = ints_plus(g, &e, all, R, true, R, false, &ok);
+      }
+      fix_dtype(&a[3]);
+      break;
+    case TRNC_OP_VIEW: case TRNC_OP_RESHAPE: case TRNC_OP_UNSAFE_VIEW: case TRNC_OP_EXPAND:
+      a[1] = ints_plus(g, &a[1], &two, 1, true, R, false, &ok);
+      break;
+    case TRNC_OP_PERMUTE: {
+      int64_t last = R;
+      a[1] = ints_plus(g, &a[1], &last, 1, true, R, true, &ok);
+      break;
+    }
+    case TRNC_OP_CAT: case TRNC_OP_STACK: {
+      const trnc_arg *l = &a[0];
+      int r = l->u.list.n ? crank(g, l->u.list.items[0].u.ref) : 0;
+      a[1].u.i = ndim(a[1].u.i, n->op == TRNC_OP_STACK ? r + 1 : r);
+      break;
+    }
+    case TRNC_OP_CONSTANT_PAD_ND: a[1] = ints_plus(g, &a[1], zz, 2, false, R, false, &ok); break;
+    case TRNC_OP_FULL: case TRNC_OP_ZEROS:
+      a[0] = ints_plus(g, &a[0], &two, 1, true, R, false, &ok);
+      fix_dtype(&a[n->op == TRNC_OP_FULL ? 2 : 1]);
+      break;
+    case TRNC_OP_FULL_LIKE: fix_dtype(&a[2]); break;
+    case TRNC_OP_TO_COPY: fix_dtype(&a[1]); break;
+    default: break;
+  }
+  return ok;
+}
+
+/* True if n is rewritten through the builder (step 3) rather than kept. */
+static bool computed(const trnc_graph *g, const trnc_node *n) {
+  switch (xop_of(n)) {
+    case X_R2C: case X_C2C: case X_C2R: case X_CONJ: case X_COMPLEX: case X_POLAR: return true;
+    default: break;
+  }
+  if (n->op == TRNC_OP_TO_COPY) return !val_cplx(g, n, 0);
+  if (n->op == TRNC_OP_MUL || n->op == TRNC_OP_ABS) return true;
+  return false;
+}
+
+/* ---- step 3: the rewrites ---------------------------------------------------------- */
+
+static trnc_ref part(trnc_db *b, trnc_ref x, int which) {
+  int R = trnc_db_type(b, x)->rank - 1;
+  return DB(b, SELECT, trnc_db_val(x), trnc_db_int(R), trnc_db_int(which));
+}
+static trnc_ref pair(trnc_db *b, trnc_ref re, trnc_ref im) {
+  trnc_ref v[2] = {re, im};
+  return DB(b, STACK, trnc_db_vals(b, v, 2), trnc_db_int(-1));
+}
+static trnc_ref mul(trnc_db *b, trnc_ref x, trnc_ref y) {
+  return DB(b, MUL, trnc_db_val(x), trnc_db_val(y));
+}
+/* x (real) expanded to the shape of the node's complex result. */
+static trnc_ref to_shape(trnc_db *b, trnc_ref x, const trnc_type *out) {
+  x = trnc_db_f32(b, x);
+  if (trnc_db_type(b, x)->rank == out->rank - 1 &&
+      !memcmp(trnc_db_type(b, x)->shape, out->shape, sizeof(int64_t) * (out->rank - 1)))
+    return x;
+  return DB(b, EXPAND, trnc_db_val(x), trnc_db_ints(b, out->shape, out->rank - 1),
+            trnc_db_bool(false));
+}
+
+/* One DFT along dim d of x (f32; real, or complex as [..., 2] when cin):
+ * x moved to [M, N * cin] rows, times the matrix W [N * cin, K * cout], and
+ * back. kind: X_R2C (K outputs of the forward transform, complex), X_C2C
+ * (forward or inverse), X_C2R (an inverse of a Hermitian input of K = N/2+1
+ * entries to N real outputs). Each output is scaled by `scale`. */
+static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64_t N, int64_t K,
+                    double scale) {
+  const trnc_type *t = trnc_db_type(b, x);
+  bool cin = kind != X_R2C, cout = kind != X_C2R;
+  int R = t->rank - (cin ? 1 : 0);
+  int64_t L = t->shape[d]; /* input length along d: N, or K for c2r */
+  int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shp[TRNC_MAX_RANK];
+  int np = 0;
+  int64_t M = 1;
+  for (int i = 0; i < R; i++)
+    if (i != d) {
+      shp[np] = t->shape[i];
+      M *= t->shape[i];
+      perm[np++] = i;
+    }
+  perm[np++] = d;
+  if (cin) perm[np++] = R;
+  for (int i = 0; i < np; i++) inv[perm[i]] = i;
+  int64_t rows = (cin ? 2 : 1) * L, cols = (cout ? 2 : 1) * (kind == X_C2R ? N : K);
+  trnc_ref p = DB(b, PERMUTE, trnc_db_val(x), trnc_db_ints(b, perm, np));
+  p = DB(b, CLONE, trnc_db_val(p), trnc_db_none());
+  int64_t mk[2] = {M, rows};
+  p = trnc_db_view(b, p, 2, mk);
+  float *w = malloc(sizeof *w * (size_t)(rows * cols));
+  if (!w) {
+    trnc_db_fail(b, "out of memory building a DFT matrix");
+    return TRNC_NO_REF;
+  }
+  double sgn = inverse ? 1.0 : -1.0;
+  for (int64_t n = 0; n < (kind == X_C2R ? N : L); n++)
+    for (int64_t k = 0; k < (kind == X_C2R ? L : K); k++) {
+      int64_t ph = n * k % N; /* exact: n, k < N <= 2^12 */
+      double th = 2.0 * PI * (double)ph / (double)N;
+      double c = cos(th) * scale, s = sgn * sin(th) * scale; /* e^{i s th} */
+      if (2 * ph == N) s = 0; /* sin(pi) exactly */
+      if (4 * ph == N || 4 * ph == 3 * N) c = 0;
+      if (kind == X_R2C) {
+        w[n * cols + 2 * k] = (float)c;
+        w[n * cols + 2 * k + 1] = (float)s;
+      } else if (kind == X_C2C) {
+        w[(2 * n) * cols + 2 * k] = (float)c;
+        w[(2 * n + 1) * cols + 2 * k] = (float)-s;
+        w[(2 * n) * cols + 2 * k + 1] = (float)s;
+        w[(2 * n + 1) * cols + 2 * k + 1] = (float)c;
+      } else { /* c2r: x_n = sum_k w_k (re_k cos - im_k sin), Hermitian weights */
+        double wk = (k == 0 || 2 * k == N) ? 1.0 : 2.0;
+        w[(2 * k) * cols + n] = (float)(wk * c);
+        w[(2 * k + 1) * cols + n] = (float)(-wk * s);
+      }
+    }
+  int64_t ws[2] = {rows, cols};
+  trnc_ref W = trnc_db_const_f32(b, 2, ws, w);
+  free(w);
+  trnc_ref y = DB(b, MM, trnc_db_val(p), trnc_db_val(W));
+  int64_t out[TRNC_MAX_RANK];
+  int no = 0;
+  for (int i = 0; i < np - 1 - (cin ? 1 : 0); i++) out[no++] = shp[i];
+  out[no++] = kind == X_C2R ? N : K;
+  if (cout) out[no++] = 2;
+  y = trnc_db_view(b, y, no, out);
+  /* back to the input's dim order (the trailing dim of a complex result last) */
+  int64_t back[TRNC_MAX_RANK];
+  for (int i = 0; i < R; i++) back[i] = inv[i];
+  if (cout) back[R] = R;
+  return DB(b, PERMUTE, trnc_db_val(y), trnc_db_ints(b, back, R + (cout ? 1 : 0)));
+}
+
+static double norm_scale(int64_t mode, int64_t N) {
+  return mode == 1 ? 1.0 / sqrt((double)N) : mode == 2 ? 1.0 / (double)N : 1.0;
+}
+
+static trnc_status rw_fft(trnc_db *b, const trnc_node *n) {
+  xop x = xop_of(n);
+  const trnc_graph *g = trnc_db_graph(b);
+  trnc_ref v = n->args[0].u.ref;
+  const trnc_arg *dl = &n->args[1];
+  int nd = (int)dl->u.list.n;
+  int R = trnc_db_type(b, v)->rank - (x == X_R2C ? 0 : 1);
+  int64_t mode = trnc_arg_int(n, 2, 0);
+  int64_t dims[TRNC_MAX_RANK];
+  for (int i = 0; i < nd; i++) dims[i] = ndim(dl->u.list.items[i].u.i, R);
+  (void)g;
+  if (nd == 0) return trnc_db_result(b, 0, DB(b, CLONE, trnc_db_val(v), trnc_db_none()));
+  if (x == X_R2C) {
+    bool onesided = trnc_arg_bool(n, 3, true);
+    int d = (int)dims[nd - 1];
+    int64_t N = trnc_db_type(b, v)->shape[d];
+    v = dft(b, trnc_db_f32(b, v), d, X_R2C, false, N, onesided ? N / 2 + 1 : N, norm_scale(mode, N));
+    for (int i = 0; i < nd - 1; i++) {
+      int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
+      v = dft(b, v, (int)dims[i], X_C2C, false, Ni, Ni, norm_scale(mode, Ni));
+    }
+  } else if (x == X_C2C) {
+    bool fwd = trnc_arg_bool(n, 3, true);
+    for (int i = 0; i < nd; i++) {
+      int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
+      v = dft(b, v, (int)dims[i], X_C2C, !fwd, Ni, Ni, norm_scale(mode, Ni));
+    }
+  } else {
+    int64_t N = trnc_arg_int(n, 3, 0);
+    for (int i = 0; i < nd - 1; i++) {
+      int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
+      v = dft(b, v, (int)dims[i], X_C2C, true, Ni, Ni, norm_scale(mode, Ni));
+    }
+    int d = (int)dims[nd - 1];
+    v = dft(b, v, d, X_C2R, true, N, trnc_db_type(b, v)->shape[d], norm_scale(mode, N));
+  }
+  return trnc_db_result(b, 0, v);
+}
+
+static trnc_status rw_compute(trnc_db *b, const trnc_node *n) {
+  const trnc_graph *g = trnc_db_graph(b);
+  const trnc_type *ot = &g->values[n->outs[0]].type;
+  switch (xop_of(n)) {
+    case X_R2C: case X_C2C: case X_C2R: return rw_fft(b, n);
+    case X_CONJ: {
+      static const float pm[2] = {1.0f, -1.0f};
+      int64_t two = 2;
+      trnc_ref s = trnc_db_const_f32(b, 1, &two, pm);
+      return trnc_db_result(b, 0, mul(b, n->args[0].u.ref, s));
+    }
+    case X_COMPLEX: {
+      trnc_ref re = to_shape(b, n->args[0].u.ref, ot), im = to_shape(b, n->args[1].u.ref, ot);
+      return trnc_db_result(b, 0, pair(b, re, im));
+    }
+    case X_POLAR: {
+      trnc_ref r = to_shape(b, n->args[0].u.ref, ot), th = to_shape(b, n->args[1].u.ref, ot);
+      trnc_ref c = DB(b, COS, trnc_db_val(th)), s = DB(b, SIN, trnc_db_val(th));
+      return trnc_db_result(b, 0, pair(b, mul(b, r, c), mul(b, r, s)));
+    }
+    default: break;
+  }
+  if (n->op == TRNC_OP_TO_COPY) { /* real -> complex: (x, 0) */
+    trnc_ref re = to_shape(b, n->args[0].u.ref, ot);
+    trnc_ref z = trnc_db_zeros(b, TRNC_F32, ot->rank - 1, ot->shape);
+    return trnc_db_result(b, 0, pair(b, re, z));
+  }
+  if (n->op == TRNC_OP_ABS) {
+    trnc_ref x = n->args[0].u.ref;
+    trnc_ref re = part(b, x, 0), im = part(b, x, 1);
+    trnc_ref s = DB(b, ADD, trnc_db_val(mul(b, re, re)), trnc_db_val(mul(b, im, im)), trnc_db_int(1));
+    return trnc_db_result(b, 0, DB(b, SQRT, trnc_db_val(s)));
+  }
+  if (n->op == TRNC_OP_MUL) {
+    trnc_ref x = n->args[0].u.ref, y = n->args[1].u.ref;
+    bool cx = cplx(g, x), cy = cplx(g, y);
+    if (!cx || !cy) { /* complex times real: the real factor on both parts */
+      trnc_ref c = cx ? x : y, r = trnc_db_f32(b, cx ? y : x);
+      int rr = trnc_db_type(b, r)->rank;
+      trnc_ref ru = DB(b, UNSQUEEZE, trnc_db_val(r), trnc_db_int(rr));
+      return trnc_db_result(b, 0, mul(b, c, ru));
+    }
+    trnc_ref a = part(b, x, 0), bi = part(b, x, 1), c = part(b, y, 0), dd = part(b, y, 1);
+    trnc_ref re = DB(b, SUB, trnc_db_val(mul(b, a, c)), trnc_db_val(mul(b, bi, dd)), trnc_db_int(1));
+    trnc_ref im = DB(b, ADD, trnc_db_val(mul(b, a, dd)), trnc_db_val(mul(b, bi, c)), trnc_db_int(1));
+    return trnc_db_result(b, 0, pair(b, re, im));
+  }
+  return trnc_db_fail(b, "complex pass: no rewrite for this op");
+}
+
+static trnc_decomp_fn pick(const trnc_graph *g, const trnc_node *n) {
+  return trnc_complex_touches(g, n) && computed(g, n) ? rw_compute : NULL;
+}
+
+/* ---- the pass ---------------------------------------------------------------------- */
+
+/* Value r (complex) as float32 [..., 2]. */
+static void retype(trnc_value *v) {
+  trnc_type *t = &v->type;
+  v->torch_dtype = t->dtype;
+  for (int i = 0; i < t->rank; i++) t->stride[i] *= 2;
+  t->shape[t->rank] = 2;
+  t->stride[t->rank] = 1;
+  t->rank++;
+  t->offset *= 2;
+  t->dtype = TRNC_F32;
+}
+
+trnc_status trnc_pass_complex(trnc_graph *g, trnc_diags *d) {
+  bool any = false;
+  for (uint32_t r = 0; r < g->nvalues && !any; r++) any = cplx(g, r);
+  if (!any) return TRNC_OK;
+  /* step 1, on the graph as imported */
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    trnc_node *n = &g->nodes[i];
+    if (!trnc_complex_touches(g, n)) continue;
+    const char *why = trnc_complex_unsupported(g, n);
+    if (why) {
+      trnc_diag_loc loc = trnc_node_loc(n);
+      return trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, NULL, "%s: %s",
+                           n->target, why);
+    }
+    if (!computed(g, n) && !keep_rewrite(g, n))
+      return trnc_diag_error(d, TRNC_ERR_NOMEM, "out of memory in the complex pass");
+  }
+  /* step 2 */
+  size_t n128 = 0, in128 = 0;
+  for (uint32_t i = 0; i < g->nnodes; i++) {
+    trnc_node *n = &g->nodes[i];
+    if (n->dead) continue;
+    for (uint32_t k = 0; k < n->nouts; k++) {
+      trnc_value *v = &g->values[n->outs[k]];
+      if (v->is_none || !cplx_dt(v->type.dtype)) continue;
+      if (v->type.dtype == TRNC_C32) {
+        trnc_diag_loc loc = trnc_node_loc(n);
+        return trnc_diag_add(d, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, NULL,
+                             "complex32 is not lowered (use complex64)");
+      }
+      if (v->type.dtype == TRNC_C128) {
+        n128++;
+        if (n->op == TRNC_OP_PLACEHOLDER) in128++;
+      }
+      if (n->op == TRNC_OP_CONSTANT && v->type.dtype == TRNC_C128 && n->data) {
+        size_t cnt = n->data_len / 8;
+        float *nd = trnc_arena_array(&g->arena, cnt ? cnt : 1, sizeof *nd);
+        if (!nd) return trnc_diag_error(d, TRNC_ERR_NOMEM, "out of memory converting a constant");
+        for (size_t e = 0; e < cnt; e++) {
+          double x;
+          memcpy(&x, n->data + e * 8, 8);
+          nd[e] = (float)x;
+        }
+        n->data = (const uint8_t *)nd;
+        n->data_len = cnt * 4;
+      }
+      retype(v);
+    }
+  }
+  if (n128) {
+    g->f64_legalized = true;
+    trnc_diag_add(d, TRNC_SEV_WARNING, TRNC_OK, NULL, NULL,
+                  "complex128 is executed as complex64 on NeuronCore: %zu complex128 values "
+                  "(%zu graph inputs) will be computed in float32 pairs (results carry float32 "
+                  "precision)", n128, in128);
+  }
+  /* step 3 */
+  return trnc_db_rewrite(g, d, pick);
+}
