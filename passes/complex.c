@@ -191,7 +191,8 @@ const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n) {
       return c0 && val_cplx(g, n, 1) && real_number(arg(n, 2)) ? NULL
              : "complex addition with a real tensor or a complex alpha";
     case TRNC_OP_MUL:
-      return is_val(n, 0) && is_val(n, 1) && oc ? NULL : "a complex product with a scalar";
+      if (c0 && real_number(arg(n, 1))) return NULL; /* both parts times the number */
+      return is_val(n, 0) && is_val(n, 1) && oc ? NULL : "a complex product with a complex scalar";
     case TRNC_OP_MUL_SCALAR: case TRNC_OP_DIV_SCALAR:
       return c0 && real_number(arg(n, 1)) ? NULL : "a complex product with a complex scalar";
     case TRNC_OP_ABS: return c0 && !oc ? NULL : "abs with a complex result";
@@ -332,7 +333,8 @@ static bool computed(const trnc_graph *g, const trnc_node *n) {
     default: break;
   }
   if (n->op == TRNC_OP_TO_COPY) return !val_cplx(g, n, 0);
-  if (n->op == TRNC_OP_MUL || n->op == TRNC_OP_ABS) return true;
+  if (n->op == TRNC_OP_MUL) return is_val(n, 1);
+  if (n->op == TRNC_OP_ABS) return true;
   return false;
 }
 
