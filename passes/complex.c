@@ -118,10 +118,32 @@ static bool real_number(const trnc_arg *a) {
 }
 static bool is_zero(const trnc_arg *a) { return real_number(a) && trnc_arg_number(a, 1) == 0; }
 
-/* Elements of the DFT matrix of a transform of n inputs and k outputs. */
 static const double PI = 3.14159265358979323846;
 
+/* Elements of one dense DFT matrix: complex transforms of at most
+ * DFT_DENSE_MAX points are one matmul ((2 N)^2 weights); longer ones split. */
 #define DFT_MAX_WEIGHTS (INT64_C(1) << 24)
+#define DFT_DENSE_MAX 2048
+/* Longest transform (its phases k n mod N stay exact in int64, its
+ * twiddle constants small). */
+#define DFT_MAX_N (INT64_C(1) << 24)
+
+/* The largest divisor of N at most sqrt(N) (1 for a prime): the first
+ * length of a Cooley-Tukey split N = N1 N2. */
+static int64_t split_of(int64_t N) {
+  int64_t best = 1;
+  for (int64_t f = 2; f * f <= N; f++)
+    if (N % f == 0) best = f;
+  return best;
+}
+
+/* True if a complex transform of N points is lowered: densely, or as a
+ * Cooley-Tukey split whose two lengths are. */
+static bool dft_ok(int64_t N) {
+  if (N <= DFT_DENSE_MAX) return true;
+  int64_t n1 = split_of(N);
+  return N <= DFT_MAX_N && n1 > 1 && dft_ok(n1) && dft_ok(N / n1);
+}
 
 /* NULL if the FFT node n (xop x) is within what the pass lowers, else why not. */
 static const char *fft_limits(const trnc_graph *g, const trnc_node *n, xop x) {
@@ -139,10 +161,11 @@ static const char *fft_limits(const trnc_graph *g, const trnc_node *n, xop x) {
     int64_t N = t->shape[d];
     if (x == X_C2R && i + 1 == dims->u.list.n) N = trnc_arg_int(n, 3, 0);
     if (N < 1) return "an FFT of an empty signal";
-    /* complex in and out: (2 N)^2 weights */
-    if (4 * N * N > DFT_MAX_WEIGHTS)
-      return "an FFT longer than 2048 points along a dim (trnc computes it as a dense DFT "
-             "matmul of at most 2^24 weights)";
+    if (!dft_ok(N))
+      return "an FFT of more than 2048 points along a dim whose length has no split into "
+             "factors of at most 2048 points each (trnc computes it as dense DFT matmuls of at "
+             "most 2^24 weights, longer lengths by Cooley-Tukey steps: a large prime length is "
+             "not lowered)";
   }
   if (x == X_C2R && dims->u.list.n) {
     int64_t d = dims->u.list.items[dims->u.list.n - 1].u.i;
@@ -397,7 +420,7 @@ static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64
   double sgn = inverse ? 1.0 : -1.0;
   for (int64_t n = 0; n < (kind == X_C2R ? N : L); n++)
     for (int64_t k = 0; k < (kind == X_C2R ? L : K); k++) {
-      int64_t ph = n * k % N; /* exact: n, k < N <= 2^12 */
+      int64_t ph = n * k % N; /* exact: n, k < N <= DFT_DENSE_MAX */
       double th = 2.0 * PI * (double)ph / (double)N;
       double c = cos(th) * scale, s = sgn * sin(th) * scale; /* e^{i s th} */
       if (2 * ph == N) s = 0; /* sin(pi) exactly */
@@ -433,6 +456,117 @@ static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64
   return DB(b, PERMUTE, trnc_db_val(y), trnc_db_ints(b, back, R + (cout ? 1 : 0)));
 }
 
+static trnc_ref cdft(trnc_db *b, trnc_ref x, int d, bool inverse, int64_t N, double scale);
+
+/* x (complex, [..., 2]) times the complex constant (re, im) [rows, cols],
+ * broadcast over x's leading dims. */
+static trnc_ref cmul_const(trnc_db *b, trnc_ref x, int64_t rows, int64_t cols, const float *re,
+                           const float *im) {
+  int64_t s[2] = {rows, cols};
+  trnc_ref cr = trnc_db_const_f32(b, 2, s, re), ci = trnc_db_const_f32(b, 2, s, im);
+  trnc_ref a = part(b, x, 0), bi = part(b, x, 1);
+  trnc_ref r = DB(b, SUB, trnc_db_val(mul(b, a, cr)), trnc_db_val(mul(b, bi, ci)), trnc_db_int(1));
+  trnc_ref i = DB(b, ADD, trnc_db_val(mul(b, a, ci)), trnc_db_val(mul(b, bi, cr)), trnc_db_int(1));
+  return pair(b, r, i);
+}
+
+/* A complex DFT of N = N1 N2 points along dim d of x by one Cooley-Tukey
+ * step: with n = N2 n1 + n2 and k = k1 + N1 k2, X[k] = sum_n2 W_N^(n2 k1)
+ * (sum_n1 x[n] W_N1^(n1 k1)) W_N2^(n2 k2): a DFT of N1 points, the
+ * twiddles W_N^(n2 k1) (phase n2 k1 mod N, exact in int64) and a DFT of N2
+ * points, on x moved to [M, N1, N2, 2]. */
+static trnc_ref cdft_split(trnc_db *b, trnc_ref x, int d, bool inverse, int64_t N, double scale) {
+  const trnc_type *t = trnc_db_type(b, x);
+  int R = t->rank - 1;
+  int64_t N1 = split_of(N), N2 = N / N1;
+  int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shp[TRNC_MAX_RANK];
+  int np = 0;
+  int64_t M = 1;
+  for (int i = 0; i < R; i++)
+    if (i != d) {
+      shp[np] = t->shape[i];
+      M *= t->shape[i];
+      perm[np++] = i;
+    }
+  perm[np++] = d;
+  perm[np++] = R;
+  for (int i = 0; i < np; i++) inv[perm[i]] = i;
+  trnc_ref p = DB(b, PERMUTE, trnc_db_val(x), trnc_db_ints(b, perm, np));
+  p = DB(b, CLONE, trnc_db_val(p), trnc_db_none());
+  int64_t s4[4] = {M, N1, N2, 2};
+  p = trnc_db_view(b, p, 4, s4);
+  p = cdft(b, p, 1, inverse, N1, 1.0);
+  float *re = malloc(sizeof *re * (size_t)N), *im = malloc(sizeof *im * (size_t)N);
+  if (!re || !im) {
+    free(re), free(im);
+    trnc_db_fail(b, "out of memory building FFT twiddles");
+    return TRNC_NO_REF;
+  }
+  double sgn = inverse ? 1.0 : -1.0;
+  for (int64_t k1 = 0; k1 < N1; k1++)
+    for (int64_t n2 = 0; n2 < N2; n2++) {
+      int64_t ph = k1 * n2 % N;
+      double th = 2.0 * PI * (double)ph / (double)N;
+      re[k1 * N2 + n2] = (float)(cos(th) * scale);
+      im[k1 * N2 + n2] = (float)(sgn * sin(th) * scale);
+    }
+  p = cmul_const(b, p, N1, N2, re, im);
+  free(re), free(im);
+  p = cdft(b, p, 2, inverse, N2, 1.0);
+  /* [M, k1, k2, 2] -> k = k1 + N1 k2: [M, k2, k1, 2] */
+  int64_t sw[4] = {0, 2, 1, 3};
+  p = DB(b, PERMUTE, trnc_db_val(p), trnc_db_ints(b, sw, 4));
+  p = DB(b, CLONE, trnc_db_val(p), trnc_db_none());
+  int64_t out[TRNC_MAX_RANK];
+  int no = 0;
+  for (int i = 0; i < np - 2; i++) out[no++] = shp[i];
+  out[no++] = N;
+  out[no++] = 2;
+  p = trnc_db_view(b, p, no, out);
+  int64_t back[TRNC_MAX_RANK];
+  for (int i = 0; i <= R; i++) back[i] = inv[i];
+  return DB(b, PERMUTE, trnc_db_val(p), trnc_db_ints(b, back, R + 1));
+}
+
+/* A complex DFT of N points along dim d of x ([..., 2]): dense, or split. */
+static trnc_ref cdft(trnc_db *b, trnc_ref x, int d, bool inverse, int64_t N, double scale) {
+  if (N <= DFT_DENSE_MAX) return dft(b, x, d, X_C2C, inverse, N, N, scale);
+  return cdft_split(b, x, d, inverse, N, scale);
+}
+
+/* A real-to-complex DFT of N points along dim d of real x, K outputs. */
+static trnc_ref rdft(trnc_db *b, trnc_ref x, int d, int64_t N, int64_t K, double scale) {
+  x = trnc_db_f32(b, x);
+  if (N <= DFT_DENSE_MAX) return dft(b, x, d, X_R2C, false, N, K, scale);
+  const trnc_type *t = trnc_db_type(b, x);
+  trnc_ref z = trnc_db_zeros(b, TRNC_F32, t->rank, t->shape);
+  trnc_ref c = cdft(b, pair(b, x, z), d, false, N, scale);
+  if (K == N) return c;
+  return DB(b, SLICE, trnc_db_val(c), trnc_db_int(d), trnc_db_int(0), trnc_db_int(K),
+            trnc_db_int(1));
+}
+
+/* The inverse of a Hermitian spectrum x (K = N/2 + 1 entries along dim d)
+ * to N real points: dense, or the full spectrum (X[N-k] = conj X[k]) by
+ * a complex inverse DFT, whose real part it is. */
+static trnc_ref c2r_dft(trnc_db *b, trnc_ref x, int d, int64_t N, double scale) {
+  const trnc_type *t = trnc_db_type(b, x);
+  int64_t K = t->shape[d];
+  if (N <= DFT_DENSE_MAX) return dft(b, x, d, X_C2R, true, N, K, scale);
+  int R = t->rank - 1;
+  trnc_ref tail = DB(b, SLICE, trnc_db_val(x), trnc_db_int(d), trnc_db_int(1),
+                     trnc_db_int(N - K + 1), trnc_db_int(1));
+  int64_t dd = d;
+  tail = DB(b, FLIP, trnc_db_val(tail), trnc_db_ints(b, &dd, 1));
+  static const float pm[2] = {1.0f, -1.0f};
+  int64_t two = 2;
+  tail = mul(b, tail, trnc_db_const_f32(b, 1, &two, pm));
+  trnc_ref both[2] = {x, tail};
+  trnc_ref full = DB(b, CAT, trnc_db_vals(b, both, 2), trnc_db_int(d));
+  trnc_ref c = cdft(b, full, d, true, N, scale);
+  return DB(b, SELECT, trnc_db_val(c), trnc_db_int(R), trnc_db_int(0));
+}
+
 static double norm_scale(int64_t mode, int64_t N) {
   return mode == 1 ? 1.0 / sqrt((double)N) : mode == 2 ? 1.0 / (double)N : 1.0;
 }
@@ -453,25 +587,24 @@ static trnc_status rw_fft(trnc_db *b, const trnc_node *n) {
     bool onesided = trnc_arg_bool(n, 3, true);
     int d = (int)dims[nd - 1];
     int64_t N = trnc_db_type(b, v)->shape[d];
-    v = dft(b, trnc_db_f32(b, v), d, X_R2C, false, N, onesided ? N / 2 + 1 : N, norm_scale(mode, N));
+    v = rdft(b, v, d, N, onesided ? N / 2 + 1 : N, norm_scale(mode, N));
     for (int i = 0; i < nd - 1; i++) {
       int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
-      v = dft(b, v, (int)dims[i], X_C2C, false, Ni, Ni, norm_scale(mode, Ni));
+      v = cdft(b, v, (int)dims[i], false, Ni, norm_scale(mode, Ni));
     }
   } else if (x == X_C2C) {
     bool fwd = trnc_arg_bool(n, 3, true);
     for (int i = 0; i < nd; i++) {
       int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
-      v = dft(b, v, (int)dims[i], X_C2C, !fwd, Ni, Ni, norm_scale(mode, Ni));
+      v = cdft(b, v, (int)dims[i], !fwd, Ni, norm_scale(mode, Ni));
     }
   } else {
     int64_t N = trnc_arg_int(n, 3, 0);
     for (int i = 0; i < nd - 1; i++) {
       int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
-      v = dft(b, v, (int)dims[i], X_C2C, true, Ni, Ni, norm_scale(mode, Ni));
+      v = cdft(b, v, (int)dims[i], true, Ni, norm_scale(mode, Ni));
     }
-    int d = (int)dims[nd - 1];
-    v = dft(b, v, d, X_C2R, true, N, trnc_db_type(b, v)->shape[d], norm_scale(mode, N));
+    v = c2r_dft(b, v, (int)dims[nd - 1], N, norm_scale(mode, N));
   }
   return trnc_db_result(b, 0, v);
 }

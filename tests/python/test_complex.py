@@ -1,7 +1,7 @@
 """Complex tensors (passes/complex.c): complex64 carried as float32 [..., 2]
 (view_as_real's layout), FFTs as DFT matmuls, compiled with trnc against
 eager PyTorch (pocketfft). Transform lengths at the tile boundaries 127, 128,
-129; every norm mode; several dims; non-contiguous real and complex inputs;
+129, and 4096 and 16385 (Cooley-Tukey splits); every norm mode; several dims; non-contiguous real and complex inputs;
 complex graph inputs and outputs; gradients; complex128 run as complex64; and
 the forms trnc refuses with a reason.
 
@@ -67,6 +67,16 @@ def test_fft_ifft_irfft_hfft(n):
     _check(lambda t: torch.fft.hfft(t, n=n), torch.randn(4, n // 2 + 1, dtype=torch.complex64))
 
 
+@pytest.mark.parametrize("n", [4096, 16385])
+def test_long_ffts_split(n):
+    """Longer than one dense DFT matrix: Cooley-Tukey steps (16385 = 113 x 145,
+    4096 = 64 x 64) of dense DFTs and exact-phase twiddles."""
+    torch.manual_seed(n)
+    _check(lambda t: torch.fft.rfft(t), torch.randn(2, n))
+    _check(lambda t: torch.fft.ifft(t, norm="ortho"), torch.randn(2, n, dtype=torch.complex64))
+    _check(lambda t: torch.fft.irfft(t, n=n), torch.randn(2, n // 2 + 1, dtype=torch.complex64))
+
+
 def test_fft_non_contiguous_inputs():
     torch.manual_seed(1)
     x = torch.randn(129, 6).t()  # [6, 129], strides (1, 6)
@@ -86,7 +96,7 @@ def test_fft_several_dims():
            torch.randn(2, 9, 5, 3, dtype=torch.complex64))
 
 
-@pytest.mark.parametrize("n", [127, 129])
+@pytest.mark.parametrize("n", [127, 129, 16385])
 def test_rfft_gradient(n):
     torch.manual_seed(n)
     x0 = torch.randn(3, n)
@@ -141,9 +151,9 @@ def test_refused_forms_name_the_reason():
         torch.compile(lambda t: t.to(torch.complex32), backend="neuron", fullgraph=True)(
             torch.randn(4))
     torch._dynamo.reset()
-    with pytest.raises(Exception, match="dense DFT"):
+    with pytest.raises(Exception, match="a large prime length is not lowered"):
         torch.compile(lambda t: torch.fft.rfft(t), backend="neuron", fullgraph=True)(
-            torch.randn(2, 16385))
+            torch.randn(2, 65537))
     torch._dynamo.reset()
     with pytest.raises(Exception, match="no complex lowering"):
         torch.compile(lambda x, y: torch.complex(x, y) / x, backend="neuron", fullgraph=True)(
