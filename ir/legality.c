@@ -37,7 +37,6 @@
 #include <string.h>
 
 #include "ir/ir.h"
-#include "passes/passes.h" /* trnc_complex_*: what passes/complex.c rewrites */
 
 typedef struct interval {
   double lo, hi;   /* inclusive bounds; +-INFINITY if unknown */
@@ -513,6 +512,15 @@ typedef struct operand_ctx {
   const interval *vals;
 } operand_ctx;
 
+typedef struct poison_ctx {
+  const interval *vals;
+  bool *any;
+} poison_ctx;
+static void poisoned_ref(trnc_ref r, void *p) {
+  poison_ctx *c = p;
+  if (c->vals[r].poison) *c->any = true;
+}
+
 static void check_operand(trnc_ref r, void *p) {
   operand_ctx *c = p;
   if (!c->ok) return;
@@ -720,8 +728,12 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
       continue;
     }
     if (trnc_complex_touches(g, n)) { /* rewritten into real ops by passes/complex.c */
-      const char *why = trnc_complex_unsupported(g, n);
-      if (why) report(g, n, d, "%s: %s", n->target, why);
+      any_ctx pc = {NULL, TRNC_NO_REF, false};
+      for (uint32_t a = 0; a < n->nargs && !pc.any; a++)
+        trnc_arg_visit_refs(&n->args[a], poisoned_ref, &(poison_ctx){vals, &pc.any});
+      /* an operand already reported is not reported again through its users */
+      const char *why = pc.any ? "" : trnc_complex_unsupported(g, n);
+      if (why && *why) report(g, n, d, "%s: %s", n->target, why);
       for (uint32_t k = 0; k < n->nouts; k++) {
         vals[n->outs[k]] = iv_unknown();
         vals[n->outs[k]].poison = why != NULL;

@@ -37,69 +37,7 @@
 #include "passes/passes.h"
 
 static bool cplx_dt(trnc_dtype t) { return t == TRNC_C64 || t == TRNC_C128 || t == TRNC_C32; }
-
-/* True if value r is complex: before the pass by dtype, after it by the
- * boundary dtype the pass records. */
-static bool cplx(const trnc_graph *g, trnc_ref r) {
-  if (r == TRNC_NO_REF || r >= g->nvalues || g->values[r].is_none) return false;
-  return cplx_dt(g->values[r].type.dtype) || cplx_dt(g->values[r].torch_dtype);
-}
-/* The rank r has as a complex tensor (its real carrier has one dim more). */
-static int crank(const trnc_graph *g, trnc_ref r) {
-  const trnc_value *v = &g->values[r];
-  return v->type.rank - (cplx_dt(v->torch_dtype) && !cplx_dt(v->type.dtype) ? 1 : 0);
-}
-
-typedef struct any_cplx {
-  const trnc_graph *g;
-  bool any;
-} any_cplx;
-static void visit_cplx(trnc_ref r, void *p) {
-  any_cplx *c = p;
-  if (cplx(c->g, r)) c->any = true;
-}
-static bool arg_cplx_dtype(const trnc_arg *a) {
-  return a->kind == TRNC_ARG_DTYPE && cplx_dt(a->u.dtype);
-}
-
-/* The operations of complex values the pass knows by target (not in the op table). */
-typedef enum xop {
-  X_NONE, X_R2C, X_C2C, X_C2R, X_CONJ, X_COMPLEX, X_POLAR, X_AS_REAL, X_AS_COMPLEX, X_REAL, X_IMAG
-} xop;
-
-static xop xop_of(const trnc_node *n) {
-  static const struct { const char *t; xop x; } names[] = {
-      {"aten._fft_r2c.default", X_R2C},       {"aten._fft_c2c.default", X_C2C},
-      {"aten._fft_c2r.default", X_C2R},       {"aten._conj.default", X_CONJ},
-      {"aten._conj_physical.default", X_CONJ}, {"aten.conj_physical.default", X_CONJ},
-      {"aten.complex.default", X_COMPLEX},    {"aten.polar.default", X_POLAR},
-      {"aten.view_as_real.default", X_AS_REAL}, {"aten.view_as_complex.default", X_AS_COMPLEX},
-      {"aten.real.default", X_REAL},          {"aten.imag.default", X_IMAG},
-  };
-  if (n->op != TRNC_OP_UNKNOWN || !n->target) return X_NONE;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcmp(n->target, names[i].t)) return names[i].x;
-  return X_NONE;
-}
-
-bool trnc_complex_touches(const trnc_graph *g, const trnc_node *n) {
-  if (n->dead || n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT) return false;
-  /* an op trnc has no lowering for at all is reported as such */
-  if (n->op == TRNC_OP_UNKNOWN) return xop_of(n) != X_NONE;
-  any_cplx c = {g, false};
-  for (uint32_t a = 0; a < n->nargs; a++) {
-    trnc_arg_visit_refs(&n->args[a], visit_cplx, &c);
-    if (arg_cplx_dtype(&n->args[a])) c.any = true;
-    if (n->args[a].kind == TRNC_ARG_LIST)
-      for (uint32_t i = 0; i < n->args[a].u.list.n; i++)
-        if (arg_cplx_dtype(&n->args[a].u.list.items[i])) c.any = true;
-  }
-  for (uint32_t k = 0; k < n->nouts; k++) visit_cplx(n->outs[k], &c);
-  return c.any;
-}
-
-/* ---- what the pass rewrites -------------------------------------------------- */
-
+static bool cplx(const trnc_graph *g, trnc_ref r) { return trnc_complex_value(g, r); }
 static const trnc_arg *arg(const trnc_node *n, uint32_t i) { return trnc_node_arg(n, i); }
 static bool is_val(const trnc_node *n, uint32_t i) {
   const trnc_arg *a = arg(n, i);
@@ -109,137 +47,8 @@ static trnc_ref val(const trnc_node *n, uint32_t i) { return n->args[i].u.ref; }
 static bool val_cplx(const trnc_graph *g, const trnc_node *n, uint32_t i) {
   return is_val(n, i) && cplx(g, val(n, i));
 }
-static bool out_cplx(const trnc_graph *g, const trnc_node *n) {
-  return n->nouts == 1 && cplx(g, n->outs[0]);
-}
-/* A real (not complex) Scalar argument. */
-static bool real_number(const trnc_arg *a) {
-  return a && (a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL);
-}
-static bool is_zero(const trnc_arg *a) { return real_number(a) && trnc_arg_number(a, 1) == 0; }
 
 static const double PI = 3.14159265358979323846;
-
-/* Elements of one dense DFT matrix: complex transforms of at most
- * DFT_DENSE_MAX points are one matmul ((2 N)^2 weights); longer ones split. */
-#define DFT_MAX_WEIGHTS (INT64_C(1) << 24)
-#define DFT_DENSE_MAX 2048
-/* Longest transform (its phases k n mod N stay exact in int64, its
- * twiddle constants small). */
-#define DFT_MAX_N (INT64_C(1) << 24)
-
-/* The largest divisor of N at most sqrt(N) (1 for a prime): the first
- * length of a Cooley-Tukey split N = N1 N2. */
-static int64_t split_of(int64_t N) {
-  int64_t best = 1;
-  for (int64_t f = 2; f * f <= N; f++)
-    if (N % f == 0) best = f;
-  return best;
-}
-
-/* True if a complex transform of N points is lowered: densely, or as a
- * Cooley-Tukey split whose two lengths are. */
-static bool dft_ok(int64_t N) {
-  if (N <= DFT_DENSE_MAX) return true;
-  int64_t n1 = split_of(N);
-  return N <= DFT_MAX_N && n1 > 1 && dft_ok(n1) && dft_ok(N / n1);
-}
-
-/* NULL if the FFT node n (xop x) is within what the pass lowers, else why not. */
-static const char *fft_limits(const trnc_graph *g, const trnc_node *n, xop x) {
-  if (!is_val(n, 0) || !arg(n, 1) || arg(n, 1)->kind != TRNC_ARG_LIST)
-    return "an FFT without a tensor input and a dim list";
-  trnc_ref in = val(n, 0);
-  if ((x == X_R2C) == cplx(g, in)) return "an FFT whose input dtype does not match the op";
-  int R = crank(g, in);
-  const trnc_type *t = trnc_ref_type(g, in);
-  const trnc_arg *dims = arg(n, 1);
-  for (uint32_t i = 0; i < dims->u.list.n; i++) {
-    int64_t d = dims->u.list.items[i].u.i;
-    if (d < 0) d += R;
-    if (d < 0 || d >= R) return "an FFT dim out of range";
-    int64_t N = t->shape[d];
-    if (x == X_C2R && i + 1 == dims->u.list.n) N = trnc_arg_int(n, 3, 0);
-    if (N < 1) return "an FFT of an empty signal";
-    if (!dft_ok(N))
-      return "an FFT of more than 2048 points along a dim whose length has no split into "
-             "factors of at most 2048 points each (trnc computes it as dense DFT matmuls of at "
-             "most 2^24 weights, longer lengths by Cooley-Tukey steps: a large prime length is "
-             "not lowered)";
-  }
-  if (x == X_C2R && dims->u.list.n) {
-    int64_t d = dims->u.list.items[dims->u.list.n - 1].u.i;
-    if (d < 0) d += R;
-    if (t->shape[d] != trnc_arg_int(n, 3, 0) / 2 + 1)
-      return "a complex-to-real FFT whose input is not last_dim_size / 2 + 1 long";
-  }
-  return NULL;
-}
-
-const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n) {
-  for (uint32_t k = 0; k < n->nouts; k++)
-    if (!n->outs || (!g->values[n->outs[k]].is_none &&
-                     g->values[n->outs[k]].type.dtype == TRNC_C32))
-      return "complex32 is not lowered (use complex64)";
-  for (uint32_t a = 0; a < n->nargs; a++)
-    if (is_val(n, a) && trnc_ref_type(g, val(n, a))->dtype == TRNC_C32)
-      return "complex32 is not lowered (use complex64)";
-  for (uint32_t k = 0; k < n->nouts; k++)
-    if (cplx(g, n->outs[k]) && g->values[n->outs[k]].type.rank >= TRNC_MAX_RANK)
-      return "a complex tensor of rank 8 (trnc carries it as float32 of one more dim)";
-  xop x = xop_of(n);
-  switch (x) {
-    case X_R2C: case X_C2C: case X_C2R: return fft_limits(g, n, x);
-    case X_CONJ: case X_AS_REAL: case X_REAL: case X_IMAG:
-      return val_cplx(g, n, 0) ? NULL : "a complex op of a real tensor";
-    case X_AS_COMPLEX:
-      return is_val(n, 0) && !cplx(g, val(n, 0)) ? NULL : "view_as_complex of a complex tensor";
-    case X_COMPLEX: case X_POLAR:
-      return is_val(n, 0) && is_val(n, 1) && !val_cplx(g, n, 0) && !val_cplx(g, n, 1) &&
-                     out_cplx(g, n)
-                 ? NULL
-                 : "complex / polar of complex parts";
-    case X_NONE: break;
-  }
-  bool c0 = val_cplx(g, n, 0), oc = out_cplx(g, n);
-  switch (n->op) {
-    case TRNC_OP_SLICE: case TRNC_OP_SELECT: case TRNC_OP_CLONE: case TRNC_OP_ALIAS:
-    case TRNC_OP_VIEW: case TRNC_OP_RESHAPE: case TRNC_OP_UNSAFE_VIEW: case TRNC_OP_EXPAND:
-    case TRNC_OP_PERMUTE: case TRNC_OP_UNSQUEEZE: case TRNC_OP_SQUEEZE_DIM:
-    case TRNC_OP_SQUEEZE_DIMS: case TRNC_OP_SQUEEZE: case TRNC_OP_TRANSPOSE: case TRNC_OP_NEG:
-      return c0 && oc ? NULL : "a view of a complex tensor as a real one";
-    case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_COPY:
-      return c0 && val_cplx(g, n, 1) ? NULL : "a copy between complex and real tensors";
-    case TRNC_OP_ADD: case TRNC_OP_SUB:
-      return c0 && val_cplx(g, n, 1) && real_number(arg(n, 2)) ? NULL
-             : "complex addition with a real tensor or a complex alpha";
-    case TRNC_OP_MUL:
-      if (c0 && real_number(arg(n, 1))) return NULL; /* both parts times the number */
-      return is_val(n, 0) && is_val(n, 1) && oc ? NULL : "a complex product with a complex scalar";
-    case TRNC_OP_MUL_SCALAR: case TRNC_OP_DIV_SCALAR:
-      return c0 && real_number(arg(n, 1)) ? NULL : "a complex product with a complex scalar";
-    case TRNC_OP_ABS: return c0 && !oc ? NULL : "abs with a complex result";
-    case TRNC_OP_SUM: return c0 && oc ? NULL : "a sum of a complex tensor to a real one";
-    case TRNC_OP_CAT: case TRNC_OP_STACK: {
-      const trnc_arg *l = arg(n, 0);
-      for (uint32_t i = 0; l && l->kind == TRNC_ARG_LIST && i < l->u.list.n; i++)
-        if (l->u.list.items[i].kind != TRNC_ARG_VALUE || !cplx(g, l->u.list.items[i].u.ref))
-          return "a cat of complex and real tensors";
-      return NULL;
-    }
-    case TRNC_OP_CONSTANT_PAD_ND:
-      return c0 && is_zero(arg(n, 2)) ? NULL : "a complex pad with a value other than 0";
-    case TRNC_OP_FULL: return oc && is_zero(arg(n, 1)) ? NULL : "a complex fill other than 0";
-    case TRNC_OP_FULL_LIKE: return c0 && oc && is_zero(arg(n, 1)) ? NULL : "a complex fill other than 0";
-    case TRNC_OP_ZEROS: return oc ? NULL : "zeros of a complex dtype into a real tensor";
-    case TRNC_OP_TO_COPY: return oc ? NULL : "a complex tensor converted to a real dtype";
-    default: break;
-  }
-  for (uint32_t a = 0; a < n->nargs; a++)
-    if (n->args[a].kind == TRNC_ARG_OTHER) return "a complex Scalar argument is not lowered";
-  return "no complex lowering for this op (trnc carries complex64 as float32 pairs and lowers "
-         "FFTs, views, copies, conjugation, products and sums of them)";
-}
 
 /* ---- step 1: ops kept, their dims and sizes for the trailing dim -------------- */
 
@@ -278,21 +87,21 @@ static void fix_dtype(trnc_arg *a) {
 static bool keep_rewrite(trnc_graph *g, trnc_node *n) {
   bool ok = true;
   int R = 0;
-  if (is_val(n, 0)) R = crank(g, val(n, 0));
+  if (is_val(n, 0)) R = trnc_complex_rank(g, val(n, 0));
   int64_t two = 2, zz[2] = {0, 0};
   trnc_arg *a = n->args;
-  switch (xop_of(n)) {
-    case X_AS_REAL: case X_AS_COMPLEX:
+  switch (trnc_complex_op(n)) {
+    case TRNC_COP_AS_REAL: case TRNC_COP_AS_COMPLEX:
       n->op = TRNC_OP_ALIAS;
       n->target = trnc_op_defs[TRNC_OP_ALIAS].target;
       n->nargs = 1;
       return true;
-    case X_REAL: case X_IMAG: {
+    case TRNC_COP_REAL: case TRNC_COP_IMAG: {
       trnc_arg *na = trnc_arena_array(&g->arena, 3, sizeof *na);
       if (!na) return false;
       na[0] = a[0];
       na[1] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "dim", .u.i = R};
-      na[2] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "index", .u.i = xop_of(n) == X_IMAG};
+      na[2] = (trnc_arg){.kind = TRNC_ARG_INT, .name = "index", .u.i = trnc_complex_op(n) == TRNC_COP_IMAG};
       n->op = TRNC_OP_SELECT;
       n->target = trnc_op_defs[TRNC_OP_SELECT].target;
       n->args = na;
@@ -333,7 +142,7 @@ static bool keep_rewrite(trnc_graph *g, trnc_node *n) {
     }
     case TRNC_OP_CAT: case TRNC_OP_STACK: {
       const trnc_arg *l = &a[0];
-      int r = l->u.list.n ? crank(g, l->u.list.items[0].u.ref) : 0;
+      int r = l->u.list.n ? trnc_complex_rank(g, l->u.list.items[0].u.ref) : 0;
       a[1].u.i = ndim(a[1].u.i, n->op == TRNC_OP_STACK ? r + 1 : r);
       break;
     }
@@ -351,8 +160,8 @@ static bool keep_rewrite(trnc_graph *g, trnc_node *n) {
 
 /* True if n is rewritten through the builder (step 3) rather than kept. */
 static bool computed(const trnc_graph *g, const trnc_node *n) {
-  switch (xop_of(n)) {
-    case X_R2C: case X_C2C: case X_C2R: case X_CONJ: case X_COMPLEX: case X_POLAR: return true;
+  switch (trnc_complex_op(n)) {
+    case TRNC_COP_R2C: case TRNC_COP_C2C: case TRNC_COP_C2R: case TRNC_COP_CONJ: case TRNC_COP_COMPLEX: case TRNC_COP_POLAR: return true;
     default: break;
   }
   if (n->op == TRNC_OP_TO_COPY) return !val_cplx(g, n, 0);
@@ -386,13 +195,13 @@ static trnc_ref to_shape(trnc_db *b, trnc_ref x, const trnc_type *out) {
 
 /* One DFT along dim d of x (f32; real, or complex as [..., 2] when cin):
  * x moved to [M, N * cin] rows, times the matrix W [N * cin, K * cout], and
- * back. kind: X_R2C (K outputs of the forward transform, complex), X_C2C
- * (forward or inverse), X_C2R (an inverse of a Hermitian input of K = N/2+1
+ * back. kind: TRNC_COP_R2C (K outputs of the forward transform, complex), TRNC_COP_C2C
+ * (forward or inverse), TRNC_COP_C2R (an inverse of a Hermitian input of K = N/2+1
  * entries to N real outputs). Each output is scaled by `scale`. */
-static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64_t N, int64_t K,
+static trnc_ref dft(trnc_db *b, trnc_ref x, int d, trnc_cop kind, bool inverse, int64_t N, int64_t K,
                     double scale) {
   const trnc_type *t = trnc_db_type(b, x);
-  bool cin = kind != X_R2C, cout = kind != X_C2R;
+  bool cin = kind != TRNC_COP_R2C, cout = kind != TRNC_COP_C2R;
   int R = t->rank - (cin ? 1 : 0);
   int64_t L = t->shape[d]; /* input length along d: N, or K for c2r */
   int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shp[TRNC_MAX_RANK];
@@ -407,7 +216,7 @@ static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64
   perm[np++] = d;
   if (cin) perm[np++] = R;
   for (int i = 0; i < np; i++) inv[perm[i]] = i;
-  int64_t rows = (cin ? 2 : 1) * L, cols = (cout ? 2 : 1) * (kind == X_C2R ? N : K);
+  int64_t rows = (cin ? 2 : 1) * L, cols = (cout ? 2 : 1) * (kind == TRNC_COP_C2R ? N : K);
   trnc_ref p = DB(b, PERMUTE, trnc_db_val(x), trnc_db_ints(b, perm, np));
   p = DB(b, CLONE, trnc_db_val(p), trnc_db_none());
   int64_t mk[2] = {M, rows};
@@ -418,17 +227,17 @@ static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64
     return TRNC_NO_REF;
   }
   double sgn = inverse ? 1.0 : -1.0;
-  for (int64_t n = 0; n < (kind == X_C2R ? N : L); n++)
-    for (int64_t k = 0; k < (kind == X_C2R ? L : K); k++) {
-      int64_t ph = n * k % N; /* exact: n, k < N <= DFT_DENSE_MAX */
+  for (int64_t n = 0; n < (kind == TRNC_COP_C2R ? N : L); n++)
+    for (int64_t k = 0; k < (kind == TRNC_COP_C2R ? L : K); k++) {
+      int64_t ph = n * k % N; /* exact: n, k < N <= TRNC_DFT_DENSE_MAX */
       double th = 2.0 * PI * (double)ph / (double)N;
       double c = cos(th) * scale, s = sgn * sin(th) * scale; /* e^{i s th} */
       if (2 * ph == N) s = 0; /* sin(pi) exactly */
       if (4 * ph == N || 4 * ph == 3 * N) c = 0;
-      if (kind == X_R2C) {
+      if (kind == TRNC_COP_R2C) {
         w[n * cols + 2 * k] = (float)c;
         w[n * cols + 2 * k + 1] = (float)s;
-      } else if (kind == X_C2C) {
+      } else if (kind == TRNC_COP_C2C) {
         w[(2 * n) * cols + 2 * k] = (float)c;
         w[(2 * n + 1) * cols + 2 * k] = (float)-s;
         w[(2 * n) * cols + 2 * k + 1] = (float)s;
@@ -446,7 +255,7 @@ static trnc_ref dft(trnc_db *b, trnc_ref x, int d, xop kind, bool inverse, int64
   int64_t out[TRNC_MAX_RANK];
   int no = 0;
   for (int i = 0; i < np - 1 - (cin ? 1 : 0); i++) out[no++] = shp[i];
-  out[no++] = kind == X_C2R ? N : K;
+  out[no++] = kind == TRNC_COP_C2R ? N : K;
   if (cout) out[no++] = 2;
   y = trnc_db_view(b, y, no, out);
   /* back to the input's dim order (the trailing dim of a complex result last) */
@@ -478,7 +287,7 @@ static trnc_ref cmul_const(trnc_db *b, trnc_ref x, int64_t rows, int64_t cols, c
 static trnc_ref cdft_split(trnc_db *b, trnc_ref x, int d, bool inverse, int64_t N, double scale) {
   const trnc_type *t = trnc_db_type(b, x);
   int R = t->rank - 1;
-  int64_t N1 = split_of(N), N2 = N / N1;
+  int64_t N1 = trnc_dft_split(N), N2 = N / N1;
   int64_t perm[TRNC_MAX_RANK], inv[TRNC_MAX_RANK], shp[TRNC_MAX_RANK];
   int np = 0;
   int64_t M = 1;
@@ -530,14 +339,14 @@ static trnc_ref cdft_split(trnc_db *b, trnc_ref x, int d, bool inverse, int64_t 
 
 /* A complex DFT of N points along dim d of x ([..., 2]): dense, or split. */
 static trnc_ref cdft(trnc_db *b, trnc_ref x, int d, bool inverse, int64_t N, double scale) {
-  if (N <= DFT_DENSE_MAX) return dft(b, x, d, X_C2C, inverse, N, N, scale);
+  if (N <= TRNC_DFT_DENSE_MAX) return dft(b, x, d, TRNC_COP_C2C, inverse, N, N, scale);
   return cdft_split(b, x, d, inverse, N, scale);
 }
 
 /* A real-to-complex DFT of N points along dim d of real x, K outputs. */
 static trnc_ref rdft(trnc_db *b, trnc_ref x, int d, int64_t N, int64_t K, double scale) {
   x = trnc_db_f32(b, x);
-  if (N <= DFT_DENSE_MAX) return dft(b, x, d, X_R2C, false, N, K, scale);
+  if (N <= TRNC_DFT_DENSE_MAX) return dft(b, x, d, TRNC_COP_R2C, false, N, K, scale);
   const trnc_type *t = trnc_db_type(b, x);
   trnc_ref z = trnc_db_zeros(b, TRNC_F32, t->rank, t->shape);
   trnc_ref c = cdft(b, pair(b, x, z), d, false, N, scale);
@@ -552,7 +361,7 @@ static trnc_ref rdft(trnc_db *b, trnc_ref x, int d, int64_t N, int64_t K, double
 static trnc_ref c2r_dft(trnc_db *b, trnc_ref x, int d, int64_t N, double scale) {
   const trnc_type *t = trnc_db_type(b, x);
   int64_t K = t->shape[d];
-  if (N <= DFT_DENSE_MAX) return dft(b, x, d, X_C2R, true, N, K, scale);
+  if (N <= TRNC_DFT_DENSE_MAX) return dft(b, x, d, TRNC_COP_C2R, true, N, K, scale);
   int R = t->rank - 1;
   trnc_ref tail = DB(b, SLICE, trnc_db_val(x), trnc_db_int(d), trnc_db_int(1),
                      trnc_db_int(N - K + 1), trnc_db_int(1));
@@ -572,18 +381,18 @@ static double norm_scale(int64_t mode, int64_t N) {
 }
 
 static trnc_status rw_fft(trnc_db *b, const trnc_node *n) {
-  xop x = xop_of(n);
+  trnc_cop x = trnc_complex_op(n);
   const trnc_graph *g = trnc_db_graph(b);
   trnc_ref v = n->args[0].u.ref;
   const trnc_arg *dl = &n->args[1];
   int nd = (int)dl->u.list.n;
-  int R = trnc_db_type(b, v)->rank - (x == X_R2C ? 0 : 1);
+  int R = trnc_db_type(b, v)->rank - (x == TRNC_COP_R2C ? 0 : 1);
   int64_t mode = trnc_arg_int(n, 2, 0);
   int64_t dims[TRNC_MAX_RANK];
   for (int i = 0; i < nd; i++) dims[i] = ndim(dl->u.list.items[i].u.i, R);
   (void)g;
   if (nd == 0) return trnc_db_result(b, 0, DB(b, CLONE, trnc_db_val(v), trnc_db_none()));
-  if (x == X_R2C) {
+  if (x == TRNC_COP_R2C) {
     bool onesided = trnc_arg_bool(n, 3, true);
     int d = (int)dims[nd - 1];
     int64_t N = trnc_db_type(b, v)->shape[d];
@@ -592,7 +401,7 @@ static trnc_status rw_fft(trnc_db *b, const trnc_node *n) {
       int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
       v = cdft(b, v, (int)dims[i], false, Ni, norm_scale(mode, Ni));
     }
-  } else if (x == X_C2C) {
+  } else if (x == TRNC_COP_C2C) {
     bool fwd = trnc_arg_bool(n, 3, true);
     for (int i = 0; i < nd; i++) {
       int64_t Ni = trnc_db_type(b, v)->shape[dims[i]];
@@ -612,19 +421,19 @@ static trnc_status rw_fft(trnc_db *b, const trnc_node *n) {
 static trnc_status rw_compute(trnc_db *b, const trnc_node *n) {
   const trnc_graph *g = trnc_db_graph(b);
   const trnc_type *ot = &g->values[n->outs[0]].type;
-  switch (xop_of(n)) {
-    case X_R2C: case X_C2C: case X_C2R: return rw_fft(b, n);
-    case X_CONJ: {
+  switch (trnc_complex_op(n)) {
+    case TRNC_COP_R2C: case TRNC_COP_C2C: case TRNC_COP_C2R: return rw_fft(b, n);
+    case TRNC_COP_CONJ: {
       static const float pm[2] = {1.0f, -1.0f};
       int64_t two = 2;
       trnc_ref s = trnc_db_const_f32(b, 1, &two, pm);
       return trnc_db_result(b, 0, mul(b, n->args[0].u.ref, s));
     }
-    case X_COMPLEX: {
+    case TRNC_COP_COMPLEX: {
       trnc_ref re = to_shape(b, n->args[0].u.ref, ot), im = to_shape(b, n->args[1].u.ref, ot);
       return trnc_db_result(b, 0, pair(b, re, im));
     }
-    case X_POLAR: {
+    case TRNC_COP_POLAR: {
       trnc_ref r = to_shape(b, n->args[0].u.ref, ot), th = to_shape(b, n->args[1].u.ref, ot);
       trnc_ref c = DB(b, COS, trnc_db_val(th)), s = DB(b, SIN, trnc_db_val(th));
       return trnc_db_result(b, 0, pair(b, mul(b, r, c), mul(b, r, s)));
