@@ -4,6 +4,7 @@
  * Complex values are complex64 (complex128 runs as complex64); before that
  * pass by dtype, after it by the boundary dtype it records (torch_dtype).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir/ir.h"
@@ -35,6 +36,32 @@ static bool arg_cplx_dtype(const trnc_arg *a) {
 }
 
 
+bool trnc_complex_scalar(const trnc_arg *a, double *re, double *im) {
+  if (!a) return false;
+  if (a->kind == TRNC_ARG_INT || a->kind == TRNC_ARG_FLOAT || a->kind == TRNC_ARG_BOOL) {
+    *re = trnc_arg_number(a, 0), *im = 0;
+    return true;
+  }
+  if (a->kind != TRNC_ARG_OTHER || !a->u.s) return false;
+  const char *s = a->u.s;
+  bool paren = *s == '(';
+  if (paren) s++;
+  char *e;
+  double x = strtod(s, &e);
+  if (e == s) return false;
+  if (*e == 'j') { /* "1j": imaginary only */
+    *re = 0, *im = x;
+  } else {
+    const char *t = e;
+    double y = strtod(t, &e);
+    if (e == t || *e != 'j' || (*t != '+' && *t != '-')) return false;
+    *re = x, *im = y;
+  }
+  e++;
+  if (paren && *e++ != ')') return false;
+  return *e == '\0';
+}
+
 trnc_cop trnc_complex_op(const trnc_node *n) {
   static const struct { const char *t; trnc_cop x; } names[] = {
       {"aten._fft_r2c.default", TRNC_COP_R2C},       {"aten._fft_c2c.default", TRNC_COP_C2C},
@@ -45,6 +72,9 @@ trnc_cop trnc_complex_op(const trnc_node *n) {
       {"aten.real.default", TRNC_COP_REAL},          {"aten.imag.default", TRNC_COP_IMAG},
   };
   if (n->op != TRNC_OP_UNKNOWN || !n->target) return TRNC_COP_NONE;
+  if ((!strcmp(n->target, "aten.mul.Scalar") || !strcmp(n->target, "aten.mul.Tensor")) &&
+      n->nargs == 2 && n->args[1].kind == TRNC_ARG_OTHER)
+    return TRNC_COP_MUL_CSCALAR;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(n->target, names[i].t)) return names[i].x;
   return TRNC_COP_NONE;
@@ -159,6 +189,12 @@ const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n) {
                      out_cplx(g, n)
                  ? NULL
                  : "complex / polar of complex parts";
+    case TRNC_COP_MUL_CSCALAR: {
+      double re, im;
+      return val_cplx(g, n, 0) && trnc_complex_scalar(arg(n, 1), &re, &im)
+                 ? NULL
+                 : "a product with a Python object that is not a complex number";
+    }
     case TRNC_COP_NONE: break;
   }
   bool c0 = val_cplx(g, n, 0), oc = out_cplx(g, n);
@@ -179,6 +215,13 @@ const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n) {
     case TRNC_OP_MUL_SCALAR: case TRNC_OP_DIV_SCALAR:
       return c0 && real_number(arg(n, 1)) ? NULL : "a complex product with a complex scalar";
     case TRNC_OP_ABS: return c0 && !oc ? NULL : "abs with a complex result";
+    case TRNC_OP_DIV:
+      return c0 && is_val(n, 1) && oc ? NULL : "a complex quotient by a scalar or of a real tensor";
+    case TRNC_OP_SCALAR_TENSOR: return oc && real_number(arg(n, 0)) ? NULL : "a complex scalar_tensor";
+    case TRNC_OP_WHERE:
+      return oc && is_val(n, 0) && !val_cplx(g, n, 0) && val_cplx(g, n, 1) && val_cplx(g, n, 2)
+                 ? NULL
+                 : "a complex where with a real or Scalar branch";
     case TRNC_OP_SUM: return c0 && oc ? NULL : "a sum of a complex tensor to a real one";
     case TRNC_OP_CAT: case TRNC_OP_STACK: {
       const trnc_arg *l = arg(n, 0);
@@ -198,6 +241,6 @@ const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n) {
   for (uint32_t a = 0; a < n->nargs; a++)
     if (n->args[a].kind == TRNC_ARG_OTHER) return "a complex Scalar argument is not lowered";
   return "no complex lowering for this op (trnc carries complex64 as float32 pairs and lowers "
-         "FFTs, views, copies, conjugation, products and sums of them)";
+         "FFTs, views, copies, conjugation, products, quotients and sums of them)";
 }
 

@@ -362,8 +362,13 @@ const char *trnc_op_name(trnc_op op);
  *  rewrites, by FX target. */
 typedef enum trnc_cop {
   TRNC_COP_NONE, TRNC_COP_R2C, TRNC_COP_C2C, TRNC_COP_C2R, TRNC_COP_CONJ, TRNC_COP_COMPLEX,
-  TRNC_COP_POLAR, TRNC_COP_AS_REAL, TRNC_COP_AS_COMPLEX, TRNC_COP_REAL, TRNC_COP_IMAG
+  TRNC_COP_POLAR, TRNC_COP_AS_REAL, TRNC_COP_AS_COMPLEX, TRNC_COP_REAL, TRNC_COP_IMAG,
+  TRNC_COP_MUL_CSCALAR /* mul.Scalar / mul.Tensor by a complex Python number (1j) */
 } trnc_cop;
+/** Argument a as a complex number: a real Scalar, or a Python complex's
+ *  repr ("1j", "(1+2j)", "(-0-1j)") that the serializer passes as OTHER.
+ *  False for anything else. */
+bool trnc_complex_scalar(const trnc_arg *a, double *re, double *im);
 /** n's complex op (TRNC_COP_NONE for table ops and other targets). */
 trnc_cop trnc_complex_op(const trnc_node *n);
 /** True if value r is complex: by its dtype, or (after passes/complex.c

@@ -847,7 +847,7 @@ char *trnc_ops_markdown(void) {
        "Dtype notes: `f64` is accepted and runs as `f32` (a `UserWarning` names the inputs);\n"
        "`i64` is accepted where trnc proves the values fit in 32 bits (see `docs/dtypes.md`).\n"
        "`c64` runs as `f32` pairs (the `view_as_real` layout, `passes/complex.c`): FFTs as DFT\n"
-       "matmuls, views, copies, conjugation, products and sums of complex tensors; `c128` runs\n"
+       "matmuls, views, copies, conjugation, products, quotients and sums of complex tensors; `c128` runs\n"
        "as `c64` (a `UserWarning`); `c32`, other complex ops, sparse layouts and nested tensors\n"
        "are not lowered.\n\n");
   uint32_t grp = 0;

@@ -161,12 +161,15 @@ static bool keep_rewrite(trnc_graph *g, trnc_node *n) {
 /* True if n is rewritten through the builder (step 3) rather than kept. */
 static bool computed(const trnc_graph *g, const trnc_node *n) {
   switch (trnc_complex_op(n)) {
-    case TRNC_COP_R2C: case TRNC_COP_C2C: case TRNC_COP_C2R: case TRNC_COP_CONJ: case TRNC_COP_COMPLEX: case TRNC_COP_POLAR: return true;
+    case TRNC_COP_R2C: case TRNC_COP_C2C: case TRNC_COP_C2R: case TRNC_COP_CONJ:
+    case TRNC_COP_COMPLEX: case TRNC_COP_POLAR: case TRNC_COP_MUL_CSCALAR: return true;
     default: break;
   }
   if (n->op == TRNC_OP_TO_COPY) return !val_cplx(g, n, 0);
   if (n->op == TRNC_OP_MUL) return is_val(n, 1);
-  if (n->op == TRNC_OP_ABS) return true;
+  if (n->op == TRNC_OP_ABS || n->op == TRNC_OP_DIV || n->op == TRNC_OP_SCALAR_TENSOR ||
+      n->op == TRNC_OP_WHERE)
+    return true;
   return false;
 }
 
@@ -444,6 +447,44 @@ static trnc_status rw_compute(trnc_db *b, const trnc_node *n) {
     trnc_ref re = to_shape(b, n->args[0].u.ref, ot);
     trnc_ref z = trnc_db_zeros(b, TRNC_F32, ot->rank - 1, ot->shape);
     return trnc_db_result(b, 0, pair(b, re, z));
+  }
+  if (trnc_complex_op(n) == TRNC_COP_MUL_CSCALAR) { /* (a + bi)(c + di) */
+    double c = 0, d = 0;
+    trnc_complex_scalar(&n->args[1], &c, &d);
+    trnc_ref x = n->args[0].u.ref, a = part(b, x, 0), bi = part(b, x, 1);
+    trnc_ref re = DB(b, SUB, trnc_db_val(DB(b, MUL_SCALAR, trnc_db_val(a), trnc_db_float(c))),
+                     trnc_db_val(DB(b, MUL_SCALAR, trnc_db_val(bi), trnc_db_float(d))), trnc_db_int(1));
+    trnc_ref im = DB(b, ADD, trnc_db_val(DB(b, MUL_SCALAR, trnc_db_val(a), trnc_db_float(d))),
+                     trnc_db_val(DB(b, MUL_SCALAR, trnc_db_val(bi), trnc_db_float(c))), trnc_db_int(1));
+    return trnc_db_result(b, 0, pair(b, re, im));
+  }
+  if (n->op == TRNC_OP_SCALAR_TENSOR) { /* (s, 0) */
+    trnc_ref s = DB(b, SCALAR_TENSOR, n->args[0], trnc_db_dtype(TRNC_F32), trnc_db_none(),
+                    trnc_db_none(), trnc_db_none());
+    trnc_ref z = DB(b, SCALAR_TENSOR, trnc_db_float(0), trnc_db_dtype(TRNC_F32), trnc_db_none(),
+                    trnc_db_none(), trnc_db_none());
+    return trnc_db_result(b, 0, pair(b, s, z));
+  }
+  if (n->op == TRNC_OP_WHERE) { /* the condition over both parts */
+    trnc_ref c = n->args[0].u.ref;
+    trnc_ref cu = DB(b, UNSQUEEZE, trnc_db_val(c), trnc_db_int(trnc_db_type(b, c)->rank));
+    return trnc_db_result(b, 0, DB(b, WHERE, trnc_db_val(cu), n->args[1], n->args[2]));
+  }
+  if (n->op == TRNC_OP_DIV) {
+    trnc_ref x = n->args[0].u.ref, y = n->args[1].u.ref;
+    if (!cplx(g, y)) { /* by a real tensor: both parts */
+      trnc_ref r = trnc_db_f32(b, y);
+      trnc_ref ru = DB(b, UNSQUEEZE, trnc_db_val(r), trnc_db_int(trnc_db_type(b, r)->rank));
+      return trnc_db_result(b, 0, DB(b, DIV, trnc_db_val(x), trnc_db_val(ru)));
+    }
+    /* (a + bi) / (c + di) = ((ac + bd) + (bc - ad) i) / (c^2 + d^2) */
+    trnc_ref a = part(b, x, 0), bi = part(b, x, 1), c = part(b, y, 0), dd = part(b, y, 1);
+    trnc_ref den = DB(b, ADD, trnc_db_val(mul(b, c, c)), trnc_db_val(mul(b, dd, dd)), trnc_db_int(1));
+    trnc_ref re = DB(b, ADD, trnc_db_val(mul(b, a, c)), trnc_db_val(mul(b, bi, dd)), trnc_db_int(1));
+    trnc_ref im = DB(b, SUB, trnc_db_val(mul(b, bi, c)), trnc_db_val(mul(b, a, dd)), trnc_db_int(1));
+    re = DB(b, DIV, trnc_db_val(re), trnc_db_val(den));
+    im = DB(b, DIV, trnc_db_val(im), trnc_db_val(den));
+    return trnc_db_result(b, 0, pair(b, re, im));
   }
   if (n->op == TRNC_OP_ABS) {
     trnc_ref x = n->args[0].u.ref;

@@ -92,11 +92,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('nonzero_static', 'forward'): 'no lowering for aten.nonzero_static.default',
  ('ormqr', 'forward'): 'no lowering for aten.ormqr.default',
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
- ('polar', 'grad'): 'aten.div.Tensor: no complex lowering for this op (trnc carries complex64 as '
-                    'float32 pairs and lowers FFTs, views, copies, conjugation, products and sums '
-                    'of them); aten.scalar_tensor.default: no complex lowering for this op (trnc '
-                    'carries complex64 as float32 pairs and lowers FFTs, views, copies, '
-                    'conjugation, products and sums of them); no lowering for aten.mul.Scalar',
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',

@@ -126,6 +126,36 @@ def test_complex_construction_and_views():
     _check(lambda x, y: (x.cfloat() + torch.complex(y, y)).sum(dim=1), a, b)
 
 
+def test_complex_division_where_and_complex_scalars():
+    torch.manual_seed(6)
+    c, d = torch.randn(3, 129, dtype=torch.complex64), torch.randn(3, 129, dtype=torch.complex64)
+    r = torch.rand(3, 129) + 0.5
+    _check(lambda x, y: x / y, c, d)
+    _check(lambda x, y: x / y, c, r)
+    _check(lambda x: x * 1j + x * (2 - 0.5j), c)
+    _check(lambda x, m: torch.where(m > 1, x, torch.zeros_like(x)), c, r)
+
+
+def test_polar_gradient():
+    torch.manual_seed(7)
+    a0, t0 = torch.rand(129) + 0.1, torch.randn(129)
+    a0[3] = 0.0  # polar's backward divides by |z|, selecting 0 there
+    g = torch.randn(129, 2)
+
+    def grads(compiled):
+        a, t = a0.clone().requires_grad_(), t0.clone().requires_grad_()
+        f = torch.compile(torch.polar, backend="neuron", fullgraph=True) if compiled else torch.polar
+        (torch.view_as_real(f(a, t)) * g).sum().backward()
+        return a.grad, t.grad
+
+    torch._dynamo.reset()
+    before = trnc.stats()["backward"]
+    got = grads(True)
+    assert trnc.stats()["backward"] > before
+    for x, y in zip(got, grads(False)):
+        torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
+
+
 def test_complex_graph_input_and_output():
     torch.manual_seed(4)
     c = torch.randn(3, 129, dtype=torch.complex64)
@@ -156,5 +186,5 @@ def test_refused_forms_name_the_reason():
             torch.randn(2, 65537))
     torch._dynamo.reset()
     with pytest.raises(Exception, match="no complex lowering"):
-        torch.compile(lambda x, y: torch.complex(x, y) / x, backend="neuron", fullgraph=True)(
-            torch.randn(4), torch.randn(4))
+        torch.compile(lambda x: torch.exp(x), backend="neuron", fullgraph=True)(
+            torch.randn(4, dtype=torch.complex64))
