@@ -188,3 +188,21 @@ def test_refused_forms_name_the_reason():
     with pytest.raises(Exception, match="no complex lowering"):
         torch.compile(lambda x: torch.exp(x), backend="neuron", fullgraph=True)(
             torch.randn(4, dtype=torch.complex64))
+
+
+def test_complex_artifact_from_the_cache(tmp_path, monkeypatch):
+    """A cached program keeps its complex boundary (trnc_io.complex): the
+    second compile loads the artifact from disk and binds the same tensors."""
+    monkeypatch.setenv("TRNC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRNC_CACHE", raising=False)
+    torch.manual_seed(8)
+    c = torch.randn(3, 129, dtype=torch.complex64)
+    f = lambda t: torch.fft.ifft(t) * 2  # noqa: E731
+    got = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        with torch.no_grad():
+            got.append(torch.compile(f, backend="neuron", fullgraph=True)(c))
+    assert trnc.last_report()["cache"] == "hit"
+    for g in got:
+        _as_accurate(g, f(c), f(c.to(torch.complex128)))
