@@ -593,7 +593,7 @@ static PyObject *Compiled_asm(PyObject *obj, PyObject *Py_UNUSED(a)) {
 
 static PyMethodDef Compiled_methods[] = {
     {"inputs", Compiled_inputs, METH_NOARGS,
-     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none, rng_seed)."},
+     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none, rng_seed, complex)."},
     {"outputs", Compiled_outputs, METH_NOARGS,
      "outputs() -> list[dict]: graph outputs, None slots with is_none=True."},
     {"execute", (PyCFunction)(void (*)(void))Compiled_execute, METH_FASTCALL,
