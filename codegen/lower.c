@@ -916,6 +916,12 @@ static void io_from_type(trnc_io *io, const trnc_value *v) {
     return;
   }
   io->dtype = v->torch_dtype ? v->torch_dtype : v->type.dtype;
+  if (io->dtype == TRNC_C64 || io->dtype == TRNC_C128) {
+    /* float32 [..., 2] inside (passes/complex.c); the view_as_real of the
+     * torch tensor at the boundary (complex128's float64 pairs converted) */
+    io->dtype = io->dtype == TRNC_C64 ? TRNC_F32 : TRNC_F64;
+    io->complex = true;
+  }
   io->rank = v->type.rank;
   for (int i = 0; i < v->type.rank; i++) {
     io->shape[i] = v->type.shape[i];

@@ -611,6 +611,20 @@ static trnc_status check_schema(imp *im, trnc_node *n, const Trnc__Fx__Node *fn)
   return TRNC_OK;
 }
 
+/* True if n produces a complex tensor from a Python object argument (a
+ * complex Scalar such as 1j, which no schema kind holds): the node is then
+ * left to the legality scan as an op without a lowering, with a reason
+ * (passes/complex.c), instead of failing the import. */
+static bool complex_scalar_call(const trnc_graph *g, const trnc_node *n) {
+  bool other = false, cplx = false;
+  for (uint32_t i = 0; i < n->nargs; i++) other = other || n->args[i].kind == TRNC_ARG_OTHER;
+  for (uint32_t k = 0; k < n->nouts; k++) {
+    trnc_dtype t = g->values[n->outs[k]].type.dtype;
+    cplx = cplx || t == TRNC_C64 || t == TRNC_C128 || t == TRNC_C32;
+  }
+  return other && cplx;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Nodes                                                                     */
 
@@ -814,6 +828,7 @@ static trnc_status conv_call(imp *im, trnc_node *n, uint32_t ni, const Trnc__Fx_
     if (st != TRNC_OK) return st;
   }
   number_self_to_tensor_self(n);
+  if (n->op < TRNC_OP_COUNT && complex_scalar_call(im->g, n)) n->op = TRNC_OP_UNKNOWN;
   if (n->op < TRNC_OP_COUNT) {
     if (fn->n_outputs == 0)
       return node_err(im, n, TRNC_ERR_INVALID_GRAPH, "%s call has no output metadata", n->target);

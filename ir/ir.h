@@ -357,6 +357,42 @@ bool trnc_op_decomposed(trnc_op op);
 /** IR op name for any node kind ("placeholder", "constant", "unknown"). */
 const char *trnc_op_name(trnc_op op);
 
+/* ---- complex tensors (ir/complex.c; passes/complex.c rewrites them) ---------- */
+/** The ops of complex tensors outside the op table that passes/complex.c
+ *  rewrites, by FX target. */
+typedef enum trnc_cop {
+  TRNC_COP_NONE, TRNC_COP_R2C, TRNC_COP_C2C, TRNC_COP_C2R, TRNC_COP_CONJ, TRNC_COP_COMPLEX,
+  TRNC_COP_POLAR, TRNC_COP_AS_REAL, TRNC_COP_AS_COMPLEX, TRNC_COP_REAL, TRNC_COP_IMAG,
+  TRNC_COP_MUL_CSCALAR /* mul.Scalar / mul.Tensor by a complex Python number (1j) */
+} trnc_cop;
+/** Argument a as a complex number: a real Scalar, or a Python complex's
+ *  repr ("1j", "(1+2j)", "(-0-1j)") that the serializer passes as OTHER.
+ *  False for anything else. */
+bool trnc_complex_scalar(const trnc_arg *a, double *re, double *im);
+/** n's complex op (TRNC_COP_NONE for table ops and other targets). */
+trnc_cop trnc_complex_op(const trnc_node *n);
+/** True if value r is complex: by its dtype, or (after passes/complex.c
+ *  carried it as float32 [..., 2]) by its boundary dtype. */
+bool trnc_complex_value(const trnc_graph *g, trnc_ref r);
+/** The rank of complex value r as a complex tensor (its float32 carrier has
+ *  one dim more). */
+int trnc_complex_rank(const trnc_graph *g, trnc_ref r);
+/** True if live node n (not an input or constant) is an op of the table
+ *  that reads or produces a complex tensor or takes a complex dtype, or an
+ *  op outside the table that passes/complex.c rewrites (FFT, conj,
+ *  view_as_real, ...). */
+bool trnc_complex_touches(const trnc_graph *g, const trnc_node *n);
+/** For a node trnc_complex_touches: NULL if passes/complex.c rewrites it
+ *  into real ops (the legality scan then accepts it), else a static reason. */
+const char *trnc_complex_unsupported(const trnc_graph *g, const trnc_node *n);
+/** Longest complex DFT computed as one dense matmul ((2 N)^2 = 2^24 weights);
+ *  longer ones are Cooley-Tukey splits, up to TRNC_DFT_MAX_N points. */
+#define TRNC_DFT_DENSE_MAX 2048
+#define TRNC_DFT_MAX_N (INT64_C(1) << 24)
+/** The largest divisor of N at most sqrt(N) (1 for a prime): the first
+ *  length of a Cooley-Tukey split N = N1 N2. */
+int64_t trnc_dft_split(int64_t N);
+
 /* ---- helpers over nodes ----------------------------------------------------- */
 static inline const trnc_type *trnc_ref_type(const trnc_graph *g, trnc_ref r) {
   return &g->values[r].type;

@@ -481,6 +481,9 @@ static bool value_ok(const trnc_graph *g, const trnc_node *n, const trnc_value *
     report(g, n, d, "%s is a nested tensor; trnc lowers strided tensors only", what);
     return false;
   }
+  if ((v->type.dtype == TRNC_C64 || v->type.dtype == TRNC_C128) &&
+      (n->op == TRNC_OP_PLACEHOLDER || n->op == TRNC_OP_CONSTANT))
+    return true; /* carried as float32 [..., 2] (passes/complex.c) */
   if (is_complex(v->type.dtype) || v->type.dtype == TRNC_DTYPE_OTHER) {
     report(g, n, d, "%s has dtype %s, which NeuronCore engines do not compute in", what,
            trnc_dtype_name(v->type.dtype));
@@ -508,6 +511,15 @@ typedef struct operand_ctx {
   bool poisoned;
   const interval *vals;
 } operand_ctx;
+
+typedef struct poison_ctx {
+  const interval *vals;
+  bool *any;
+} poison_ctx;
+static void poisoned_ref(trnc_ref r, void *p) {
+  poison_ctx *c = p;
+  if (c->vals[r].poison) *c->any = true;
+}
 
 static void check_operand(trnc_ref r, void *p) {
   operand_ctx *c = p;
@@ -714,6 +726,19 @@ static trnc_status check_lowerable(const trnc_graph *g, int64_t input_bound, trn
       ok = value_ok(g, n, v, 0, TRNC_MAX_RANK, what, d);
       vals[n->outs[0]] = input_iv(n, &v->type, input_bound);
       vals[n->outs[0]].poison = !ok;
+      continue;
+    }
+    if (trnc_complex_touches(g, n)) { /* rewritten into real ops by passes/complex.c */
+      any_ctx pc = {NULL, TRNC_NO_REF, false};
+      for (uint32_t a = 0; a < n->nargs && !pc.any; a++)
+        trnc_arg_visit_refs(&n->args[a], poisoned_ref, &(poison_ctx){vals, &pc.any});
+      /* an operand already reported is not reported again through its users */
+      const char *why = pc.any ? "" : trnc_complex_unsupported(g, n);
+      if (why && *why) report(g, n, d, "%s: %s", n->target, why);
+      for (uint32_t k = 0; k < n->nouts; k++) {
+        vals[n->outs[k]] = iv_unknown();
+        vals[n->outs[k]].poison = why != NULL;
+      }
       continue;
     }
     if (n->op == TRNC_OP_UNKNOWN) {

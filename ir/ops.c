@@ -855,7 +855,10 @@ char *trnc_ops_markdown(void) {
        "occurs, its operand shapes and dtypes, and the line of your code it came from.\n\n"
        "Dtype notes: `f64` is accepted and runs as `f32` (a `UserWarning` names the inputs);\n"
        "`i64` is accepted where trnc proves the values fit in 32 bits (see `docs/dtypes.md`).\n"
-       "Complex dtypes, sparse layouts and nested tensors are not lowered.\n\n");
+       "`c64` runs as `f32` pairs (the `view_as_real` layout, `passes/complex.c`): FFTs as DFT\n"
+       "matmuls, views, copies, conjugation, products, quotients and sums of complex tensors; `c128` runs\n"
+       "as `c64` (a `UserWarning`); `c32`, other complex ops, sparse layouts and nested tensors\n"
+       "are not lowered.\n\n");
   uint32_t grp = 0;
   int count = 0;
   for (int i = 0; i < TRNC_OP_COUNT; i++) count++;

@@ -8,4 +8,5 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/ir/verify.c
   ${CMAKE_CURRENT_SOURCE_DIR}/ir/print.c
   ${CMAKE_CURRENT_SOURCE_DIR}/ir/hash.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/ir/legality.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/legality.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/ir/complex.c)

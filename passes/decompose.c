@@ -42,6 +42,7 @@ struct trnc_db {
   bool keep;                 /* the decomposition kept the node (trnc_db_keep) */
   trnc_status st;
   trnc_ref seed;             /* the rng_seed input (TRNC_NO_REF: no random op) */
+  trnc_db_pick pick;         /* NULL: the decompose pass (the table's decomp column) */
   int64_t next_block;        /* first unused 128-bit Philox block of this call */
 };
 
@@ -244,7 +245,10 @@ static trnc_status emit_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint3
   memcpy(copy, args, sizeof *copy * nargs);
   trnc_node tmp = {.op = op, .target = def->target, .name = b->src->name, .args = copy,
                    .nargs = nargs, .outs = outs, .nouts = nouts, .loc = b->src->loc};
-  if (decomposed(g, &tmp)) return trnc_db_fail(b, "emitted an op that is not lowered directly");
+  /* an earlier rewrite (trnc_db_rewrite) may emit ops the decompose pass
+   * rewrites after it */
+  if (!b->pick && decomposed(g, &tmp))
+    return trnc_db_fail(b, "emitted an op that is not lowered directly");
   trnc_type want[TRNC_DB_MAX_OUTS];
   memset(want, 0, sizeof want);
   for (uint32_t k = 0; k < nouts; k++) want[k].offset = -1;
@@ -506,8 +510,8 @@ static void remap_arg(trnc_db *b, trnc_arg *a) {
   }
 }
 
-/* Runs n's decomposition; the emitted nodes end up in b->nodes. */
-static trnc_status expand(trnc_db *b, const trnc_node *n) {
+/* Runs decomposition fn of n; the emitted nodes end up in b->nodes. */
+static trnc_status expand(trnc_db *b, const trnc_node *n, trnc_decomp_fn fn) {
   if (n->nouts > MAX_OUTS) {
     b->src = n;
     return trnc_db_fail(b, "the node has too many outputs");
@@ -517,7 +521,7 @@ static trnc_status expand(trnc_db *b, const trnc_node *n) {
   b->nremap = 0;
   memset(b->bound, 0, sizeof b->bound);
   b->keep = false;
-  trnc_status st = decomps[n->op](b, n);
+  trnc_status st = fn(b, n);
   if (!st) st = b->st;
   if (st) return st;
   if (b->keep) { /* lowered by the code generator as it is */
@@ -536,23 +540,28 @@ static trnc_status expand(trnc_db *b, const trnc_node *n) {
   return TRNC_OK;
 }
 
-/* Rewrites every live node whose op has a decomposition. Errors:
- * TRNC_ERR_NOMEM; TRNC_ERR_INTERNAL if a decomposition emits an op that
- * is not lowerable (a trnc bug, reported with the node's location). After
- * an error the graph is half rewritten and must be discarded (the pipeline
- * stops at the first failing pass). */
-trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
+/* The decomposition of live node n under b's pick (NULL: copy n). */
+static trnc_decomp_fn chosen(const trnc_db *b, const trnc_node *n) {
+  if (n->dead) return NULL;
+  if (b->pick) return b->pick(b->g, n);
+  return decomposed(b->g, n) ? decomps[n->op] : NULL;
+}
+
+/* The walk shared by the decompose pass and trnc_db_rewrite: every node
+ * chosen() names a decomposition for is replaced by what it emits, the
+ * others are copied. */
+static trnc_status walk(trnc_graph *g, trnc_diags *d, trnc_db_pick pick) {
+  trnc_db b = {.g = g, .d = d, .vcap = g->nvalues, .cap = g->nnodes + 64, .seed = TRNC_NO_REF,
+               .pick = pick};
   bool any = false;
-  for (uint32_t i = 0; i < g->nnodes && !any; i++)
-    any = !g->nodes[i].dead && decomposed(g, &g->nodes[i]);
+  for (uint32_t i = 0; i < g->nnodes && !any; i++) any = chosen(&b, &g->nodes[i]) != NULL;
   if (!any) return TRNC_OK;
-  trnc_db b = {.g = g, .d = d, .vcap = g->nvalues, .cap = g->nnodes + 64, .seed = TRNC_NO_REF};
   b.nodes = malloc(sizeof *b.nodes * b.cap);
   if (!b.nodes) return trnc_diag_error(d, TRNC_ERR_NOMEM, "out of memory in decompose");
   /* random ops: the seed input goes after the graph's own inputs */
   bool random = false;
   uint32_t seed_at = 0;
-  for (uint32_t i = 0; i < g->nnodes; i++) {
+  for (uint32_t i = 0; i < g->nnodes && !pick; i++) {
     random = random || draws(&g->nodes[i]);
     if (g->nodes[i].op == TRNC_OP_PLACEHOLDER) seed_at = i + 1;
   }
@@ -560,8 +569,9 @@ trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
   for (uint32_t i = 0; i < g->nnodes && !st; i++) {
     if (random && seed_at && i == seed_at && (st = push_seed(&b))) break;
     const trnc_node *n = &g->nodes[i];
-    if (!n->dead && decomposed(g, n)) {
-      st = expand(&b, n);
+    trnc_decomp_fn fn = chosen(&b, n);
+    if (fn) {
+      st = expand(&b, n, fn);
       continue;
     }
     trnc_node *c = push_node(&b);
@@ -581,4 +591,16 @@ trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) {
   }
   free(b.nodes);
   return st;
+}
+
+/* Rewrites every live node whose op has a decomposition. Errors:
+ * TRNC_ERR_NOMEM; TRNC_ERR_INTERNAL if a decomposition emits an op that
+ * is not lowerable (a trnc bug, reported with the node's location). After
+ * an error the graph is half rewritten and must be discarded (the pipeline
+ * stops at the first failing pass). */
+trnc_status trnc_pass_decompose(trnc_graph *g, trnc_diags *d) { return walk(g, d, NULL); }
+
+trnc_status trnc_db_rewrite(trnc_graph *g, trnc_diags *d, trnc_db_pick pick) {
+  if (!pick) return trnc_diag_error(d, TRNC_ERR_INVALID_ARGUMENT, "trnc_db_rewrite: pick is NULL");
+  return walk(g, d, pick);
 }

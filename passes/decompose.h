@@ -25,6 +25,19 @@ typedef struct trnc_db trnc_db;
  *  scan) through b. Returns TRNC_OK or the builder's status. */
 typedef trnc_status (*trnc_decomp_fn)(trnc_db *b, const trnc_node *n);
 
+/** Which decomposition rewrites live node n of g, or NULL to keep n as it is. */
+typedef trnc_decomp_fn (*trnc_db_pick)(const trnc_graph *g, const trnc_node *n);
+
+/**
+ * The decompose pass's walk with another choice of rewrites (passes/complex.c):
+ * every live node pick names a function for is replaced, in place, by what
+ * that function emits through the builder; the others are copied. The
+ * emitted ops may be ones the table's decompositions rewrite (the decompose
+ * pass runs later). Errors as the decompose pass's; the graph must be
+ * discarded after one.
+ */
+trnc_status trnc_db_rewrite(trnc_graph *g, trnc_diags *d, trnc_db_pick pick);
+
 /* ---- arguments ------------------------------------------------------------ */
 trnc_arg trnc_db_val(trnc_ref r);
 trnc_arg trnc_db_int(int64_t i);

@@ -2,6 +2,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/pipeline.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/util.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/legalize_f64.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/complex.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decompose.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_attention.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_ops.c

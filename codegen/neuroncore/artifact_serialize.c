@@ -78,6 +78,7 @@ static bool io_to_pb(trnc_arena *a, const trnc_io *io, Trnc__Cache__Io *m) {
   m->extent_bytes = io->extent_bytes;
   m->int_bound = io->int_bound;
   m->rng_seed = io->rng_seed;
+  m->complex = io->complex;
   int rank = io->is_none ? 0 : io->rank;
   m->rank = (uint32_t)rank;
   if (rank > 0) {
@@ -270,6 +271,9 @@ static bool io_from_pb(const Trnc__Cache__Io *m, trnc_io *io) {
   io->rank = (int)m->rank;
   io->int_bound = m->int_bound;
   io->rng_seed = m->rng_seed;
+  io->complex = m->complex;
+  if (io->complex && ((io->dtype != TRNC_F32 && io->dtype != TRNC_F64) || io->rank < 1 || m->shape[io->rank - 1] != 2))
+    return false;
   if (io->rng_seed && (io->dtype != TRNC_I32 || io->rank != 1 || m->shape[0] != 2)) return false;
   int64_t extent = 1;
   bool empty = false;

@@ -252,6 +252,9 @@ typedef struct trnc_io {
   bool rng_seed;          /* inputs: the random seed of a graph with random ops (int32 [2],
                              a 64-bit seed as low and high words), which the caller draws
                              anew for every call (the graph's other inputs come first) */
+  bool complex;           /* a complex64 (complex128) tensor at the torch boundary, described
+                             and bound as its torch.view_as_real view: float32 (float64)
+                             [..., 2] (passes/complex.c) */
 } trnc_io;
 
 /** What a compile produced, for the compile report (trnc.last_report()). */

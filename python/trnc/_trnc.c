@@ -298,8 +298,8 @@ static PyObject *int64_list(const int64_t *v, int n) {
   return list;
 }
 
-/* {"dtype", "shape", "stride", "extent_bytes", "is_none", "rng_seed"} of one boundary
- * tensor; dtype is the short name ("f32", "i64", ...; "none" for None). */
+/* {"dtype", "shape", "stride", "extent_bytes", "is_none", "rng_seed", "complex"} of one
+ * boundary tensor (complex: a complex64 tensor described as its view_as_real); dtype is the short name ("f32", "i64", ...; "none" for None). */
 static PyObject *io_to_dict(const trnc_io *io) {
   PyObject *d = PyDict_New();
   if (d == NULL)
@@ -310,7 +310,8 @@ static PyObject *io_to_dict(const trnc_io *io) {
       dict_set_new(d, "stride", int64_list(io->stride, rank)) < 0 ||
       dict_set_size(d, "extent_bytes", io->extent_bytes) < 0 ||
       dict_set_new(d, "is_none", PyBool_FromLong(io->is_none)) < 0 ||
-      dict_set_new(d, "rng_seed", PyBool_FromLong(io->rng_seed)) < 0) {
+      dict_set_new(d, "rng_seed", PyBool_FromLong(io->rng_seed)) < 0 ||
+      dict_set_new(d, "complex", PyBool_FromLong(io->complex)) < 0) {
     Py_DECREF(d);
     return NULL;
   }
@@ -592,7 +593,7 @@ static PyObject *Compiled_asm(PyObject *obj, PyObject *Py_UNUSED(a)) {
 
 static PyMethodDef Compiled_methods[] = {
     {"inputs", Compiled_inputs, METH_NOARGS,
-     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none, rng_seed)."},
+     "inputs() -> list[dict]: graph inputs (dtype, shape, stride, extent_bytes, is_none, rng_seed, complex)."},
     {"outputs", Compiled_outputs, METH_NOARGS,
      "outputs() -> list[dict]: graph outputs, None slots with is_none=True."},
     {"execute", (PyCFunction)(void (*)(void))Compiled_execute, METH_FASTCALL,

@@ -309,6 +309,9 @@ class _Spec:
     dtype: torch.dtype | None         # None: a None output slot
     shape: tuple[int, ...]
     stride: tuple[int, ...]
+    # a complex64 (complex128) tensor, described and bound as its view_as_real:
+    # float32 (float64) [..., 2] (passes/complex.c carries complex values so)
+    complex: bool = False
 
     @staticmethod
     def of(desc: dict[str, Any], graph: str) -> "_Spec":
@@ -318,7 +321,7 @@ class _Spec:
         if dt is None:  # the C side produced a dtype the boundary cannot carry
             raise errors.CompilerError(errors.compiler_error_message(
                 f"boundary tensor of dtype {desc['dtype']!r}", [], graph), [], graph)
-        return _Spec(dt, tuple(desc["shape"]), tuple(desc["stride"]))
+        return _Spec(dt, tuple(desc["shape"]), tuple(desc["stride"]), bool(desc.get("complex")))
 
     def describe(self) -> str:
         return f"{self.dtype} {list(self.shape)} strides {list(self.stride)}"
@@ -381,6 +384,12 @@ def _fast_layout(spec: _Spec) -> tuple[torch.dtype | None, torch.Size, tuple[int
     a tensor equal in all three matches exactly; any other tensor goes
     through the full check (``_check_input``: size-1 dims, clear errors)."""
     return spec.dtype, torch.Size(spec.shape), spec.stride
+
+
+def _complex_layout(spec: _Spec) -> tuple[torch.dtype | None, torch.Size, tuple[int, ...]]:
+    """``_fast_layout`` of the complex tensor whose view_as_real ``spec`` describes."""
+    dt = torch.complex64 if spec.dtype == torch.float32 else torch.complex128
+    return dt, torch.Size(spec.shape[:-1]), tuple(s // 2 for s in spec.stride[:-1])
 
 
 def _executable(gm: torch.fx.GraphModule, lowered: pipeline.LoweredGraph,
@@ -452,6 +461,9 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     out_nonempty = [spec.dtype is not None and (all(spec.shape))
                     for spec in outs]
     n_in = len(ins)
+    # complex64 boundary tensors travel as their view_as_real views (same memory)
+    cplx_in = [i for i, spec in enumerate(ins) if spec.complex]
+    cplx_out = [k for k, spec in enumerate(outs) if spec.complex]
     run_program = compiled.execute
     empty = _empty_strided_cpu()
 
@@ -461,6 +473,12 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
         if len(inputs) != n_in:
             raise errors.InputMismatchError(
                 f"trnc: {name} takes {n_in} inputs, got {len(inputs)}", graph=name)
+        if cplx_in:
+            inputs = list(inputs)
+            for i in cplx_in:
+                t = inputs[i]
+                if isinstance(t, torch.Tensor) and t.is_complex():
+                    inputs[i] = torch.view_as_real(t.resolve_conj())
         in_ptrs = []
         for i, layout, spec, nonempty in fast_ins:
             t = inputs[i]
@@ -484,6 +502,8 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
                 errors.execution_error_message(status, diags, name, names), diags, name)
         for k, i in opaque:  # the graph returns an opaque input (a DeviceMesh) as is
             results[k] = inputs[i]
+        for k in cplx_out:
+            results[k] = torch.view_as_complex(results[k])  # type: ignore[arg-type]
         return results  # the inputs stayed alive (and their memory valid) during the run
 
     def run(args: list[Any]) -> list[torch.Tensor | None]:
@@ -499,7 +519,9 @@ def _boxed_runner(name: str, kind: str, compiled: Any, names: Sequence[str],
     direct.__name__ = f"trnc_{kind}_program_direct"
     run.direct = direct  # type: ignore[attr-defined]
     # what training.function checks the backward's tangent inputs against
-    direct.layouts = [layout for _, layout, _, _ in fast_ins]  # type: ignore[attr-defined]
+    # (complex64 tensors by their own layout: what the caller passes)
+    direct.layouts = [_complex_layout(spec) if spec.complex else layout  # type: ignore[attr-defined]
+                      for _, layout, spec, _ in fast_ins]
     direct.n_outputs = len(outs)  # type: ignore[attr-defined]
     return run
 

@@ -28,6 +28,7 @@
 #define I64 TRNC__FX__DTYPE__INT64
 #define I32 TRNC__FX__DTYPE__INT32
 #define BOOL_ TRNC__FX__DTYPE__BOOL
+#define C64 TRNC__FX__DTYPE__COMPLEX64
 #define FWD TRNC__FX__GRAPH_KIND__FORWARD
 
 static Trnc__Fx__TensorMeta *m0(tu_fx *b, Trnc__Fx__DType dt) { return tu_meta(b, dt, 0, NULL); }
@@ -477,6 +478,35 @@ static void test_dce_keeps_used_dropout(void **state) {
   done(&r, b);
 }
 
+/* ---- complex ------------------------------------------------------------------------ */
+
+/* rfft (_fft_r2c over dim 1, onesided) then view_as_real: one DFT matmul of
+ * the [4, 8] rows with an 8 x 10 matrix; no complex value is left, and a
+ * complex64 input becomes its float32 [..., 2] view. */
+static void test_complex_rfft_is_a_dft_matmul(void **state) {
+  tu_fx *b = tu_fx_new(FWD);
+  uint32_t x = tu_placeholder(b, "x", m2(b, F32, 4, 8));
+  uint32_t f = tu_call(b, "rfft", "aten._fft_r2c.default", m2(b, C64, 4, 5));
+  tu_arg(b, f, tu_a_ref(b, "self", x, 0));
+  tu_arg(b, f, tu_a_ints(b, "dim", 1, (int64_t[]){1}));
+  tu_arg(b, f, tu_a_int(b, "normalization", 0));
+  tu_arg(b, f, tu_a_bool(b, "onesided", true));
+  uint32_t v = tu_call(b, "vr", "aten.view_as_real.default", tu_meta(b, F32, 3, (int64_t[]){4, 5, 2}));
+  tu_arg(b, v, tu_a_ref(b, "self", f, 0));
+  uint32_t z = tu_placeholder(b, "z", m1(b, C64, 3));
+  uint32_t ng = unary(b, "neg", "aten.neg.default", z, m1(b, C64, 3));
+  tu_output_ref(b, v, 0);
+  tu_output_ref(b, ng, 0);
+  run r = lower(b);
+  HAS(r, "placeholder input : f32[3,2]  # z\n");
+  HAS(r, " = mm(");
+  HAS(r, ") : f32[4,10]  # rfft\n");
+  HAS(r, " = neg(");
+  HASNT(r, "c64");
+  HASNT(r, "_fft_r2c");
+  done(&r, b);
+}
+
 /* ---- cse -------------------------------------------------------------------------- */
 
 static void test_cse_merges_identical(void **state) {
@@ -866,6 +896,7 @@ int main(void) {
       cmocka_unit_test(test_histc_refusals),
       cmocka_unit_test(test_decompose_grouped_mm),
       cmocka_unit_test(test_decompose_grouped_mm_backward),
+      cmocka_unit_test(test_complex_rfft_is_a_dft_matmul),
       cmocka_unit_test(test_dce_removes_unused),
       cmocka_unit_test(test_dce_keeps_used_dropout),
       cmocka_unit_test(test_cse_merges_identical),

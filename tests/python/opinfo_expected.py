@@ -14,18 +14,8 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                           'its input tensors, which a static-shape compiler cannot lower; keep '
                           'shapes fixed by rewriting with a mask (torch.where(mask, x, 0), x * '
                           'mask) instead of selecting elements',
- ('cdouble', 'forward'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore '
-                         'engines do not compute in',
- ('cdouble', 'grad'): 'aten._to_copy.default: the result has dtype c128, which NeuronCore engines '
-                      'do not compute in',
- ('cfloat', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in',
- ('cfloat', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines do '
-                     'not compute in',
- ('chalf', 'forward'): 'aten._to_copy.default: the result has dtype c32, which NeuronCore engines '
-                       'do not compute in',
- ('chalf', 'grad'): 'aten._to_copy.default: the result has dtype c32, which NeuronCore engines do '
-                    'not compute in',
+ ('chalf', 'forward'): 'aten._to_copy.default: complex32 is not lowered (use complex64)',
+ ('chalf', 'grad'): 'aten._to_copy.default: complex32 is not lowered (use complex64)',
  ('combinations', 'forward'): "aten.masked_select.default: node 'masked_select' output 0 has a "
                               "data-dependent size in dim 0 (u0): the shape of this op's result "
                               'depends on the values in its input tensors, which a static-shape '
@@ -36,78 +26,6 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                            'depends on the values in its input tensors, which a static-shape '
                            'compiler cannot lower; keep shapes fixed by rewriting with a mask '
                            '(torch.where(mask, x, 0), x * mask) instead of selecting elements',
- ('complex', 'forward'): 'no lowering for aten.complex.default',
- ('complex', 'grad'): 'no lowering for aten.complex.default',
- ('fft.fft', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.fft', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('fft.fft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                          'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                       'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                          'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.fftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                       'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.hfft', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                          'engines do not compute in; no lowering for aten._conj.default; no '
-                          'lowering for aten._fft_c2r.default',
- ('fft.hfft', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                       'do not compute in; no lowering for aten._conj.default; no lowering for '
-                       'aten._fft_c2r.default',
- ('fft.hfft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._conj.default; no '
-                           'lowering for aten._fft_c2c.default; no lowering for '
-                           'aten._fft_c2r.default',
- ('fft.hfft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._conj.default; no lowering for '
-                        'aten._fft_c2c.default; no lowering for aten._fft_c2r.default',
- ('fft.hfftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._conj.default; no '
-                           'lowering for aten._fft_c2c.default; no lowering for '
-                           'aten._fft_c2r.default',
- ('fft.hfftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._conj.default; no lowering for '
-                        'aten._fft_c2c.default; no lowering for aten._fft_c2r.default',
- ('fft.ifft', 'forward'): 'no lowering for aten._conj.default; no lowering for '
-                          'aten._fft_r2c.default',
- ('fft.ifft', 'grad'): 'no lowering for aten._conj.default; no lowering for aten._fft_r2c.default',
- ('fft.ifft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ifftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._fft_c2c.default',
- ('fft.ihfft', 'forward'): 'no lowering for aten._conj.default; no lowering for '
-                           'aten._fft_r2c.default',
- ('fft.ihfft', 'grad'): 'no lowering for aten._conj.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfft2', 'forward'): 'no lowering for aten._conj_physical.default; no lowering for '
-                            'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfft2', 'grad'): 'no lowering for aten._conj_physical.default; no lowering for '
-                         'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfftn', 'forward'): 'no lowering for aten._conj_physical.default; no lowering for '
-                            'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.ihfftn', 'grad'): 'no lowering for aten._conj_physical.default; no lowering for '
-                         'aten._fft_c2c.default; no lowering for aten._fft_r2c.default',
- ('fft.irfft', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                           'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfft', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore engines '
-                        'do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfft2', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                            'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfft2', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                         'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfftn', 'forward'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                            'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.irfftn', 'grad'): 'aten._to_copy.default: the result has dtype c64, which NeuronCore '
-                         'engines do not compute in; no lowering for aten._fft_c2r.default',
- ('fft.rfft', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfft', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfft2', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfft2', 'grad'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfftn', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('fft.rfftn', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('geqrf', 'forward'): 'no lowering for aten.geqrf.default',
  ('hash_tensor', 'forward'): 'no lowering for aten.hash_tensor.default',
  ('histogram', 'forward'): 'no lowering for aten.histogram.bin_ct',
@@ -144,8 +62,6 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                          'mask) instead of selecting elements',
  ('ormqr', 'forward'): 'no lowering for aten.ormqr.default',
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
- ('polar', 'forward'): 'no lowering for aten.polar.default',
- ('polar', 'grad'): 'no lowering for aten.polar.default',
  ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
                                                 'aten.special_chebyshev_polynomial_t.default',
  ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '
@@ -170,8 +86,6 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                                                         'aten.special_shifted_chebyshev_polynomial_v.default',
  ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
                                                         'aten.special_shifted_chebyshev_polynomial_w.default',
- ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
- ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '
@@ -192,9 +106,7 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                                     "of this op's result depends on the values in its input "
                                     'tensors, which a static-shape compiler cannot lower; keep '
                                     'shapes fixed by rewriting with a mask (torch.where(mask, x, '
-                                    '0), x * mask) instead of selecting elements',
- ('view_as_complex', 'forward'): 'no lowering for aten.view_as_complex.default',
- ('view_as_complex', 'grad'): 'no lowering for aten.view_as_complex.default'}
+                                    '0), x * mask) instead of selecting elements'}
 
 UNTRACED = {('H', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('T', 'grad'): 'trnc compiled no forward and backward graph pair',
@@ -525,6 +437,7 @@ UNTRACED = {('H', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('unsqueeze', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('view', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('view_as', 'grad'): 'trnc compiled no forward and backward graph pair',
+ ('view_as_complex', 'grad'): 'trnc compiled no forward and backward graph pair',
  ('view_as_real', 'forward'): 'no float32 CPU sample',
  ('view_as_real', 'grad'): 'no float32 CPU sample',
  ('vsplit', 'grad'): 'trnc compiled no forward and backward graph pair',

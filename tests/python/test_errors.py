@@ -26,7 +26,7 @@ def line_of(marker: str) -> int:
 
 class SpectralSVD(nn.Module):
     def forward(self, x):
-        spec = torch.view_as_real(torch.fft.rfft(x))  # LINE_RFFT
+        spec = torch.view_as_real(torch.fft.rfft(x, n=65537))  # LINE_RFFT (a prime length)
         a, tau = torch.geqrf(x)  # LINE_SVD
         return spec.sum() + tau.sum()
 
@@ -45,9 +45,9 @@ def test_unsupported_ops_all_listed_with_lines():
     msg = str(inner)
     assert "aten._fft_r2c.default" in msg
     assert "aten.geqrf.default" in msg
-    assert f"{__file__}:{line_of('# LINE_RFFT')}" in msg
+    assert f"{__file__}:{line_of('# LINE_RFFT (a prime length)')}" in msg
     assert f"{__file__}:{line_of('# LINE_SVD')}" in msg
-    assert "spec = torch.view_as_real(torch.fft.rfft(x))" in msg
+    assert "spec = torch.view_as_real(torch.fft.rfft(x, n=65537))" in msg
     assert "f32[4,16]" in msg or "f32[4, 16]" in msg
     assert "docs/operators.md" in msg
     assert inner.operators["aten._fft_r2c.default"] == 1
@@ -62,8 +62,8 @@ def test_unsupported_ops_all_listed_with_lines():
 def test_unsupported_op_counts_uses():
     class TwoFFT(nn.Module):
         def forward(self, x):
-            a = torch.view_as_real(torch.fft.rfft(x))  # LINE_FFT_A
-            b = torch.view_as_real(torch.fft.rfft(x + x))  # LINE_FFT_B
+            a = torch.view_as_real(torch.fft.rfft(x, n=65537))  # LINE_FFT_A
+            b = torch.view_as_real(torch.fft.rfft(x + x, n=65537))  # LINE_FFT_B
             return a + b
 
     err = _compile_error(TwoFFT(), torch.randn(2, 8))
@@ -73,13 +73,13 @@ def test_unsupported_op_counts_uses():
     assert f"{__file__}:{line_of('# LINE_FFT_B')}" in str(inner)
 
 
-def test_complex_inputs_are_unlowerable():
+def test_complex_ops_without_lowering_are_refused():
     def f(x):
-        return x + x
+        return x.exp()  # complex64 runs as float32 pairs; complex exp has no lowering
 
     err = _compile_error(f, torch.randn(3, dtype=torch.complex64))
     assert isinstance(err.inner_exception, trnc.UnsupportedOperatorError)
-    assert "c64" in str(err.inner_exception) or "complex64" in str(err.inner_exception)
+    assert "c64" in str(err.inner_exception) and "no complex lowering" in str(err.inner_exception)
 
 
 class OverLimits(nn.Module):

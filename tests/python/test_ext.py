@@ -116,9 +116,9 @@ def test_compiled_object():
     assert not [d for d in diags if d["severity"] == "error"]
     ins, outs = c.inputs(), c.outputs()
     assert [set(d) for d in ins + outs] == [{"dtype", "shape", "stride", "extent_bytes", "is_none",
-                                              "rng_seed"}] * (len(ins) + len(outs))
+                                              "rng_seed", "complex"}] * (len(ins) + len(outs))
     assert ins[0] == {"dtype": "f32", "shape": [3, 4], "stride": [1, 3], "extent_bytes": 48,
-                      "is_none": False, "rng_seed": False}
+                      "is_none": False, "rng_seed": False, "complex": False}
     assert ins[1]["shape"] == [4] and len(outs) == 1 and outs[0]["shape"] == [3, 4]
     rep = c.report()
     assert rep["target"] == "trn2" and rep["kernels"] >= 1
