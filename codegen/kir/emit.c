@@ -1940,6 +1940,7 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   if (st) return st;
   for (int i = 0; i < kin->nops; i++) /* a matmul kernel has its own schedule */
     if (kin->ops[i].code == KIR_MATMUL) return kir_schedule_matmul(L, kin);
+    else if (kin->ops[i].code == KIR_ACCUM) return kir_emit_accum(L, kin); /* codegen/kir/accum.c */
   sched *S = trnc_arena_alloc(&L->arena, sizeof *S);
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
@@ -1980,7 +1981,7 @@ trnc_status kir_emit_part(lw *L, const kir_kernel *kin, kir_parts *P) {
   if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
   for (int i = 0; i < kin->nops; i++) {
     int c = kin->ops[i].code;
-    if (c == KIR_GATHER || c == KIR_SCATTER || c == KIR_MM || c == KIR_MATMUL || c == KIR_REDUCE)
+    if (c == KIR_GATHER || c == KIR_SCATTER || c == KIR_ACCUM || c == KIR_MM || c == KIR_MATMUL || c == KIR_REDUCE)
       return lw_fail(L, kin->node, TRNC_ERR_INTERNAL, "kir: a part of a kernel is a map kernel (%s)", kin->name);
   }
   if (kin->seq || kin->raxes)
