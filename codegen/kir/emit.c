@@ -1940,7 +1940,6 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
   if (st) return st;
   for (int i = 0; i < kin->nops; i++) /* a matmul kernel has its own schedule */
     if (kin->ops[i].code == KIR_MATMUL) return kir_schedule_matmul(L, kin);
-    else if (kin->ops[i].code == KIR_ACCUM) return kir_emit_accum(L, kin); /* codegen/kir/accum.c */
   sched *S = trnc_arena_alloc(&L->arena, sizeof *S);
   kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
   if (!S || !k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
@@ -1952,6 +1951,7 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
     cs |= k->ops[i].code == KIR_COLSUM;
   }
   merge_axes(k);
+  if (k->nops && k->ops[k->nops - 1].code == KIR_ACCUM) return kir_emit_accum(L, k); /* codegen/kir/accum.c */
   if (!mm && !cs) split_rows(k, L->target->partitions); /* a colsum's row stays one axis */
   memset(S, 0, sizeof *S);
   S->L = L;
