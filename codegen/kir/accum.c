@@ -21,7 +21,8 @@
  * sums the finite sources only (0 * inf = NaN would reach every row of the
  * block): three more matmuls count the +inf, -inf and NaN sources per
  * element, and the evacuation gives NaN, +inf or -inf where eager's sum
- * does. Sums are fp32, exact up to summation order. The evacuation adds
+ * does (for W <= 128 the four operands are one [K, 4W] tile and one matmul
+ * into one PSUM bank). Sums are fp32, exact up to summation order. The evacuation adds
  * T's previous contents (`accum`) or overwrites every row of the block
  * (`accum ..., init`: rows no index names become 0).
  *
@@ -30,8 +31,9 @@
  * looped), then the tiles of the row space (the largest row axis on
  * partitions, the others looped), whose ops (loads, index arithmetic, the
  * one-hot and the four matmuls) run once per block and chunk; the range
- * checks run with the first. Cost: 4 * ceil(T/128) * ceil(N/128) *
- * ceil(W/512) matmuls, within the op table's limits (ir/ops.c). The
+ * checks run with the first. Cost: ceil(T/128) * ceil(N/128) *
+ * ceil(W/512) blocks of 4 matmuls (1 when W <= 128), within the op table's
+ * limits (ir/ops.c). The
  * evacuations' read-modify-writes of T and the checks that read T's buffer
  * are ordered through an HBM token tile (lw_emit tracks queues, not
  * memory).
@@ -42,6 +44,7 @@
 #include "codegen/kir/kir.h"
 
 #define ACC_COLS TRNC_ACC_BLOCK_COLS /* one PSUM bank of fp32 */
+#define RES_BYTES 65536              /* SBUF per partition for resident operands */
 _Static_assert(TRNC_ACC_BLOCK_ROWS == LW_P, "an accumulation block is one partition tile of rows");
 
 bool kir_accum(kir_kernel *k, int tensor, int idx, int v, bool init) {
@@ -70,7 +73,13 @@ typedef struct acc {
   lw_tile *iot;                   /* the block's iota row t0 + [0, tc) */
   lw_pool pool[KIR_MAX_VALUES];
   lw_tile *cur[KIR_MAX_VALUES];
-  lw_pool oh, iota, fi, ind, ev, aux, ps, nps;
+  lw_pool oh, iota, fi, opnd, ind, ev, aux, ps, nps;
+  /* resident (several blocks, operands within RES_BYTES): every row tile's
+   * index column and operand tile, prepared once per chunk */
+  int64_t res;                    /* row tiles, 0: not resident */
+  lw_tile **rfi, **rop;
+  int *rnp;
+  int64_t slot;
   lw_tile *cst[4];                /* [P, ACC_COLS] f32 of 0, +inf, -inf, NaN */
   lw_tile *tok;                   /* orders T's read-modify-writes and checks */
   trnc_dtype mdt;                 /* TensorE operand dtype */
@@ -83,6 +92,8 @@ typedef struct acc {
   int64_t t0;
   int tc;
   bool first, checks;
+  bool pack;                      /* 4 W <= ACC_COLS: the sum and the three counts
+                                     share one operand tile, one matmul, one bank */
   lw_tile *psum, *cnts[3];
 } acc;
 
@@ -116,6 +127,11 @@ static trnc_nc_ap at(const acc *A, const kir_tensor *T, int32_t buffer, trnc_dty
 
 static trnc_nc_ap flat(const lw_tile *t, int np, trnc_dtype dt, int64_t n) { return lw_tile_ap(t, np, 0, dt, 1, &n); }
 
+/* Part j of n elements of a packed tile [np, 4n]. */
+static trnc_nc_ap part(const lw_tile *t, int np, trnc_dtype dt, int64_t n, int j) {
+  return lw_tile_ap(t, np, j * n * lw_esize(dt), dt, 1, &n);
+}
+
 static trnc_nc_ap chunk_ap(const acc *A, const lw_tile *t, int np, trnc_dtype dt) {
   int64_t one = 1;
   return A->nd ? lw_tile_ap(t, np, 0, dt, A->nd, A->cnt) : lw_tile_ap(t, np, 0, dt, 1, &one);
@@ -144,51 +160,56 @@ static trnc_status vec(lw *L, int op, int alu, trnc_nc_ap dst, lw_tile *dt, cons
   return lw_emit(L, &in, rd, nr, &dt, 1);
 }
 
-/* The one-hot of the index tile and the four matmuls of one row tile. */
-static trnc_status accumulate(acc *A, lw_tile *ix, lw_tile *d, trnc_dtype ddt) {
+/* The block-independent operands of one row tile: the index as f32
+ * [np, 1] into fi, and into op [np, 4W] (parts of W elements) the finite
+ * sources (nf = (d - d) != 0: inf or NaN; the matmul sums select(nf, 0, d))
+ * and the +inf, -inf, NaN indicators. */
+static trnc_status prepare(acc *A, lw_tile *ix, lw_tile *d, trnc_dtype ddt, lw_tile *fi, lw_tile *op) {
   lw *L = A->L;
   int np = A->np;
-  int64_t w = A->w, tcl = A->tc;
+  int64_t w = A->w;
   trnc_status st;
-  /* the index as f32 [np, 1]; one-hot [np, tc] */
-  lw_tile *fi = lw_pool_next(&A->fi), *oh = lw_pool_next(&A->oh);
   trnc_nc_ap fia = flat(fi, np, TRNC_F32, 1), ixa = flat(ix, np, TRNC_I32, 1);
   if ((st = vec(L, TRNC_NC_OP_TENSOR_COPY, 0, fia, fi, &ixa, ix, NULL, NULL, NULL, NULL, 0))) return st;
+  trnc_nc_ap da = flat(d, np, ddt, w), z = flat(A->cst[0], np, TRNC_F32, w);
+  lw_tile *nf = lw_pool_next(&A->ind);
+  trnc_nc_ap nfa = flat(nf, np, TRNC_F32, w), p0 = part(op, np, A->mdt, w, 0);
+  trnc_nc_ap p1 = part(op, np, A->mdt, w, 1), p2 = part(op, np, A->mdt, w, 2), p3 = part(op, np, A->mdt, w, 3);
+  if ((st = vec(L, TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_ALU_SUB, nfa, nf, &da, d, &da, d, NULL, NULL, 0)) ||
+      (st = vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_NE, nfa, nf, &nfa, nf, NULL, NULL, NULL, NULL, 0)) ||
+      (st = vec(L, TRNC_NC_OP_SELECT, 0, p0, op, &nfa, nf, &z, A->cst[0], &da, d, 0)) ||
+      (st = vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_EQ, p1, op, &da, d, NULL, NULL, NULL, NULL, INFINITY)) ||
+      (st = vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_EQ, p2, op, &da, d, NULL, NULL, NULL, NULL, -INFINITY)) ||
+      (st = vec(L, TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_ALU_NE, p3, op, &da, d, &da, d, NULL, NULL, 0)))
+    return st;
+  return TRNC_OK;
+}
+
+/* The one-hot [np, tc] of index column fi for the current block and the
+ * matmuls of operand op into the block's PSUM sums (one when packed). */
+static trnc_status onehot_mm(acc *A, int np, lw_tile *fi, lw_tile *op) {
+  lw *L = A->L;
+  int64_t w = A->w, tcl = A->tc;
+  trnc_status st;
+  lw_tile *oh = lw_pool_next(&A->oh);
   trnc_nc_ap oha = flat(oh, np, A->mdt, tcl);
   trnc_nc_instr o = lw_instr(TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_VECTOR);
   o.alu0 = TRNC_NC_ALU_EQ;
   o.alu1 = TRNC_NC_ALU_BYPASS;
   o.dst = oha;
   o.src[0] = flat(A->iot, np, TRNC_F32, tcl);
-  o.src[1] = fia;
+  o.src[1] = flat(fi, np, TRNC_F32, 1);
   lw_tile *rd[2] = {A->iot, fi};
   L->ops_per_engine[1]++;
   if ((st = lw_emit(L, &o, rd, 2, &oh, 1))) return st;
-  /* finite sources (nf = (d - d) != 0: inf or NaN; the matmul sums
-   * select(nf, 0, d)) and the +inf, -inf, NaN indicators */
-  trnc_nc_ap da = flat(d, np, ddt, w), z = flat(A->cst[0], np, TRNC_F32, w);
-  lw_tile *nf = lw_pool_next(&A->ind), *cl = lw_pool_next(&A->ind), *ind[3];
-  trnc_nc_ap nfa = flat(nf, np, TRNC_F32, w), cla = flat(cl, np, A->mdt, w), ia[3];
-  if ((st = vec(L, TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_ALU_SUB, nfa, nf, &da, d, &da, d, NULL, NULL, 0)) ||
-      (st = vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_NE, nfa, nf, &nfa, nf, NULL, NULL, NULL, NULL, 0)) ||
-      (st = vec(L, TRNC_NC_OP_SELECT, 0, cla, cl, &nfa, nf, &z, A->cst[0], &da, d, 0)))
-    return st;
-  for (int j = 0; j < 3; j++) {
-    ind[j] = lw_pool_next(&A->ind);
-    ia[j] = flat(ind[j], np, A->mdt, w);
-    st = j < 2 ? vec(L, TRNC_NC_OP_TENSOR_SCALAR, TRNC_NC_ALU_EQ, ia[j], ind[j], &da, d, NULL, NULL, NULL, NULL,
-                     j == 0 ? INFINITY : -INFINITY)
-               : vec(L, TRNC_NC_OP_TENSOR_TENSOR, TRNC_NC_ALU_NE, ia[j], ind[j], &da, d, &da, d, NULL, NULL, 0);
-    if (st) return st;
-  }
-  for (int j = -1; j < 3; j++) {
+  for (int j = 0; j < (A->pack ? 1 : 4); j++) {
     trnc_nc_instr mm = lw_instr(TRNC_NC_OP_MATMUL, TRNC_NC_TENSOR);
     mm.mode = !A->first;
-    lw_tile *sum = j < 0 ? A->psum : A->cnts[j], *mv = j < 0 ? cl : ind[j];
-    mm.dst = flat(sum, A->tc, TRNC_F32, w);
+    lw_tile *sum = j == 0 ? A->psum : A->cnts[j - 1];
+    mm.dst = flat(sum, A->tc, TRNC_F32, A->pack ? 4 * w : w);
     mm.src[0] = oha;
-    mm.src[1] = j < 0 ? cla : ia[j];
-    lw_tile *mr[2] = {oh, mv};
+    mm.src[1] = A->pack ? flat(op, np, A->mdt, 4 * w) : part(op, np, A->mdt, w, j);
+    lw_tile *mr[2] = {oh, op};
     L->ops_per_engine[0]++;
     if ((st = lw_emit(L, &mm, mr, 2, &sum, 1))) return st;
   }
@@ -222,8 +243,12 @@ static trnc_status row_tile(acc *A) {
   for (int i = 0; i < k->nops; i++) {
     const kir_op *o = &k->ops[i];
     trnc_status st;
-    if (o->code == KIR_ACCUM) {
-      st = accumulate(A, A->cur[o->src[0]], A->cur[o->src[1]], k->values[o->src[1]].dtype);
+    if (o->code == KIR_ACCUM) { /* resident: the operands stay for every block */
+      bool res = A->res > 0;
+      lw_tile *fi = res ? A->rfi[A->slot] : lw_pool_next(&A->fi), *op = res ? A->rop[A->slot] : lw_pool_next(&A->opnd);
+      if (res) A->rnp[A->slot++] = np;
+      st = prepare(A, A->cur[o->src[0]], A->cur[o->src[1]], k->values[o->src[1]].dtype, fi, op);
+      if (!st && !res) st = onehot_mm(A, np, fi, op);
     } else if (o->code == KIR_GATHER) {
       if (A->check[i] && !A->checks) continue;
       st = gather(A, o);
@@ -281,19 +306,59 @@ static trnc_status row_tiles(acc *A) {
 /* Accumulates the current chunk over every row tile and evacuates the
  * block: T rows [t0, t0 + tc) = sum (+ T's rows), non-finite sources put
  * back as eager's sum gives them. */
-static trnc_status chunk(acc *A) {
-  lw *L = A->L;
-  const kir_kernel *k = A->k;
-  const kir_tensor *T = &k->tensors[A->op->tensor];
-  int64_t saved[KIR_MAX_AXES];
-  memcpy(saved, A->idx, sizeof saved);
+static trnc_status evacuate(acc *A);
+
+/* Starts the accumulation of a block in PSUM. */
+static void block_begin(acc *A) {
   A->first = true;
   A->psum = lw_pool_next(&A->ps);
-  for (int j = 0; j < 3; j++) A->cnts[j] = lw_pool_next(&A->nps);
+  for (int j = 0; j < 3; j++) A->cnts[j] = A->pack ? A->psum : lw_pool_next(&A->nps);
+}
+
+/* The iota row t0 + [0, tc) of block t0. */
+static trnc_status block_iota(acc *A, int64_t t0) {
+  const kir_tensor *T = &A->k->tensors[A->op->tensor];
+  A->t0 = t0;
+  A->tc = (int)(T->rows - t0 < LW_P ? T->rows - t0 : LW_P);
+  lw_tile *io = A->iot = lw_pool_next(&A->iota);
+  trnc_nc_instr in = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
+  in.dst = flat(io, LW_P, TRNC_F32, A->tc);
+  in.aff[0] = (int32_t)t0;
+  in.aff[2] = 1;
+  A->L->ops_per_engine[3]++;
+  return lw_emit(A->L, &in, NULL, 0, &io, 1);
+}
+
+/* Accumulates the current chunk over every row tile and evacuates: the
+ * current block, or (resident) every block from the prepared operands. */
+static trnc_status chunk(acc *A) {
+  const kir_tensor *T = &A->k->tensors[A->op->tensor];
+  int64_t saved[KIR_MAX_AXES];
+  memcpy(saved, A->idx, sizeof saved);
+  A->slot = 0;
+  if (!A->res) block_begin(A);
   trnc_status st = row_tiles(A);
   if (st) return st;
   A->checks = false;
   memcpy(A->idx, saved, sizeof saved);
+  if (!A->res) return evacuate(A);
+  for (int64_t t0 = 0; t0 < T->rows; t0 += LW_P) {
+    if ((st = block_iota(A, t0))) return st;
+    block_begin(A);
+    for (int64_t r = 0; r < A->slot; r++)
+      if ((st = onehot_mm(A, A->rnp[r], A->rfi[r], A->rop[r]))) return st;
+    if ((st = evacuate(A))) return st;
+  }
+  return TRNC_OK;
+}
+
+/* The block's PSUM sums into T rows [t0, t0 + tc) (+ T's rows), the
+ * non-finite sources put back as eager's sum gives them. */
+static trnc_status evacuate(acc *A) {
+  lw *L = A->L;
+  const kir_kernel *k = A->k;
+  const kir_tensor *T = &k->tensors[A->op->tensor];
+  trnc_status st;
   int tc = A->tc;
   int64_t w = A->w;
   trnc_dtype odt = T->dtype;
@@ -319,8 +384,9 @@ static trnc_status chunk(acc *A) {
   }
   if (st) return st;
   /* M ? (P ? NaN : -inf) : (P ? +inf : sum), then Q ? NaN */
-  trnc_nc_ap P = flat(A->cnts[0], tc, TRNC_F32, w), M = flat(A->cnts[1], tc, TRNC_F32, w);
-  trnc_nc_ap Q = flat(A->cnts[2], tc, TRNC_F32, w);
+  int pk = A->pack;
+  trnc_nc_ap P = part(A->cnts[0], tc, TRNC_F32, w, pk), M = part(A->cnts[1], tc, TRNC_F32, w, 2 * pk);
+  trnc_nc_ap Q = part(A->cnts[2], tc, TRNC_F32, w, 3 * pk);
   trnc_nc_ap pinf = flat(A->cst[1], tc, TRNC_F32, w), ninf = flat(A->cst[2], tc, TRNC_F32, w);
   trnc_nc_ap nan = flat(A->cst[3], tc, TRNC_F32, w);
   lw_tile *ta = lw_pool_next(&A->ind), *tb = lw_pool_next(&A->ind);
@@ -341,7 +407,7 @@ static trnc_status chunk(acc *A) {
  * pattern axes in the access patterns (fewer while the ones outside the
  * innermost exceed a chunk), the innermost in chunks of ACC_COLS / the
  * others' elements, the outer ones looped. */
-static trnc_status chunks(acc *A) {
+static int chunk_plan(const acc *A, int64_t *last, int64_t *step, int64_t *wmax) {
   const kir_kernel *k = A->k;
   int n = A->npat, nd = n < TRNC_NC_MAX_FREE ? n : TRNC_NC_MAX_FREE;
   for (;;) {
@@ -352,9 +418,19 @@ static trnc_status chunks(acc *A) {
   }
   int64_t inner = 1;
   for (int j = n - nd; j < n - 1; j++) inner *= k->extent[A->pat[j]];
-  int64_t last = nd ? k->extent[A->pat[n - 1]] : 1, step = ACC_COLS / inner;
-  if (step < 1) step = 1;
-  if (step > last) step = last;
+  *last = nd ? k->extent[A->pat[n - 1]] : 1;
+  *step = ACC_COLS / inner;
+  if (*step < 1) *step = 1;
+  if (*step > *last) *step = *last;
+  *wmax = inner * *step;
+  return nd;
+}
+
+static trnc_status chunks(acc *A) {
+  const kir_kernel *k = A->k;
+  int n = A->npat;
+  int64_t last, step, wmax;
+  int nd = chunk_plan(A, &last, &step, &wmax);
   A->nd = nd;
   for (int j = 0; j < n; j++) A->idx[A->pat[j]] = 0;
   for (;;) {
@@ -366,6 +442,7 @@ static trnc_status chunks(acc *A) {
         A->cnt[j] = j == nd - 1 ? (last - f0 < step ? last - f0 : step) : k->extent[a];
         A->w *= A->cnt[j];
       }
+      A->pack = 4 * A->w <= ACC_COLS;
       trnc_status st = chunk(A);
       if (st) return st;
     }
@@ -474,6 +551,7 @@ trnc_status kir_emit_accum(lw *L, const kir_kernel *kin) {
   if ((st = lw_pool_init(L, &A->oh, TRNC_NC_MEM_SBUF, LW_P * 4, 3)) ||
       (st = lw_pool_init(L, &A->iota, TRNC_NC_MEM_SBUF, LW_P * 4, 2)) ||
       (st = lw_pool_init(L, &A->fi, TRNC_NC_MEM_SBUF, 64, 4)) ||
+      (st = lw_pool_init(L, &A->opnd, TRNC_NC_MEM_SBUF, 4 * ACC_COLS * 4, 2)) ||
       (st = lw_pool_init(L, &A->ind, TRNC_NC_MEM_SBUF, ACC_COLS * 4, 6)) ||
       (st = lw_pool_init(L, &A->ev, TRNC_NC_MEM_SBUF, ACC_COLS * 4, 2)) ||
       (st = lw_pool_init(L, &A->aux, TRNC_NC_MEM_SBUF, ACC_COLS * 4, 2)) ||
@@ -491,17 +569,25 @@ trnc_status kir_emit_accum(lw *L, const kir_kernel *kin) {
     ms.dst = flat(A->cst[c], LW_P, TRNC_F32, ACC_COLS);
     if ((st = lw_emit(L, &ms, NULL, 0, &A->cst[c], 1))) return st;
   }
+  /* resident operands: when several blocks would each prepare them again */
+  int64_t last, step, wmax, ntiles = A->pax >= 0 ? (k->extent[A->pax] + LW_P - 1) / LW_P : 1;
+  chunk_plan(A, &last, &step, &wmax);
+  for (int r = 0; r < A->nrow; r++)
+    if (A->row[r] != A->pax) ntiles *= k->extent[A->row[r]];
+  int64_t per = 64 + 4 * wmax * lw_esize(A->mdt);
+  if (T->rows > LW_P && ntiles * per <= RES_BYTES) {
+    A->res = ntiles;
+    A->rfi = trnc_arena_alloc(&L->arena, sizeof *A->rfi * ntiles);
+    A->rop = trnc_arena_alloc(&L->arena, sizeof *A->rop * ntiles);
+    A->rnp = trnc_arena_alloc(&L->arena, sizeof *A->rnp * ntiles);
+    if (!A->rfi || !A->rop || !A->rnp) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+    for (int64_t r = 0; r < ntiles; r++)
+      if (!(A->rfi[r] = lw_sbuf(L, 64)) || !(A->rop[r] = lw_sbuf(L, per - 64))) return L->status;
+  }
   A->checks = true;
+  if (A->res) return chunks(A);
   for (int64_t t0 = 0; t0 < T->rows; t0 += LW_P) {
-    A->t0 = t0;
-    A->tc = (int)(T->rows - t0 < LW_P ? T->rows - t0 : LW_P);
-    lw_tile *io = A->iot = lw_pool_next(&A->iota);
-    trnc_nc_instr in = lw_instr(TRNC_NC_OP_IOTA, TRNC_NC_GPSIMD);
-    in.dst = flat(io, LW_P, TRNC_F32, A->tc);
-    in.aff[0] = (int32_t)t0;
-    in.aff[2] = 1;
-    L->ops_per_engine[3]++;
-    if ((st = lw_emit(L, &in, NULL, 0, &io, 1))) return st;
+    if ((st = block_iota(A, t0))) return st;
     if ((st = chunks(A))) return st;
   }
   return TRNC_OK;
