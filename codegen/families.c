@@ -9,7 +9,7 @@
 const lw_family lw_families[] = {
     {"kir_data", kir_data_handles, kir_emit_data},       /* codegen/kir/data.c */
     {"kir_scatter", kir_scatter_handles, kir_emit_scatter}, /* codegen/kir/gather.c */
-    {"data", lw_data_handles, lw_data_emit},
+    {"kir_accum", kir_accum_handles, kir_emit_accumulate}, /* codegen/kir/gather.c, accum.c */
     {"convolution", lw_convolution_handles, lw_convolution_emit},
     {"pool", lw_conv_handles, lw_conv_emit},
     {"collective", lw_cc_handles, lw_cc_emit},

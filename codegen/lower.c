@@ -14,7 +14,7 @@
  *     a reduction of their last value, form one kernel, built and scheduled
  *     as kernel IR (codegen/kir/). Matmuls (kir/matmul.c), convolutions
  *     (kir/conv.c) and the other families (codegen/families.c: kir data
- *     movement and scatters, emit_data.c's accumulations, emit_conv.c's
+ *     movement, scatters and accumulations, emit_conv.c's
  *     pooling) get kernels of their own.
  *  4. HBM planning: intermediates get INTERNAL buffers in one scratch area,
  *     first-fit with reuse once a value (and every view of it) is dead.

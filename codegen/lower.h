@@ -229,10 +229,6 @@ typedef struct lw_epilogue {
   int ntail;
 } lw_epilogue;
 trnc_status lw_emit_copy(lw *L, const lw_tv *dst, const lw_tv *src, const char *name);
-/** The accumulating indexing ops (emit_data.c): embedding backward,
- *  index_put with accumulate, scatter_add; and the functional copy_. */
-bool lw_data_handles(const trnc_graph *g, const trnc_node *n);
-trnc_status lw_data_emit(lw *L, const trnc_node *n);
 /** Max/avg/adaptive pooling (+ backward) on VectorE (emit_conv.c). */
 bool lw_conv_handles(const trnc_graph *g, const trnc_node *n);
 trnc_status lw_conv_emit(lw *L, const trnc_node *n);

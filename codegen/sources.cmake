@@ -24,11 +24,11 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/special_fn.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/build.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/gather.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/accum.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/data.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/emit.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/matmul.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/conv.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_data.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_conv.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/emit_collective.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/attention.c

@@ -119,13 +119,13 @@ typedef enum trnc_op {
  * generator's pre-scan both call; the emitters size their tiles by them.
  * Plain integer literals, so the limits text can spell them (TRNC_XSTR). */
 /* One-hot accumulation (embedding backward, scatter_add, index_put with
- * accumulate; codegen/emit_data.c): a block is 128 index rows (partitions)
+ * accumulate; codegen/kir/accum.c): a block is 128 index rows (partitions)
  * x 128 table rows x 512 columns (one fp32 PSUM bank); the most blocks. */
 #define TRNC_ACC_BLOCK_ROWS 128
 #define TRNC_ACC_BLOCK_COLS 512
 #define TRNC_ACC_MAX_BLOCKS 16384
 /* Rows of a combined-index table (index.Tensor / index_put with two
- * indices, codegen/kir/gather.c and codegen/emit_data.c: the flat row index
+ * indices, codegen/kir/gather.c and codegen/kir/accum.c: the flat row index
  * stays exact in fp32 with room for the mask); gather/scatter address at
  * most half of it. */
 #define TRNC_INDEX_TABLE_MAX_ROWS 2097152

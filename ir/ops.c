@@ -529,7 +529,7 @@ static int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* index.Tensor / index_put with one or two index tensors (kir gathers and
  * scatters, codegen/kir/gather.c; index_put with accumulate=True a one-hot
- * matmul accumulation in PSUM blocks, codegen/emit_data.c): the wrapped
+ * matmul accumulation in PSUM blocks, codegen/kir/accum.c): the wrapped
  * index and the flat row of two indices go through fp32 on VectorE. */
 static const char *index_limits(const trnc_graph *g, const trnc_node *n) {
   const trnc_type *x = tensor_arg(g, n, 0);

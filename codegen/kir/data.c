@@ -1,6 +1,8 @@
 /*
- * data.c — data movement as kernel IR: cat, stack, constant_pad_nd and the
- * slice scatters (slice_scatter, select_scatter, as_strided_scatter).
+ * data.c — data movement as kernel IR: cat, stack, constant_pad_nd, the
+ * slice scatters (slice_scatter, select_scatter, as_strided_scatter) and
+ * the functional copy_ (src broadcast and converted to self's shape; of one
+ * dtype, lw_emit_copy, as a lone clone).
  *
  * Each is one NeuronCore kernel of map parts (kir_emit_part), every part a
  * kir kernel over the dims of one slice of the result: `load` of an input
@@ -39,6 +41,7 @@ bool kir_data_handles(const trnc_graph *g, const trnc_node *n) {
   (void)g;
   switch (n->op) {
     case TRNC_OP_CAT: case TRNC_OP_STACK: return true;
+    case TRNC_OP_COPY: return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
     case TRNC_OP_CONSTANT_PAD_ND: return vref(n, 0) != TRNC_NO_REF;
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
       return vref(n, 0) != TRNC_NO_REF && vref(n, 1) != TRNC_NO_REF;
@@ -252,6 +255,26 @@ static trnc_status emit_slice_scatter(lw *L, const trnc_node *n, kir_parts *P) {
   return part(L, n, P, &dst, src, 0);
 }
 
+/* functional copy_(self, src): src broadcast (right-aligned) and converted
+ * to self's shape and dtype. */
+static trnc_status emit_copy(lw *L, const trnc_node *n, kir_parts *P) {
+  const lw_tv *src = &L->tv[vref(n, 1)], *o = &L->tv[n->outs[0]];
+  if (src->buffer < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "copy_: src not in HBM");
+  /* as a lone clone (codegen/kir/build.c): lw_emit_copy flips a
+   * transposing copy block by block on TensorE */
+  if (src->t.dtype == o->t.dtype) return lw_emit_copy(L, o, src, "copy");
+  lw_tv b = *src;
+  int rank = o->t.rank, off = rank - src->t.rank;
+  if (off < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "copy_: src of a higher rank than self");
+  b.t.rank = (uint8_t)rank;
+  for (int d = 0; d < rank; d++) {
+    int sd = d - off;
+    b.t.shape[d] = o->t.shape[d];
+    b.t.stride[d] = sd < 0 || src->t.shape[sd] == 1 ? 0 : src->t.stride[sd];
+  }
+  return part(L, n, P, o, &b, 0);
+}
+
 trnc_status kir_emit_data(lw *L, const trnc_node *n) {
   const lw_tv *o = &L->tv[n->outs[0]];
   if (o->buffer < 0 || trnc_type_numel(&o->t) == 0) return TRNC_OK;
@@ -261,6 +284,7 @@ trnc_status kir_emit_data(lw *L, const trnc_node *n) {
   switch (n->op) {
     case TRNC_OP_CAT: case TRNC_OP_STACK: return emit_cat(L, n, &P);
     case TRNC_OP_CONSTANT_PAD_ND: return emit_pad(L, n, &P);
+    case TRNC_OP_COPY: return emit_copy(L, n, &P);
     case TRNC_OP_SLICE_SCATTER: case TRNC_OP_SELECT_SCATTER: case TRNC_OP_AS_STRIDED_SCATTER:
       return emit_slice_scatter(L, n, &P);
     default: return lw_fail(L, n, TRNC_ERR_INTERNAL, "kir data: unexpected op %s", n->target);

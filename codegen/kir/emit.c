@@ -2084,6 +2084,7 @@ trnc_status kir_emit(lw *L, const kir_kernel *kin) {
     cs |= k->ops[i].code == KIR_COLSUM;
   }
   merge_axes(k);
+  if (k->nops && k->ops[k->nops - 1].code == KIR_ACCUM) return kir_emit_accum(L, k); /* codegen/kir/accum.c */
   if (!mm && !cs) split_rows(k, L->target->partitions); /* a colsum's row stays one axis */
   memset(S, 0, sizeof *S);
   S->L = L;
@@ -2113,7 +2114,7 @@ trnc_status kir_emit_part(lw *L, const kir_kernel *kin, kir_parts *P) {
   if (dump && (strstr(dump, "kir") || !strcmp(dump, "all"))) kir_print(kin, stderr);
   for (int i = 0; i < kin->nops; i++) {
     int c = kin->ops[i].code;
-    if (c == KIR_GATHER || c == KIR_SCATTER || c == KIR_MM || c == KIR_MATMUL || c == KIR_REDUCE)
+    if (c == KIR_GATHER || c == KIR_SCATTER || c == KIR_ACCUM || c == KIR_MM || c == KIR_MATMUL || c == KIR_REDUCE)
       return lw_fail(L, kin->node, TRNC_ERR_INTERNAL, "kir: a part of a kernel is a map kernel (%s)", kin->name);
   }
   if (kin->seq || kin->raxes)

@@ -662,3 +662,152 @@ trnc_status kir_scatter_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_
   }
   return indirect_dma(L, k, T, false, src, sb, table, idx, *tok);
 }
+
+/* ---- accumulate --------------------------------------------------------------- */
+
+bool kir_accum_handles(const trnc_graph *g, const trnc_node *n) {
+  switch (n->op) {
+    case TRNC_OP_EMBEDDING_DENSE_BACKWARD: { /* dtype, blocks: check_embedding_bw (ir/ops.c) */
+      trnc_ref go = vref(n, 0), ix = vref(n, 1);
+      if (go == TRNC_NO_REF || ix == TRNC_NO_REF || g->values[n->outs[0]].type.rank != 2) return false;
+      trnc_dtype dt = g->values[ix].type.dtype;
+      return (dt == TRNC_I32 || dt == TRNC_I64) && g->values[go].type.rank == g->values[ix].type.rank + 1;
+    }
+    case TRNC_OP_INDEX_PUT: /* dtype, layout, sizes, blocks: check_index */
+      return trnc_arg_bool(n, 3, false) && vref(n, 0) != TRNC_NO_REF && vref(n, 2) != TRNC_NO_REF &&
+             indexes_ok(g, n, &g->values[n->outs[0]].type);
+    case TRNC_OP_SCATTER_ADD: { /* ranks, sizes, dtypes, blocks: check_gather */
+      trnc_ref x = vref(n, 0), ix = vref(n, 2), src = vref(n, 3);
+      if (x == TRNC_NO_REF || ix == TRNC_NO_REF || src == TRNC_NO_REF) return false;
+      const trnc_type *xt = &g->values[x].type, *it = &g->values[ix].type;
+      return xt->rank == it->rank && xt->rank > 0 && g->values[src].type.rank == it->rank &&
+             (it->dtype == TRNC_I32 || it->dtype == TRNC_I64) && element_table_ok(&g->values[n->outs[0]].type);
+    }
+    default: return false;
+  }
+}
+
+/* A range check of index value i against `rows` rows of `row_stride`
+ * elements of tv (a gather nothing reads: the DMA refuses an index outside
+ * [0, rows)). false when full. */
+static bool range_check(kir_kernel *k, const lw_tv *tv, int i, int64_t rows, int64_t row_stride) {
+  int64_t none[KIR_MAX_AXES] = {0};
+  int t = kir_tensor_map(k, tv->buffer, tv->t.dtype, tv->t.offset, none);
+  if (t < 0) return false;
+  k->tensors[t].rows = rows;
+  k->tensors[t].row_stride = row_stride;
+  return kir_gather(k, t, i, tv->t.dtype) >= 0;
+}
+
+trnc_status kir_emit_accumulate(lw *L, const trnc_node *n) {
+  const trnc_graph *g = L->g;
+  const lw_tv *o = &L->tv[n->outs[0]];
+  if (o->buffer < 0) return TRNC_OK;
+  kir_kernel *k = trnc_arena_alloc(&L->arena, sizeof *k);
+  if (!k) return lw_fail(L, NULL, TRNC_ERR_NOMEM, "out of memory");
+  int64_t ext[KIR_MAX_AXES], sh[TRNC_MAX_RANK], st[TRNC_MAX_RANK];
+  int ix_axis[TRNC_MAX_RANK], tab_axis[TRNC_MAX_RANK], v_axis[TRNC_MAX_RANK];
+  int naxes;
+  const lw_tv *ix = NULL, *src;
+  int pos[2], first, cnt = 0;
+  trnc_ref ref[2];
+  bool init = n->op == TRNC_OP_EMBEDDING_DENSE_BACKWARD;
+  if (init) { /* out [V, D]: row idx[p] += grad[p, :] */
+    ix = &L->tv[vref(n, 1)];
+    src = &L->tv[vref(n, 0)];
+    naxes = ix->t.rank + 1;
+    for (int d = 0; d < ix->t.rank; d++) {
+      ext[d] = ix->t.shape[d];
+      ix_axis[d] = v_axis[d] = d;
+    }
+    ext[ix->t.rank] = o->t.shape[1];
+    v_axis[ix->t.rank] = ix->t.rank;
+    if (trnc_type_numel(&ix->t) == 0) return lw_emit_fill(L, o, 0.0f, "embedding_backward");
+  } else {
+    const char *copy = n->op == TRNC_OP_INDEX_PUT ? "index_put_self" : "scatter_self";
+    trnc_status cs = lw_emit_copy(L, o, &L->tv[vref(n, 0)], copy);
+    if (cs) return cs;
+    if (n->op == TRNC_OP_INDEX_PUT) { /* out[i0(, i1)] += values (broadcast to the indexed shape) */
+      int rank = o->t.rank;
+      cnt = index_list(g, n, pos, ref);
+      int brank = index_block(g, cnt, pos, ref, &first);
+      src = &L->tv[vref(n, 2)];
+      naxes = rank - cnt + brank;
+      for (int a = 0; a < brank; a++) ext[first + a] = 1;
+      for (int i = 0; i < cnt; i++)
+        for (int d = 0, r = g->values[ref[i]].type.rank; d < r; d++)
+          if (g->values[ref[i]].type.shape[d] != 1) ext[first + brank - r + d] = g->values[ref[i]].type.shape[d];
+      for (int j = 0, oi = 0; j < rank; j++) {
+        if (j == pos[0] || (cnt == 2 && j == pos[1])) continue;
+        if (oi == first) oi += brank;
+        ext[oi++] = o->t.shape[j];
+      }
+      for (int d = 0; d < src->t.rank; d++) v_axis[d] = naxes - src->t.rank + d;
+    } else { /* scatter_add: out[p with dim d = idx[p]] += src[p] */
+      ix = &L->tv[vref(n, 2)];
+      src = &L->tv[vref(n, 3)];
+      naxes = ix->t.rank;
+      for (int j = 0; j < naxes; j++) {
+        ext[j] = ix->t.shape[j];
+        ix_axis[j] = v_axis[j] = j;
+      }
+    }
+  }
+  int64_t numel = 1;
+  for (int a = 0; a < naxes; a++) numel *= ext[a];
+  if (numel == 0) return TRNC_OK;
+  if ((ix && (ix->t.dtype != TRNC_I32 || ix->buffer < 0)) || src->buffer < 0)
+    return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: index or source not in HBM", n->target);
+  if (naxes == 0) ext[naxes++] = 1;
+  kir_init(k, trnc_op_name(n->op), n, naxes, ext, 0);
+  /* the source, over the indexed shape (scatter_add: src's leading block of the index's shape) */
+  lw_tv sv = *src;
+  if (n->op == TRNC_OP_SCATTER_ADD)
+    for (int d = 0; d < naxes; d++) sv.t.shape[d] = ext[d];
+  int vt = kir_tensor_add(k, &sv, v_axis);
+  int v = vt < 0 ? -1 : kir_load(k, vt, src->t.dtype);
+  int vi = -1, tt = -1;
+  if (n->op == TRNC_OP_EMBEDDING_DENSE_BACKWARD) {
+    int64_t rows = o->t.shape[0], pad = trnc_arg_int(n, 3, -1);
+    if (rows == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "embedding_dense_backward: no weights");
+    int ti = kir_tensor_add(k, ix, ix_axis);
+    int raw = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+    if (raw < 0 || !range_check(k, o, raw, rows, o->t.stride[0]))
+      return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+    vi = raw; /* padding_idx: index -1, which adds nothing */
+    if (pad >= 0)
+      vi = kir_tt(k, TRNC_I32, TRNC_NC_ALU_ADD, raw,
+                  kir_ts(k, TRNC_I32, raw, TRNC_NC_ALU_EQ, (float)pad, TRNC_NC_ALU_MUL, (float)-(pad + 1)));
+    sh[0] = o->t.shape[1];
+    st[0] = o->t.stride[1];
+    lw_tv tab = view(o, 1, sh, st);
+    tab_axis[0] = naxes - 1;
+    if ((tt = kir_tensor_add(k, &tab, tab_axis)) >= 0) {
+      k->tensors[tt].rows = rows;
+      k->tensors[tt].row_stride = o->t.stride[0];
+    }
+  } else if (n->op == TRNC_OP_INDEX_PUT) {
+    lw_tv tab;
+    int64_t rows, rstride;
+    if ((vi = advanced_index(L, k, n, o, 0, &tab, tab_axis, &rows, &rstride)) < 0)
+      return L->status ? L->status : lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+    if (rows == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "%s: index into an empty dim", n->target);
+    if (!range_check(k, o, vi, rows, rstride)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+    if ((tt = kir_tensor_add(k, &tab, tab_axis)) >= 0) {
+      k->tensors[tt].rows = rows;
+      k->tensors[tt].row_stride = rstride;
+    }
+  } else { /* single elements at iota-computed addresses, the index checked as written against self */
+    const lw_tv *x = &L->tv[vref(n, 0)];
+    int d = wrapdim(trnc_arg_int(n, 1, 0), o->t.rank);
+    if (o->t.shape[d] == 0) return lw_fail(L, n, TRNC_ERR_LIMIT, "%s: index into an empty dim", n->target);
+    if (x->buffer < 0) return lw_fail(L, n, TRNC_ERR_INTERNAL, "%s: self not in HBM", n->target);
+    int ti = kir_tensor_add(k, ix, ix_axis);
+    int raw = ti < 0 ? -1 : kir_load(k, ti, TRNC_I32);
+    vi = raw < 0 ? -1 : element_address(k, o, x, raw, d, 0, &tt);
+  }
+  if (!kir_accum(k, tt, vi, v, init)) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel too large");
+  const char *bad = kir_verify(k);
+  if (bad) return lw_fail(L, n, TRNC_ERR_INTERNAL, "kernel IR of %s is invalid: %s", k->name, bad);
+  return kir_emit(L, k);
+}

@@ -7,7 +7,7 @@
 
 static const char *const op_names[KIR_OPCODE_COUNT] = {
     "load", "store", "act", "tt", "ts", "copy", "const", "select", "reduce", "bcast", "mm",
-    "mmv", "affsel", "matmul", "gather", "scatter", "iota", "colsum"};
+    "mmv", "affsel", "matmul", "gather", "scatter", "iota", "colsum", "accum"};
 
 void kir_init(kir_kernel *k, const char *name, const trnc_node *node, int naxes,
               const int64_t *extent, uint32_t raxes) {
@@ -326,8 +326,10 @@ void kir_print(const kir_kernel *k, FILE *f) {
       case KIR_STORE:
       case KIR_COLSUM: fprintf(f, " T%d, %%%d", o->tensor, o->src[0]); break;
       case KIR_SCATTER:
-        fprintf(f, " T%d, %%%d, %%%d (%lld rows of %lld)", o->tensor, o->src[0], o->src[1],
-                (long long)k->tensors[o->tensor].rows, (long long)k->tensors[o->tensor].row_stride);
+      case KIR_ACCUM:
+        fprintf(f, " T%d, %%%d, %%%d%s (%lld rows of %lld)", o->tensor, o->src[0], o->src[1],
+                o->code == KIR_ACCUM && o->fn ? ", init" : "", (long long)k->tensors[o->tensor].rows,
+                (long long)k->tensors[o->tensor].row_stride);
         break;
       case KIR_MM:
         fprintf(f, " T%d, %%%d, buf%d [%lld,%lld] x %g", o->tensor, o->src[0], k->mm.w->buffer,
@@ -382,7 +384,7 @@ void kir_print(const kir_kernel *k, FILE *f) {
 /* ---- verifier ---------------------------------------------------------------------- */
 
 const char *kir_verify(const kir_kernel *k) {
-  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2, 0, 1};
+  static const int nsrc[KIR_OPCODE_COUNT] = {0, 1, 2, 2, 3, 1, 0, 3, 1, 1, 1, 2, 1, 2, 1, 2, 0, 1, 2};
   if (k->naxes < 0 || k->naxes > KIR_MAX_AXES) return "axis count out of range";
   for (int i = 0; i < k->naxes; i++)
     if (k->extent[i] < 1) return "an axis has extent < 1";
@@ -400,7 +402,8 @@ const char *kir_verify(const kir_kernel *k) {
       if (used && (o->src[s] < 0 || o->src[s] >= k->nvalues || !defined[o->src[s]]))
         return "an operand is read before it is defined";
     }
-    if (o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_SCATTER || o->code == KIR_COLSUM) {
+    if (o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_SCATTER || o->code == KIR_COLSUM ||
+        o->code == KIR_ACCUM) {
       if (o->dst != -1) return "a store defines a value";
     } else {
       if (o->dst < 0 || o->dst >= k->nvalues) return "an op defines no value";
@@ -408,7 +411,7 @@ const char *kir_verify(const kir_kernel *k) {
       defined[o->dst] = true;
     }
     bool io = o->code == KIR_LOAD || o->code == KIR_STORE || o->code == KIR_MM || o->code == KIR_GATHER ||
-              o->code == KIR_SCATTER || o->code == KIR_IOTA || o->code == KIR_COLSUM;
+              o->code == KIR_SCATTER || o->code == KIR_IOTA || o->code == KIR_COLSUM || o->code == KIR_ACCUM;
     if (io != (o->tensor >= 0)) return "a tensor operand is set on the wrong op";
     if (io && o->tensor >= k->ntensors) return "tensor index out of range";
     uint32_t ax = o->dst >= 0 ? k->values[o->dst].axes : 0;
@@ -482,6 +485,20 @@ const char *kir_verify(const kir_kernel *k) {
           return "a scatter's index (i32) and value span every axis";
         if (k->tensors[o->tensor].rows < 1 || k->raxes) return "a scatter's table has no rows, or a reduction";
         break;
+      case KIR_ACCUM: {
+        if (k->values[o->src[0]].dtype != TRNC_I32 || k->values[o->src[0]].axes != all_axes(k) ||
+            k->values[o->src[1]].axes != all_axes(k))
+          return "an accum's index (i32) and value span every axis";
+        if (k->tensors[o->tensor].rows < 1 || k->raxes || k->seq) return "an accum's table has no rows, or a reduction";
+        if (i != k->nops - 1) return "an accum is its kernel's last op";
+        for (int j = 0; j < i; j++) {
+          int c = k->ops[j].code;
+          if (c == KIR_STORE || c == KIR_SCATTER || c == KIR_MM || c == KIR_MATMUL || c == KIR_COLSUM ||
+              c == KIR_REDUCE || c == KIR_MMV || c == KIR_BCAST || c == KIR_ACT || c == KIR_AFFSEL)
+            return "an accum kernel's other ops are loads, gathers and elementwise index arithmetic";
+        }
+        break;
+      }
       case KIR_GATHER:
         if (ax != all_axes(k) && ax != (all_axes(k) & ~k->raxes))
           return "a gather spans every axis or every space axis";

@@ -79,6 +79,16 @@
  *                           a per-column sum beside a row kernel's results
  *                           (layer-norm backward's dW and dB), accumulated in
  *                           fp32 on TensorE across the row blocks (emit.c)
+ *        accum T, %i, %v    row %i of table T += %v, duplicate indices summed
+ *                           (`accum T, %i, %v, init`: T = the sums, rows no
+ *                           index names 0); %i is constant along T's access
+ *                           map (the row's pattern; T's strides are 0 on the
+ *                           other axes, the rows'), an index outside
+ *                           [0, T.rows) adds nothing (range checks are
+ *                           gathers nothing reads). The kernel's last op: a
+ *                           one-hot matmul on TensorE into PSUM per block of
+ *                           <= 128 table rows x <= 512 elements, non-finite
+ *                           sources counted apart (codegen/kir/accum.c)
  *
  * A kernel whose elementwise ops read reduced values (softmax's x - max)
  * runs in passes over the reduction axes: pass p computes the reductions
@@ -131,6 +141,7 @@ typedef enum kir_opcode {
   KIR_SCATTER,
   KIR_IOTA,
   KIR_COLSUM,
+  KIR_ACCUM,
   KIR_OPCODE_COUNT
 } kir_opcode;
 
@@ -409,6 +420,20 @@ trnc_status kir_emit_scatter(lw *L, const trnc_node *n);
  *  the kernel's scatters (created on first use). */
 trnc_status kir_scatter_dma(lw *L, const kir_kernel *k, const kir_tensor *T, lw_tile *src, trnc_nc_ap sb,
                             trnc_nc_ap table, lw_tile *idx, lw_tile **tok);
+/** True if node n (embedding_dense_backward, index_put with accumulate,
+ *  scatter_add) is emitted as a kir accum kernel (kir_emit_accumulate). */
+bool kir_accum_handles(const trnc_graph *g, const trnc_node *n);
+/** Emits accumulating node n: for index_put and scatter_add a copy of self
+ *  into its result, then one kernel whose index loads and arithmetic (wrap,
+ *  combined rows, padding_idx), range checks and source load end in an
+ *  accum op. TRNC_ERR_LIMIT for indices into an empty table. */
+trnc_status kir_emit_accumulate(lw *L, const trnc_node *n);
+/** The accum op: v into row idx of table `tensor` (its rows and row_stride
+ *  set), summed; init: T = the sums. false when full. */
+bool kir_accum(kir_kernel *k, int tensor, int idx, int v, bool init);
+/** Schedules accum kernel k (its last op an accum; codegen/kir/accum.c)
+ *  into L's current kernel: the one-hot matmul blocks of kir.h's accum. */
+trnc_status kir_emit_accum(lw *L, const kir_kernel *k);
 /** True if node n lowers to a kir gather (embedding, index_select). */
 bool kir_is_gather(const trnc_graph *g, const trnc_node *n);
 /** Mask of the dims of a space of rank `rank` (n's result right-aligned)
@@ -521,7 +546,7 @@ trnc_status kir_emit_part(lw *L, const kir_kernel *k, kir_parts *P);
 /* ---- data movement (data.c) ---------------------------------------------------- */
 
 /** True if node n (cat, stack, constant_pad_nd, slice_scatter,
- *  select_scatter, as_strided_scatter) lowers to kir copy and fill parts
+ *  select_scatter, as_strided_scatter, copy_) lowers to kir copy and fill parts
  *  (kir_emit_data). */
 bool kir_data_handles(const trnc_graph *g, const trnc_node *n);
 /** Emits data-movement node n as one NeuronCore kernel of kir map parts:

@@ -229,10 +229,85 @@ static void test_gather_scatter_golden(void **state) {
   expect_invalid(&k, "a gather's table has no rows");
 }
 
+/* idx [3] i32 (buffer 0) range-checked against O [7, 4] f32 (buffer 2),
+ * src [3, 4] f32 (buffer 1) summed into rows idx of O: O[idx[i]] += src[i]
+ * (kir/accum.c) */
+static void build_accum(kir_kernel *k, bool init) {
+  int64_t ext[2] = {3, 4}, none[2] = {0, 0};
+  kir_init(k, "acc", NULL, 2, ext, 0);
+  lw_tv ix = {0}, src = {0}, o = {0};
+  ix.buffer = 0;
+  ix.t.dtype = TRNC_I32;
+  ix.t.rank = 1;
+  ix.t.shape[0] = 3;
+  ix.t.stride[0] = 1;
+  src.buffer = 1;
+  src.t.dtype = TRNC_F32;
+  src.t.rank = 2;
+  src.t.shape[0] = 3;
+  src.t.shape[1] = 4;
+  src.t.stride[0] = 4;
+  src.t.stride[1] = 1;
+  o.buffer = 2;
+  o.t.dtype = TRNC_F32;
+  o.t.rank = 1;
+  o.t.shape[0] = 4;
+  o.t.stride[0] = 1;
+  int ax0[1] = {0}, ax1[1] = {1}, ax01[2] = {0, 1};
+  int ti = kir_tensor_add(k, &ix, ax0), ts = kir_tensor_add(k, &src, ax01), to = kir_tensor_add(k, &o, ax1);
+  int tc = kir_tensor_map(k, 2, TRNC_F32, 0, none);
+  k->tensors[to].rows = k->tensors[tc].rows = 7;
+  k->tensors[to].row_stride = k->tensors[tc].row_stride = 4;
+  int i = kir_load(k, ti, TRNC_I32);
+  assert_true(kir_gather(k, tc, i, TRNC_F32) >= 0);
+  int v = kir_load(k, ts, TRNC_F32);
+  assert_true(kir_accum(k, to, i, v, init));
+}
+
+static void test_accum_golden(void **state) {
+  (void)state;
+  kir_kernel k;
+  build_accum(&k, true);
+  assert_null(kir_verify(&k));
+  char *s = printed(&k);
+  assert_string_equal(s,
+                      "kernel acc (a0:3, a1:4)\n"
+                      "  T0 = buf0 i32 +0 [1,0]\n"
+                      "  T1 = buf1 f32 +0 [4,1]\n"
+                      "  T2 = buf2 f32 +0 [0,1]\n"
+                      "  T3 = buf2 f32 +0 [0,0]\n"
+                      "  %0:i32{a0,a1} = load T0\n"
+                      "  %1:f32{a0,a1} = gather T3, %0 (7 rows of 4)\n"
+                      "  %2:f32{a0,a1} = load T1\n"
+                      "  accum T2, %0, %2, init (7 rows of 4)\n");
+  free(s);
+  build_accum(&k, false);
+  s = printed(&k);
+  assert_non_null(strstr(s, "  accum T2, %0, %2 (7 rows of 4)\n"));
+  free(s);
+  k.values[0].dtype = TRNC_F32;
+  expect_invalid(&k, "a gather's index is an i32 value over its axes");
+  build_accum(&k, false);
+  k.ops[k.nops - 1].src[0] = 2; /* an f32 index */
+  expect_invalid(&k, "an accum's index (i32) and value span every axis");
+  build_accum(&k, false);
+  k.tensors[2].rows = 0;
+  expect_invalid(&k, "an accum's table has no rows, or a reduction");
+  build_accum(&k, false);
+  kir_op last = k.ops[k.nops - 1];
+  k.ops[k.nops - 1] = k.ops[k.nops - 2];
+  k.ops[k.nops - 2] = last; /* the accum before the load of its value */
+  expect_invalid(&k, "an operand is read before it is defined");
+  build_accum(&k, false);
+  assert_true(kir_store(&k, 2, 2));
+  expect_invalid(&k, "an accum is its kernel's last op");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_print_golden),
       cmocka_unit_test(test_gather_scatter_golden),
+      cmocka_unit_test(test_accum_golden),
       cmocka_unit_test(test_rejects_use_before_definition),
       cmocka_unit_test(test_rejects_mixed_axes),
       cmocka_unit_test(test_rejects_reducing_a_space_axis),
