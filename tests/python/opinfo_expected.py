@@ -179,32 +179,24 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
- ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_t.default',
- ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_u.default',
- ('special.chebyshev_polynomial_v', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_v.default',
- ('special.chebyshev_polynomial_w', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_w.default',
- ('special.hermite_polynomial_h', 'forward'): 'no lowering for '
-                                              'aten.special_hermite_polynomial_h.default',
- ('special.hermite_polynomial_he', 'forward'): 'no lowering for '
-                                               'aten.special_hermite_polynomial_he.default',
- ('special.laguerre_polynomial_l', 'forward'): 'no lowering for '
-                                               'aten.special_laguerre_polynomial_l.default',
- ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
-                                               'aten.special_legendre_polynomial_p.default',
+ ('special.hermite_polynomial_h', 'forward'): 'aten.special_hermite_polynomial_h.default: n must '
+                                              'be a Python number: eager runs n recurrence steps '
+                                              '(no closed form), a tensor n has no static bound '
+                                              '(at most 24 steps are unrolled)',
+ ('special.hermite_polynomial_he', 'forward'): 'aten.special_hermite_polynomial_he.default: n must '
+                                               'be a Python number: eager runs n recurrence steps '
+                                               '(no closed form), a tensor n has no static bound '
+                                               '(at most 24 steps are unrolled)',
+ ('special.laguerre_polynomial_l', 'forward'): 'aten.special_laguerre_polynomial_l.default: n must '
+                                               'be a Python number: eager runs n recurrence steps '
+                                               '(no closed form), a tensor n has no static bound '
+                                               '(at most 24 steps are unrolled)',
+ ('special.legendre_polynomial_p', 'forward'): 'aten.special_legendre_polynomial_p.default: n must '
+                                               'be a Python number: eager runs n recurrence steps '
+                                               '(no closed form), a tensor n has no static bound '
+                                               '(at most 24 steps are unrolled)',
  ('special.ndtri', 'forward'): 'no lowering for aten.special_ndtri.default',
  ('special.ndtri', 'grad'): 'no lowering for aten.special_ndtri.default',
- ('special.shifted_chebyshev_polynomial_t', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_t.default',
- ('special.shifted_chebyshev_polynomial_u', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_u.default',
- ('special.shifted_chebyshev_polynomial_v', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_v.default',
- ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_w.default',
  ('special.zeta', 'forward'): 'no lowering for aten.special_zeta.default',
  ('stft', 'forward'): 'no lowering for aten._fft_r2c.default',
  ('stft', 'grad'): 'no lowering for aten._fft_r2c.default',
