@@ -36,12 +36,15 @@
  * Hermite H, He, Laguerre L, Legendre P: eager has no closed form, so only a
  * Python-number n (a constant trip count) is lowered: the recurrence unrolled
  * exactly n steps in eager's order of operations, n <= KIR_POLY_MAX_STEPS
- * (Hermite: n > 128 is NaN, eager's fp32 limit). ir/ops.c refuses a tensor n.
+ * (Hermite: n > 128 is NaN, eager's fp32 limit). ir/ops.c refuses a tensor n
+ * of Laguerre and Legendre; Hermite's tensor n is decomposed into all of
+ * eager's 127 steps (passes/decomp_poly.c).
  *
  * The recurrences round as eager's source does; eager's CPU build may contract
  * a multiply and a subtraction into one FMA, so results can differ from it by
  * an ulp a step (near the polynomials' zeros, where terms cancel, relatively
- * more). At NaN x, U, V, W (n >= 2), Laguerre and Legendre (n >= 2) return
+ * more), and where the product overflows but the FMA does not, eager's step
+ * stays finite (+-inf a step later) where the separate operations give NaN. At NaN x, U, V, W (n >= 2), Laguerre and Legendre (n >= 2) return
  * NaN where eager returns its loop's uninitialized result (the loop stops
  * before its first step).
  */

@@ -179,14 +179,6 @@ REFUSED = {('_segment_reduce.lengths', 'forward'): 'no lowering for aten.segment
  ('short', 'forward'): "aten._to_copy.default: i16 result 0 cannot be proven to stay within i16's "
                        'range, and this op does not compute in integers (eager PyTorch would wrap '
                        'around): compute in a wider dtype',
- ('special.hermite_polynomial_h', 'forward'): 'aten.special_hermite_polynomial_h.default: n must '
-                                              'be a Python number: eager runs n recurrence steps '
-                                              '(no closed form), a tensor n has no static bound '
-                                              '(at most 24 steps are unrolled)',
- ('special.hermite_polynomial_he', 'forward'): 'aten.special_hermite_polynomial_he.default: n must '
-                                               'be a Python number: eager runs n recurrence steps '
-                                               '(no closed form), a tensor n has no static bound '
-                                               '(at most 24 steps are unrolled)',
  ('special.laguerre_polynomial_l', 'forward'): 'aten.special_laguerre_polynomial_l.default: n must '
                                                'be a Python number: eager runs n recurrence steps '
                                                '(no closed form), a tensor n has no static bound '

@@ -129,6 +129,43 @@ def test_hermite_python_n_beyond_its_limit_is_nan():
         assert torch.equal(torch.isnan(got), torch.isnan(fn(x, 129))) and torch.isnan(got).all()
 
 
+HERMITE_NS = [-1.77, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0, 7.0, 20.0, 50.0, 100.0, 127.0, 128.0, 128.5,
+              129.0, 1e10, NAN, INF, -INF, 1e19]
+
+
+@pytest.mark.parametrize("fn", RECURRENCE[:2], ids=lambda f: f.__name__)
+def test_hermite_tensor_n(fn):
+    """A tensor n: all 127 steps of eager's float32 recurrence, each where
+    trunc(n) exceeds it; 1 at n = 0, NaN beyond 128, 0 below 0 and at NaN,
+    inf and beyond 2^63 (eager's int64 cast). x keeps away from the
+    overflow boundary, where eager's FMA-contracted step stays finite one
+    step longer."""
+    xs = [0.3, -0.7, 0.0, 1.0, -1.0, 2.0, -3.0, 8.0, NAN, INF, -INF]
+    x = torch.tensor(xs)[:, None].expand(len(xs), len(HERMITE_NS)).contiguous()
+    n = torch.tensor(HERMITE_NS)[None, :].expand(len(xs), len(HERMITE_NS)).contiguous()
+    _check(run_counted(fn, x, n), fn(x, n), fn(x.double(), n.double()))
+
+
+@pytest.mark.parametrize("shape", [(127, 129), (16385,)])
+def test_hermite_tensor_n_sizes(shape):
+    """x over [-2, 2], n over 0..50 (int64, and float transposed): finite
+    (He_n reaches float32's overflow near n = 55, where eager's FMA-contracted
+    step can give +-inf one step later than the separate multiply and
+    subtraction, which give NaN there)."""
+    fn = torch.special.hermite_polynomial_he
+    numel = 1
+    for d in shape:
+        numel *= d
+    x = torch.linspace(-2, 2, numel).reshape(shape)
+    n = (torch.arange(numel) % 51).reshape(shape)
+    w64 = fn(x.double(), n.double())
+    scale = 1e-2 * w64[w64.isfinite()].abs().max().item()
+    _check(run_counted(fn, x, n), fn(x, n), w64, scale=scale)
+    if len(shape) == 2:
+        xt, nt = x.t(), n.t().float()
+        _check(run_counted(fn, xt, nt), fn(xt, nt), fn(xt.double(), nt.double()), scale=scale)
+
+
 def _refusal(fn, *args):
     torch._dynamo.reset()
     with pytest.raises(Exception) as info:
