@@ -22,6 +22,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/rules.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/special.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/special_fn.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/polynomial.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/build.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/gather.c
   ${CMAKE_CURRENT_SOURCE_DIR}/codegen/kir/accum.c

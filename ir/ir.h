@@ -135,6 +135,10 @@ typedef enum trnc_op {
  * longest process-group name in bytes, NUL included (TRNC_NC_CC_GROUP_NAME). */
 #define TRNC_CC_MAX_SPLITS 64
 #define TRNC_CC_GROUP_NAME 64
+/* Hermite, Laguerre and Legendre polynomials at a Python-number degree n:
+ * the most recurrence steps codegen/kir/polynomial.c unrolls (up to 5 kernel
+ * ops a step within a kernel's KIR_MAX_OPS). */
+#define TRNC_POLY_MAX_STEPS 24
 
 #define TRNC_XSTR_(x) #x
 /** The spelling of a macro's value, for limits text ("at most " TRNC_XSTR(N)). */

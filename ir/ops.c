@@ -81,6 +81,25 @@ static const char *check_polygamma(const trnc_graph *g, const trnc_node *n) {
   return NULL;
 }
 
+/* Hermite, Laguerre, Legendre polynomials: eager runs n recurrence steps and
+ * has no closed form, so n must be a Python number and the steps at most
+ * TRNC_POLY_MAX_STEPS (codegen/kir/polynomial.c unrolls them); Hermite's
+ * tensor n is decomposed (eager stops at n = 128, passes/decomp_poly.c). */
+static const char *check_poly_steps(const trnc_graph *g, const trnc_node *n) {
+  const trnc_arg *a = arg(n, 1);
+  bool hermite = n->op == TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_H || n->op == TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_H_N_SCALAR ||
+                 n->op == TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_HE || n->op == TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_HE_N_SCALAR;
+  if (a && a->kind == TRNC_ARG_VALUE && hermite) return NULL; /* decomposed: every step eager can run */
+  if (!a || (a->kind != TRNC_ARG_INT && a->kind != TRNC_ARG_FLOAT && a->kind != TRNC_ARG_BOOL))
+    return "n must be a Python number: eager runs n recurrence steps (no closed form), a "
+           "tensor n has no static bound (at most " TRNC_XSTR(TRNC_POLY_MAX_STEPS) " steps are unrolled)";
+  double v = trnc_arg_number(a, 0);
+  int64_t s = v > -1 && v < 9.2233720e18 ? (int64_t)v : -1;
+  if (s > TRNC_POLY_MAX_STEPS && !(hermite && s > 128))
+    return "n must be at most " TRNC_XSTR(TRNC_POLY_MAX_STEPS) " (the recurrence is unrolled n steps)";
+  return NULL;
+}
+
 /* argmax/argmin/max.dim/min.dim: decomposed in float32 with a float32 iota
  * (passes/decomp_argmax.c) */
 static const char *check_argmax(const trnc_graph *g, const trnc_node *n) {

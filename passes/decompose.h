@@ -328,6 +328,11 @@ trnc_status decomp_addbmm(trnc_db *b, const trnc_node *n);
  *  exponent; mantissa copysign(|x| / 2, x), exponent that + 1; x itself and
  *  exponent 0 for 0, +-inf and NaN (passes/decomp_math.c). */
 trnc_status decomp_frexp(trnc_db *b, const trnc_node *n);
+/** special_hermite_polynomial_h / _he at a tensor degree n: eager's float32
+ *  recurrence (at most 127 steps, NaN beyond n = 128) with every step
+ *  emitted and applied where trunc(n) exceeds it; 1 at n = 0, 0 below 0. A
+ *  Python-number n is kept for the kernel rule (passes/decomp_poly.c). */
+trnc_status decomp_hermite(trnc_db *b, const trnc_node *n);
 /** addmm / baddbmm with beta = 0: alpha * mm (bmm), self unread (a NaN in it
  *  stays out, as eager); other betas are lowered directly
  *  (decomp_beta_lowered_directly). */

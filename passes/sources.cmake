@@ -19,6 +19,7 @@ list(APPEND TRNC_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_linalg.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_scan.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_math.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/passes/decomp_poly.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/simplify.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/fold.c
   ${CMAKE_CURRENT_SOURCE_DIR}/passes/cse.c

@@ -364,6 +364,33 @@ int kir_nextafter(kir_kernel *k, trnc_dtype dt, int x, int y);
  *  with x no integer, and for q < -KIR_ZETA_MIN_Q); -1 when the kernel is
  *  full. */
 int kir_zeta(kir_kernel *k, trnc_dtype dt, int x, int q);
+/* ---- orthogonal polynomials (polynomial.c) ------------------------------------ */
+
+/** acos(x) of fp32 value x as dtype dt (2 atan(sqrt((1-x)/(1+x))), rules.c). */
+int kir_acos(kir_kernel *k, trnc_dtype dt, int x);
+/** Chebyshev polynomial (first to fourth kind, shifted or not, by op
+ *  TRNC_OP_SPECIAL_[SHIFTED_]CHEBYSHEV_POLYNOMIAL_{T,U,V,W}) of fp32 value x
+ *  at degree value n (any float: truncated as eager's int64 cast), as dtype
+ *  dt; every n as eager's branches (see polynomial.c). -1 when the kernel is
+ *  full. */
+int kir_chebyshev(kir_kernel *k, trnc_dtype dt, trnc_op op, int x, int n);
+/** Values kir_chebyshev makes at most (kir_eltwise_values' estimate; W makes
+ *  161, the most). */
+#define KIR_CHEBYSHEV_VALUES 168
+/** Values kir_poly_recurrence makes at the Python number n (an estimate
+ *  above the count, for kir_eltwise_values). */
+int kir_poly_values(trnc_op op, double n);
+/** Most recurrence steps kir_poly_recurrence unrolls (ir/ops.c checks it). */
+#define KIR_POLY_MAX_STEPS TRNC_POLY_MAX_STEPS
+/** The steps of Hermite H/He, Laguerre L or Legendre P (op) at the Python
+ *  number n: *steps = n truncated, -1 where eager's cast makes n < 0 (the
+ *  result 0), -2 for Hermite beyond n = 128 (NaN); returns -1 when n exceeds
+ *  KIR_POLY_MAX_STEPS, else 0. */
+int kir_poly_steps(trnc_op op, double n, int *steps);
+/** Hermite H/He, Laguerre L or Legendre P (op) of fp32 value x at the Python
+ *  number n: eager's recurrence unrolled n steps, as dtype dt. -1 when n is
+ *  beyond KIR_POLY_MAX_STEPS or the kernel is full. */
+int kir_poly_recurrence(kir_kernel *k, trnc_dtype dt, trnc_op op, int x, double n);
 
 /** How a reduction op folds (the reductions table in rules.c). */
 typedef struct kir_reduction {

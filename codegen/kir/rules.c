@@ -303,6 +303,8 @@ static int inverse_hyperbolic(kir_kernel *k, trnc_op op, trnc_dtype dt, int x) {
   }
 }
 
+int kir_acos(kir_kernel *k, trnc_dtype dt, int x) { return inverse_hyperbolic(k, TRNC_OP_ACOS, dt, x); }
+
 /* atan2(y, x) = atan(y/x), plus pi (y >= 0) or -pi (y < 0) where x < 0;
  * x == 0 gives y/x = +-inf, so +-pi/2; atan2(0, 0) = 0 as in libm. */
 static int atan2_of(kir_kernel *k, trnc_dtype dt, int y, int x) {
@@ -611,6 +613,36 @@ static int composite(kir_env *E, const trnc_node *n, trnc_dtype dt, const char *
       if (q < 0) q = kir_const(k, F, ax, num(n, 1, 0));
       return kir_zeta(k, dt, x, q);
     }
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_T:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_T_N_SCALAR:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_U:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_U_N_SCALAR:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_V:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_V_N_SCALAR:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_W:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_W_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W_N_SCALAR:
+    {
+      int nv = arg_val(E, n, 1);
+      if (nv < 0) nv = kir_const(k, F, ax, num(n, 1, 0));
+      return kir_chebyshev(k, dt, n->op, x, nv);
+    }
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_H:
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_H_N_SCALAR:
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_HE:
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_HE_N_SCALAR:
+    case TRNC_OP_SPECIAL_LAGUERRE_POLYNOMIAL_L:
+    case TRNC_OP_SPECIAL_LAGUERRE_POLYNOMIAL_L_N_SCALAR:
+    case TRNC_OP_SPECIAL_LEGENDRE_POLYNOMIAL_P:
+    case TRNC_OP_SPECIAL_LEGENDRE_POLYNOMIAL_P_N_SCALAR:
+      return kir_poly_recurrence(k, dt, n->op, x, trnc_arg_number(trnc_node_arg(n, 1), 0));
     case TRNC_OP_DIGAMMA: return kir_polygamma(k, dt, x, 0);
     case TRNC_OP_POLYGAMMA: return kir_polygamma(k, dt, arg_val(E, n, 1), (int)trnc_arg_int(n, 0, 0));
     default:
@@ -895,6 +927,32 @@ int kir_eltwise_values(const trnc_node *n) {
     case TRNC_OP_SPECIAL_ZETA:
     case TRNC_OP_SPECIAL_ZETA_SELF_SCALAR:
     case TRNC_OP_SPECIAL_ZETA_OTHER_SCALAR: return 176;
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_T:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_T_N_SCALAR:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_U:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_U_N_SCALAR:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_V:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_V_N_SCALAR:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_W:
+    case TRNC_OP_SPECIAL_CHEBYSHEV_POLYNOMIAL_W_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_T_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_U_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_V_N_SCALAR:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W:
+    case TRNC_OP_SPECIAL_SHIFTED_CHEBYSHEV_POLYNOMIAL_W_N_SCALAR:
+      return KIR_CHEBYSHEV_VALUES;
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_H:
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_H_N_SCALAR:
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_HE:
+    case TRNC_OP_SPECIAL_HERMITE_POLYNOMIAL_HE_N_SCALAR:
+    case TRNC_OP_SPECIAL_LAGUERRE_POLYNOMIAL_L:
+    case TRNC_OP_SPECIAL_LAGUERRE_POLYNOMIAL_L_N_SCALAR:
+    case TRNC_OP_SPECIAL_LEGENDRE_POLYNOMIAL_P:
+    case TRNC_OP_SPECIAL_LEGENDRE_POLYNOMIAL_P_N_SCALAR:
+      return kir_poly_values(n->op, trnc_arg_number(trnc_node_arg(n, 1), 0));
     case TRNC_OP_DIGAMMA:
     case TRNC_OP_POLYGAMMA: return 96;
     default: return 2;

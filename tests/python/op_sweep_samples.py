@@ -2304,6 +2304,9 @@ REFUSALS: dict[str, list[str]] = {
     # "bool tensors only"
     "BITWISE_XOR": [r"bool tensors only|2\^24"],
     "SCATTER_REDUCE": [r"floating tensors"],
+    # a tensor degree n: no closed form, a data-dependent trip count
+    "SPECIAL_LAGUERRE_POLYNOMIAL_L": [r"n must be a Python number"],
+    "SPECIAL_LEGENDRE_POLYNOMIAL_P": [r"n must be a Python number"],
 }
 
 # Table lines a direct call of the OpOverload cannot reach trnc with: what

@@ -62,30 +62,14 @@ REFUSED = {('argwhere', 'forward'): "aten.nonzero.default: node 'nonzero' output
                          'mask) instead of selecting elements',
  ('ormqr', 'forward'): 'no lowering for aten.ormqr.default',
  ('ormqr', 'grad'): 'no lowering for aten.ormqr.default',
- ('special.chebyshev_polynomial_t', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_t.default',
- ('special.chebyshev_polynomial_u', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_u.default',
- ('special.chebyshev_polynomial_v', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_v.default',
- ('special.chebyshev_polynomial_w', 'forward'): 'no lowering for '
-                                                'aten.special_chebyshev_polynomial_w.default',
- ('special.hermite_polynomial_h', 'forward'): 'no lowering for '
-                                              'aten.special_hermite_polynomial_h.default',
- ('special.hermite_polynomial_he', 'forward'): 'no lowering for '
-                                               'aten.special_hermite_polynomial_he.default',
- ('special.laguerre_polynomial_l', 'forward'): 'no lowering for '
-                                               'aten.special_laguerre_polynomial_l.default',
- ('special.legendre_polynomial_p', 'forward'): 'no lowering for '
-                                               'aten.special_legendre_polynomial_p.default',
- ('special.shifted_chebyshev_polynomial_t', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_t.default',
- ('special.shifted_chebyshev_polynomial_u', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_u.default',
- ('special.shifted_chebyshev_polynomial_v', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_v.default',
- ('special.shifted_chebyshev_polynomial_w', 'forward'): 'no lowering for '
-                                                        'aten.special_shifted_chebyshev_polynomial_w.default',
+ ('special.laguerre_polynomial_l', 'forward'): 'aten.special_laguerre_polynomial_l.default: n must '
+                                               'be a Python number: eager runs n recurrence steps '
+                                               '(no closed form), a tensor n has no static bound '
+                                               '(at most 24 steps are unrolled)',
+ ('special.legendre_polynomial_p', 'forward'): 'aten.special_legendre_polynomial_p.default: n must '
+                                               'be a Python number: eager runs n recurrence steps '
+                                               '(no closed form), a tensor n has no static bound '
+                                               '(at most 24 steps are unrolled)',
  ('tensor_split', 'forward'): "aten.slice.Tensor: node 'slice_4' output 0 has a data-dependent "
                               "size in dim 0 (u3): the shape of this op's result depends on the "
                               'values in its input tensors, which a static-shape compiler cannot '
