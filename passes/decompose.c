@@ -306,8 +306,15 @@ static trnc_status emit_outs(trnc_db *b, trnc_op op, const trnc_arg *args, uint3
   if (def->check) {
     const char *reason = def->check(g, n);
     if (reason) {
-      snprintf(why, sizeof why, "emitted %s, which is not lowerable here: %s", def->target, reason);
-      return trnc_db_fail(b, why);
+      /* a size the decomposition's ops are not lowered for: the user's
+       * op is unsupported at this size (not an internal error) */
+      char ops[1024];
+      trnc_node_operands_str(b->g, b->src, ops, sizeof ops);
+      trnc_diag_loc loc = trnc_node_loc(b->src);
+      b->st = trnc_diag_add(b->d, TRNC_SEV_ERROR, TRNC_ERR_UNSUPPORTED, &loc, ops,
+                            "decomposed by trnc into %s, which is not lowered at this size: %s",
+                            def->target, reason);
+      return b->st;
     }
   }
   memcpy(res, outs, sizeof *res * nouts);

@@ -142,3 +142,16 @@ def test_avg_pool3d_empty_batch():
     got = torch.compile(lambda x: F.adaptive_avg_pool3d(x, (2, 2, 2)) + 1, backend="neuron",
                         dynamic=False)(x)
     assert got.shape == (0, 2, 2, 2, 2)
+
+
+def test_avg_pool3d_backward_beyond_the_scatter_add_limit_is_refused_clearly():
+    # the backward's decomposition needs a scatter_add over more TensorE
+    # accumulation blocks than trnc lowers: an UnsupportedOperatorError that
+    # names the op and the limit (it was an internal GraphImportError)
+    x = torch.randn(2, 16, 8, 20, 20, requires_grad=True)
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:
+        torch.compile(lambda x: F.avg_pool3d(x, 3, 1, 1), backend="neuron", dynamic=False)(x).sum().backward()
+    err = getattr(info.value, "inner_exception", info.value)
+    assert isinstance(err, trnc.UnsupportedOperatorError), repr(err)
+    assert "avg_pool3d_backward" in str(err) and "accumulation blocks" in str(err)
