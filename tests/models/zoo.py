@@ -30,8 +30,9 @@ def _seq2seq(**kw):
 def config(name: str, attn: str | None):
     """(model class, config) of architecture `name` with attention
     implementation `attn` ("eager", "sdpa"), or None for the model's default
-    (sdpa where transformers supports it: every model here but GPT-Neo, which
-    has eager attention only, and ResNet, which has none)."""
+    (sdpa where transformers supports it: every model here but GPT-Neo, GPT-J,
+    CodeGen and MPNet, which have eager attention only, Gemma 2, whose default
+    is eager, and ResNet and ConvNeXt, which have no attention)."""
     import transformers as T
 
     nodrop = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
@@ -190,7 +191,9 @@ CORE = ("gpt2", "bert", "roberta", "distilbert", "llama", "mistral", "qwen2", "o
         "gemma", "mixtral", "bart", "t5", "whisper", "vit", "resnet")
 # every architecture of the full suite (`make models`): CORE and those that
 # pass its four modes (training and inference, default and eager attention)
-NAMES = CORE + ()
+NAMES = CORE + ("gptj", "gpt_neox", "falcon", "phi", "phi3", "stablelm", "gpt_bigcode", "codegen",
+                "olmo", "gemma2", "qwen2_moe", "electra", "xlm_roberta", "mpnet", "mbart",
+                "pegasus", "marian", "deit", "swin", "convnext", "clip")
 # CNNs: no attention implementation to choose
 NO_ATTENTION = ("resnet", "convnext")
 # what each model trains on (batch() builds it)
