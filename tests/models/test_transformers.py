@@ -69,15 +69,12 @@ def _grad_errors(model, ref):
     return errs
 
 
-# `make test` trains every model in its default attention and three of them
-# (a decoder, an encoder-decoder, a grouped-query decoder) with eager
-# attention too, and runs four in inference (one of them the mixture of
-# experts); TRNC_MODEL_SUITE=full (`make models`) trains all of them both
-# ways and runs all of them in inference both ways.
+# `make test` trains every model of zoo.CORE in its default attention and
+# three of them (a decoder, an encoder-decoder, a grouped-query decoder) with
+# eager attention too, and runs four in inference (one of them the mixture of
+# experts); TRNC_MODEL_SUITE=full (`make models`) trains every model of
+# zoo.NAMES both ways and runs all of them in inference both ways.
 FULL = os.environ.get("TRNC_MODEL_SUITE", "").strip().lower() in ("1", "full", "all", "yes")
-# `make test` trains only zoo.CORE (the architectures the suite started
-# with) so that its time does not grow with the zoo; the full suite trains
-# every architecture of zoo.NAMES.
 EAGER_SUBSET = ("gpt2", "bart", "llama")
 TRAIN_NAMES = zoo.NAMES if FULL else zoo.CORE
 CASES = [(name, "default") for name in TRAIN_NAMES] + [

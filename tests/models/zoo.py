@@ -194,6 +194,10 @@ CORE = ("gpt2", "bert", "roberta", "distilbert", "llama", "mistral", "qwen2", "o
 NAMES = CORE + ("gptj", "gpt_neox", "falcon", "phi", "phi3", "stablelm", "gpt_bigcode", "codegen",
                 "olmo", "gemma2", "qwen2_moe", "electra", "xlm_roberta", "mpnet", "mbart",
                 "pegasus", "marian", "deit", "swin", "convnext", "clip")
+# config() also builds these, which trnc does not pass yet (BLOOM's ALiBi
+# slopes, ALBERT's backward, DeBERTa's masks and relative positions,
+# wav2vec2's CTC loss): kept to rerun as trnc grows
+NOT_YET = ("bloom", "albert", "deberta", "deberta_v2", "wav2vec2")
 # CNNs: no attention implementation to choose
 NO_ATTENTION = ("resnet", "convnext")
 # what each model trains on (batch() builds it)
