@@ -69,16 +69,17 @@ def _grad_errors(model, ref):
     return errs
 
 
-# `make test` trains every model in its default attention and three of them
-# (a decoder, an encoder-decoder, a grouped-query decoder) with eager
-# attention too, and runs four in inference (one of them the mixture of
-# experts); TRNC_MODEL_SUITE=full (`make models`) trains all of them both
-# ways and runs all of them in inference both ways.
+# `make test` trains every model of zoo.CORE in its default attention and
+# three of them (a decoder, an encoder-decoder, a grouped-query decoder) with
+# eager attention too, and runs four in inference (one of them the mixture of
+# experts); TRNC_MODEL_SUITE=full (`make models`) trains every model of
+# zoo.NAMES both ways and runs all of them in inference both ways.
 FULL = os.environ.get("TRNC_MODEL_SUITE", "").strip().lower() in ("1", "full", "all", "yes")
 EAGER_SUBSET = ("gpt2", "bart", "llama")
-CASES = [(name, "default") for name in zoo.NAMES] + [
-    (name, "eager") for name in zoo.NAMES
-    if name != "resnet" and (FULL or name in EAGER_SUBSET)]   # ResNet has no attention
+TRAIN_NAMES = zoo.NAMES if FULL else zoo.CORE
+CASES = [(name, "default") for name in TRAIN_NAMES] + [
+    (name, "eager") for name in TRAIN_NAMES
+    if name not in zoo.NO_ATTENTION and (FULL or name in EAGER_SUBSET)]
 
 
 @pytest.mark.parametrize("name,attn", CASES)
@@ -104,7 +105,7 @@ def _outputs(out):
 INFERENCE_SUBSET = ("llama", "bert", "vit", "mixtral")
 INFERENCE_CASES = [(name, "default") for name in zoo.NAMES if FULL or name in INFERENCE_SUBSET] + [
     (name, "eager") for name in zoo.NAMES
-    if name != "resnet" and FULL]
+    if name not in zoo.NO_ATTENTION and FULL]
 
 
 @pytest.mark.parametrize("name,attn", INFERENCE_CASES)
