@@ -1596,13 +1596,14 @@ static trnc_status lower_node_group(cstate *C, uint32_t *i) {
     }
     /* a group value needs HBM only if it is read after the kernel or is a
      * graph output (which already has its OUTPUT buffer) */
-    for (int a = 0; a < k; a++) {
-      trnc_ref r = group[a]->outs[0];
-      if (L->tv[r].buffer >= 0) continue;
-      uint32_t lu = C->lastuse[r];
-      if ((lu == UINT32_MAX || lu < j || r == cast_of) && !C->is_output[r]) continue;
-      if ((st = lw_alloc_internal(L, r, "t"))) return st;
-    }
+    for (int a = 0; a < k; a++)
+      for (uint32_t o = 0; o < group[a]->nouts; o++) { /* layer_norm_backward: dx, dW, dB */
+        trnc_ref r = group[a]->outs[o];
+        if (g->values[r].is_none || L->tv[r].buffer >= 0) continue;
+        uint32_t lu = C->lastuse[r];
+        if ((lu == UINT32_MAX || lu < j || r == cast_of) && !C->is_output[r]) continue;
+        if ((st = lw_alloc_internal(L, r, "t"))) return st;
+      }
     if (hoisted != UINT32_MAX) C->virt[hoisted] = VIRT_FUSED;
     *i = j - 1;
     if (mmp) L->ops_per_engine[0]++;

@@ -13,6 +13,8 @@ lean buffers), 4096 and 4097 elements
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -79,3 +81,26 @@ def test_layer_norm_backward_one_kernel(rows, cols, dtype, affine, mask):
         assert gg.dtype == dtype and gg.shape == ww.shape
         scale = max(ww.abs().max().item(), 1e-6)
         torch.testing.assert_close(gg.double(), ww, rtol=rt, atol=rt * scale)
+
+
+@pytest.mark.parametrize("twice", ["chained", "product"])
+def test_shared_layer_norm_weight_gradients(twice):
+    # one LayerNorm applied twice (ALBERT shares it across layers): the two
+    # layer_norm_backward nodes fuse into one kernel, and their weight and
+    # bias gradients, summed by a later add, need HBM (they were left
+    # without a buffer: a CompilerError)
+    torch.manual_seed(0)
+    ln = torch.nn.LayerNorm(64)
+    with torch.no_grad():
+        ln.weight.uniform_(0.5, 1.5), ln.bias.uniform_(-0.5, 0.5)
+    ref = copy.deepcopy(ln)
+    x, y = torch.randn(2, 13, 64), torch.randn(2, 13, 64)
+    f = (lambda m, x, y: m(m(x)).sum() + (m(m(x)) * y).sum()) if twice == "chained" else \
+        (lambda m, x, y: (m(x) * m(y)).sum())
+    torch._dynamo.reset()
+    before = trnc.stats()["backward"]
+    torch.compile(lambda x, y: f(ln, x, y), backend="neuron", dynamic=False)(x, y).backward()
+    assert trnc.stats()["backward"] > before
+    f(ref, x, y).backward()
+    for p, q in ((ln.weight, ref.weight), (ln.bias, ref.bias)):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-5 * q.grad.abs().max().item())
